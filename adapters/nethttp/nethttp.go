@@ -1,0 +1,83 @@
+package nethttp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// DefaultPath is the endpoint path Handler serves.
+const DefaultPath = "/mcp"
+
+// Options configures NewHandler and Serve. A nil *Options means defaults.
+type Options struct {
+	// Path is the MCP endpoint path; other paths get 404. Empty means
+	// DefaultPath; "*" serves every path.
+	Path string
+	// ShutdownTimeout bounds the graceful shutdown of Serve. Zero means 10s.
+	ShutdownTimeout time.Duration
+}
+
+// Handler returns an http.Handler serving srv at DefaultPath.
+func Handler(srv *core.Server) http.Handler { return NewHandler(srv, nil) }
+
+// NewHandler returns an http.Handler serving srv at opts.Path.
+func NewHandler(srv *core.Server, opts *Options) http.Handler {
+	if srv == nil {
+		panic("nethttp: nil server")
+	}
+	path := DefaultPath
+	if opts != nil && opts.Path != "" {
+		path = opts.Path
+	}
+	if path == "*" {
+		return srv
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	})
+}
+
+// Serve listens on addr and serves srv until ctx is done. Then it closes
+// srv's long-lived streams (listen streams get their closing result) and
+// shuts the HTTP server down gracefully. It returns nil after a clean
+// shutdown.
+func Serve(ctx context.Context, addr string, srv *core.Server, opts *Options) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ServeListener(ctx, ln, srv, opts)
+}
+
+// ServeListener is Serve on an existing listener, which it closes.
+func ServeListener(ctx context.Context, ln net.Listener, srv *core.Server, opts *Options) error {
+	hs := &http.Server{Handler: NewHandler(srv, opts), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	srv.Close()
+	timeout := 10 * time.Second
+	if opts != nil && opts.ShutdownTimeout > 0 {
+		timeout = opts.ShutdownTimeout
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}

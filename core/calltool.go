@@ -1,0 +1,325 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sync"
+)
+
+// parseMRTRParams reads the members every MRTR-capable method shares.
+func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *string, hasState *bool) (handled bool, err error) {
+	switch {
+	case keyIs(k, "inputResponses"):
+		if isNull(v) {
+			return true, nil
+		}
+		if !isObject(v) {
+			return true, InvalidParamsError("Invalid params: inputResponses must be an object")
+		}
+		m := map[string]json.RawMessage{}
+		eachMember(v, func(ik, iv []byte) bool {
+			key, _ := rawString(append(append([]byte{'"'}, ik...), '"'))
+			m[key] = iv
+			return true
+		})
+		*responses = m
+		return true, nil
+	case keyIs(k, "requestState"):
+		if isNull(v) {
+			return true, nil
+		}
+		s, ok := rawString(v)
+		if !ok {
+			return true, InvalidParamsError("Invalid params: requestState must be a string")
+		}
+		*state, *hasState = s, true
+		return true, nil
+	}
+	return false, nil
+}
+
+// callTool answers tools/call in both eras.
+func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	var p CallToolParams
+	var hasName, hasState bool
+	var perr error
+	eachMember(params, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "name"):
+			p.Name, hasName = rawString(v)
+			if !hasName {
+				perr = InvalidParamsError("Invalid params: name must be a string")
+			}
+		case keyIs(k, "arguments"):
+			if isNull(v) {
+				return true
+			}
+			if !isObject(v) {
+				perr = InvalidParamsError("Invalid params: arguments must be an object")
+				return false
+			}
+			p.Arguments = v
+		default:
+			if _, err := parseMRTRParams(k, v, &p.InputResponses, &p.RequestState, &hasState); err != nil {
+				perr = err
+				return false
+			}
+		}
+		return perr == nil
+	})
+	if perr != nil {
+		return nil, perr
+	}
+	if !hasName {
+		return nil, InvalidParamsError("Invalid params: name is required")
+	}
+	if p.Arguments == nil {
+		p.Arguments = json.RawMessage(`{}`)
+	}
+	st, err := s.findTool(ctx, r, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name),
+			Data: map[string]any{"name": p.Name}}
+	}
+	// Arguments are decoded once for header checks and validation.
+	var args any
+	if len(st.headers) > 0 || st.input != nil {
+		if args, err = decodeForValidation(p.Arguments); err != nil {
+			return nil, InvalidParamsError("Invalid params: arguments: %v", err)
+		}
+	}
+	if r.modern && r.Header != nil && len(st.headers) > 0 {
+		if err := checkParamHeaders(r.Header, st.headers, args); err != nil {
+			return nil, err
+		}
+	}
+	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
+	if r.Input == nil {
+		in, err := s.openInput(ctx, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState})
+		if err != nil {
+			return nil, err
+		}
+		r.Input = in
+	}
+	if err := r.RequireCapabilities(st.tool.RequiredCapabilities); err != nil {
+		return nil, err
+	}
+	req := &CallToolRequest{Request: r, Params: p}
+	var res *CallToolResult
+	if st.input != nil {
+		if verr := st.input.validate(args); verr != nil {
+			res = &CallToolResult{Content: []Content{&TextContent{
+				Text: fmt.Sprintf("Invalid arguments for tool %q: %v", p.Name, verr)}}, IsError: true}
+		}
+	}
+	if res == nil {
+		res, err = st.handler(ctx, req)
+		if err != nil {
+			return s.toolFailure(ctx, r, err, binding)
+		}
+		if res == nil {
+			return nil, errors.New("tool handler returned no result")
+		}
+	}
+	return r.encodeCallToolResult(res, st)
+}
+
+// toolFailure maps a tool handler's error: input required, a tool error
+// (isError result), a protocol error, or anything else (generic -32603).
+func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b stateBinding) ([]byte, error) {
+	var ir *InputRequiredError
+	if errors.As(err, &ir) {
+		return s.inputRequired(ctx, r, ir, b)
+	}
+	var te *ToolError
+	if errors.As(err, &te) {
+		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: te.Message}}, IsError: true}, nil)
+	}
+	return nil, err
+}
+
+// inputRequired answers an input-required outcome in the request's era.
+func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
+	if r.modern {
+		return s.encodeInputRequired(ctx, r, ir, b)
+	}
+	if r.bridge != nil {
+		return nil, r.bridge.ask(ctx, r, ir)
+	}
+	return nil, &Error{Code: CodeInternalError,
+		Message: "This request needs input from the client (" + ir.Error() + ") and cannot ask for it on this connection"}
+}
+
+// findTool returns the registered tool, or in advanced mode the tool found by
+// walking the list handler's pages (at most 100). It returns nil, nil for an
+// unknown tool.
+func (s *Server) findTool(ctx context.Context, r *Request, name string) (*serverTool, error) {
+	if s.opts.CallToolHandler == nil {
+		return s.reg.Load().tools[name], nil
+	}
+	lr := &ListToolsRequest{Request: r}
+	for page := 0; page < 100; page++ {
+		res, err := s.opts.ListToolsHandler(ctx, lr)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			if t.Name == name {
+				return s.advancedTool(t)
+			}
+		}
+		if res.NextCursor == "" {
+			return nil, nil
+		}
+		lr.Cursor, lr.HasCursor = res.NextCursor, true
+	}
+	return nil, nil
+}
+
+// advancedTools caches prepared tools of advanced list handlers, keyed by
+// their encoded definition, so that schemas are compiled once.
+var advancedTools sync.Map // string -> *serverTool
+
+func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
+	def, err := advancedToolJSON(t, true)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := advancedTools.Load(string(def)); ok {
+		return v.(*serverTool), nil
+	}
+	tc := *t
+	in, err := normalizeSchema(tc.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	}
+	if in == nil {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	tc.InputSchema = in
+	if tc.OutputSchema != nil {
+		if tc.OutputSchema, err = normalizeSchema(tc.OutputSchema); err != nil {
+			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
+	}
+	st, err := prepareTool(&tc)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return s.opts.CallToolHandler(ctx, req)
+	}
+	advancedTools.Store(string(def), st)
+	return st, nil
+}
+
+// checkParamHeaders validates the Mcp-Param-* headers of a call against its
+// arguments (2026-07-28): a value in the body needs its header, equal after
+// decoding (integers numerically, booleans exactly); no header for an absent
+// or null value.
+func checkParamHeaders(h map[string][]string, params []headerParam, args any) error {
+	for _, hp := range params {
+		v, present := lookupPath(args, hp.path)
+		hv, hasHeader, repeated := headerValue(h, hp.canon)
+		if repeated {
+			return headerMismatch("the " + hp.canon + " header is repeated")
+		}
+		if !present || v == nil {
+			if hasHeader {
+				return headerMismatch("the " + hp.canon + " header is sent but the argument is absent")
+			}
+			continue
+		}
+		if !hasHeader {
+			return headerMismatch("the " + hp.canon + " header is required: the argument is present")
+		}
+		dec, ok := decodeHeaderValue(hv)
+		if !ok {
+			return headerMismatch("the " + hp.canon + " header holds invalid characters")
+		}
+		if !headerMatches(dec, v) {
+			return headerMismatch("the " + hp.canon + " header does not match the argument")
+		}
+	}
+	return nil
+}
+
+func lookupPath(v any, path []string) (any, bool) {
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[p]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// headerMatches compares a decoded header value with a body value.
+func headerMatches(h string, v any) bool {
+	switch x := v.(type) {
+	case string:
+		return h == x
+	case bool:
+		return (x && h == "true") || (!x && h == "false")
+	case json.Number:
+		a, ok1 := new(big.Float).SetString(string(x))
+		b, ok2 := new(big.Float).SetString(h)
+		return ok1 && ok2 && a.Cmp(b) == 0
+	}
+	return false
+}
+
+// encodeCallToolResult encodes a tools/call result for the request's era.
+// st is nil for results not produced by a registered tool's handler.
+func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if c == nil {
+			return nil, errors.New("nil content block")
+		}
+		cj, err := c.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, cj...)
+	}
+	b = append(b, "],"...)
+	if res.StructuredContent != nil {
+		sj, ok := res.StructuredContent.(json.RawMessage)
+		if !ok {
+			var err error
+			if sj, err = json.Marshal(res.StructuredContent); err != nil {
+				return nil, fmt.Errorf("encoding structuredContent: %w", err)
+			}
+		}
+		include := r.modern
+		if !r.modern {
+			// Legacy: typed tools send only their text; other results keep
+			// structured content with an object root only.
+			include = (st == nil || !st.typed) && isObject(sj[skipSpace(sj, 0):])
+		}
+		if include {
+			b = append(b, `"structuredContent":`...)
+			b = append(b, sj...)
+			b = append(b, ',')
+		}
+	}
+	if res.IsError {
+		b = append(b, `"isError":true,`...)
+	}
+	b = r.resultTail(b, "", res.Meta, nil)
+	return append(b, '}'), nil
+}

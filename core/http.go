@@ -1,0 +1,479 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServeHTTP serves the MCP endpoint over Streamable HTTP: POST carries
+// requests of both eras; GET and DELETE belong to legacy sessions (405 on a
+// modern-only server); OPTIONS answers CORS preflights. It validates Origin
+// and Host before anything else. Every status code the transport needs is
+// chosen here, so platform adapters only copy what it writes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	if !s.hostAllowed(r) || (origin != "" && !s.originAllowed(r, origin)) {
+		s.log.WarnContext(r.Context(), "refused request from a foreign origin or host",
+			"origin", origin, "host", r.Host)
+		writeJSONError(w, http.StatusForbidden, nil, &wireError{Code: CodeInvalidRequest, Message: "Forbidden: origin or host not allowed"})
+		return
+	}
+	if origin != "" {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate")
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet:
+		if !s.servesLegacy() {
+			methodNotAllowed(w)
+			return
+		}
+		s.serveLegacyGet(w, r)
+	case http.MethodDelete:
+		if !s.servesLegacy() {
+			methodNotAllowed(w)
+			return
+		}
+		s.serveLegacyDelete(w, r)
+	case http.MethodOptions:
+		s.servePreflight(w, r)
+	default:
+		methodNotAllowed(w)
+	}
+}
+
+func (s *Server) allowedMethods() string {
+	if s.servesLegacy() {
+		return "POST, GET, DELETE, OPTIONS"
+	}
+	return "POST, OPTIONS"
+}
+
+func methodNotAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", "POST, GET, DELETE, OPTIONS")
+	http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+}
+
+// isLoopbackHost reports whether host (without port) names the loopback
+// interface.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// splitHost returns the host part of host[:port].
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// servedOnLoopback reports whether the request arrived on a loopback address.
+func servedOnLoopback(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a == nil {
+		return false
+	}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return isLoopbackHost(splitHost(a.String()))
+}
+
+// hostAllowed implements DNS rebinding protection: a server reached on
+// loopback answers only loopback host names (or AllowedHosts).
+func (s *Server) hostAllowed(r *http.Request) bool {
+	loop := servedOnLoopback(r)
+	if !loop && len(s.opts.AllowedHosts) == 0 {
+		return true
+	}
+	for _, h := range s.opts.AllowedHosts {
+		if strings.EqualFold(h, r.Host) || strings.EqualFold(h, splitHost(r.Host)) {
+			return true
+		}
+	}
+	return loop && isLoopbackHost(splitHost(r.Host))
+}
+
+// originAllowed checks a present Origin header.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	for _, o := range s.opts.AllowedOrigins {
+		if o == "*" || o == origin {
+			return true
+		}
+	}
+	if s.opts.AllowedOrigins != nil && len(s.opts.AllowedOrigins) > 0 {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if servedOnLoopback(r) && isLoopbackHost(u.Hostname()) {
+		return true
+	}
+	return strings.EqualFold(u.Host, r.Host) // same origin
+}
+
+// servePreflight answers a CORS preflight for an allowed origin.
+func (s *Server) servePreflight(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") == "" || r.Header.Get("Access-Control-Request-Method") == "" {
+		w.Header().Set("Allow", s.allowedMethods())
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", s.allowedMethods())
+	var allowed []string
+	for _, f := range strings.Split(r.Header.Get("Access-Control-Request-Headers"), ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		switch strings.ToLower(f) {
+		case "content-type", "accept", "authorization", "mcp-protocol-version", "mcp-method",
+			"mcp-name", "mcp-session-id", "last-event-id":
+			allowed = append(allowed, f)
+		default:
+			if strings.HasPrefix(strings.ToLower(f), "mcp-param-") && isToken(f) {
+				allowed = append(allowed, f)
+			}
+		}
+	}
+	if len(allowed) > 0 {
+		h.Set("Access-Control-Allow-Headers", strings.Join(allowed, ", "))
+	}
+	h.Set("Access-Control-Max-Age", "600")
+	h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeJSONError writes a complete JSON-RPC error response.
+func writeJSONError(w http.ResponseWriter, status int, id []byte, e *wireError) {
+	b := appendErrorResponse(make([]byte, 0, 128), id, e)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// acceptance records what the client's Accept header allows.
+type acceptance struct {
+	json, sse bool
+}
+
+func parseAccept(h string) acceptance {
+	if strings.TrimSpace(h) == "" {
+		return acceptance{json: true, sse: true}
+	}
+	var a acceptance
+	for _, part := range strings.Split(h, ",") {
+		mt := strings.TrimSpace(part)
+		if i := strings.IndexByte(mt, ';'); i >= 0 {
+			if q := strings.TrimSpace(mt[i+1:]); strings.HasPrefix(q, "q=0") && strings.Trim(q[2:], ".0") == "" {
+				continue // q=0: not acceptable
+			}
+			mt = strings.TrimSpace(mt[:i])
+		}
+		switch strings.ToLower(mt) {
+		case "*/*":
+			a.json, a.sse = true, true
+		case "application/*", "application/json":
+			a.json = true
+		case "text/*", "text/event-stream":
+			a.sse = true
+		}
+	}
+	return a
+}
+
+// readBody reads the request body up to the configured limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	max := s.opts.MaxRequestBytes
+	tooLarge := func() ([]byte, bool) {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, nil,
+			&wireError{Code: CodeInvalidRequest, Message: "Invalid Request: body too large"})
+		return nil, false
+	}
+	if r.ContentLength > max {
+		return tooLarge()
+	}
+	var body []byte
+	var err error
+	if r.ContentLength > 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+		if err == nil {
+			// A body longer than announced is a protocol error of the client.
+			var one [1]byte
+			if n, _ := r.Body.Read(one[:]); n > 0 {
+				err = errors.New("body longer than Content-Length")
+			}
+		}
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: could not read the body"})
+		return nil, false
+	}
+	return body, true
+}
+
+// servePost handles every POST: one JSON-RPC message (or a legacy batch).
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
+				&wireError{Code: CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json"})
+			return
+		}
+	}
+	acc := parseAccept(r.Header.Get("Accept"))
+	if !acc.json && !acc.sse {
+		writeJSONError(w, http.StatusNotAcceptable, nil,
+			&wireError{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if !json.Valid(body) {
+		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
+		return
+	}
+	if first := body[skipSpace(body, 0)]; first == '[' {
+		s.serveBatch(w, r, body, acc)
+		return
+	}
+	m, id, perr := parseMessage(body)
+	if perr != nil {
+		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
+		return
+	}
+	if s.isModernRequest(r, m) {
+		s.serveModern(w, r, m, acc)
+		return
+	}
+	s.serveLegacyPost(w, r, m, acc)
+}
+
+// isModernRequest classifies a POSTed message (CONFORMANCE_FIXTURE.md §9 and
+// WIRE.md §1): modern _meta makes it modern whatever its method; a session
+// id, initialize, a legacy MCP-Protocol-Version header or no version at all
+// make it legacy; anything else is modern, whose validation then answers.
+func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
+	switch s.opts.Mode {
+	case ModeModern:
+		return true
+	case ModeLegacy:
+		return false
+	}
+	if m.params != nil && hasModernMeta(m.params) {
+		return true
+	}
+	if r.Header.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
+		return false
+	}
+	v := r.Header.Get(HeaderProtocolVersion)
+	return v != "" && !isLegacyVersion(v)
+}
+
+// hasModernMeta reports whether params._meta carries the protocol version key.
+func hasModernMeta(params []byte) bool {
+	found := false
+	eachMember(params, func(k, v []byte) bool {
+		if keyIs(k, "_meta") {
+			if isObject(v) {
+				eachMember(v, func(k2, _ []byte) bool {
+					found = keyIs(k2, MetaProtocolVersion)
+					return !found
+				})
+			}
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// exchange is the response side of one HTTP request: a single JSON response,
+// or an SSE stream carrying notifications (and legacy server-to-client
+// requests) before the response. Status codes other than 200 can only be
+// chosen while nothing has been written.
+type exchange struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	acc     acceptance
+	wantSSE bool // the answer is an SSE stream even without notifications
+
+	mu      sync.Mutex
+	started bool // SSE headers written
+	done    bool // final response written
+	buf     []byte
+	// header is applied to the response headers before they are written.
+	header func(http.Header)
+	// eventID, when set, numbers SSE events (legacy 2025-11-25 streams).
+	eventID func() string
+}
+
+func newExchange(w http.ResponseWriter, acc acceptance) *exchange {
+	return &exchange{w: w, rc: http.NewResponseController(w), acc: acc}
+}
+
+var errStreamClosed = errors.New("mcp: response stream closed")
+
+// startSSE writes the SSE response headers. Callers hold x.mu.
+func (x *exchange) startSSE() {
+	if x.started {
+		return
+	}
+	h := x.w.Header()
+	if x.header != nil {
+		x.header(h)
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	x.w.WriteHeader(http.StatusOK)
+	x.started = true
+}
+
+// writeEvent writes one SSE event holding msg and flushes. Callers hold x.mu.
+func (x *exchange) writeEvent(msg []byte) error {
+	b := x.buf[:0]
+	if x.eventID != nil {
+		b = append(b, "id: "...)
+		b = append(b, x.eventID()...)
+		b = append(b, '\n')
+	}
+	b = append(b, "data: "...)
+	b = append(b, msg...)
+	b = append(b, '\n', '\n')
+	x.buf = b
+	if _, err := x.w.Write(b); err != nil {
+		return err
+	}
+	return x.rc.Flush()
+}
+
+// canStream reports whether notifications can be sent on this response.
+func (x *exchange) canStream() bool { return x.acc.sse }
+
+// notify sends a notification on the SSE stream, starting it if needed. It is
+// dropped when the client does not accept SSE.
+func (x *exchange) notify(ctx context.Context, method string, params any) error {
+	if !x.acc.sse {
+		return nil
+	}
+	p, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return x.send(ctx, appendNotification(nil, method, p))
+}
+
+// send writes one message on the SSE stream.
+func (x *exchange) send(ctx context.Context, msg []byte) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return errStreamClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	x.startSSE()
+	return x.writeEvent(msg)
+}
+
+// comment writes an SSE comment line (keep-alive) if the stream is open.
+func (x *exchange) comment() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done || !x.started {
+		return nil
+	}
+	if _, err := io.WriteString(x.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	return x.rc.Flush()
+}
+
+// finish writes the final response: as the last SSE event when a stream is
+// open (or wanted and the status is 200), else as JSON with status.
+func (x *exchange) finish(status int, msg []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	x.done = true
+	if x.started || (status == http.StatusOK && x.acc.sse && (x.wantSSE || !x.acc.json)) {
+		x.startSSE()
+		x.writeEvent(msg)
+		return
+	}
+	h := x.w.Header()
+	if x.header != nil {
+		x.header(h)
+	}
+	h.Set("Content-Type", "application/json")
+	x.w.WriteHeader(status)
+	x.w.Write(msg)
+}
+
+// accepted answers a notification or response with 202 and no body.
+func (x *exchange) accepted() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.done = true
+	if x.header != nil {
+		x.header(x.w.Header())
+	}
+	x.w.WriteHeader(http.StatusAccepted)
+}
+
+// keepAlive writes comment lines every d until ctx ends. It returns when ctx
+// is done, so it never outlives the request.
+func keepAlive(ctx context.Context, x *exchange, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if x.comment() != nil {
+				return
+			}
+		}
+	}
+}

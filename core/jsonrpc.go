@@ -1,0 +1,155 @@
+package core
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// rpcMessage is one decoded JSON-RPC message. Its byte slices point into the
+// request body, which is never reused after the request.
+type rpcMessage struct {
+	id     []byte // raw id, nil when absent
+	method string
+	params []byte // raw params, nil when absent
+	// For responses (legacy answers to server-to-client requests).
+	isResponse bool
+	result     []byte
+	errObj     []byte
+}
+
+func (m *rpcMessage) isNotification() bool { return !m.isResponse && m.id == nil }
+
+// invalidRequest returns the -32600 error for a malformed envelope.
+func invalidRequest(msg string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
+}
+
+// parseMessage decodes a JSON-RPC 2.0 request, notification or response from
+// b, which must already be valid JSON. On failure it returns the -32600 error
+// and, when it could be read, the id to answer with.
+func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
+	m := &rpcMessage{}
+	var version, method, idRaw []byte
+	var hasResult, hasError, hasMethod bool
+	err := eachMember(b, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "jsonrpc"):
+			version = v
+		case keyIs(k, "id"):
+			idRaw = v
+		case keyIs(k, "method"):
+			method, hasMethod = v, true
+		case keyIs(k, "params"):
+			m.params = v
+		case keyIs(k, "result"):
+			m.result, hasResult = v, true
+		case keyIs(k, "error"):
+			m.errObj, hasError = v, true
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, invalidRequest("a message must be a JSON object")
+	}
+	idOK := idRaw == nil || validID(idRaw)
+	var replyID []byte
+	if idRaw != nil && idOK {
+		replyID = idRaw
+	}
+	if v, ok := rawString(version); !ok || v != "2.0" {
+		return nil, replyID, invalidRequest(`"jsonrpc" must be "2.0"`)
+	}
+	if !idOK {
+		return nil, nil, invalidRequest(`"id" must be a string or an integer`)
+	}
+	m.id = idRaw
+	if hasMethod {
+		s, ok := rawString(method)
+		if !ok || s == "" {
+			return nil, replyID, invalidRequest(`"method" must be a non-empty string`)
+		}
+		if hasResult || hasError {
+			return nil, replyID, invalidRequest("a request cannot carry result or error")
+		}
+		m.method = s
+		if m.params != nil && !isObject(m.params) {
+			return nil, replyID, invalidRequest(`"params" must be an object`)
+		}
+		return m, nil, nil
+	}
+	if hasResult == hasError {
+		return nil, replyID, invalidRequest(`a message needs "method", or exactly one of "result" and "error"`)
+	}
+	if idRaw == nil {
+		return nil, nil, invalidRequest(`a response needs an "id"`)
+	}
+	m.isResponse = true
+	return m, nil, nil
+}
+
+// validID reports whether raw is a JSON string or an integer (no fraction, no
+// exponent). null, floats, booleans, objects and arrays are not ids.
+func validID(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		return true
+	}
+	i := 0
+	if raw[0] == '-' {
+		i = 1
+	}
+	if i == len(raw) {
+		return false
+	}
+	for ; i < len(raw); i++ {
+		if raw[i] < '0' || raw[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendResult appends a JSON-RPC result response.
+func appendResult(b, id, result []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// appendErrorResponse appends a JSON-RPC error response. The id is omitted
+// when it could not be read (never "id": null, which the schema forbids).
+func appendErrorResponse(b, id []byte, e *wireError) []byte {
+	b = append(b, `{"jsonrpc":"2.0",`...)
+	if id != nil {
+		b = append(b, `"id":`...)
+		b = append(b, id...)
+		b = append(b, ',')
+	}
+	b = append(b, `"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(e.Code), 10)
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.Message)
+	if e.Data != nil {
+		if d, err := json.Marshal(e.Data); err == nil {
+			b = append(b, `,"data":`...)
+			b = append(b, d...)
+		}
+	}
+	return append(b, `}}`...)
+}
+
+// appendNotification appends a JSON-RPC notification whose params are already
+// encoded.
+func appendNotification(b []byte, method string, params []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = appendJSONString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}

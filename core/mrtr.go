@@ -1,0 +1,581 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Methods of input requests.
+const (
+	MethodElicit        = "elicitation/create"
+	MethodCreateMessage = "sampling/createMessage"
+	MethodListRoots     = "roots/list"
+)
+
+// InputRequest is one request for input inside an input_required result: an
+// elicitation, a sampling request or a roots listing. Build it with
+// ElicitForm, ElicitURL, a Form, Sample or ListRoots.
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// InputRequests maps server-chosen keys to input requests.
+type InputRequests map[string]*InputRequest
+
+// InputRequiredError is what a handler returns (as its error) to ask the
+// client for input instead of answering: the client answers every request
+// and retries the call, and the handler runs again from the top with the
+// answers in Request.Input. State, if not empty, comes back on the retry
+// through Input.State; the server seals it (HMAC-SHA256), so it cannot be
+// forged, but the client can read it and replay it until it expires: keep
+// secrets out of it.
+type InputRequiredError struct {
+	Requests InputRequests
+	State    string
+}
+
+func (e *InputRequiredError) Error() string {
+	keys := make([]string, 0, len(e.Requests))
+	for k := range e.Requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return "input required: " + strings.Join(keys, ", ")
+}
+
+// InputRequired returns the error a handler returns to ask for input. state
+// is optional; requests may be empty when state is set (e.g. to ask the
+// client to retry later).
+func InputRequired(requests InputRequests, state string) error {
+	return &InputRequiredError{Requests: requests, State: state}
+}
+
+// ElicitFormParams are the params of a form-mode elicitation.
+type ElicitFormParams struct {
+	Mode            string          `json:"mode,omitempty"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+}
+
+// ElicitURLParams are the params of a URL-mode elicitation.
+type ElicitURLParams struct {
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	URL     string `json:"url"`
+	// ElicitationID is required by legacy 2025-11-25 clients; the legacy
+	// bridge fills it.
+	ElicitationID string `json:"elicitationId,omitempty"`
+}
+
+// ElicitForm asks the user to fill in a form. schema is a flat object schema
+// of string, number, integer, boolean and enum properties, given as any JSON
+// value (json.RawMessage, map). It is checked before it is sent.
+func ElicitForm(message string, schema any) *InputRequest {
+	raw, err := normalizeSchema(schema)
+	if err != nil {
+		raw = json.RawMessage(`null`)
+	}
+	return &InputRequest{Method: MethodElicit, Params: &ElicitFormParams{Mode: "form", Message: message, RequestedSchema: raw}}
+}
+
+// ElicitURL asks the user to open an absolute URL (URL-mode elicitation).
+func ElicitURL(message, rawURL string) *InputRequest {
+	return &InputRequest{Method: MethodElicit, Params: &ElicitURLParams{Mode: "url", Message: message, URL: rawURL}}
+}
+
+// ModelHint names a model family for sampling.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ModelPreferences guide the client's model choice for sampling.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// SamplingMessage is one message of a sampling request.
+type SamplingMessage struct {
+	Role    Role    `json:"role"`
+	Content Content `json:"content"`
+}
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	MaxTokens        int               `json:"maxTokens"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	Metadata         map[string]any    `json:"metadata,omitempty"`
+	// Tools and ToolChoice need the client's sampling.tools capability.
+	Tools      []*Tool         `json:"tools,omitempty"`
+	ToolChoice json.RawMessage `json:"toolChoice,omitempty"`
+}
+
+// Sample asks the client's model for a completion.
+func Sample(p *CreateMessageParams) *InputRequest {
+	return &InputRequest{Method: MethodCreateMessage, Params: p}
+}
+
+// SampleText is Sample with one user text message.
+func SampleText(prompt string, maxTokens int) *InputRequest {
+	return Sample(&CreateMessageParams{
+		Messages:  []SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: prompt}}},
+		MaxTokens: maxTokens,
+	})
+}
+
+// ListRoots asks the client for its roots.
+func ListRoots() *InputRequest {
+	return &InputRequest{Method: MethodListRoots, Params: struct{}{}}
+}
+
+// ElicitResult is the client's answer to an elicitation.
+type ElicitResult struct {
+	// Action is "accept", "decline" or "cancel".
+	Action string `json:"action"`
+	// Content holds the form's values when Action is "accept" (form mode).
+	Content map[string]any `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// CreateMessageResult is the client's answer to a sampling request.
+type CreateMessageResult struct {
+	Role       Role            `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       Meta            `json:"_meta,omitempty"`
+}
+
+// Text returns the text of a single text content block, or "".
+func (r *CreateMessageResult) Text() string {
+	c, err := UnmarshalContent(r.Content)
+	if err != nil {
+		return ""
+	}
+	if t, ok := c.(*TextContent); ok {
+		return t.Text
+	}
+	return ""
+}
+
+// InputResponses is the read-only view of a retried request's answers. Only
+// answers to keys asked in the previous round are visible; extra keys are
+// ignored.
+type InputResponses struct {
+	raw   map[string]json.RawMessage
+	state string
+}
+
+var emptyInput = &InputResponses{}
+
+// State returns the state the handler returned in the previous round, as it
+// returned it (verified), or "".
+func (in *InputResponses) State() string { return in.state }
+
+// Len returns the number of answers.
+func (in *InputResponses) Len() int { return len(in.raw) }
+
+// Raw returns the raw answer for key.
+func (in *InputResponses) Raw(key string) (json.RawMessage, bool) {
+	v, ok := in.raw[key]
+	return v, ok && !isNull(v)
+}
+
+// Elicitation returns the elicitation answer for key, including declined and
+// cancelled ones (check Action).
+func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
+	raw, ok := in.Raw(key)
+	if !ok || !isObject(raw) {
+		return nil, false
+	}
+	var r ElicitResult
+	if json.Unmarshal(raw, &r) != nil {
+		return nil, false
+	}
+	switch r.Action {
+	case "accept", "decline", "cancel":
+		return &r, true
+	}
+	return nil, false
+}
+
+// Sampling returns the sampling answer for key.
+func (in *InputResponses) Sampling(key string) (*CreateMessageResult, bool) {
+	raw, ok := in.Raw(key)
+	if !ok || !isObject(raw) {
+		return nil, false
+	}
+	var r CreateMessageResult
+	if json.Unmarshal(raw, &r) != nil || r.Content == nil {
+		return nil, false
+	}
+	return &r, true
+}
+
+// Roots returns the roots answer for key.
+func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
+	raw, ok := in.Raw(key)
+	if !ok || !isObject(raw) {
+		return nil, false
+	}
+	var r ListRootsResult
+	if json.Unmarshal(raw, &r) != nil || r.Roots == nil {
+		return nil, false
+	}
+	return &r, true
+}
+
+// Accepted decodes the content of an accepted elicitation answer into T. It
+// reports false when the key was not answered, was declined or cancelled, or
+// its content does not convert to T: the handler should then ask again.
+func Accepted[T any](in *InputResponses, key string) (T, bool) {
+	var zero T
+	r, ok := in.Elicitation(key)
+	if !ok || r.Action != "accept" || r.Content == nil {
+		return zero, false
+	}
+	b, err := json.Marshal(r.Content)
+	if err != nil {
+		return zero, false
+	}
+	var v T
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := dec.Decode(&v); err != nil {
+		return zero, false
+	}
+	return v, true
+}
+
+// mrtrCall carries what the multi round-trip machinery needs about a call.
+type mrtrCall struct {
+	binding   stateBinding
+	responses map[string]json.RawMessage
+	token     string
+	hasToken  bool
+}
+
+// openInput verifies a retried call's requestState and builds its Input view.
+func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, error) {
+	if !c.hasToken {
+		// No state: a first round, or a client answering a state-less
+		// round. Answers are visible as sent.
+		if len(c.responses) == 0 {
+			return emptyInput, nil
+		}
+		return &InputResponses{raw: c.responses}, nil
+	}
+	p, err := s.sealer.open(ctx, c.token, c.binding)
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Cause != nil {
+			s.log.DebugContext(ctx, "rejected requestState", "method", c.binding.method, "reason", e.Cause.Error())
+		}
+		return nil, err
+	}
+	in := &InputResponses{state: p.State}
+	for _, k := range p.Keys {
+		if v, ok := c.responses[k]; ok {
+			if in.raw == nil {
+				in.raw = make(map[string]json.RawMessage, len(p.Keys))
+			}
+			in.raw[k] = v
+		}
+	}
+	return in, nil
+}
+
+// encodeInputRequired checks an input_required answer against the rules of
+// the spec and this request's client capabilities, seals its state and
+// encodes the result.
+func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRequiredError, b stateBinding) ([]byte, error) {
+	if err := checkInputRequired(e, r.ClientCapabilities, r.modern); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(e.Requests))
+	for k := range e.Requests {
+		keys = append(keys, k)
+	}
+	token, err := s.sealer.seal(ctx, e.State, keys, b)
+	if err != nil {
+		return nil, err
+	}
+	v := struct {
+		ResultType    string        `json:"resultType"`
+		InputRequests InputRequests `json:"inputRequests,omitempty"`
+		RequestState  string        `json:"requestState"`
+	}{"input_required", e.Requests, token}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out[:len(out)-1], ',')
+	out = r.appendMeta(out, nil)
+	out[len(out)-1] = '}'
+	return out, nil
+}
+
+func internalf(format string, args ...any) *Error {
+	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
+}
+
+// checkInputRequired validates an input_required answer before it is sent.
+func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
+	if len(e.Requests) == 0 && e.State == "" {
+		return internalf("an input_required result needs inputRequests or requestState")
+	}
+	keys := make([]string, 0, len(e.Requests))
+	for k := range e.Requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var missing ClientCapabilities
+	anyMissing := false
+	for _, k := range keys {
+		ir := e.Requests[k]
+		if ir == nil {
+			return internalf("input request %q is nil", k)
+		}
+		need, err := checkInputRequest(ir, modern)
+		if err != nil {
+			return internalf("input request %q: %v", k, err)
+		}
+		if m := caps.missing(need); m != nil {
+			anyMissing = true
+			if m.Elicitation != nil {
+				if missing.Elicitation == nil {
+					missing.Elicitation = &ElicitationCapabilities{}
+				}
+				if m.Elicitation.Form != nil {
+					missing.Elicitation.Form = map[string]any{}
+				}
+				if m.Elicitation.URL != nil {
+					missing.Elicitation.URL = map[string]any{}
+				}
+			}
+			if m.Sampling != nil {
+				if missing.Sampling == nil {
+					missing.Sampling = &SamplingCapabilities{}
+				}
+				if m.Sampling.Tools != nil {
+					missing.Sampling.Tools = map[string]any{}
+				}
+			}
+			if m.Roots != nil {
+				missing.Roots = &RootsCapabilities{}
+			}
+		}
+	}
+	if anyMissing {
+		return MissingCapabilityError(&missing)
+	}
+	return nil
+}
+
+// checkInputRequest validates one input request and returns the client
+// capabilities it needs.
+func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, error) {
+	pj, err := json.Marshal(ir.Params)
+	if err != nil {
+		return nil, err
+	}
+	switch ir.Method {
+	case MethodElicit:
+		var p struct {
+			Mode            string          `json:"mode"`
+			Message         string          `json:"message"`
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+			URL             string          `json:"url"`
+		}
+		if err := json.Unmarshal(pj, &p); err != nil {
+			return nil, fmt.Errorf("malformed elicitation params: %v", err)
+		}
+		if strings.TrimSpace(p.Message) == "" {
+			return nil, fmt.Errorf("the elicitation message is blank")
+		}
+		switch p.Mode {
+		case "", "form":
+			if err := checkFormSchema(p.RequestedSchema, modern); err != nil {
+				return nil, err
+			}
+			return &ClientCapabilities{Elicitation: &ElicitationCapabilities{Form: map[string]any{}}}, nil
+		case "url":
+			u, err := url.Parse(p.URL)
+			if err != nil || !u.IsAbs() || u.Host == "" {
+				return nil, fmt.Errorf("the elicitation URL %q is not an absolute URL", p.URL)
+			}
+			return &ClientCapabilities{Elicitation: &ElicitationCapabilities{URL: map[string]any{}}}, nil
+		}
+		return nil, fmt.Errorf("unknown elicitation mode %q", p.Mode)
+	case MethodCreateMessage:
+		var p struct {
+			Messages  []json.RawMessage `json:"messages"`
+			MaxTokens int               `json:"maxTokens"`
+			Tools     []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(pj, &p); err != nil {
+			return nil, fmt.Errorf("malformed sampling params: %v", err)
+		}
+		if len(p.Messages) == 0 {
+			return nil, fmt.Errorf("a sampling request needs at least one message")
+		}
+		if p.MaxTokens <= 0 {
+			return nil, fmt.Errorf("a sampling request needs a positive maxTokens")
+		}
+		need := &ClientCapabilities{Sampling: &SamplingCapabilities{}}
+		if len(p.Tools) > 0 {
+			need.Sampling.Tools = map[string]any{}
+		}
+		return need, nil
+	case MethodListRoots:
+		return &ClientCapabilities{Roots: &RootsCapabilities{}}, nil
+	}
+	return nil, fmt.Errorf("method %q cannot be an input request", ir.Method)
+}
+
+// checkFormSchema checks a form elicitation's requestedSchema: a flat object
+// of primitive properties with consistent bounds and enums.
+func checkFormSchema(raw json.RawMessage, modern bool) error {
+	var s struct {
+		Type       string                     `json:"type"`
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s.Type != "object" || s.Properties == nil {
+		return fmt.Errorf(`the form schema must be an object schema with "properties"`)
+	}
+	for _, r := range s.Required {
+		if _, ok := s.Properties[r]; !ok {
+			return fmt.Errorf("required field %q is not among the properties", r)
+		}
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := checkFormField(s.Properties[n], modern); err != nil {
+			return fmt.Errorf("field %q: %v", n, err)
+		}
+	}
+	return nil
+}
+
+type formField struct {
+	Type      string            `json:"type"`
+	Enum      []json.RawMessage `json:"enum"`
+	EnumNames []string          `json:"enumNames"`
+	OneOf     []struct {
+		Const json.RawMessage `json:"const"`
+		Title string          `json:"title"`
+	} `json:"oneOf"`
+	Items *struct {
+		Type  string            `json:"type"`
+		Enum  []json.RawMessage `json:"enum"`
+		AnyOf []struct {
+			Const json.RawMessage `json:"const"`
+		} `json:"anyOf"`
+	} `json:"items"`
+	Default   json.RawMessage `json:"default"`
+	MinLength *float64        `json:"minLength"`
+	MaxLength *float64        `json:"maxLength"`
+	Minimum   *float64        `json:"minimum"`
+	Maximum   *float64        `json:"maximum"`
+	MinItems  *float64        `json:"minItems"`
+	MaxItems  *float64        `json:"maxItems"`
+	Format    string          `json:"format"`
+}
+
+func checkBounds(lo, hi *float64, what string, nonNegative bool) error {
+	if nonNegative && ((lo != nil && *lo < 0) || (hi != nil && *hi < 0)) {
+		return fmt.Errorf("negative %s bound", what)
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return fmt.Errorf("inverted %s bounds (%v > %v)", what, *lo, *hi)
+	}
+	return nil
+}
+
+func checkFormField(raw json.RawMessage, modern bool) error {
+	var f formField
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return fmt.Errorf("malformed property schema: %v", err)
+	}
+	if f.EnumNames != nil && modern {
+		return fmt.Errorf("enumNames is the legacy titled-enum shape; use oneOf with const and title")
+	}
+	switch f.Type {
+	case "string":
+		if err := checkBounds(f.MinLength, f.MaxLength, "length", true); err != nil {
+			return err
+		}
+		if f.Enum != nil || f.EnumNames != nil {
+			if len(f.Enum) == 0 {
+				return fmt.Errorf("empty enum")
+			}
+			if f.EnumNames != nil && len(f.EnumNames) != len(f.Enum) {
+				return fmt.Errorf("enumNames and enum differ in length")
+			}
+			if f.Default != nil && !containsJSON(f.Enum, f.Default) {
+				return fmt.Errorf("default %s is not in the enum", f.Default)
+			}
+		}
+		if f.OneOf != nil {
+			if len(f.OneOf) == 0 {
+				return fmt.Errorf("empty oneOf")
+			}
+			consts := make([]json.RawMessage, len(f.OneOf))
+			for i, o := range f.OneOf {
+				consts[i] = o.Const
+			}
+			if f.Default != nil && !containsJSON(consts, f.Default) {
+				return fmt.Errorf("default %s is not among the options", f.Default)
+			}
+		}
+	case "number", "integer":
+		if err := checkBounds(f.Minimum, f.Maximum, "value", false); err != nil {
+			return err
+		}
+	case "boolean":
+	case "array":
+		if err := checkBounds(f.MinItems, f.MaxItems, "item count", true); err != nil {
+			return err
+		}
+		if f.Items == nil {
+			return fmt.Errorf("a multi-select needs items")
+		}
+		if f.Items.Enum == nil && f.Items.AnyOf == nil {
+			return fmt.Errorf("a multi-select needs items.enum or items.anyOf")
+		}
+		if (f.Items.Enum != nil && len(f.Items.Enum) == 0) || (f.Items.AnyOf != nil && len(f.Items.AnyOf) == 0) {
+			return fmt.Errorf("empty enum")
+		}
+	default:
+		return fmt.Errorf("type %q is not allowed in a form (string, number, integer, boolean, or an array multi-select)", f.Type)
+	}
+	return nil
+}
+
+func containsJSON(list []json.RawMessage, v json.RawMessage) bool {
+	cv, err := canonicalJSON(v)
+	if err != nil {
+		return false
+	}
+	for _, e := range list {
+		if ce, err := canonicalJSON(e); err == nil && string(ce) == string(cv) {
+			return true
+		}
+	}
+	return false
+}

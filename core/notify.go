@@ -1,0 +1,260 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// changeKind is a set of change notification types.
+type changeKind uint8
+
+const (
+	changeTools changeKind = 1 << iota
+	changePrompts
+	changeResources
+	changeResourceUpdated
+)
+
+// hub fans change notifications out to listening streams (2026-07-28
+// subscriptions/listen and legacy GET streams). Publishing never blocks:
+// each subscription coalesces what it has not delivered yet.
+type hub struct {
+	mu   sync.Mutex
+	subs map[*subscription]struct{}
+}
+
+// subscription is one listener's pending changes.
+type subscription struct {
+	kinds changeKind // the list-changed kinds wanted
+	wake  chan struct{}
+
+	mu      sync.Mutex
+	uris    map[string]bool // resource subscriptions
+	pending changeKind
+	updated []string // resource URIs updated, in order, deduplicated
+}
+
+func (h *hub) subscribe(kinds changeKind, uris []string) *subscription {
+	sub := &subscription{kinds: kinds, wake: make(chan struct{}, 1), uris: map[string]bool{}}
+	for _, u := range uris {
+		sub.uris[u] = true
+	}
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[*subscription]struct{}{}
+	}
+	h.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	return sub
+}
+
+func (h *hub) unsubscribe(sub *subscription) {
+	h.mu.Lock()
+	delete(h.subs, sub)
+	h.mu.Unlock()
+}
+
+func (h *hub) publish(kind changeKind, uri string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range h.subs {
+		sub.offer(kind, uri)
+	}
+}
+
+func (sub *subscription) offer(kind changeKind, uri string) {
+	sub.mu.Lock()
+	if kind == changeResourceUpdated {
+		if !sub.watches(uri) {
+			sub.mu.Unlock()
+			return
+		}
+		for _, u := range sub.updated {
+			if u == uri {
+				sub.mu.Unlock()
+				return
+			}
+		}
+		sub.updated = append(sub.updated, uri)
+	} else if sub.kinds&kind == 0 {
+		sub.mu.Unlock()
+		return
+	}
+	sub.pending |= kind
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+// watches reports whether uri or a resource it is part of is subscribed.
+// Callers hold sub.mu.
+func (sub *subscription) watches(uri string) bool {
+	if sub.uris[uri] {
+		return true
+	}
+	for u := range sub.uris {
+		if strings.HasPrefix(uri, strings.TrimSuffix(u, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// setURIs replaces the resource subscriptions (legacy subscribe/unsubscribe).
+func (sub *subscription) setURIs(uris []string) {
+	sub.mu.Lock()
+	sub.uris = map[string]bool{}
+	for _, u := range uris {
+		sub.uris[u] = true
+	}
+	sub.mu.Unlock()
+}
+
+// take returns and clears what is pending.
+func (sub *subscription) take() (changeKind, []string) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	k, u := sub.pending, sub.updated
+	sub.pending, sub.updated = 0, nil
+	return k, u
+}
+
+// changeMessages returns the notifications for pending changes, each with
+// params built by paramsFor (nil params when it returns nil).
+func changeMessages(kinds changeKind, uris []string, paramsFor func(uri string) []byte) [][]byte {
+	var out [][]byte
+	add := func(method, uri string) {
+		out = append(out, appendNotification(nil, method, paramsFor(uri)))
+	}
+	if kinds&changeTools != 0 {
+		add("notifications/tools/list_changed", "")
+	}
+	if kinds&changePrompts != 0 {
+		add("notifications/prompts/list_changed", "")
+	}
+	if kinds&changeResources != 0 {
+		add("notifications/resources/list_changed", "")
+	}
+	for _, u := range uris {
+		add("notifications/resources/updated", u)
+	}
+	return out
+}
+
+// SubscriptionFilter is the set of change notifications a
+// subscriptions/listen request opts in to.
+type SubscriptionFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// listen answers subscriptions/listen: an SSE stream that starts with the
+// acknowledgement, then carries the requested change notifications, each
+// tagged with the subscription id (the request's id), until the client closes
+// it, the server closes, or the request's deadline nears (then it ends with
+// the listen result, gracefully).
+func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	var p struct {
+		Notifications *SubscriptionFilter `json:"notifications"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, InvalidParamsError("Invalid params: notifications: %v", err)
+	}
+	want := SubscriptionFilter{}
+	if p.Notifications != nil {
+		want = *p.Notifications
+	}
+	reg := s.reg.Load()
+	var got SubscriptionFilter
+	var kinds changeKind
+	if want.ToolsListChanged && s.hasTools(reg) {
+		got.ToolsListChanged, kinds = true, kinds|changeTools
+	}
+	if want.PromptsListChanged && s.hasPrompts(reg) {
+		got.PromptsListChanged, kinds = true, kinds|changePrompts
+	}
+	if want.ResourcesListChanged && s.hasResources(reg) {
+		got.ResourcesListChanged, kinds = true, kinds|changeResources
+	}
+	if len(want.ResourceSubscriptions) > 0 && s.hasResources(reg) {
+		got.ResourceSubscriptions = append([]string(nil), want.ResourceSubscriptions...)
+		sort.Strings(got.ResourceSubscriptions)
+	}
+	sub := s.hub.subscribe(kinds, got.ResourceSubscriptions)
+	defer s.hub.unsubscribe(sub)
+
+	idMeta := func() []byte {
+		b := append([]byte(`{"`), MetaSubscriptionID...)
+		b = append(b, `":`...)
+		return append(append(b, r.ID...), '}')
+	}()
+	paramsFor := func(uri string) []byte {
+		b := append([]byte(`{"_meta":`), idMeta...)
+		if uri != "" {
+			b = append(b, `,"uri":`...)
+			b = appendJSONString(b, uri)
+		}
+		return append(b, '}')
+	}
+	gj, _ := json.Marshal(got)
+	ack := append([]byte(`{"_meta":`), idMeta...)
+	ack = append(append(append(ack, `,"notifications":`...), gj...), '}')
+	x := r.x
+	if err := x.send(ctx, appendNotification(nil, "notifications/subscriptions/acknowledged", ack)); err != nil {
+		return nil, nil
+	}
+
+	var stop <-chan time.Time
+	if dl, ok := ctx.Deadline(); ok {
+		margin := time.Until(dl) / 10
+		if margin > time.Second {
+			margin = time.Second
+		}
+		t := time.NewTimer(time.Until(dl) - margin)
+		defer t.Stop()
+		stop = t.C
+	}
+	var tick <-chan time.Time
+	if s.opts.KeepAlive > 0 {
+		t := time.NewTicker(s.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil // the client closed the stream
+		case <-tick:
+			if x.comment() != nil {
+				return nil, nil
+			}
+		case <-sub.wake:
+			kinds, uris := sub.take()
+			for _, msg := range changeMessages(kinds, uris, paramsFor) {
+				if x.send(ctx, msg) != nil {
+					return nil, nil
+				}
+			}
+		case <-stop:
+			return s.endListen(r, idMeta), nil
+		case <-s.closed:
+			return s.endListen(r, idMeta), nil
+		}
+	}
+}
+
+// endListen is the listen result that ends a subscription gracefully.
+func (s *Server) endListen(r *Request, idMeta []byte) []byte {
+	b := append([]byte(`{"resultType":"complete","_meta":`), idMeta[:len(idMeta)-1]...)
+	b = append(b, `,"`+MetaServerInfo+`":`...)
+	b = append(b, s.implRaw...)
+	return append(b, `}}`...)
+}

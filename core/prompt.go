@@ -1,0 +1,177 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// PromptHandler renders a prompt. The framework checks required arguments
+// before calling it. It may return an input-required error (see
+// InputRequired) to ask the client for input.
+type PromptHandler func(ctx context.Context, req *GetPromptRequest) (*GetPromptResult, error)
+
+type serverPrompt struct {
+	prompt  *Prompt
+	handler PromptHandler
+}
+
+// AddPrompt registers a prompt, replacing any prompt of the same name, and
+// notifies listeners. It panics on an invalid definition.
+func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
+	if p == nil || h == nil {
+		panic("core: AddPrompt: nil prompt or handler")
+	}
+	if err := checkToolName(p.Name); err != nil {
+		panic(fmt.Sprintf("core: AddPrompt %q: %v", p.Name, err))
+	}
+	pc := *p
+	s.update(func(r *registry) { r.prompts[pc.Name] = &serverPrompt{prompt: &pc, handler: h} })
+	s.hub.publish(changePrompts, "")
+}
+
+// RemovePrompts unregisters prompts by name and notifies listeners.
+func (s *Server) RemovePrompts(names ...string) {
+	s.update(func(r *registry) {
+		for _, n := range names {
+			delete(r.prompts, n)
+		}
+	})
+	s.hub.publish(changePrompts, "")
+}
+
+// listPrompts answers prompts/list.
+func (s *Server) listPrompts(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	cursor, has, err := paramsCursor(params)
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := paginate(s.reg.Load().promptLst, func(p *serverPrompt) string { return p.prompt.Name }, cursor, has, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]*Prompt, len(page))
+	for i, p := range page {
+		list[i] = p.prompt
+	}
+	v := struct {
+		Prompts    []*Prompt `json:"prompts"`
+		NextCursor string    `json:"nextCursor,omitempty"`
+	}{list, next}
+	return r.encodeResult(v, "prompts/list", nil, nil)
+}
+
+// getPrompt answers prompts/get.
+func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	req := &GetPromptRequest{Request: r}
+	var hasName, hasState bool
+	var argsRaw []byte
+	var perr error
+	eachMember(params, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "name"):
+			req.Name, hasName = rawString(v)
+		case keyIs(k, "arguments"):
+			if !isNull(v) {
+				argsRaw = v
+			}
+		default:
+			if _, err := parseMRTRParams(k, v, &req.InputResponses, &req.RequestState, &hasState); err != nil {
+				perr = err
+				return false
+			}
+		}
+		return true
+	})
+	if perr != nil {
+		return nil, perr
+	}
+	if !hasName {
+		return nil, InvalidParamsError("Invalid params: name must be a string")
+	}
+	if argsRaw != nil {
+		if err := json.Unmarshal(argsRaw, &req.Arguments); err != nil {
+			return nil, InvalidParamsError("Invalid params: arguments must be an object of strings")
+		}
+	}
+	sp := s.reg.Load().prompts[req.Name]
+	if sp == nil {
+		return nil, &Error{Code: CodeInvalidParams, Message: "Unknown prompt: " + req.Name, Data: map[string]any{"name": req.Name}}
+	}
+	for _, a := range sp.prompt.Arguments {
+		if _, ok := req.Arguments[a.Name]; a.Required && !ok {
+			return nil, InvalidParamsError("Invalid params: missing required argument %q", a.Name)
+		}
+	}
+	binding := stateBinding{method: "prompts/get", target: req.Name, args: argsRaw, principal: r.Principal}
+	if r.Input == nil {
+		in, err := s.openInput(ctx, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState})
+		if err != nil {
+			return nil, err
+		}
+		r.Input = in
+	}
+	res, err := sp.handler(ctx, req)
+	if err != nil {
+		var ir *InputRequiredError
+		if errors.As(err, &ir) {
+			return s.inputRequired(ctx, r, ir, binding)
+		}
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("prompt handler returned no result")
+	}
+	msgs := res.Messages
+	if msgs == nil {
+		msgs = []PromptMessage{}
+	}
+	v := struct {
+		Description string          `json:"description,omitempty"`
+		Messages    []PromptMessage `json:"messages"`
+	}{res.Description, msgs}
+	return r.encodeResult(v, "", res.Meta, nil)
+}
+
+// complete answers completion/complete.
+func (s *Server) complete(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	req := &CompleteRequest{Request: r}
+	if err := json.Unmarshal(params, &req.Params); err != nil {
+		return nil, InvalidParamsError("Invalid params: %v", err)
+	}
+	switch req.Params.Ref.Type {
+	case "ref/prompt":
+		if s.reg.Load().prompts[req.Params.Ref.Name] == nil {
+			return nil, InvalidParamsError("Invalid params: unknown prompt %q", req.Params.Ref.Name)
+		}
+	case "ref/resource":
+		if req.Params.Ref.URI == "" {
+			return nil, InvalidParamsError("Invalid params: ref.uri is required")
+		}
+	default:
+		return nil, InvalidParamsError("Invalid params: ref.type must be ref/prompt or ref/resource")
+	}
+	res, err := s.opts.CompletionHandler(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c := Completion{Values: []string{}}
+	if res != nil {
+		c = res.Completion
+		if c.Values == nil {
+			c.Values = []string{}
+		}
+		if len(c.Values) > 100 {
+			c.Values, c.HasMore = c.Values[:100], true
+		}
+	}
+	v := struct {
+		Completion Completion `json:"completion"`
+	}{c}
+	var meta Meta
+	if res != nil {
+		meta = res.Meta
+	}
+	return r.encodeResult(v, "", meta, nil)
+}

@@ -1,0 +1,171 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// Request holds what every handler may need besides its params: the request's
+// protocol revision and client capabilities, its raw _meta and HTTP headers,
+// the authenticated principal, the legacy session, and the answers of a
+// multi round-trip request. It also sends progress and log notifications on
+// the request's own response stream.
+//
+// A Request is valid only until its handler returns. Its methods are safe for
+// concurrent use by goroutines the handler waits for.
+type Request struct {
+	// Method is the JSON-RPC method, e.g. "tools/call".
+	Method string
+	// ID is the raw JSON-RPC id.
+	ID json.RawMessage
+	// ProtocolVersion is the revision this request speaks.
+	ProtocolVersion string
+	// ClientCapabilities are the capabilities the client declared for this
+	// request (2026-07-28) or at initialize (legacy). Never nil.
+	ClientCapabilities *ClientCapabilities
+	// ClientInfo is the self-reported client, or nil.
+	ClientInfo *Implementation
+	// Meta is the raw params._meta object, or nil.
+	Meta json.RawMessage
+	// Header holds the HTTP request headers, or nil when not served over HTTP.
+	Header http.Header
+	// Principal is the authenticated caller, or nil for anonymous requests.
+	Principal *Principal
+	// Session is the legacy session of the request, or nil (always nil on
+	// 2026-07-28 requests, which have no session).
+	Session *Session
+	// Input holds the answers to the input requests of the previous round of a
+	// multi round-trip request. It is never nil; on a first round it is empty.
+	Input *InputResponses
+
+	srv           *Server
+	bridge        inputBridge
+	x             *exchange
+	modern        bool
+	progressToken []byte
+	logLevel      int // rank of the requested level; -1: no log messages
+}
+
+// Modern reports whether the request speaks 2026-07-28 (no session, per-request
+// _meta) rather than a legacy revision.
+func (r *Request) Modern() bool { return r.modern }
+
+// Server returns the server handling the request.
+func (r *Request) Server() *Server { return r.srv }
+
+// RequireCapabilities returns nil when the client declared every capability in
+// want for this request, and otherwise the -32021 error naming what is
+// missing. A handler returns that error as is; it must do so before sending
+// any notification for the answer to carry HTTP status 400.
+func (r *Request) RequireCapabilities(want *ClientCapabilities) error {
+	if m := r.ClientCapabilities.missing(want); m != nil {
+		return MissingCapabilityError(m)
+	}
+	return nil
+}
+
+// NotifyProgress sends notifications/progress for this request if the client
+// asked for progress (params._meta.progressToken); otherwise it does nothing.
+// total and message are optional (zero values are omitted). Progress must
+// increase with every call.
+func (r *Request) NotifyProgress(ctx context.Context, progress, total float64, message string) error {
+	if r.progressToken == nil || r.x == nil {
+		return nil
+	}
+	p := struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Progress      float64         `json:"progress"`
+		Total         float64         `json:"total,omitempty"`
+		Message       string          `json:"message,omitempty"`
+	}{r.progressToken, progress, total, message}
+	return r.x.notify(ctx, "notifications/progress", p)
+}
+
+// Log sends notifications/message for this request when the client asked for
+// log messages at level or below (2026-07-28: params._meta logLevel; legacy:
+// logging/setLevel). Otherwise, and when level is unknown, it does nothing.
+// data must not contain secrets or personal data.
+func (r *Request) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+	rank := level.rank()
+	if r.x == nil || r.logLevel < 0 || rank < r.logLevel {
+		return nil
+	}
+	p := struct {
+		Level  LoggingLevel `json:"level"`
+		Logger string       `json:"logger,omitempty"`
+		Data   any          `json:"data"`
+	}{level, logger, data}
+	return r.x.notify(ctx, "notifications/message", p)
+}
+
+// CallToolParams are the params of tools/call.
+type CallToolParams struct {
+	Name string `json:"name"`
+	// Arguments is the raw arguments object ({} when the client sent none).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// InputResponses and RequestState are the multi round-trip fields of a
+	// retried call (2026-07-28); see Request.Input for the verified view.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
+}
+
+// CallToolRequest is a tools/call request.
+type CallToolRequest struct {
+	*Request
+	Params CallToolParams
+}
+
+// ListToolsRequest is a tools/list request.
+type ListToolsRequest struct {
+	*Request
+	// Cursor is the opaque cursor of the page asked for; "" for the first page.
+	Cursor string
+	// HasCursor reports whether a cursor was sent (an empty string is a valid
+	// cursor).
+	HasCursor bool
+}
+
+// ListToolsResult is a page of tools returned by an advanced list handler.
+type ListToolsResult struct {
+	Tools []*Tool
+	// NextCursor is the opaque cursor of the next page; "" when this is the
+	// last page.
+	NextCursor string
+	// Cache overrides the server's cache hint for this page when non-nil.
+	Cache *CacheHint
+}
+
+// ReadResourceRequest is a resources/read request.
+type ReadResourceRequest struct {
+	*Request
+	URI string
+	// Vars holds the variables of the URI template that matched, for template
+	// resources.
+	Vars map[string]string
+	// InputResponses and RequestState are the raw multi round-trip fields.
+	InputResponses map[string]json.RawMessage
+	RequestState   string
+}
+
+// GetPromptRequest is a prompts/get request.
+type GetPromptRequest struct {
+	*Request
+	Name      string
+	Arguments map[string]string
+	// InputResponses and RequestState are the raw multi round-trip fields.
+	InputResponses map[string]json.RawMessage
+	RequestState   string
+}
+
+// CompleteRequest is a completion/complete request.
+type CompleteRequest struct {
+	*Request
+	Params CompleteParams
+}
+
+// inputBridge lets a legacy request ask its client for input with
+// server-to-client requests, re-running the handler with the answers.
+type inputBridge interface {
+	ask(ctx context.Context, r *Request, ir *InputRequiredError) error
+}

@@ -1,0 +1,225 @@
+package core
+
+import (
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// This file holds a small, case-sensitive scanner for JSON objects. The request
+// path uses it instead of reflection-based decoding: it finds the members of an
+// object without allocating, and it matches keys exactly (encoding/json would
+// accept "Method" for "method", which a protocol decoder must not).
+//
+// All functions here assume their input is valid JSON (checked once with
+// json.Valid on the whole body) and only ever return sub-slices of it.
+
+var errNotObject = errors.New("not a JSON object")
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	i++
+	for i < len(b) {
+		switch b[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // number, true, false, null
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// eachMember calls fn for each member of the object in b, with the raw key
+// (without quotes, escapes not decoded) and the raw value. It stops early when
+// fn returns false.
+func eachMember(b []byte, fn func(key, value []byte) bool) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return errNotObject
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return errNotObject
+		}
+		end := skipString(b, i)
+		key := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return errNotObject
+		}
+		i = skipSpace(b, i+1)
+		vend := skipValue(b, i)
+		if !fn(key, b[i:vend]) {
+			return nil
+		}
+		i = skipSpace(b, vend)
+		if i >= len(b) {
+			break
+		}
+		if b[i] == '}' {
+			return nil
+		}
+		if b[i] != ',' {
+			return errNotObject
+		}
+		i = skipSpace(b, i+1)
+	}
+	return errNotObject
+}
+
+// keyIs reports whether the raw key equals name. Keys containing escapes are
+// decoded first, so "\u006dethod" matches "method" as JSON says it must.
+func keyIs(raw []byte, name string) bool {
+	for _, c := range raw {
+		if c == '\\' {
+			var s string
+			q := make([]byte, 0, len(raw)+2)
+			q = append(append(append(q, '"'), raw...), '"')
+			if json.Unmarshal(q, &s) != nil {
+				return false
+			}
+			return s == name
+		}
+	}
+	return string(raw) == name
+}
+
+// rawString decodes a JSON string value. ok is false when v is not a string.
+func rawString(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 {
+			if json.Unmarshal(v, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(inner), true
+}
+
+// isObject reports whether v is a JSON object.
+func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+
+// isNull reports whether v is the JSON literal null.
+func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
+
+// isEmptyObject reports whether v is an object without members.
+func isEmptyObject(v []byte) bool {
+	if !isObject(v) {
+		return false
+	}
+	return v[skipSpace(v, 1)] == '}'
+}
+
+// appendJSONString appends s as a JSON string, escaping as encoding/json does
+// (including <, > and & as \u escapes, so output is HTML-safe and identical).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				const hex = "0123456789abcdef"
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		// Multi-byte: let encoding/json handle invalid UTF-8 and U+2028/2029.
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == 0xFFFD && size == 1 || r == 0x2028 || r == 0x2029 {
+			b = append(b, s[start:i]...)
+			if r == 0xFFFD {
+				b = append(b, `\ufffd`...)
+			} else if r == 0x2028 {
+				b = append(b, `\u2028`...)
+			} else {
+				b = append(b, `\u2029`...)
+			}
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

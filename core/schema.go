@@ -1,0 +1,255 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	validator "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaFor derives the JSON Schema of t with invopop/jsonschema, configured so
+// that the root is inline (no $ref, no $defs) and carries no $schema or $id.
+// Reflection happens once per tool, at registration.
+func schemaFor(t reflect.Type) (json.RawMessage, error) {
+	r := &jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		ExpandedStruct: true,
+	}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	s.ID = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// noLoader refuses every external reference: schemas never fetch $refs from
+// the network or the file system.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q is not loaded", url)
+}
+
+// compiledSchema is a JSON Schema 2020-12 validator, compiled once.
+type compiledSchema struct {
+	s *validator.Schema
+}
+
+// compileSchema compiles raw (a JSON Schema; 2020-12 unless it names another
+// dialect with $schema).
+func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
+	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	c := validator.NewCompiler()
+	c.DefaultDraft(validator.Draft2020)
+	c.UseLoader(noLoader{})
+	const loc = "mem:///schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("invalid schema: %w", err)
+	}
+	return &compiledSchema{s: s}, nil
+}
+
+// decodeForValidation decodes JSON the way the validator needs it (numbers
+// as json.Number, so integers stay exact).
+func decodeForValidation(raw []byte) (any, error) {
+	return validator.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+// validate reports the first problems of v against the schema, phrased for a
+// model to act on: "at '/a': got string, want integer".
+func (c *compiledSchema) validate(v any) error {
+	err := c.s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *validator.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	var msgs []string
+	var walk func(u *validator.OutputUnit)
+	walk = func(u *validator.OutputUnit) {
+		if u.Error != nil {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			msgs = append(msgs, fmt.Sprintf("at '%s': %s", loc, u.Error.String()))
+		}
+		for i := range u.Errors {
+			walk(&u.Errors[i])
+		}
+	}
+	out := ve.BasicOutput()
+	for i := range out.Errors {
+		walk(&out.Errors[i])
+	}
+	if len(msgs) == 0 {
+		return errors.New(strings.TrimSpace(ve.Error()))
+	}
+	// The basic output lists the schema-level summary first; keep the specific
+	// messages, deduplicated, in a stable order.
+	seen := map[string]bool{}
+	var uniq []string
+	for _, m := range msgs {
+		if strings.Contains(m, "validation failed") || seen[m] {
+			continue
+		}
+		seen[m] = true
+		uniq = append(uniq, m)
+	}
+	if len(uniq) == 0 {
+		uniq = msgs
+	}
+	if len(uniq) > 5 {
+		uniq = uniq[:5]
+	}
+	return errors.New(strings.Join(uniq, "; "))
+}
+
+// normalizeSchema turns a schema given as any JSON value (json.RawMessage,
+// []byte, string, map, *jsonschema.Schema, struct) into compact JSON.
+func normalizeSchema(v any) (json.RawMessage, error) {
+	var raw []byte
+	switch s := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		raw = s
+	case []byte:
+		raw = s
+	case string:
+		raw = []byte(s)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// schemaRootType returns the "type" keyword of a schema's root, or "".
+func schemaRootType(raw json.RawMessage) string {
+	var s struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	if t, ok := s.Type.(string); ok {
+		return t
+	}
+	return ""
+}
+
+// headerParam is a tool argument mirrored into an Mcp-Param-{Name} header.
+type headerParam struct {
+	name   string   // as declared (x-mcp-header value)
+	canon  string   // canonical HTTP header name
+	path   []string // property path from the root
+	schema string   // "string", "integer" or "boolean"
+}
+
+// findHeaderParams validates every x-mcp-header annotation of an input schema
+// and returns them sorted by header name. A declaration is invalid when it is
+// not an RFC 9110 token, duplicates another case-insensitively, sits on a type
+// other than string, integer or boolean, or is not reachable from the root
+// through "properties" alone.
+func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return nil, err
+	}
+	var out []headerParam
+	seen := map[string]string{}
+	var walk func(node any, path []string, reachable bool) error
+	walk = func(node any, path []string, reachable bool) error {
+		switch n := node.(type) {
+		case []any:
+			for _, e := range n {
+				if err := walk(e, path, false); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			if h, ok := n["x-mcp-header"]; ok {
+				where := "/" + strings.Join(path, "/")
+				name, isStr := h.(string)
+				switch {
+				case !isStr || !isToken(name):
+					return fmt.Errorf("x-mcp-header at %s: %v is not an HTTP token", where, h)
+				case !reachable || len(path) == 0:
+					return fmt.Errorf("x-mcp-header %q at %s: only properties reachable from the root through \"properties\" may be mirrored", name, where)
+				}
+				t, _ := n["type"].(string)
+				if t != "string" && t != "integer" && t != "boolean" {
+					return fmt.Errorf("x-mcp-header %q at %s: the property must have type string, integer or boolean, not %v", name, where, n["type"])
+				}
+				key := strings.ToLower(name)
+				if prev, dup := seen[key]; dup {
+					return fmt.Errorf("x-mcp-header %q at %s duplicates %q (header names are case-insensitive)", name, where, prev)
+				}
+				seen[key] = name
+				p := append([]string(nil), path...)
+				out = append(out, headerParam{name: name, canon: canonicalHeader(HeaderParamPrefix + name), path: p, schema: t})
+			}
+			keys := make([]string, 0, len(n))
+			for k := range n {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := n[k]
+				if k == "properties" {
+					props, ok := v.(map[string]any)
+					if !ok {
+						continue
+					}
+					pk := make([]string, 0, len(props))
+					for name := range props {
+						pk = append(pk, name)
+					}
+					sort.Strings(pk)
+					for _, name := range pk {
+						if err := walk(props[name], append(path, name), reachable); err != nil {
+							return err
+						}
+					}
+					continue
+				}
+				if err := walk(v, append(path, k), false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(root, nil, true); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].canon < out[j].canon })
+	return out, nil
+}

