@@ -344,4 +344,3 @@ func (s *Server) notFound(r *Request, uri string) error {
 	}
 	return e
 }
-
