@@ -1,0 +1,9 @@
+// Package memory holds in-process implementations of the stores an mcpfn
+// server uses: [Store], a [core.SessionStore] for legacy sessions, and [Keys],
+// a [core.KeyProvider] for the keys that seal request state.
+//
+// Both are ready to use at their zero value and safe for concurrent use. They
+// keep state in one process only: behind a load balancer, on AWS Lambda or on
+// Cloud Functions, where consecutive requests reach different instances, use
+// a shared store (package store/dynamo) instead.
+package memory

@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/store/memory"
+	"github.com/mcpfn/mcpfn/store/storetest"
+)
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) core.SessionStore { return &memory.Store{} })
+}
