@@ -149,11 +149,7 @@ func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequire
 	if r.modern {
 		return s.encodeInputRequired(ctx, r, ir, b)
 	}
-	if r.bridge != nil {
-		return nil, r.bridge.ask(ctx, r, ir)
-	}
-	return nil, &Error{Code: CodeInternalError,
-		Message: "This request needs input from the client (" + ir.Error() + ") and cannot ask for it on this connection"}
+	return nil, &bridgeNeeded{ir}
 }
 
 // findTool returns the registered tool, or in advanced mode the tool found by

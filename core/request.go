@@ -40,7 +40,6 @@ type Request struct {
 	Input *InputResponses
 
 	srv           *Server
-	bridge        inputBridge
 	x             *exchange
 	modern        bool
 	progressToken []byte
@@ -164,8 +163,3 @@ type CompleteRequest struct {
 	Params CompleteParams
 }
 
-// inputBridge lets a legacy request ask its client for input with
-// server-to-client requests, re-running the handler with the answers.
-type inputBridge interface {
-	ask(ctx context.Context, r *Request, ir *InputRequiredError) error
-}

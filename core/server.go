@@ -116,6 +116,29 @@ type ServerOptions struct {
 	// renews it. Zero means DefaultStateTTL.
 	StateTTL time.Duration
 
+	// Sessions selects how legacy clients get sessions. The zero value is
+	// SessionsAuto.
+	Sessions SessionMode
+	// SessionStore keeps legacy sessions. Nil means an in-process store
+	// (like store/memory): fine for one process, wrong behind a load
+	// balancer or on serverless platforms, where a shared store such as
+	// store/dynamo is needed.
+	SessionStore SessionStore
+	// SessionIdleTimeout ends a session unused for that long. Zero means
+	// DefaultSessionIdleTimeout.
+	SessionIdleTimeout time.Duration
+	// MaxSessionsPerPrincipal bounds the sessions of one authenticated
+	// principal; at the limit, initialize evicts the least recently used.
+	// Zero means DefaultMaxSessionsPerPrincipal; negative, no limit.
+	MaxSessionsPerPrincipal int
+	// MaxAnonymousSessions bounds the anonymous sessions together, likewise.
+	// Zero means DefaultMaxAnonymousSessions; negative, no limit.
+	MaxAnonymousSessions int
+	// BridgeTimeout bounds how long a legacy call waits for the client's
+	// answers to server-to-client requests. Zero means
+	// DefaultBridgeTimeout.
+	BridgeTimeout time.Duration
+
 	// now is the clock, for tests.
 	now func() time.Time
 }
@@ -134,6 +157,12 @@ func (o *ServerOptions) Validate() error {
 	}
 	if o.MaxRequestBytes < 0 {
 		return fmt.Errorf("core: negative MaxRequestBytes %d", o.MaxRequestBytes)
+	}
+	if o.Sessions < SessionsAuto || o.Sessions > SessionsStateless {
+		return fmt.Errorf("core: invalid Sessions %d", o.Sessions)
+	}
+	if o.SessionIdleTimeout < 0 || o.BridgeTimeout < 0 {
+		return fmt.Errorf("core: negative SessionIdleTimeout or BridgeTimeout")
 	}
 	if o.StateTTL < 0 {
 		return fmt.Errorf("core: negative StateTTL %v", o.StateTTL)
@@ -174,6 +203,8 @@ type Server struct {
 
 	hub     hub
 	sealer  *sealer
+	store   SessionStore
+	local   local
 	hints   map[string]cacheWire
 	infoRaw json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	implRaw json.RawMessage // the Implementation
@@ -266,6 +297,22 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	if o.now == nil {
 		o.now = time.Now
+	}
+	if o.SessionIdleTimeout == 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.MaxSessionsPerPrincipal == 0 {
+		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if o.MaxAnonymousSessions == 0 {
+		o.MaxAnonymousSessions = DefaultMaxAnonymousSessions
+	}
+	if o.BridgeTimeout == 0 {
+		o.BridgeTimeout = DefaultBridgeTimeout
+	}
+	s.store = o.SessionStore
+	if s.store == nil {
+		s.store = &localStore{now: o.now}
 	}
 	s.log = o.Logger
 	if s.log == nil {

@@ -4,6 +4,7 @@
 # last line:  conformance-<revision>: N passed, M failed
 #
 #   test/conformance/run.sh --rev 2026-07-28 [--adapter nethttp] [--scenario NAME] [--url URL]
+#   test/conformance/run.sh --rev 2025-11-25,2026-07-28   # both, one after the other, same process
 #
 # It builds and starts the fixture on a free loopback port (unless --url points
 # at a running server), runs the pinned suite, stops the fixture and scores the
@@ -33,7 +34,8 @@ while [ $# -gt 0 ]; do
     *) extra+=("$1"); shift ;;
   esac
 done
-[[ "$rev" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || die "--rev REVISION is required (2026-07-28 or 2025-11-25)"
+[[ "$rev" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}(,[0-9]{4}-[0-9]{2}-[0-9]{2})*$ ]] || die "--rev REVISION[,REVISION] is required (2026-07-28, 2025-11-25)"
+revs=(${rev//,/ })
 
 # --- install the pinned Node and suite (idempotent) ---------------------------
 case "$(uname -m)" in
@@ -57,7 +59,9 @@ if [ ! -f "$dir/.complete" ]; then
   [ -f "$dir/.complete" ] || die "install did not complete in $dir"
 fi
 mods="$dir/node_modules"
-[ -f "$mods/@modelcontextprotocol/conformance/requirements/$rev.yaml" ] || die "the suite has no requirement set $rev"
+for r in "${revs[@]}"; do
+  [ -f "$mods/@modelcontextprotocol/conformance/requirements/$r.yaml" ] || die "the suite has no requirement set $r"
+done
 
 # --- start the fixture ----------------------------------------------------------
 work=$(mktemp -d)
@@ -101,25 +105,28 @@ if [ -z "$url" ]; then
   esac
 fi
 
-# --- run the suite ----------------------------------------------------------------
-out="$CACHE/results/$adapter-$rev-$(date -u +%Y%m%dT%H%M%SZ)-$$"
-mkdir -p "$out"
-if [ -n "$scenario" ]; then
-  select=(--scenario "$scenario" --spec-version "$rev" --force)
-else
-  select=(--requirements "$rev")
-fi
-echo "run.sh: suite $SUITE_VERSION against $url ($adapter), revision $rev; log: $out/suite.log"
-set +e
-"$node" "$cli" server --url "$url" "${select[@]}" -o "$out" ${extra[@]+"${extra[@]}"} > "$out/suite.log" 2>&1
-set -e
-if ! ls "$out"/server-*/checks.json >/dev/null 2>&1; then
-  echo "run.sh: the suite wrote no results; end of its log:" >&2; tail -n 20 "$out/suite.log" >&2
-fi
-cp "$work/server.err" "$out/server.err" 2>/dev/null || true
-expected="$HERE/expected/$adapter-$rev.yaml"
-set +e
-"$node" "$HERE/score.js" "$mods" "$out" "$rev" "$scenario" "$expected"
-rc=$?
-set -e
-exit $rc
+# --- run the suite, once per revision, against the same server ---------------------
+status=0
+for rev in "${revs[@]}"; do
+  out="$CACHE/results/$adapter-$rev-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+  mkdir -p "$out"
+  if [ -n "$scenario" ]; then
+    select=(--scenario "$scenario" --spec-version "$rev" --force)
+  else
+    select=(--requirements "$rev")
+  fi
+  echo "run.sh: suite $SUITE_VERSION against $url ($adapter), revision $rev; log: $out/suite.log"
+  set +e
+  "$node" "$cli" server --url "$url" "${select[@]}" -o "$out" ${extra[@]+"${extra[@]}"} > "$out/suite.log" 2>&1
+  set -e
+  if ! ls "$out"/server-*/checks.json >/dev/null 2>&1; then
+    echo "run.sh: the suite wrote no results; end of its log:" >&2; tail -n 20 "$out/suite.log" >&2
+  fi
+  cp "$work/server.err" "$out/server.err" 2>/dev/null || true
+  set +e
+  "$node" "$HERE/score.js" "$mods" "$out" "$rev" "$scenario" "$HERE/expected/$adapter-$rev.yaml"
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || status=$rc
+done
+exit $status

@@ -1,0 +1,343 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// SessionMode selects how legacy (2025-*) clients get sessions.
+type SessionMode int
+
+const (
+	// SessionsAuto (the default) issues a session to every initialize and
+	// also serves legacy requests that come without one, each on its own.
+	SessionsAuto SessionMode = iota
+	// SessionsStateful issues sessions and requires Mcp-Session-Id on every
+	// request after initialize (400 without it).
+	SessionsStateful
+	// SessionsStateless never issues a session: every legacy request stands
+	// alone. Tools cannot ask legacy clients for input then.
+	SessionsStateless
+)
+
+// Session defaults.
+const (
+	DefaultSessionIdleTimeout      = 1800 * time.Second
+	DefaultMaxSessionsPerPrincipal = 100
+	DefaultMaxAnonymousSessions    = 10000
+	DefaultBridgeTimeout           = 2 * time.Minute
+)
+
+// sessionData is the server-owned JSON of a SessionRecord.
+type sessionData struct {
+	Version     string                     `json:"v"`
+	Caps        *ClientCapabilities        `json:"c,omitempty"`
+	ClientInfo  *Implementation            `json:"i,omitempty"`
+	Initialized bool                       `json:"ok,omitempty"`
+	LogLevel    LoggingLevel               `json:"l,omitempty"`
+	Subs        []string                   `json:"s,omitempty"`
+	Values      map[string]json.RawMessage `json:"d,omitempty"`
+	// Answers holds client responses to server-to-client requests that
+	// reached an instance other than the one waiting for them.
+	Answers map[string]json.RawMessage `json:"a,omitempty"`
+}
+
+// Session is a legacy session: the negotiated protocol version and client
+// capabilities, plus values tools keep between calls. A Session is valid
+// during the request that carries it; its methods are safe for concurrent
+// use. Values are stored as JSON in every store, so they round-trip the same
+// in memory and in DynamoDB.
+type Session struct {
+	srv *Server
+	mu  sync.Mutex
+	rec *SessionRecord
+	d   sessionData
+}
+
+// ID returns the session id (the Mcp-Session-Id header).
+func (s *Session) ID() string { return s.rec.ID }
+
+// ProtocolVersion returns the negotiated protocol revision.
+func (s *Session) ProtocolVersion() string { return s.d.Version }
+
+// ClientCapabilities returns the capabilities declared at initialize.
+func (s *Session) ClientCapabilities() *ClientCapabilities {
+	if s.d.Caps == nil {
+		return emptyCaps
+	}
+	return s.d.Caps
+}
+
+// Get decodes the value stored under key into v. It reports false when
+// there is none.
+func (s *Session) Get(key string, v any) (bool, error) {
+	s.mu.Lock()
+	raw, ok := s.d.Values[key]
+	s.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("session value %q: %w", key, err)
+	}
+	return true, nil
+}
+
+// Set stores v (encoded as JSON) under key. It writes through to the store.
+func (s *Session) Set(ctx context.Context, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("session value %q: %w", key, err)
+	}
+	return s.mutate(ctx, func(d *sessionData) error {
+		if d.Values == nil {
+			d.Values = map[string]json.RawMessage{}
+		}
+		d.Values[key] = raw
+		return nil
+	})
+}
+
+// Delete removes the value stored under key.
+func (s *Session) Delete(ctx context.Context, key string) error {
+	return s.mutate(ctx, func(d *sessionData) error {
+		delete(d.Values, key)
+		return nil
+	})
+}
+
+// SessionValue is Session.Get with a type parameter.
+func SessionValue[T any](s *Session, key string) (T, bool, error) {
+	var v T
+	ok, err := s.Get(key, &v)
+	return v, ok, err
+}
+
+// newSessionID returns 32 random bytes, base64url: unguessable and visible
+// ASCII.
+func newSessionID() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (s *Server) sessionLimits() SessionLimits {
+	return SessionLimits{PerPrincipal: s.opts.MaxSessionsPerPrincipal, Anonymous: s.opts.MaxAnonymousSessions}
+}
+
+// createSession stores a new session for an initialize request.
+func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData) (*Session, error) {
+	now := s.opts.now()
+	raw, err := json.Marshal(&d)
+	if err != nil {
+		return nil, err
+	}
+	rec := &SessionRecord{ID: newSessionID(), Principal: p.key(), Data: raw, LastUsed: now, Expires: now.Add(s.opts.SessionIdleTimeout)}
+	evicted, err := s.store.Create(ctx, rec, s.sessionLimits())
+	if err != nil {
+		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	for _, id := range evicted {
+		s.log.InfoContext(ctx, "evicted least recently used session", "session", id)
+		s.endLocalSession(id)
+	}
+	return &Session{srv: s, rec: rec, d: d}, nil
+}
+
+// errSessionForeign means the session belongs to another principal.
+var errSessionForeign = errors.New("session belongs to another principal")
+
+// loadSession reads a session for a request by principal p.
+func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Session, error) {
+	rec, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Principal != p.key() {
+		return nil, errSessionForeign
+	}
+	sess := &Session{srv: s, rec: rec}
+	if err := json.Unmarshal(rec.Data, &sess.d); err != nil {
+		return nil, fmt.Errorf("session %s: corrupt data: %w", id, err)
+	}
+	return sess, nil
+}
+
+// mutate applies fn to the session's data and writes it with a conditional
+// update, re-reading and re-applying on conflicts. It also renews the
+// session's idle expiry.
+func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) error {
+	s := sess.srv
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		d := sess.d
+		d.Values = cloneRawMap(sess.d.Values)
+		d.Answers = cloneRawMap(sess.d.Answers)
+		d.Subs = append([]string(nil), sess.d.Subs...)
+		if err := fn(&d); err != nil {
+			return err
+		}
+		raw, err := json.Marshal(&d)
+		if err != nil {
+			return err
+		}
+		rec := *sess.rec
+		now := s.opts.now()
+		rec.Data, rec.LastUsed, rec.Expires = raw, now, now.Add(s.opts.SessionIdleTimeout)
+		err = s.store.Update(ctx, &rec)
+		if err == nil {
+			sess.rec, sess.d = &rec, d
+			return nil
+		}
+		if !errors.Is(err, ErrSessionConflict) || attempt >= 20 {
+			return fmt.Errorf("updating session: %w", err)
+		}
+		fresh, err := s.store.Get(ctx, sess.rec.ID)
+		if err != nil {
+			return fmt.Errorf("updating session: %w", err)
+		}
+		var fd sessionData
+		if err := json.Unmarshal(fresh.Data, &fd); err != nil {
+			return fmt.Errorf("session %s: corrupt data: %w", fresh.ID, err)
+		}
+		sess.rec, sess.d = fresh, fd
+	}
+}
+
+// touch renews the session's idle expiry when a tenth of the idle timeout has
+// passed since the last write, so that most requests cost no write.
+func (sess *Session) touch(ctx context.Context) error {
+	s := sess.srv
+	sess.mu.Lock()
+	stale := s.opts.now().Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
+	sess.mu.Unlock()
+	if !stale {
+		return nil
+	}
+	return sess.mutate(ctx, func(*sessionData) error { return nil })
+}
+
+func cloneRawMap(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func addSorted(list []string, v string) []string {
+	i := sort.SearchStrings(list, v)
+	if i < len(list) && list[i] == v {
+		return list
+	}
+	return append(list[:i], append([]string{v}, list[i:]...)...)
+}
+
+func removeString(list []string, v string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// localStore is the in-process SessionStore a server uses when
+// ServerOptions.SessionStore is nil. Package store/memory has the exported
+// equivalent.
+type localStore struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]*SessionRecord
+}
+
+func (l *localStore) get(id string) *SessionRecord {
+	r := l.m[id]
+	if r != nil && !l.now().Before(r.Expires) {
+		delete(l.m, id)
+		return nil
+	}
+	return r
+}
+
+func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*SessionRecord{}
+	}
+	limit := lim.PerPrincipal
+	if rec.Principal == "" {
+		limit = lim.Anonymous
+	}
+	var evicted []string
+	if limit > 0 {
+		var pool []*SessionRecord
+		for id := range l.m {
+			if r := l.get(id); r != nil && r.Principal == rec.Principal {
+				pool = append(pool, r)
+			}
+		}
+		if over := len(pool) + 1 - limit; over > 0 {
+			sort.Slice(pool, func(i, j int) bool { return pool[i].LastUsed.Before(pool[j].LastUsed) })
+			for _, r := range pool[:over] {
+				delete(l.m, r.ID)
+				evicted = append(evicted, r.ID)
+			}
+		}
+	}
+	c := *rec
+	c.Version, rec.Version = 1, 1
+	l.m[c.ID] = &c
+	return evicted, nil
+}
+
+func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.get(id)
+	if r == nil {
+		return nil, ErrSessionNotFound
+	}
+	c := *r
+	return &c, nil
+}
+
+func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.get(rec.ID)
+	if r == nil {
+		return ErrSessionNotFound
+	}
+	if r.Version != rec.Version {
+		return ErrSessionConflict
+	}
+	c := *rec
+	c.Version++
+	rec.Version = c.Version
+	l.m[c.ID] = &c
+	return nil
+}
+
+func (l *localStore) Delete(ctx context.Context, id string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.get(id) == nil {
+		return ErrSessionNotFound
+	}
+	delete(l.m, id)
+	return nil
+}
