@@ -24,9 +24,9 @@ import (
 // server-to-client requests, and in-flight requests that can be cancelled.
 type local struct {
 	mu       sync.Mutex
-	streams  map[string]*getStream          // session id -> its GET stream
-	waiters  map[string]chan idAnswer       // server request id -> its call's answers
-	inflight map[string]context.CancelFunc  // session id + "\x00" + request id
+	streams  map[string]*getStream         // session id -> its GET stream
+	waiters  map[string]chan idAnswer      // server request id -> its call's answers
+	inflight map[string]context.CancelFunc // session id + "\x00" + request id
 }
 
 // idAnswer is a client's response to the server-to-client request id.

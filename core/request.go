@@ -162,4 +162,3 @@ type CompleteRequest struct {
 	*Request
 	Params CompleteParams
 }
-
