@@ -1,0 +1,94 @@
+// Package core is the protocol engine of mcpfn: an MCP (Model Context
+// Protocol) server that serves the stateless 2026-07-28 revision and the
+// initialize-based revisions 2025-11-25, 2025-06-18 and 2025-03-26 on one
+// Streamable HTTP endpoint, built to run as a serverless or edge function.
+//
+// core imports only the standard library and two schema libraries
+// (github.com/invopop/jsonschema to derive schemas from Go types,
+// github.com/santhosh-tekuri/jsonschema/v6 to validate arguments). Platform
+// adapters (adapters/nethttp, adapters/lambda, adapters/gcf) and stores
+// (store/memory, store/dynamo) depend on it, never the reverse.
+//
+// # Quick start
+//
+//	type AddArgs struct {
+//		Left  int `json:"left" jsonschema:"description=The first addend"`
+//		Right int `json:"right"`
+//	}
+//
+//	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, nil)
+//	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."},
+//		func(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error) {
+//			return in.Left + in.Right, nil
+//		})
+//	http.ListenAndServe("127.0.0.1:8080", nethttp.Handler(srv))
+//
+// [Server] implements [net/http.Handler]: every status code, header and
+// response body the transport needs is decided here, so the same server
+// behaves identically behind net/http, AWS Lambda and Cloud Functions.
+//
+// # Tools
+//
+// [AddTool] registers a typed handler. The input schema is derived from the
+// argument type once, at registration (descriptions from `jsonschema` struct
+// tags), arguments are validated against it before the handler runs, and the
+// output schema comes from the result type (see [OutputPolicy]). Runtime
+// values (context, request _meta, HTTP headers, the principal, the session,
+// the answers of a multi round-trip request) travel in [CallToolRequest] and
+// never appear in schemas. A handler's error decides the outcome: a
+// [ToolError] is a result with isError the model can act on; an [*Error]
+// (see [InvalidParamsError], [ServerError]) is that JSON-RPC error;
+// [InputRequired] asks the client for input; anything else, or a panic, is a
+// generic -32603 that is logged but not sent.
+//
+// A tool argument can be mirrored into an Mcp-Param-{Name} header with the
+// struct tag `jsonschema_extras:"x-mcp-header=Name"`; the server checks the
+// header against the argument on every 2026-07-28 call.
+//
+// ServerOptions.ListToolsHandler and CallToolHandler replace typed tools
+// ("advanced mode") for servers that compute their tools at run time.
+//
+// # Multi round-trip requests
+//
+// A tool, prompt or resource handler that needs the user's or the client's
+// model's input returns [InputRequired] with [InputRequests] built by
+// [ElicitForm], [ElicitURL], [NewForm], [Sample] or [ListRoots], and an
+// optional state string. The client answers and retries; the handler runs
+// again from the top and reads the answers through [Request.Input] (see
+// [Accepted]). The state the handler returned comes back verified: the
+// server seals it with HMAC-SHA256, bound to the method, the tool, prompt or
+// resource, the arguments (key order does not matter), the caller's
+// principal, and an expiry renewed each round (ServerOptions.StateTTL).
+// Sealed state is signed, not encrypted: the client can read it, and can
+// replay it until it expires. Keep secrets out of it, and enforce at-most-once
+// effects in the handler if they matter. Keys come from a [KeyProvider]
+// (ServerOptions.Keys); without one the server generates a random key at
+// start, which does not survive a restart or reach other replicas.
+//
+// The same handler serves legacy clients: on a legacy call with a session and
+// an SSE stream, the server sends the input requests as server-to-client
+// requests (elicitation/create, sampling/createMessage, roots/list), waits
+// for the answers and runs the handler again with them.
+//
+// # Protocol eras and sessions
+//
+// ServerOptions.Mode selects the eras served ([ModeAuto] by default: each
+// request is recognised by its shape; a request carrying 2026-07-28 _meta is
+// modern whatever its method). Legacy sessions (see [SessionMode]) live in a
+// [SessionStore]: in-process by default, store/dynamo for many instances.
+// Sessions are bound to the principal that created it, expire when idle, and
+// are bounded per principal with least-recently-used eviction.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use. Tools, resources and prompts may be
+// added or removed while it serves; clients listening for list changes are
+// notified.
+//
+// # Logging
+//
+// The server logs through ServerOptions.Logger (log/slog), silent by default.
+//
+// The specification: https://modelcontextprotocol.io/specification/2026-07-28
+// and https://modelcontextprotocol.io/specification/2025-11-25.
+package core
