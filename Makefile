@@ -1,10 +1,33 @@
-# mcpfn make targets. `make test` is the whole test suite (CI runs it).
+# mcpfn make targets.
+#
+#   make test                      every test: lint, unit (-race), conformance, interop, ...
+#   make conformance REV=2026-07-28 ADAPTER=nethttp
+#   make conformance-all           both revisions, every adapter
+#
+# The test targets install what they need (Node 22 and the conformance suite
+# from the npm registry, dynalite, the Lambda runtime interface emulator, a
+# locally built terraform and AWS provider) into ~/.cache.
 REV ?= 2026-07-28
 ADAPTER ?= nethttp
 GO ?= go
 
-.PHONY: test unit conformance conformance-all
+.PHONY: test lint unit conformance conformance-all
+
+test:
+	@test/all.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
 
 # conformance: one suite run against examples/everything behind ADAPTER.
+# REV may list several revisions (REV=2025-11-25,2026-07-28): they run one
+# after the other against the same server process.
 conformance:
 	@test/conformance/run.sh --rev $(REV) --adapter $(ADAPTER)
+
+conformance-all:
+	@test/conformance/all.sh

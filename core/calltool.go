@@ -157,7 +157,11 @@ func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequire
 // unknown tool.
 func (s *Server) findTool(ctx context.Context, r *Request, name string) (*serverTool, error) {
 	if s.opts.CallToolHandler == nil {
-		return s.reg.Load().tools[name], nil
+		st := s.reg.Load().tools[name]
+		if st != nil && st.needsSession && r.modern {
+			return nil, nil // not served to 2026-07-28 clients
+		}
+		return st, nil
 	}
 	lr := &ListToolsRequest{Request: r}
 	for page := 0; page < 100; page++ {

@@ -460,7 +460,11 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		b = r.resultTail(b, "tools/list", nil, res.Cache)
 		return append(b, '}'), nil
 	}
-	page, next, err := paginate(s.reg.Load().toolList, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
+	list := s.reg.Load().toolList
+	if r.modern {
+		list = s.reg.Load().modernTools
+	}
+	page, next, err := paginate(list, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -215,13 +215,14 @@ type Server struct {
 // registry is an immutable snapshot of the server's features. Writers copy
 // it; readers load it without locks.
 type registry struct {
-	tools     map[string]*serverTool
-	toolList  []*serverTool // sorted by name
-	resources map[string]*serverResource
-	resList   []*serverResource // sorted by URI
-	templates []*serverTemplate // sorted by template
-	prompts   map[string]*serverPrompt
-	promptLst []*serverPrompt // sorted by name
+	tools       map[string]*serverTool
+	toolList    []*serverTool // sorted by name
+	modernTools []*serverTool // toolList without session-only tools
+	resources   map[string]*serverResource
+	resList     []*serverResource // sorted by URI
+	templates   []*serverTemplate // sorted by template
+	prompts     map[string]*serverPrompt
+	promptLst   []*serverPrompt // sorted by name
 }
 
 func (r *registry) clone() *registry {
@@ -249,6 +250,12 @@ func (r *registry) sortAll() {
 		r.toolList = append(r.toolList, t)
 	}
 	sort.Slice(r.toolList, func(i, j int) bool { return r.toolList[i].tool.Name < r.toolList[j].tool.Name })
+	r.modernTools = r.modernTools[:0]
+	for _, t := range r.toolList {
+		if !t.needsSession {
+			r.modernTools = append(r.modernTools, t)
+		}
+	}
 	r.resList = r.resList[:0]
 	for _, x := range r.resources {
 		r.resList = append(r.resList, x)

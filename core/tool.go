@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Tool defines a tool: its wire fields, as listed by tools/list, and how the
@@ -31,6 +32,10 @@ type Tool struct {
 	// RequiredCapabilities are client capabilities every call needs. A call
 	// whose client lacks them is answered -32021 before the handler runs.
 	RequiredCapabilities *ClientCapabilities `json:"-"`
+	// SessionOptional, for a tool registered with AddSessionTool, lets the
+	// tool serve calls without a session (every 2026-07-28 call, and
+	// sessionless legacy calls): its handler then gets a nil *Session.
+	SessionOptional bool `json:"-"`
 }
 
 // OutputPolicy says whether a typed tool returns structured content.
@@ -82,7 +87,10 @@ type serverTool struct {
 	input      *compiledSchema
 	headers    []headerParam
 	typed      bool // registered with AddTool: legacy results drop structured content
-	handler    func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	// needsSession: the tool only serves legacy calls with a session; it is
+	// not listed for, or callable by, 2026-07-28 clients.
+	needsSession bool
+	handler      func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
@@ -97,6 +105,44 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out]) {
 	if err != nil {
 		panic(err.Error())
 	}
+	s.addTool(st)
+}
+
+// SessionToolHandlerFor is a typed tool handler that also receives the
+// legacy session of the call (nil when the tool's SessionOptional is set and
+// the call has none).
+type SessionToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, sess *Session, in In) (Out, error)
+
+// AddSessionTool registers a typed tool whose handler keeps state in the
+// legacy session (see Session.Get and Session.Set). Unless t.SessionOptional
+// is set, the tool needs a session: 2026-07-28 requests never have one, so
+// it is not listed for or callable by modern clients, a sessionless legacy
+// call gets an error, and registering it on a ModeModern server panics. With
+// SessionOptional on a ModeAuto server, registration logs a warning: the tool
+// behaves differently for the two eras. Prefer explicit handles in arguments
+// (the stateless way) for new tools.
+func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In, Out]) {
+	if t == nil || h == nil {
+		panic("core: AddSessionTool: nil tool or handler")
+	}
+	if !t.SessionOptional && s.opts.Mode == ModeModern {
+		panic(fmt.Sprintf("core: AddSessionTool %q: the tool needs a session, which 2026-07-28 requests never have (set SessionOptional or use ModeAuto/ModeLegacy)", t.Name))
+	}
+	if t.SessionOptional && s.opts.Mode == ModeAuto {
+		s.log.Warn("tool with an optional session parameter: it gets a session from legacy clients only", "tool", t.Name)
+	}
+	needs := !t.SessionOptional
+	st, err := newTypedTool(t, func(ctx context.Context, req *CallToolRequest, in In) (Out, error) {
+		if needs && req.Session == nil {
+			var zero Out
+			return zero, ServerError("Tool %q needs a session: initialize one first", t.Name)
+		}
+		return h(ctx, req, req.Session, in)
+	})
+	if err != nil {
+		panic(strings.Replace(err.Error(), "AddTool", "AddSessionTool", 1))
+	}
+	st.needsSession = needs
 	s.addTool(st)
 }
 

@@ -1,0 +1,117 @@
+// Package lambda serves an [http.Handler], typically a [core.Server], on AWS
+// Lambda.
+//
+// The adapter only translates: it turns the invocation event into an
+// [*http.Request], runs the handler against a [http.ResponseWriter] of its own,
+// and turns what the handler wrote back into the response the invoking
+// service expects. Every protocol decision (status codes, headers, JSON or
+// server-sent events) stays in the handler, so a server behaves the same on
+// Lambda as on net/http or Google Cloud Functions.
+//
+// The API follows aws-lambda-go's lambdaurl package: [Wrap] is a pure function
+// that can be tested without the Lambda runtime, and [Start] hands it to the
+// runtime and blocks.
+//
+// # Quick start
+//
+//	func main() {
+//		srv := core.NewServer(impl, nil)
+//		lambda.Start(srv, &lambda.Options{Streaming: true})
+//	}
+//
+// Build the function for the provided.al2023 runtime with
+//
+//	GOOS=linux go build -tags lambda.norpc -o bootstrap .
+//
+// The lambda.norpc tag drops aws-lambda-go's support for the retired go1.x
+// runtime; it is optional but makes the binary smaller.
+//
+// # Event sources
+//
+// [Wrap] recognises the event from its shape, so one function can sit behind
+// several integrations at once:
+//
+//   - API Gateway REST APIs (proxy integration, payload format 1.0), including
+//     HTTP APIs configured with payload format 1.0;
+//   - API Gateway HTTP APIs (payload format 2.0);
+//   - Lambda Function URLs (same shape as 2.0, recognised by their
+//     lambda-url domain name);
+//   - Application Load Balancer target groups, with or without multi-value
+//     headers.
+//
+// The request carries the method, the path and query string, the headers
+// (multi-value where the event has them), the cookies of 2.0 events as a
+// Cookie header, the body (base64-decoded where the event says so), Host from
+// the Host header or the domain name, and RemoteAddr as "ip:0" built from the
+// source IP the event reports (for ALB, the last X-Forwarded-For entry). The
+// URL holds only the path and query, as in a request received by
+// [http.Server]; the scheme the client used is in the X-Forwarded-Proto
+// header, and r.TLS is nil because TLS ends at the AWS front end.
+// API Gateway 2.0 events keep the stage prefix in the path when the stage is
+// not $default; use [http.StripPrefix] if the handler should not see it.
+//
+// # Buffered and streaming responses
+//
+// By default the response is buffered: the handler runs to completion and its
+// status, headers and body are returned in the integration's response format
+// (multi-value headers for REST APIs and multi-value ALB target groups,
+// Set-Cookie as the cookies list for 2.0 events and Function URLs). Bodies
+// that are not valid UTF-8 text of a textual content type are base64-encoded.
+// A server-sent event stream is complete in a buffered response: every event
+// the handler wrote, in order.
+//
+// HTTP APIs, Function URLs and load balancers without multi-value headers
+// take one value per header, so repeated headers are joined with commas. For
+// a load balancer that includes Set-Cookie: enable multi-value headers on the
+// target group if the handler sets several cookies.
+//
+// With [Options.Streaming] set, responses to Function URL events (invoke mode
+// RESPONSE_STREAM) and to REST API events (a response-streaming-invocations
+// integration with transfer mode STREAM) are streamed: the status and headers
+// leave when the handler first writes or flushes, and every
+// [http.Flusher.Flush] pushes what has been written so far to the client.
+// HTTP APIs and load balancers cannot stream; their events are answered
+// buffered even when Streaming is set.
+//
+// Lambda limits buffered responses to 6 MB. Streamed responses have a
+// larger (soft) limit, and their bandwidth is capped after the first 6 MB.
+//
+// # Errors
+//
+// An event that cannot be turned into a request (not JSON, of no known
+// shape, without a method, with a body that is not valid base64) is answered
+// with 400 Bad Request; the handler does not run. When the function runs
+// under [Start], a payload that is not JSON at all is rejected by
+// aws-lambda-go before [Wrap] sees it, and the invoking service reports a
+// function error.
+//
+// A panic in the handler is recovered and logged to [Options.Logger]. If no
+// part of the response has left the function yet (always the case when
+// buffered), the client receives 500 Internal Server Error. If a streamed
+// response has already started, the stream is ended with an error, which
+// Lambda reports as a function error: the client sees a truncated response.
+// As in net/http, a panic with [http.ErrAbortHandler] is not logged.
+//
+// # Contexts
+//
+// The request's context is the invocation context: it carries the Lambda
+// deadline and the [lambdacontext.LambdaContext], and it is cancelled when
+// the invocation ends (when the handler returns, for streamed responses).
+// [RequestFromContext] returns the event the request was built from.
+//
+// # Concurrency
+//
+// The function returned by [Wrap] is safe for concurrent use, as Lambda
+// managed instances (AWS_LAMBDA_MAX_CONCURRENCY) require, provided the
+// handler is. A streamed response runs the handler in one goroutine, which
+// ends before the invocation does; the adapter starts no other goroutines.
+//
+// See https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html,
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html,
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html,
+// https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html and
+// https://docs.aws.amazon.com/lambda/latest/dg/configuration-response-streaming.html.
+//
+// [core.Server]: https://pkg.go.dev/github.com/mcpfn/mcpfn/core#Server
+// [lambdacontext.LambdaContext]: https://pkg.go.dev/github.com/aws/aws-lambda-go/lambdacontext#LambdaContext
+package lambda

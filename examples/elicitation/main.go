@@ -1,0 +1,119 @@
+// Command elicitation shows tools that ask the user before they act, written
+// once for both protocol eras: a 2026-07-28 client gets an input_required
+// result and retries with the answer; a legacy client gets an
+// elicitation/create request on the call's stream.
+//
+//	go run ./examples/elicitation   # serves http://127.0.0.1:8080/mcp
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// files is the toy file system the delete tool works on.
+type files struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+type DeleteArgs struct {
+	Path string `json:"path" jsonschema:"description=The file to delete"`
+}
+
+type confirm struct {
+	OK bool `json:"ok" title:"Delete it?" description:"Check to delete the file for good."`
+}
+
+var confirmForm = core.MustForm[confirm]()
+
+// deleteFile asks for confirmation, then deletes.
+func (f *files) deleteFile(ctx context.Context, req *core.CallToolRequest, in DeleteArgs) (string, error) {
+	f.mu.Lock()
+	exists := f.names[in.Path]
+	f.mu.Unlock()
+	if !exists {
+		return "", core.ToolErrorf("no such file: %s", in.Path)
+	}
+	if r, ok := req.Input.Elicitation("confirm"); ok && r.Action != "accept" {
+		return "Kept " + in.Path + ": the user said no.", nil
+	}
+	c, ok := confirmForm.Accepted(req.Input, "confirm")
+	if !ok {
+		return "", core.InputRequired(core.InputRequests{
+			"confirm": confirmForm.Request(fmt.Sprintf("Delete %s? This cannot be undone.", in.Path)),
+		}, "")
+	}
+	if !c.OK {
+		return "Kept " + in.Path + ".", nil
+	}
+	f.mu.Lock()
+	delete(f.names, in.Path)
+	f.mu.Unlock()
+	return "Deleted " + in.Path + ".", nil
+}
+
+// Booking is the form the book_table tool shows.
+type Booking struct {
+	Name   string `json:"name" title:"Name" description:"Who is the table for?"`
+	Guests int    `json:"guests" title:"Guests" minimum:"1" maximum:"12" default:"2"`
+	Time   string `json:"time" title:"Time" enum:"18:00,19:00,20:00,21:00" enumTitles:"6 pm,7 pm,8 pm,9 pm"`
+	Window bool   `json:"window,omitempty" title:"Window seat"`
+}
+
+var bookingForm = core.MustForm[Booking]()
+
+type BookArgs struct {
+	Restaurant string `json:"restaurant" jsonschema:"description=Where to book"`
+}
+
+// BookingResult is what book_table returns (as structured content).
+type BookingResult struct {
+	Restaurant string  `json:"restaurant"`
+	Booking    Booking `json:"booking"`
+}
+
+func bookTable(ctx context.Context, req *core.CallToolRequest, in BookArgs) (*BookingResult, error) {
+	b, ok := bookingForm.Accepted(req.Input, "booking")
+	if !ok {
+		if r, answered := req.Input.Elicitation("booking"); answered && r.Action != "accept" {
+			return nil, core.ToolErrorf("the user did not book a table")
+		}
+		return nil, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table at " + in.Restaurant)}, "")
+	}
+	if b.Guests == 0 {
+		b.Guests = 2 // the form's default, when the client left it out
+	}
+	return &BookingResult{Restaurant: in.Restaurant, Booking: b}, nil
+}
+
+func newServer() *core.Server {
+	srv := core.NewServer(core.Implementation{Name: "elicitation-example", Version: "1.0.0"}, nil)
+	f := &files{names: map[string]bool{"notes.txt": true, "draft.md": true}}
+	core.AddTool(srv, &core.Tool{Name: "delete_file", Description: "Delete a file after the user confirms.",
+		Annotations: &core.ToolAnnotations{DestructiveHint: ptr(true)}}, f.deleteFile)
+	core.AddTool(srv, &core.Tool{Name: "book_table", Description: "Book a restaurant table; asks the user for the details."}, bookTable)
+	return srv
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Printf("elicitation: serving MCP on http://%s/mcp", *addr)
+	if err := nethttp.Serve(ctx, *addr, newServer(), nil); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+)
+
+type toolResult struct {
+	Content []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	IsError           bool            `json:"isError"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	ResultType        string          `json:"resultType"`
+	InputRequests     map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"inputRequests"`
+	RequestState string `json:"requestState"`
+}
+
+func call(t *testing.T, c *mcptest.Client, params map[string]any) toolResult {
+	t.Helper()
+	r, err := c.Call(context.Background(), "tools/call", params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res toolResult
+	if err := r.Decode(&res); err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	return res
+}
+
+// The modern round trip: input_required, then the retry with the answer.
+func TestDeleteConfirmModern(t *testing.T) {
+	ts := httptest.NewServer(newServer())
+	defer ts.Close()
+	c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
+	args := map[string]any{"path": "notes.txt"}
+	first := call(t, c, map[string]any{"name": "delete_file", "arguments": args})
+	if first.ResultType != "input_required" || first.InputRequests["confirm"].Method != "elicitation/create" || first.RequestState == "" {
+		t.Fatalf("first round = %+v, want an elicitation with state", first)
+	}
+	// The user declines: nothing is deleted.
+	declined := call(t, c, map[string]any{"name": "delete_file", "arguments": args, "requestState": first.RequestState,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "decline"}}})
+	if declined.ResultType != "complete" || !strings.Contains(declined.Content[0].Text, "Kept") {
+		t.Fatalf("declined: %+v", declined)
+	}
+	done := call(t, c, map[string]any{"name": "delete_file", "arguments": args, "requestState": first.RequestState,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}})
+	if done.Content[0].Text != "Deleted notes.txt." {
+		t.Fatalf("accepted: %+v", done)
+	}
+	again := call(t, c, map[string]any{"name": "delete_file", "arguments": args})
+	if !again.IsError {
+		t.Fatalf("deleting twice should fail: %+v", again)
+	}
+	// A client without elicitation cannot be asked: -32021.
+	c.Caps = map[string]any{}
+	r, err := c.Call(context.Background(), "tools/call", map[string]any{"name": "delete_file", "arguments": map[string]any{"path": "draft.md"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != 400 || r.Error == nil || r.Error.Code != -32021 {
+		t.Fatalf("without elicitation: HTTP %d, %+v", r.Status, r.Error)
+	}
+}
+
+// The legacy round trip: the same tool asks with elicitation/create on the
+// call's stream, and the form comes from the Booking struct.
+func TestBookTableLegacy(t *testing.T) {
+	ts := httptest.NewServer(newServer())
+	defer ts.Close()
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(context.Background(), "2025-11-25", map[string]any{"elicitation": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	var asked json.RawMessage
+	r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "book_table", "arguments": map[string]any{"restaurant": "Chez Go"}},
+		func(method string, params json.RawMessage) (any, error) {
+			if method != "elicitation/create" {
+				t.Errorf("server asked %s", method)
+			}
+			asked = params
+			return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada", "time": "19:00", "guests": 4}}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Message         string `json:"message"`
+		RequestedSchema struct {
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(asked, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Message != "Book a table at Chez Go" || strings.Join(p.RequestedSchema.Required, ",") != "name,time" || len(p.RequestedSchema.Properties) != 4 {
+		t.Fatalf("elicitation params: %s", asked)
+	}
+	var res toolResult
+	if err := r.Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || !strings.Contains(res.Content[0].Text, `"name":"Ada"`) || res.StructuredContent != nil {
+		t.Fatalf("legacy result: %+v (legacy results of typed tools carry text only)", res)
+	}
+}

@@ -1,0 +1,189 @@
+// Command lambdafront serves HTTP in front of a Lambda function running
+// under the AWS Lambda Runtime Interface Emulator (aws-lambda-rie), the way a
+// Function URL or API Gateway would: each request becomes the integration's
+// event, is invoked through the emulator, and the function's answer
+// (buffered JSON, or a streamed prelude and body) becomes the HTTP response.
+//
+// Usage:
+//
+//	lambdafront -bootstrap ./bootstrap [-addr 127.0.0.1:9000] [-door url|apigw-v1|apigw-v2]
+//	            [-mode auto|buffered|streaming] [-concurrency 4] [-timeout 30s] [-rie PATH] [-quiet] [-v]
+//
+// The emulator runs one invocation at a time, so the front door runs a pool
+// of -concurrency emulators, each with its own copy of the function; further
+// requests wait for a free one. The emulator buffers streamed responses: the
+// client receives them whole, when the function has finished.
+//
+// Install the emulator with test/lambdafront/install-rie.sh. Without -rie,
+// lambdafront looks for it in $MCPFN_RIE, ${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}
+// and $PATH. The function inherits lambdafront's environment (except
+// AWS_LAMBDA_MAX_CONCURRENCY). Logs go to stderr; SIGTERM or SIGINT stops
+// the server and the emulators.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var (
+		addr        = flag.String("addr", "127.0.0.1:9000", "address to serve HTTP on")
+		door        = flag.String("door", "url", "integration to imitate: url, apigw-v1 or apigw-v2")
+		mode        = flag.String("mode", "auto", "invoke mode: auto (accept both), buffered or streaming")
+		bootstrap   = flag.String("bootstrap", "", "the function's bootstrap executable (required)")
+		rie         = flag.String("rie", "", "path of aws-lambda-rie (default: $MCPFN_RIE, the install-rie.sh location, $PATH)")
+		concurrency = flag.Int("concurrency", 4, "number of emulators, that is of concurrent invocations")
+		timeout     = flag.Duration("timeout", 30*time.Second, "function timeout (rounded up to whole seconds)")
+		quiet       = flag.Bool("quiet", false, "discard the emulators' and the function's output")
+		verbose     = flag.Bool("v", false, "debug logging")
+	)
+	flag.Parse()
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if flag.NArg() > 0 || *bootstrap == "" {
+		fmt.Fprintln(os.Stderr, "usage: lambdafront -bootstrap PATH [flags]")
+		flag.PrintDefaults()
+		os.Exit(2)
+	}
+	d, err := parseDoor(*door)
+	if err == nil {
+		var m Mode
+		if m, err = parseMode(*mode, d); err == nil {
+			err = run(logger, config{
+				Addr: *addr, Door: d, Mode: m, Bootstrap: *bootstrap, RIE: *rie,
+				Concurrency: *concurrency, Timeout: *timeout, Env: os.Environ(),
+				Log: logWriter(*quiet), Logger: logger,
+			})
+		}
+	}
+	if err != nil {
+		logger.Error("lambdafront", "err", err)
+		os.Exit(1)
+	}
+}
+
+func logWriter(quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return &lockedWriter{w: os.Stderr}
+}
+
+// run serves until SIGTERM or SIGINT.
+func run(logger *slog.Logger, cfg config) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	s, err := start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	logger.Info("serving", "url", s.URL(), "door", cfg.Door, "mode", cfg.Mode,
+		"bootstrap", cfg.Bootstrap, "emulators", cfg.Concurrency)
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err = <-s.done:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(err, s.Shutdown(sctx))
+}
+
+// config configures a front door.
+type config struct {
+	Addr        string
+	Door        Door
+	Mode        Mode
+	Bootstrap   string
+	RIE         string
+	Concurrency int
+	Timeout     time.Duration
+	Env         []string
+	Log         io.Writer // the emulators' output
+	Logger      *slog.Logger
+}
+
+// server is a running front door.
+type server struct {
+	pool *pool
+	srv  *http.Server
+	ln   net.Listener
+	done chan error // receives the error that stopped the server
+}
+
+// start starts the emulators and serves on cfg.Addr (port 0 picks one).
+func start(ctx context.Context, cfg config) (*server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeAuto
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	rie, err := findRIE(cfg.RIE)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPool(ctx, poolConfig{
+		RIE: rie, Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
+		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	fd := &frontDoor{door: cfg.Door, mode: cfg.Mode, timeout: cfg.Timeout, fn: p, log: cfg.Logger}
+	s := &server{
+		pool: p,
+		ln:   ln,
+		done: make(chan error, 1),
+		srv: &http.Server{
+			Handler:           fd,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      cfg.Timeout + 15*time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		},
+	}
+	go func() {
+		if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.done <- err
+		}
+	}()
+	return s, nil
+}
+
+// URL is the front door's base URL.
+func (s *server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Shutdown stops accepting requests, waits for those in flight (until ctx
+// ends), then stops the emulators.
+func (s *server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		s.srv.Close()
+	}
+	s.pool.close()
+	return err
+}

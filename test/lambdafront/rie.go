@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The emulator (aws-lambda-rie) runs one invocation at a time: a second
+// concurrent invocation crashes it (nil dereference in rapidcore), and its
+// managed-instances mode (AWS_LAMBDA_MAX_CONCURRENCY) only runs a bootstrap
+// found at /var/runtime, /var/task or /opt, as another user. So concurrency
+// comes from a pool of emulators, each running its own copy of the function,
+// and each used by one invocation at a time.
+
+const invokePath = "/2015-03-31/functions/function/invocations"
+
+// poolConfig configures a pool of emulators.
+type poolConfig struct {
+	RIE       string        // path of aws-lambda-rie
+	Bootstrap string        // path of the function's bootstrap
+	Size      int           // number of emulators
+	Timeout   time.Duration // function timeout (whole seconds)
+	Env       []string      // the function's environment (the emulator forwards its own)
+	Log       io.Writer     // the emulators' and functions' output
+	Logger    *slog.Logger
+}
+
+// pool is a set of emulators; it implements invoker.
+type pool struct {
+	cfg    poolConfig
+	client *http.Client
+	free   chan *emulator
+
+	mu     sync.Mutex
+	all    map[*emulator]bool
+	closed bool
+}
+
+// emulator is one aws-lambda-rie process and the function it runs.
+type emulator struct {
+	id   int
+	cmd  *exec.Cmd
+	url  string // the invoke endpoint
+	done chan struct{}
+}
+
+// findRIE returns the path of aws-lambda-rie: explicit if set, else
+// $MCPFN_RIE, else the one install-rie.sh installs
+// (${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}), else the one on $PATH.
+func findRIE(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if p := os.Getenv("MCPFN_RIE"); p != "" {
+		return p, nil
+	}
+	dir := os.Getenv("MCPFN_TOOLS")
+	if dir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, ".cache", "mcpfn", "bin")
+		}
+	}
+	if dir != "" {
+		p := filepath.Join(dir, "aws-lambda-rie")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("aws-lambda-rie")
+	if err != nil {
+		return "", errors.New("aws-lambda-rie not found: run test/lambdafront/install-rie.sh, or set MCPFN_RIE or -rie")
+	}
+	return p, nil
+}
+
+func newPool(ctx context.Context, cfg poolConfig) (*pool, error) {
+	if cfg.Size < 1 {
+		cfg.Size = 1
+	}
+	if cfg.Timeout < time.Second {
+		cfg.Timeout = time.Second
+	}
+	if _, err := os.Stat(cfg.Bootstrap); err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	p := &pool{
+		cfg: cfg,
+		client: &http.Client{Transport: &http.Transport{
+			Proxy:               nil,
+			MaxIdleConnsPerHost: 2,
+			DisableCompression:  true,
+		}},
+		free: make(chan *emulator, cfg.Size),
+		all:  make(map[*emulator]bool),
+	}
+	errs := make(chan error, cfg.Size)
+	for i := range cfg.Size {
+		go func() {
+			e, err := p.start(ctx, i)
+			if err == nil {
+				p.free <- e
+			}
+			errs <- err
+		}()
+	}
+	var err error
+	for range cfg.Size {
+		err = errors.Join(err, <-errs)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// start launches emulator number id and waits until it accepts connections.
+func (p *pool) start(ctx context.Context, id int) (*emulator, error) {
+	var lastErr error
+	for range 3 { // the free ports may be taken before the emulator binds them
+		e, err := p.tryStart(ctx, id)
+		if err == nil {
+			return e, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("emulator %d: %w", id, lastErr)
+}
+
+func (p *pool) tryStart(ctx context.Context, id int) (*emulator, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+	cmd := exec.Command(p.cfg.RIE,
+		"--runtime-interface-emulator-address", addr,
+		"--runtime-api-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		p.cfg.Bootstrap)
+	cmd.Dir = filepath.Dir(p.cfg.Bootstrap)
+	cmd.Env = emulatorEnv(p.cfg.Env, p.cfg.Timeout)
+	out := &prefixWriter{w: p.cfg.Log, prefix: fmt.Sprintf("[rie %d] ", id)}
+	cmd.Stdout, cmd.Stderr = out, out
+	setProcAttr(cmd)
+
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, errors.New("pool closed")
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	e := &emulator{id: id, cmd: cmd, url: "http://" + addr + invokePath, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		out.Flush()
+		close(e.done)
+	}()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		e.kill()
+		return nil, errors.New("pool closed")
+	}
+	p.all[e] = true
+	p.mu.Unlock()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			p.cfg.Logger.Debug("emulator ready", "id", id, "addr", addr, "pid", cmd.Process.Pid)
+			return e, nil
+		}
+		select {
+		case <-e.done:
+			p.forget(e)
+			return nil, fmt.Errorf("aws-lambda-rie exited: %v", cmd.ProcessState)
+		case <-ctx.Done():
+			p.discard(e)
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.discard(e)
+			return nil, fmt.Errorf("aws-lambda-rie did not listen on %s", addr)
+		}
+	}
+}
+
+// emulatorEnv is the emulator's environment: the function's, with the
+// timeout, and without AWS_LAMBDA_MAX_CONCURRENCY (which switches the
+// emulator to managed-instances mode).
+func emulatorEnv(env []string, timeout time.Duration) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "AWS_LAMBDA_MAX_CONCURRENCY" || k == "AWS_LAMBDA_FUNCTION_TIMEOUT" || k == "AWS_LAMBDA_RUNTIME_API" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	secs := int(math.Ceil(timeout.Seconds()))
+	return append(out, "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(secs))
+}
+
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// invoke runs one invocation on a free emulator.
+func (p *pool) invoke(ctx context.Context, event []byte) ([]byte, error) {
+	var e *emulator
+	select {
+	case e = <-p.free:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a free emulator: %w", ctx.Err())
+	}
+	payload, err := p.invokeOn(ctx, e, event)
+	if err == nil || errors.Is(err, errTimeout) { // the emulator recovers from timeouts
+		p.free <- e
+		return payload, err
+	}
+	// The emulator may be broken: replace it.
+	p.cfg.Logger.Warn("restarting emulator", "id", e.id, "err", err)
+	p.discard(e)
+	go func() {
+		ne, serr := p.start(context.Background(), e.id)
+		if serr != nil {
+			p.cfg.Logger.Error("restarting emulator failed", "id", e.id, "err", serr)
+			return // the pool shrinks
+		}
+		p.free <- ne
+	}()
+	return nil, err
+}
+
+func (p *pool) invokeOn(ctx context.Context, e *emulator, event []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(event))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	payload, err := io.ReadAll(io.LimitReader(res.Body, 4*maxPayload))
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("emulator answered %s: %s", res.Status, truncate(payload, 256))
+	}
+	if bytes.HasPrefix(payload, []byte("Task timed out after ")) {
+		return nil, fmt.Errorf("%w: %s", errTimeout, payload)
+	}
+	return payload, nil
+}
+
+// discard kills e and forgets it.
+func (p *pool) discard(e *emulator) {
+	e.kill()
+	p.forget(e)
+}
+
+func (p *pool) forget(e *emulator) {
+	p.mu.Lock()
+	delete(p.all, e)
+	p.mu.Unlock()
+}
+
+// close kills every emulator and its function, and waits for them.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	all := make([]*emulator, 0, len(p.all))
+	for e := range p.all {
+		all = append(all, e)
+	}
+	clear(p.all)
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range all {
+		wg.Go(e.kill)
+	}
+	wg.Wait()
+	p.client.CloseIdleConnections()
+}
+
+// kill stops the emulator and the function process it started. The
+// emulator ignores SIGTERM, and runs the function in a process group of its
+// own, so both are killed by process id.
+func (e *emulator) kill() {
+	children := childPIDs(e.cmd.Process.Pid)
+	e.cmd.Process.Kill()
+	for _, pid := range children {
+		killPID(pid)
+	}
+	<-e.done
+}
+
+// prefixWriter writes whole lines, each with a prefix.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (w *prefixWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.emit(w.buf[:i+1])
+		w.buf = w.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (w *prefixWriter) emit(line []byte) {
+	var b bytes.Buffer
+	b.WriteString(w.prefix)
+	b.Write(line)
+	w.w.Write(b.Bytes())
+}
+
+// Flush writes a last, unterminated line.
+func (w *prefixWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.emit(append(w.buf, '\n'))
+		w.buf = nil
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
