@@ -1,8 +1,12 @@
 // Command everything is the conformance fixture: the server the official MCP
 // conformance suite (@modelcontextprotocol/conformance) is run against. One
-// process serves the 2026-07-28 and the 2025-* scenario sets on /mcp.
+// process serves the 2026-07-28 and the 2025-* scenario sets.
 //
-//	go run ./examples/everything -addr 127.0.0.1:8080
+//	go run ./examples/everything -addr 127.0.0.1:8080        # net/http, at /mcp
+//	go run ./examples/everything -platform gcf -addr 127.0.0.1:8080   # functions-framework, at /
+//
+// Run as a Lambda bootstrap (AWS_LAMBDA_RUNTIME_API set), it serves Lambda
+// events; MCPFN_STREAMING=1 selects response streaming.
 package main
 
 import (
@@ -15,6 +19,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
 )
@@ -23,6 +28,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address (host:port)")
 	mode := flag.String("mode", "auto", "protocol mode: auto, modern or legacy")
 	logLevel := flag.String("log", "warn", "log level: debug, info, warn, error")
+	platform := flag.String("platform", "nethttp", "nethttp or gcf (lambda is chosen by AWS_LAMBDA_RUNTIME_API)")
 	flag.Parse()
 
 	var lvl slog.Level
@@ -45,6 +51,14 @@ func main() {
 	defer stop()
 	srv := newServer(opts)
 	go watchResource(ctx, srv)
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
+		lambda.Start(srv, &lambda.Options{Streaming: os.Getenv("MCPFN_STREAMING") == "1", Logger: opts.Logger})
+		return
+	}
+	if *platform == "gcf" {
+		serveGCF(ctx, srv, *addr)
+		return
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything:", err)
