@@ -1,0 +1,64 @@
+// Command bench is the server of the side-by-side benchmark harness
+// (test/bench): three tools, served in auto mode (2026-07-28 and legacy
+// clients) exactly as a user would write them.
+//
+//	go run ./examples/bench -addr 127.0.0.1:8080
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+type AddArgs struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type Sum struct {
+	Sum int `json:"sum"`
+}
+
+type EchoArgs struct {
+	Text string `json:"text"`
+}
+
+type PayloadArgs struct {
+	N int `json:"n" jsonschema:"minimum=0,maximum=16777216"`
+}
+
+func newServer() *core.Server {
+	srv := core.NewServer(core.Implementation{Name: "mcpfn-bench", Version: "1.0.0"}, nil)
+	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two integers."},
+		func(ctx context.Context, req *core.CallToolRequest, in AddArgs) (Sum, error) {
+			return Sum{in.A + in.B}, nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "echo", Description: "Echo the text.", StructuredOutput: core.OutputDisabled},
+		func(ctx context.Context, req *core.CallToolRequest, in EchoArgs) (string, error) {
+			return in.Text, nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "payload", Description: "Return n bytes of text.", StructuredOutput: core.OutputDisabled},
+		func(ctx context.Context, req *core.CallToolRequest, in PayloadArgs) (string, error) {
+			return strings.Repeat("x", in.N), nil
+		})
+	return srv
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := nethttp.Serve(ctx, *addr, newServer(), nil); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
