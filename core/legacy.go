@@ -150,7 +150,10 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 		s.legacyNotification(ctx, sess, m)
 		x.accepted()
 	default:
-		res, err := s.legacyRequest(ctx, hr, x, m, sess, version)
+		res, err := s.legacyRequest(ctx, hr, x, m, sess, version, nil)
+		if errors.Is(err, errParked) {
+			return // the response ended after the server's requests (SSE polling)
+		}
 		if err != nil {
 			s.replyError(ctx, x, m.id, err, false)
 			return
@@ -193,7 +196,7 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 		Capabilities    *ServerCapabilities `json:"capabilities"`
 		ServerInfo      json.RawMessage     `json:"serverInfo"`
 		Instructions    string              `json:"instructions,omitempty"`
-	}{version, s.capabilities(false), s.implRaw, s.opts.Instructions}
+	}{version, s.capabilities(false, true), s.implRaw, s.opts.Instructions}
 	b, _ := json.Marshal(res)
 	x.finish(http.StatusOK, appendResult(nil, m.id, b))
 }
@@ -223,7 +226,7 @@ func (s *Server) legacyNotification(ctx context.Context, sess *Session, m *rpcMe
 }
 
 // legacyRequest answers one legacy request and returns its result.
-func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string) ([]byte, error) {
+func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string, resume *resumed) ([]byte, error) {
 	r := &Request{
 		Method:             m.method,
 		ID:                 m.id,
@@ -335,6 +338,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 	if params == nil {
 		params = []byte("{}")
 	}
+	if resume != nil {
+		r.Input, r.poll = resume.input, resume.poll
+	}
 	return s.runBridged(ctx, r, spec.handle, params)
 }
 
@@ -368,8 +374,11 @@ func (s *Server) runBridged(ctx context.Context, r *Request, h methodHandler, pa
 		if !errors.As(err, &bn) {
 			return res, err
 		}
-		if round >= maxBridgeRounds {
+		if round >= maxBridgeRounds || (r.poll != nil && r.poll.round >= maxBridgeRounds) {
 			return nil, ServerError("This request asked for input more than %d times", maxBridgeRounds)
+		}
+		if isBuffered(ctx) {
+			return nil, s.bridgePark(ctx, r, bn.ir, params)
 		}
 		in, err := s.bridgeAsk(ctx, r, bn.ir)
 		if err != nil {
@@ -606,10 +615,18 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		methodNotAllowed(w)
 		return
 	}
-	sess, _, err := s.sessionFor(ctx, hr)
+	sess, version, err := s.sessionFor(ctx, hr)
 	if err != nil {
 		x := newExchange(w, acceptance{json: true})
 		s.replyError(ctx, x, nil, err, false)
+		return
+	}
+	if last := hr.Header.Get("Last-Event-ID"); last != "" && s.resumeParked(ctx, w, hr, sess, version, last) {
+		return
+	}
+	if isBuffered(ctx) {
+		// A buffered response cannot carry a stream that stays open.
+		methodNotAllowed(w)
 		return
 	}
 	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, sess.d.Subs), ended: make(chan struct{})}
@@ -746,7 +763,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		case m.isNotification():
 			s.legacyNotification(ctx, sess, m)
 		default:
-			res, err := s.legacyRequest(ctx, hr, quiet, m, sess, version)
+			res, err := s.legacyRequest(ctx, hr, quiet, m, sess, version, nil)
 			if err != nil {
 				var e *Error
 				if !errors.As(err, &e) {

@@ -375,7 +375,7 @@ func (s *Server) discover(ctx context.Context, r *Request, params []byte) ([]byt
 		SupportedVersions []string            `json:"supportedVersions"`
 		Capabilities      *ServerCapabilities `json:"capabilities"`
 		Instructions      string              `json:"instructions,omitempty"`
-	}{s.supportedVersions(), s.capabilities(true), s.opts.Instructions}
+	}{s.supportedVersions(), s.capabilities(true, !isBuffered(ctx)), s.opts.Instructions}
 	return r.encodeResult(v, "server/discover", nil, nil)
 }
 

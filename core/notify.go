@@ -175,6 +175,11 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 	reg := s.reg.Load()
 	var got SubscriptionFilter
 	var kinds changeKind
+	if isBuffered(ctx) {
+		// Nothing can reach the client before the response ends: honour no
+		// notification type, acknowledge, and end gracefully at once.
+		want = SubscriptionFilter{}
+	}
 	if want.ToolsListChanged && s.hasTools(reg) {
 		got.ToolsListChanged, kinds = true, kinds|changeTools
 	}
@@ -212,6 +217,9 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		return nil, nil
 	}
 
+	if isBuffered(ctx) {
+		return s.endListen(r, idMeta), nil
+	}
 	var stop <-chan time.Time
 	if dl, ok := ctx.Deadline(); ok {
 		margin := time.Until(dl) / 10

@@ -40,6 +40,7 @@ type Request struct {
 	Input *InputResponses
 
 	srv           *Server
+	poll          *pollState // a resumed legacy call (SSE polling)
 	x             *exchange
 	modern        bool
 	progressToken []byte

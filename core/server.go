@@ -376,18 +376,20 @@ func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
 // capabilities returns what the server advertises to a client of the given
 // era. Each era advertises what its endpoint serves: change notifications
 // travel on subscriptions/listen in 2026-07-28 and on the GET stream in
-// legacy revisions.
-func (s *Server) capabilities(modern bool) *ServerCapabilities {
+// legacy revisions, and neither exists when the response is buffered (live
+// is false) on a modern request.
+func (s *Server) capabilities(modern, live bool) *ServerCapabilities {
 	r := s.reg.Load()
+	notify := live || !modern
 	c := &ServerCapabilities{}
 	if s.hasTools(r) {
-		c.Tools = &ToolCapabilities{ListChanged: true}
+		c.Tools = &ToolCapabilities{ListChanged: notify}
 	}
 	if s.hasResources(r) {
-		c.Resources = &ResourceCapabilities{ListChanged: true, Subscribe: true}
+		c.Resources = &ResourceCapabilities{ListChanged: notify, Subscribe: notify}
 	}
 	if s.hasPrompts(r) {
-		c.Prompts = &PromptCapabilities{ListChanged: true}
+		c.Prompts = &PromptCapabilities{ListChanged: notify}
 	}
 	if s.opts.CompletionHandler != nil {
 		c.Completions = &struct{}{}

@@ -47,6 +47,9 @@ type sessionData struct {
 	// Answers holds client responses to server-to-client requests that
 	// reached an instance other than the one waiting for them.
 	Answers map[string]json.RawMessage `json:"a,omitempty"`
+	// Parked holds legacy calls waiting for the client's answers on a
+	// buffered platform (SSE polling), by stream id.
+	Parked map[string]*parkedCall `json:"pc,omitempty"`
 }
 
 // Session is a legacy session: the negotiated protocol version and client
@@ -181,6 +184,12 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		d := sess.d
 		d.Values = cloneRawMap(sess.d.Values)
 		d.Answers = cloneRawMap(sess.d.Answers)
+		if sess.d.Parked != nil {
+			d.Parked = make(map[string]*parkedCall, len(sess.d.Parked))
+			for k, v := range sess.d.Parked {
+				d.Parked[k] = v
+			}
+		}
 		d.Subs = append([]string(nil), sess.d.Subs...)
 		if err := fn(&d); err != nil {
 			return err

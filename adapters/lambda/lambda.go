@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/mcpfn/mcpfn/core"
 )
 
 // Options configures [Wrap] and [Start]. A nil *Options means the zero
@@ -129,6 +131,9 @@ func (a *adapter) invoke(ctx context.Context, payload json.RawMessage) (any, err
 	if a.opts.Streaming && (k == kindFunctionURL || k == kindAPIGatewayV1) {
 		return a.stream(ctx, k, &ev), nil
 	}
+	// The response is delivered when the handler returns: tell the MCP
+	// server not to rely on a live stream.
+	ctx = core.NewContextBuffered(ctx)
 	req, msg := ev.request(ctx, k)
 	if msg != "" {
 		a.opts.Logger.WarnContext(ctx, "lambda: malformed event", "err", msg)

@@ -15,9 +15,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
@@ -29,6 +31,7 @@ func main() {
 	mode := flag.String("mode", "auto", "protocol mode: auto, modern or legacy")
 	logLevel := flag.String("log", "warn", "log level: debug, info, warn, error")
 	platform := flag.String("platform", "nethttp", "nethttp or gcf (lambda is chosen by AWS_LAMBDA_RUNTIME_API)")
+	buffer := flag.Bool("buffered", false, "nethttp: deliver each response only when its handler returns, as buffered serverless platforms do")
 	flag.Parse()
 
 	var lvl slog.Level
@@ -66,8 +69,28 @@ func main() {
 	}
 	// The conformance runner reads this line to find the port of -addr :0.
 	fmt.Printf("everything: serving MCP on http://%s%s\n", ln.Addr(), nethttp.DefaultPath)
-	if err := nethttp.ServeListener(ctx, ln, srv, nil); err != nil {
+	var h http.Handler = nethttp.Handler(srv)
+	if *buffer {
+		h = buffered(h)
+	}
+	if err := serve(ctx, ln, srv, h); err != nil {
 		fmt.Fprintln(os.Stderr, "everything:", err)
 		os.Exit(1)
 	}
+}
+
+// serve runs h on ln until ctx ends, then closes srv's streams and shuts down.
+func serve(ctx context.Context, ln net.Listener, srv *core.Server, h http.Handler) error {
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	srv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return hs.Shutdown(sctx)
 }
