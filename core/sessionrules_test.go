@@ -1,0 +1,393 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/store/memory"
+)
+
+// fakeClock is a settable clock shared by the server and the store.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// principalFromHeader stands in for authentication middleware: it puts the
+// principal named by X-Test-Principal ("issuer|client|subject") on the
+// request context.
+func principalFromHeader(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("X-Test-Principal"); v != "" {
+			p := strings.Split(v, "|")
+			r = r.WithContext(core.NewContextWithPrincipal(r.Context(), &core.Principal{Issuer: p[0], ClientID: p[1], Subject: p[2]}))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type sessionEnv struct {
+	srv   *core.Server
+	url   string
+	clock *fakeClock
+	store *memory.Store
+}
+
+func newSessionEnv(t *testing.T, configure func(*core.ServerOptions)) *sessionEnv {
+	t.Helper()
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	store := &memory.Store{Now: clock.Now}
+	opts := &core.ServerOptions{SessionStore: store}
+	core.SetClock(opts, clock.Now)
+	if configure != nil {
+		configure(opts)
+	}
+	srv := core.NewServer(core.Implementation{Name: "sessions", Version: "1"}, opts)
+	core.AddTool(srv, &core.Tool{Name: "hello", Description: "Says hello."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "hello", nil })
+	ts := httptest.NewServer(principalFromHeader(srv))
+	t.Cleanup(ts.Close)
+	return &sessionEnv{srv: srv, url: ts.URL, clock: clock, store: store}
+}
+
+func (e *sessionEnv) client(principal string) *mcptest.Client {
+	c := &mcptest.Client{URL: e.url}
+	if principal != "" {
+		c.Header = http.Header{"X-Test-Principal": {principal}}
+	}
+	return c
+}
+
+func sessInit(t *testing.T, c *mcptest.Client) string {
+	t.Helper()
+	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if c.SessionID == "" {
+		t.Fatal("initialize issued no session id")
+	}
+	return c.SessionID
+}
+
+// sessStatus sends tools/list in session id (which may not be c's own) and
+// returns the HTTP status.
+func sessStatus(t *testing.T, c *mcptest.Client, id string) int {
+	t.Helper()
+	saved := c.SessionID
+	c.SessionID = id
+	defer func() { c.SessionID = saved }()
+	r, err := c.LegacyCall(context.Background(), "tools/list", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status == http.StatusOK && r.Error != nil {
+		t.Fatalf("tools/list in session: %v", r.Error)
+	}
+	return r.Status
+}
+
+func TestSessionIdleExpiry(t *testing.T) {
+	e := newSessionEnv(t, func(o *core.ServerOptions) { o.SessionIdleTimeout = 30 * time.Minute })
+	c := e.client("")
+	id := sessInit(t, c)
+	e.clock.Advance(10 * time.Minute) // a request renews the idle timeout
+	if got := sessStatus(t, c, id); got != http.StatusOK {
+		t.Fatalf("after 10 min: HTTP %d", got)
+	}
+	e.clock.Advance(29 * time.Minute) // 39 min after creation, 29 after last use
+	if got := sessStatus(t, c, id); got != http.StatusOK {
+		t.Fatalf("29 min after the last use: HTTP %d, want 200 (the timeout counts from the last use)", got)
+	}
+	e.clock.Advance(31 * time.Minute)
+	if got := sessStatus(t, c, id); got != http.StatusNotFound {
+		t.Fatalf("31 min idle: HTTP %d, want 404", got)
+	}
+	// The client re-initializes and carries on.
+	id2 := sessInit(t, c)
+	if id2 == id {
+		t.Fatal("re-initialize reused the expired id")
+	}
+	if got := sessStatus(t, c, id2); got != http.StatusOK {
+		t.Fatalf("new session: HTTP %d", got)
+	}
+}
+
+func TestSessionEvictionPerPrincipal(t *testing.T) {
+	e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxSessionsPerPrincipal = 2 })
+	alice := e.client("iss|app|alice")
+	s1 := sessInit(t, alice)
+	e.clock.Advance(time.Minute)
+	s2 := sessInit(t, alice)
+	e.clock.Advance(5 * time.Minute)
+	if got := sessStatus(t, alice, s1); got != http.StatusOK { // s1 is now the most recently used
+		t.Fatalf("s1: HTTP %d", got)
+	}
+	bob := e.client("iss|app|bob")
+	b1 := sessInit(t, bob) // another principal's pool
+	e.clock.Advance(time.Minute)
+	s3 := sessInit(t, alice)
+	if got := sessStatus(t, alice, s2); got != http.StatusNotFound {
+		t.Fatalf("s2 (least recently used) after the limit: HTTP %d, want 404", got)
+	}
+	for _, id := range []string{s1, s3} {
+		if got := sessStatus(t, alice, id); got != http.StatusOK {
+			t.Fatalf("alice's session %s: HTTP %d, want 200", id, got)
+		}
+	}
+	if got := sessStatus(t, bob, b1); got != http.StatusOK {
+		t.Fatalf("bob's session was evicted by alice's limit: HTTP %d", got)
+	}
+}
+
+func TestSessionEvictionAnonymousPool(t *testing.T) {
+	e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxAnonymousSessions = 3; o.MaxSessionsPerPrincipal = 1 })
+	var ids []string
+	for i := 0; i < 5; i++ {
+		ids = append(ids, sessInit(t, e.client("")))
+		e.clock.Advance(time.Second)
+	}
+	carol := e.client("iss|app|carol")
+	cs := sessInit(t, carol)
+	c := e.client("")
+	for i, id := range ids {
+		want := http.StatusOK
+		if i < 2 {
+			want = http.StatusNotFound
+		}
+		if got := sessStatus(t, c, id); got != want {
+			t.Errorf("anonymous session %d: HTTP %d, want %d", i, got, want)
+		}
+	}
+	if got := sessStatus(t, carol, cs); got != http.StatusOK {
+		t.Fatalf("an authenticated session counted in the anonymous pool: HTTP %d", got)
+	}
+	if n := e.store.Len(); n != 4 {
+		t.Fatalf("%d live sessions, want 4", n)
+	}
+}
+
+func TestSessionPrincipalBinding(t *testing.T) {
+	e := newSessionEnv(t, nil)
+	owner := e.client("https://idp|app-1|alice")
+	id := sessInit(t, owner)
+	for _, other := range []string{
+		"https://idp|app-1|mallory", // another user
+		"https://idp|app-2|alice",   // the same user through another client
+		"https://other|app-1|alice", // another issuer
+		"",                          // anonymous
+	} {
+		if got := sessStatus(t, e.client(other), id); got != http.StatusNotFound {
+			t.Errorf("principal %q using alice's session: HTTP %d, want 404", other, got)
+		}
+	}
+	if got := sessStatus(t, owner, id); got != http.StatusOK {
+		t.Fatalf("the owner: HTTP %d", got)
+	}
+	anon := e.client("")
+	aid := sessInit(t, anon)
+	if got := sessStatus(t, owner, aid); got != http.StatusNotFound {
+		t.Fatalf("an authenticated caller using an anonymous session: HTTP %d, want 404", got)
+	}
+}
+
+func TestSessionDeleteThenReinitialize(t *testing.T) {
+	e := newSessionEnv(t, nil)
+	c := e.client("")
+	id := sessInit(t, c)
+	del := func(id string) int {
+		req, _ := http.NewRequest(http.MethodDelete, e.url, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := del(id); got != http.StatusNoContent {
+		t.Fatalf("DELETE: HTTP %d, want 204", got)
+	}
+	if got := sessStatus(t, c, id); got != http.StatusNotFound {
+		t.Fatalf("request after DELETE: HTTP %d, want 404", got)
+	}
+	if got := del(id); got != http.StatusNotFound {
+		t.Fatalf("second DELETE: HTTP %d, want 404", got)
+	}
+	id2 := sessInit(t, c)
+	if got := sessStatus(t, c, id2); got != http.StatusOK {
+		t.Fatalf("after re-initialize: HTTP %d", got)
+	}
+}
+
+func TestSessionIDsAreUnguessableVisibleASCII(t *testing.T) {
+	e := newSessionEnv(t, nil)
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		id := sessInit(t, e.client(""))
+		if len(id) < 32 {
+			t.Fatalf("session id %q is short", id)
+		}
+		for _, c := range []byte(id) {
+			if c < 0x21 || c > 0x7e {
+				t.Fatalf("session id %q holds byte %#x", id, c)
+			}
+		}
+		if seen[id] {
+			t.Fatalf("session id %q issued twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+type counterArgs struct {
+	Add int `json:"add"`
+}
+
+func TestSessionToolValues(t *testing.T) {
+	e := newSessionEnv(t, nil)
+	core.AddSessionTool(e.srv, &core.Tool{Name: "counter", Description: "Counts per session."},
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in counterArgs) (int, error) {
+			n, _, err := core.SessionValue[int](sess, "n")
+			if err != nil {
+				return 0, err
+			}
+			n += in.Add
+			return n, sess.Set(ctx, "n", n)
+		})
+	call := func(c *mcptest.Client, add int) string {
+		r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"add": add}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Content []struct{ Text string } `json:"content"`
+			IsError bool                     `json:"isError"`
+		}
+		if err := r.Decode(&res); err != nil {
+			return "error: " + err.Error()
+		}
+		return res.Content[0].Text
+	}
+	a, b := e.client(""), e.client("")
+	sessInit(t, a)
+	sessInit(t, b)
+	call(a, 2)
+	if got := call(a, 3); got != "5" {
+		t.Fatalf("session a: %s, want 5", got)
+	}
+	if got := call(b, 1); got != "1" {
+		t.Fatalf("session b sees a's value: %s, want 1", got)
+	}
+	// The stored value is JSON in the store.
+	rec, err := e.store.Get(context.Background(), a.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rec.Data), `"n":5`) {
+		t.Fatalf("stored session data %s lacks the value", rec.Data)
+	}
+	// A session tool is neither listed for nor callable by modern clients.
+	m := &mcptest.Client{URL: e.url}
+	lr, err := m.Call(context.Background(), "tools/list", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(lr.Result), `"counter"`) {
+		t.Fatalf("modern tools/list lists the session tool: %s", lr.Result)
+	}
+	cr, err := m.Call(context.Background(), "tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"add": 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.Error == nil || cr.Error.Code != core.CodeInvalidParams {
+		t.Fatalf("modern call of a session tool: %s, want -32602", cr.Messages)
+	}
+	// A sessionless legacy call gets a clear error.
+	sl := &mcptest.Client{URL: e.url, Version: core.ProtocolVersion20251125}
+	if got := call(sl, 1); !strings.Contains(got, "needs a session") {
+		t.Fatalf("sessionless legacy call: %q", got)
+	}
+}
+
+func TestSessionToolRegistrationInModernMode(t *testing.T) {
+	srv := core.NewServer(core.Implementation{Name: "m", Version: "1"}, &core.ServerOptions{Mode: core.ModeModern})
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(fmt.Sprint(r), `"stateful"`) || !strings.Contains(fmt.Sprint(r), "session") {
+			t.Fatalf("panic = %v, want a registration error naming the tool", r)
+		}
+	}()
+	core.AddSessionTool(srv, &core.Tool{Name: "stateful", Description: "x"},
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) { return "", nil })
+}
+
+func TestSessionOptionalServesModern(t *testing.T) {
+	srv := core.NewServer(core.Implementation{Name: "m", Version: "1"}, &core.ServerOptions{Mode: core.ModeModern})
+	core.AddSessionTool(srv, &core.Tool{Name: "maybe", Description: "x", SessionOptional: true},
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) {
+			return fmt.Sprintf("session=%v", sess != nil), nil
+		})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	r, err := (&mcptest.Client{URL: ts.URL}).Call(context.Background(), "tools/call", map[string]any{"name": "maybe", "arguments": map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := r.Decode(&res); err != nil || res.Content[0].Text != "session=false" {
+		t.Fatalf("modern call: %s", r.Messages)
+	}
+}
+
+// BenchmarkIdleSessionMemory reports the heap held per idle legacy session
+// in the default in-process store (created through initialize).
+func BenchmarkIdleSessionMemory(b *testing.B) {
+	const n = 10000
+	for i := 0; i < b.N; i++ {
+		srv := core.NewServer(core.Implementation{Name: "mem", Version: "1"}, &core.ServerOptions{MaxAnonymousSessions: -1})
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{},"sampling":{}},"clientInfo":{"name":"bench-client","version":"1.0.0"}}}`)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for j := 0; j < n; j++ {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			w := httptest.NewRecorder()
+			srv.ServeHTTP(w, req)
+			if w.Code != http.StatusOK || w.Header().Get("Mcp-Session-Id") == "" {
+				b.Fatalf("initialize: HTTP %d", w.Code)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/session")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB/10k-sessions")
+		runtime.KeepAlive(srv)
+	}
+}
+
+
