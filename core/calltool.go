@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
 )
 
 // parseMRTRParams reads the members every MRTR-capable method shares.
@@ -87,14 +86,24 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name),
 			Data: map[string]any{"name": p.Name}}
 	}
-	// Arguments are decoded once for header checks and validation.
+	// Arguments are decoded into a value tree only when needed: for header
+	// checks, and for validation that the fast path cannot prove.
 	var args any
-	if len(st.headers) > 0 || st.input != nil {
-		if args, err = decodeForValidation(p.Arguments); err != nil {
-			return nil, InvalidParamsError("Invalid params: arguments: %v", err)
+	decoded := false
+	decode := func() error {
+		if decoded {
+			return nil
 		}
+		decoded = true
+		if args, err = decodeForValidation(p.Arguments); err != nil {
+			return InvalidParamsError("Invalid params: arguments: %v", err)
+		}
+		return nil
 	}
 	if r.modern && r.Header != nil && len(st.headers) > 0 {
+		if err := decode(); err != nil {
+			return nil, err
+		}
 		if err := checkParamHeaders(r.Header, st.headers, args); err != nil {
 			return nil, err
 		}
@@ -112,7 +121,10 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	}
 	req := &CallToolRequest{Request: r, Params: p}
 	var res *CallToolResult
-	if st.input != nil {
+	if st.input != nil && !st.input.provenValid(p.Arguments) {
+		if err := decode(); err != nil {
+			return nil, err
+		}
 		if verr := st.input.validate(args); verr != nil {
 			res = &CallToolResult{Content: []Content{&TextContent{
 				Text: fmt.Sprintf("Invalid arguments for tool %q: %v", p.Name, verr)}}, IsError: true}
@@ -171,7 +183,13 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 		}
 		for _, t := range res.Tools {
 			if t.Name == name {
-				return s.advancedTool(t)
+				st, err := s.advancedTool(t)
+				if err != nil {
+					// An invalid tool is not listed: it is unknown.
+					s.log.WarnContext(ctx, "tools/call: invalid tool", "tool", name, "error", err.Error())
+					return nil, nil
+				}
+				return st, nil
 			}
 		}
 		if res.NextCursor == "" {
@@ -182,17 +200,19 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 	return nil, nil
 }
 
-// advancedTools caches prepared tools of advanced list handlers, keyed by
-// their encoded definition, so that schemas are compiled once.
-var advancedTools sync.Map // string -> *serverTool
-
+// advancedTool prepares (once; cached per server, keyed by its encoded
+// definition) a tool returned by the advanced list handler, so that its
+// schemas are compiled once.
 func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 	def, err := advancedToolJSON(t, true)
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := advancedTools.Load(string(def)); ok {
-		return v.(*serverTool), nil
+	s.advMu.Lock()
+	st, ok := s.advCache[string(def)]
+	s.advMu.Unlock()
+	if ok {
+		return st, nil
 	}
 	tc := *t
 	in, err := normalizeSchema(tc.InputSchema)
@@ -208,16 +228,22 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}
-	st, err := prepareTool(&tc)
+	st, err = prepareTool(&tc)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		return s.opts.CallToolHandler(ctx, req)
+	st.handler = s.opts.CallToolHandler
+	s.advMu.Lock()
+	if len(s.advCache) >= maxAdvancedCache {
+		s.advCache = map[string]*serverTool{} // bounded: start over
 	}
-	advancedTools.Store(string(def), st)
+	s.advCache[string(def)] = st
+	s.advMu.Unlock()
 	return st, nil
 }
+
+// maxAdvancedCache bounds the prepared advanced tools a server keeps.
+const maxAdvancedCache = 1024
 
 // checkParamHeaders validates the Mcp-Param-* headers of a call against its
 // arguments (2026-07-28): a value in the body needs its header, equal after
@@ -309,7 +335,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		if !r.modern {
 			// Legacy: typed tools send only their text; other results keep
 			// structured content with an object root only.
-			include = (st == nil || !st.typed) && isObject(sj[skipSpace(sj, 0):])
+			include = (st == nil || !st.typed || st.raw) && isObject(sj[skipSpace(sj, 0):])
 		}
 		if include {
 			b = append(b, `"structuredContent":`...)

@@ -38,20 +38,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.servePost(w, r)
 	case http.MethodGet:
 		if !s.servesLegacy() {
-			methodNotAllowed(w)
+			s.methodNotAllowed(w)
 			return
 		}
 		s.serveLegacyGet(w, r)
 	case http.MethodDelete:
 		if !s.servesLegacy() {
-			methodNotAllowed(w)
+			s.methodNotAllowed(w)
 			return
 		}
 		s.serveLegacyDelete(w, r)
 	case http.MethodOptions:
 		s.servePreflight(w, r)
 	default:
-		methodNotAllowed(w)
+		s.methodNotAllowed(w)
 	}
 }
 
@@ -62,8 +62,8 @@ func (s *Server) allowedMethods() string {
 	return "POST, OPTIONS"
 }
 
-func methodNotAllowed(w http.ResponseWriter) {
-	w.Header().Set("Allow", "POST, GET, DELETE, OPTIONS")
+func (s *Server) methodNotAllowed(w http.ResponseWriter) {
+	w.Header().Set("Allow", s.allowedMethods())
 	http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 }
 
@@ -244,7 +244,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 
 // servePost handles every POST: one JSON-RPC message (or a legacy batch).
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
@@ -287,19 +287,25 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // id, initialize, a legacy MCP-Protocol-Version header or no version at all
 // make it legacy; anything else is modern, whose validation then answers.
 func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
+	modernMeta := m.params != nil && hasModernMeta(m.params)
 	switch s.opts.Mode {
 	case ModeModern:
-		return true
+		// A legacy initialize still goes to the legacy path, which answers
+		// with the versions this server speaks.
+		return modernMeta || m.method != "initialize"
 	case ModeLegacy:
 		return false
 	}
-	if m.params != nil && hasModernMeta(m.params) {
+	if modernMeta {
 		return true
+	}
+	v := r.Header.Get(HeaderProtocolVersion)
+	if m.isResponse && isModernVersion(v) {
+		return true // clients do not send responses in 2026-07-28: 400
 	}
 	if r.Header.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
 		return false
 	}
-	v := r.Header.Get(HeaderProtocolVersion)
 	return v != "" && !isLegacyVersion(v)
 }
 
@@ -342,7 +348,15 @@ type exchange struct {
 }
 
 func newExchange(w http.ResponseWriter, acc acceptance) *exchange {
-	return &exchange{w: w, rc: http.NewResponseController(w), acc: acc}
+	return &exchange{w: w, acc: acc}
+}
+
+// flush pushes what was written to the client. Callers hold x.mu.
+func (x *exchange) flush() error {
+	if x.rc == nil {
+		x.rc = http.NewResponseController(x.w)
+	}
+	return x.rc.Flush()
 }
 
 var errStreamClosed = errors.New("mcp: response stream closed")
@@ -378,7 +392,7 @@ func (x *exchange) writeEvent(msg []byte) error {
 	if _, err := x.w.Write(b); err != nil {
 		return err
 	}
-	return x.rc.Flush()
+	return x.flush()
 }
 
 // canStream reports whether notifications can be sent on this response.
@@ -421,7 +435,7 @@ func (x *exchange) comment() error {
 	if _, err := io.WriteString(x.w, ": keep-alive\n\n"); err != nil {
 		return err
 	}
-	return x.rc.Flush()
+	return x.flush()
 }
 
 // finish writes the final response: as the last SSE event when a stream is

@@ -612,7 +612,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	if s.opts.Sessions == SessionsStateless || hr.Header.Get(HeaderSessionID) == "" {
-		methodNotAllowed(w)
+		s.methodNotAllowed(w)
 		return
 	}
 	sess, version, err := s.sessionFor(ctx, hr)
@@ -626,7 +626,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	}
 	if isBuffered(ctx) {
 		// A buffered response cannot carry a stream that stays open.
-		methodNotAllowed(w)
+		s.methodNotAllowed(w)
 		return
 	}
 	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, sess.d.Subs), ended: make(chan struct{})}
@@ -651,7 +651,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	x.header = sessionHeader(sess.rec.ID)
 	x.mu.Lock()
 	x.startSSE()
-	x.rc.Flush()
+	x.flush()
 	x.mu.Unlock()
 	var tick <-chan time.Time
 	if s.opts.KeepAlive > 0 {
@@ -693,7 +693,7 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 	ctx := hr.Context()
 	id := hr.Header.Get(HeaderSessionID)
 	if s.opts.Sessions == SessionsStateless {
-		methodNotAllowed(w)
+		s.methodNotAllowed(w)
 		return
 	}
 	x := newExchange(w, acceptance{json: true})

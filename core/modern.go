@@ -441,14 +441,21 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 			return nil, err
 		}
 		b := []byte(`{"tools":[`)
-		for i, t := range res.Tools {
-			if i > 0 {
-				b = append(b, ',')
+		n := 0
+		for _, t := range res.Tools {
+			if _, err := s.advancedTool(t); err != nil {
+				// Clients drop invalid tools; do not list them at all.
+				s.log.WarnContext(ctx, "tools/list: skipping an invalid tool", "tool", t.Name, "error", err.Error())
+				continue
 			}
 			tj, err := advancedToolJSON(t, r.modern)
 			if err != nil {
 				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
 			b = append(b, tj...)
 		}
 		b = append(b, "],"...)

@@ -269,12 +269,10 @@ type mrtrCall struct {
 // openInput verifies a retried call's requestState and builds its Input view.
 func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, error) {
 	if !c.hasToken {
-		// No state: a first round, or a client answering a state-less
-		// round. Answers are visible as sent.
-		if len(c.responses) == 0 {
-			return emptyInput, nil
-		}
-		return &InputResponses{raw: c.responses}, nil
+		// A first round. Every input_required result carries a sealed
+		// state naming the keys it asked, so answers without one answer
+		// nothing the server asked: they are ignored.
+		return emptyInput, nil
 	}
 	p, err := s.sealer.open(ctx, c.token, c.binding)
 	if err != nil {

@@ -127,7 +127,7 @@ func (x *exchange) endStream(retryMillis int) {
 	x.done = true
 	x.startSSE()
 	io.WriteString(x.w, "retry: "+strconv.Itoa(retryMillis)+"\n\n")
-	x.rc.Flush()
+	x.flush()
 }
 
 // resumeParked serves a GET with Last-Event-ID for a parked call. It

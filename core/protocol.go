@@ -56,14 +56,14 @@ type ClientCapabilities struct {
 // ElicitationCapabilities declares the elicitation modes a client supports. An
 // empty value (neither Form nor URL) means form mode only.
 type ElicitationCapabilities struct {
-	Form map[string]any `json:"form,omitempty"`
-	URL  map[string]any `json:"url,omitempty"`
+	Form map[string]any `json:"form,omitzero"`
+	URL  map[string]any `json:"url,omitzero"`
 }
 
 // SamplingCapabilities declares sampling support.
 type SamplingCapabilities struct {
-	Context map[string]any `json:"context,omitempty"`
-	Tools   map[string]any `json:"tools,omitempty"`
+	Context map[string]any `json:"context,omitzero"`
+	Tools   map[string]any `json:"tools,omitzero"`
 }
 
 // RootsCapabilities declares roots support.
@@ -134,7 +134,7 @@ func (c *ClientCapabilities) missing(want *ClientCapabilities) *ClientCapabiliti
 
 // ServerCapabilities are what the server advertises.
 type ServerCapabilities struct {
-	Tools        *ToolCapabilities         `json:"tools,omitempty"`
+	Tools        *ToolCapabilities         `json:"tools,omitzero"`
 	Resources    *ResourceCapabilities     `json:"resources,omitempty"`
 	Prompts      *PromptCapabilities       `json:"prompts,omitempty"`
 	Completions  *struct{}                 `json:"completions,omitempty"`
@@ -382,7 +382,7 @@ type CompleteParams struct {
 	} `json:"argument"`
 	Context *struct {
 		Arguments map[string]string `json:"arguments,omitempty"`
-	} `json:"context,omitempty"`
+	} `json:"context,omitzero"`
 }
 
 // Completion is the completion entry of a CompleteResult.

@@ -142,12 +142,29 @@ func keyIs(raw []byte, name string) bool {
 	return string(raw) == name
 }
 
+// interned holds strings that recur in every request (methods, the
+// protocol version, common keys): decoding them allocates nothing.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"2.0", ProtocolVersion20260728, ProtocolVersion20251125, ProtocolVersion20250618,
+		ProtocolVersion20250326, "server/discover", "tools/list", "tools/call", "resources/list",
+		"resources/templates/list", "resources/read", "prompts/list", "prompts/get", "completion/complete",
+		"subscriptions/listen", "initialize", "ping", "notifications/initialized", "notifications/cancelled",
+		"logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
+		m[s] = s
+	}
+	return m
+}()
+
 // rawString decodes a JSON string value. ok is false when v is not a string.
 func rawString(v []byte) (s string, ok bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
 	inner := v[1 : len(v)-1]
+	if s, ok := interned[string(inner)]; ok {
+		return s, true
+	}
 	for _, c := range inner {
 		if c == '\\' || c < 0x20 {
 			if json.Unmarshal(v, &s) != nil {

@@ -29,7 +29,76 @@ func schemaFor(t reflect.Type) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b, nil
+	// invopop writes `true` for fields of type any; the 2025-11-25 schema
+	// wants every property to be an object schema. {} means the same.
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(objectSubschemas(v, false))
+}
+
+// objectSubschemas replaces boolean subschemas by their object forms (true:
+// {}, false: {"not":{}}), except additionalProperties: false, which every
+// revision accepts.
+func objectSubschemas(v any, isSchema bool) any {
+	switch x := v.(type) {
+	case bool:
+		if !isSchema {
+			return x
+		}
+		if x {
+			return map[string]any{}
+		}
+		return map[string]any{"not": map[string]any{}}
+	case []any:
+		for i, e := range x {
+			x[i] = objectSubschemas(e, isSchema)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			switch k {
+			case "properties", "$defs", "definitions", "patternProperties", "dependentSchemas":
+				if m, ok := e.(map[string]any); ok {
+					for pk, pv := range m {
+						m[pk] = objectSubschemas(pv, true)
+					}
+				}
+			case "additionalProperties":
+				if b, ok := e.(bool); !ok || b {
+					x[k] = objectSubschemas(e, true)
+				}
+			case "items", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems", "unevaluatedProperties":
+				x[k] = objectSubschemas(e, true)
+			case "allOf", "anyOf", "oneOf", "prefixItems":
+				x[k] = objectSubschemas(e, true)
+			}
+		}
+		return x
+	}
+	return v
+}
+
+// nullable makes a schema also accept null.
+func nullable(raw json.RawMessage) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return raw
+	}
+	switch t := m["type"].(type) {
+	case string:
+		m["type"] = []any{t, "null"}
+	case []any:
+		m["type"] = append(t, "null")
+	default:
+		return raw
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // noLoader refuses every external reference: schemas never fetch $refs from
@@ -40,9 +109,17 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema reference %q is not loaded", url)
 }
 
-// compiledSchema is a JSON Schema 2020-12 validator, compiled once.
+// compiledSchema is a JSON Schema 2020-12 validator, compiled once, with a
+// fast path for the simple schemas most tools have.
 type compiledSchema struct {
-	s *validator.Schema
+	s    *validator.Schema
+	fast *fastSchema // nil when the schema has no fast path
+}
+
+// provenValid reports whether the raw instance is valid by the fast path
+// alone; false means the full validator must decide.
+func (c *compiledSchema) provenValid(raw []byte) bool {
+	return c.fast != nil && c.fast.valid(raw)
 }
 
 // compileSchema compiles raw (a JSON Schema; 2020-12 unless it names another
@@ -63,7 +140,7 @@ func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	return &compiledSchema{s: s}, nil
+	return &compiledSchema{s: s, fast: compileFast(raw)}, nil
 }
 
 // decodeForValidation decodes JSON the way the validator needs it (numbers

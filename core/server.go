@@ -201,15 +201,18 @@ type Server struct {
 	mu  sync.Mutex // serialises writers of reg
 	reg atomic.Pointer[registry]
 
-	hub     hub
-	sealer  *sealer
-	store   SessionStore
-	local   local
-	hints   map[string]cacheWire
-	infoRaw json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
-	implRaw json.RawMessage // the Implementation
-	closed  chan struct{}
-	once    sync.Once
+	hub    hub
+	sealer *sealer
+	store  SessionStore
+	local  local
+
+	advMu    sync.Mutex
+	advCache map[string]*serverTool // prepared advanced-mode tools
+	hints    map[string]cacheWire
+	infoRaw  json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
+	implRaw  json.RawMessage // the Implementation
+	closed   chan struct{}
+	once     sync.Once
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -317,6 +320,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if o.BridgeTimeout == 0 {
 		o.BridgeTimeout = DefaultBridgeTimeout
 	}
+	s.advCache = map[string]*serverTool{}
 	s.store = o.SessionStore
 	if s.store == nil {
 		s.store = &localStore{now: o.now}

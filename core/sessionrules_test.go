@@ -282,7 +282,7 @@ func TestSessionToolValues(t *testing.T) {
 		}
 		var res struct {
 			Content []struct{ Text string } `json:"content"`
-			IsError bool                     `json:"isError"`
+			IsError bool                    `json:"isError"`
 		}
 		if err := r.Decode(&res); err != nil {
 			return "error: " + err.Error()
@@ -339,7 +339,9 @@ func TestSessionToolRegistrationInModernMode(t *testing.T) {
 		}
 	}()
 	core.AddSessionTool(srv, &core.Tool{Name: "stateful", Description: "x"},
-		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) { return "", nil })
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) {
+			return "", nil
+		})
 }
 
 func TestSessionOptionalServesModern(t *testing.T) {
@@ -389,5 +391,3 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		runtime.KeepAlive(srv)
 	}
 }
-
-

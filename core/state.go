@@ -217,7 +217,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	if key == nil {
 		return nil, errInvalidState(fmt.Errorf("unknown key id %q: %w", parts[1], ErrKeyNotFound))
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[3])
+	sig, err := base64.RawURLEncoding.Strict().DecodeString(parts[3])
 	if err != nil {
 		return nil, errInvalidState(errors.New("malformed signature"))
 	}
@@ -225,7 +225,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	if subtle.ConstantTimeCompare(sig, mac(key.Secret, head)) != 1 {
 		return nil, errInvalidState(errors.New("bad signature"))
 	}
-	pj, err := base64.RawURLEncoding.DecodeString(parts[2])
+	pj, err := base64.RawURLEncoding.Strict().DecodeString(parts[2])
 	if err != nil {
 		return nil, errInvalidState(errors.New("malformed payload"))
 	}

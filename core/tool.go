@@ -87,6 +87,7 @@ type serverTool struct {
 	input      *compiledSchema
 	headers    []headerParam
 	typed      bool // registered with AddTool: legacy results drop structured content
+	raw        bool // a typed tool returning *CallToolResult: its results are its own
 	// needsSession: the tool only serves legacy calls with a session; it is
 	// not listed for, or callable by, 2026-07-28 clients.
 	needsSession bool
@@ -208,6 +209,10 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		if out, err = schemaFor(outType); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
+		switch outType.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map:
+			out = nullable(out) // a nil result is sent as null
+		}
 	}
 	if out != nil {
 		if _, err := compileSchema(out); err != nil {
@@ -222,7 +227,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	st.typed = true
+	st.typed, st.raw = true, raw
 	if tc.OutputSchema != nil {
 		// Legacy clients get no outputSchema for a typed tool, and its
 		// results carry only the text content.
@@ -236,7 +241,17 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	structured := !raw && policy != OutputDisabled
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var args In
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+		err := json.Unmarshal(req.Params.Arguments, &args)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Value == "number" {
+			// The schema accepts 42.0 as an integer; encoding/json does not.
+			// Retry with numbers in canonical form.
+			if canon, cerr := canonicalJSON(req.Params.Arguments); cerr == nil {
+				args = *new(In)
+				err = json.Unmarshal(canon, &args)
+			}
+		}
+		if err != nil {
 			return &CallToolResult{
 				Content: []Content{&TextContent{Text: fmt.Sprintf("Invalid arguments for tool %q: %v", tc.Name, bindError(err))}},
 				IsError: true,

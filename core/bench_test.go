@@ -1,0 +1,146 @@
+package core_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// discardWriter is a reusable ResponseWriter that keeps only the status and
+// the body, so that benchmarks measure the server, not the recorder.
+type discardWriter struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(code int)        { w.status = code }
+func (w *discardWriter) Write(b []byte) (int, error) { return w.body.Write(b) }
+func (w *discardWriter) Flush()                      {}
+
+func (w *discardWriter) reset() {
+	clear(w.h)
+	w.status = 0
+	w.body.Reset()
+}
+
+// benchRequest is an *http.Request whose body can be rewound.
+type benchRequest struct {
+	req  *http.Request
+	body *bytes.Reader
+	raw  []byte
+}
+
+func newBenchRequest(r *testReq) *benchRequest {
+	b := &benchRequest{raw: r.body()}
+	b.body = bytes.NewReader(b.raw)
+	b.req = r.httpRequest("/mcp")
+	b.req.Body = io.NopCloser(b.body)
+	return b
+}
+
+func (b *benchRequest) rewind() { b.body.Reset(b.raw) }
+
+func benchServe(b *testing.B, h http.Handler, r *testReq, check func(*discardWriter)) {
+	br := newBenchRequest(r)
+	w := &discardWriter{h: http.Header{}}
+	h.ServeHTTP(w, br.req)
+	check(w)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		br.rewind()
+		w.reset()
+		h.ServeHTTP(w, br.req)
+	}
+	b.StopTimer()
+	check(w)
+}
+
+func wantStatus(b *testing.B, want int, contains string) func(*discardWriter) {
+	return func(w *discardWriter) {
+		if w.status != want && !(want == 200 && w.status == 0) || !bytes.Contains(w.body.Bytes(), []byte(contains)) {
+			b.Fatalf("HTTP %d %s", w.status, w.body.Bytes())
+		}
+	}
+}
+
+// BenchmarkDispatchToolsCall is decode → dispatch → encode of a two-integer
+// add in core, without a recorder.
+func BenchmarkDispatchToolsCall(b *testing.B) {
+	srv := newFixture(b, nil)
+	benchServe(b, srv, callReq(1, "add", map[string]any{"a": 40, "b": 2}), wantStatus(b, 200, `"text":"42"`))
+}
+
+// BenchmarkToolsList lists the fixture's six tools.
+func BenchmarkToolsList(b *testing.B) {
+	srv := newFixture(b, nil)
+	benchServe(b, srv, mreq(1, "tools/list", nil), wantStatus(b, 200, `"name":"add"`))
+}
+
+// BenchmarkToolsList100 lists a page of 100 tools.
+func BenchmarkToolsList100(b *testing.B) {
+	srv := core.NewServer(testImpl, nil)
+	for i := 0; i < 100; i++ {
+		core.AddTool(srv, &core.Tool{Name: fmt.Sprintf("tool_%03d", i), Description: "Adds."}, add)
+	}
+	benchServe(b, srv, mreq(1, "tools/list", nil), wantStatus(b, 200, `"tool_099"`))
+}
+
+// BenchmarkServerDiscover is the cheapest modern request.
+func BenchmarkServerDiscover(b *testing.B) {
+	srv := newFixture(b, nil)
+	benchServe(b, srv, mreq(1, "server/discover", nil), wantStatus(b, 200, `"supportedVersions"`))
+}
+
+// BenchmarkMRTRTwoRounds is a full two-round multi round-trip tools/call:
+// the input_required answer (sealing), then the retry (verification and the
+// complete result), through ServeHTTP with a reusable writer.
+func BenchmarkMRTRTwoRounds(b *testing.B) {
+	srv, _ := newMRTRServer(b, nil)
+	caps := map[string]any{"elicitation": map[string]any{}}
+	first := callReq(1, "form_ask", nil).withCaps(caps)
+	// Prepare a valid retry once: the state stays valid for the benchmark.
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, first.httpRequest("/mcp"))
+	var env struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil || env.Result.RequestState == "" {
+		b.Fatalf("first round: %s", rec.Body.Bytes())
+	}
+	second := retry(callReq(2, "form_ask", nil).withCaps(caps), 2, env.Result.RequestState,
+		map[string]any{"user_name": accept(map[string]any{"name": "Bench"})})
+	r1, r2 := newBenchRequest(first), newBenchRequest(second)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r1.rewind()
+		w.reset()
+		srv.ServeHTTP(w, r1.req)
+		r2.rewind()
+		w.reset()
+		srv.ServeHTTP(w, r2.req)
+	}
+	b.StopTimer()
+	if !bytes.Contains(w.body.Bytes(), []byte("Hello, Bench!")) {
+		b.Fatalf("second round: %s", w.body.Bytes())
+	}
+}
+
+// BenchmarkLegacyToolsCall is the same add for a sessionless legacy client.
+func BenchmarkLegacyToolsCall(b *testing.B) {
+	srv := newFixture(b, nil)
+	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, "")
+	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))
+}

@@ -1,0 +1,329 @@
+package core
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// fastSchema proves common arguments valid without building a value tree:
+// it walks the raw JSON against the simple schemas most tools have (objects
+// of typed properties, required, additionalProperties: false, numeric and
+// length bounds, string enums, arrays of those). It never has the last word
+// on invalid input: when it cannot prove an instance valid (an error, or a
+// case it does not decide exactly, such as a bound hit exactly by a float),
+// the full JSON Schema 2020-12 validator decides and writes the message. A
+// schema using any other keyword gets no fast path at all.
+type fastSchema struct {
+	types      uint8 // bit set of fastType*; 0: any type
+	props      map[string]*fastSchema
+	required   []string
+	closed     bool // additionalProperties: false
+	min, max   *float64
+	xmin, xmax *float64 // exclusiveMinimum, exclusiveMaximum
+	minLen     int      // -1: none
+	maxLen     int      // -1: none
+	enum       []string // string enum; nil: none
+	items      *fastSchema
+	minItems   int // -1: none
+	maxItems   int // -1: none
+}
+
+const (
+	fastObject uint8 = 1 << iota
+	fastArray
+	fastString
+	fastInteger
+	fastNumber
+	fastBoolean
+	fastNull
+)
+
+// annotation keywords that never affect validity (format is an annotation by
+// default in 2020-12, and the validator here does not assert it).
+var fastAnnotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "$comment": true, "format": true,
+}
+
+// compileFast returns the fast validator of raw, or nil when raw uses a
+// keyword it does not handle.
+func compileFast(raw json.RawMessage) *fastSchema {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return compileFastMap(m, true)
+}
+
+func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
+	f := &fastSchema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+	num := func(v json.RawMessage) (*float64, bool) {
+		var x float64
+		if json.Unmarshal(v, &x) != nil {
+			return nil, false
+		}
+		return &x, true
+	}
+	count := func(v json.RawMessage) (int, bool) {
+		var x int
+		if json.Unmarshal(v, &x) != nil || x < 0 {
+			return 0, false
+		}
+		return x, true
+	}
+	for k, v := range m {
+		var ok = true
+		switch {
+		case fastAnnotations[k], len(k) > 2 && k[:2] == "x-":
+		case k == "$schema":
+			var s string
+			ok = root && json.Unmarshal(v, &s) == nil && s == "https://json-schema.org/draft/2020-12/schema"
+		case k == "type":
+			var one string
+			var many []string
+			if json.Unmarshal(v, &one) == nil {
+				many = []string{one}
+			} else if json.Unmarshal(v, &many) != nil || len(many) == 0 {
+				return nil
+			}
+			for _, t := range many {
+				switch t {
+				case "object":
+					f.types |= fastObject
+				case "array":
+					f.types |= fastArray
+				case "string":
+					f.types |= fastString
+				case "integer":
+					f.types |= fastInteger
+				case "number":
+					f.types |= fastNumber
+				case "boolean":
+					f.types |= fastBoolean
+				case "null":
+					f.types |= fastNull
+				default:
+					return nil
+				}
+			}
+		case k == "properties":
+			var props map[string]map[string]json.RawMessage
+			if json.Unmarshal(v, &props) != nil {
+				return nil
+			}
+			f.props = make(map[string]*fastSchema, len(props))
+			for name, ps := range props {
+				sub := compileFastMap(ps, false)
+				if sub == nil {
+					return nil
+				}
+				f.props[name] = sub
+			}
+		case k == "required":
+			ok = json.Unmarshal(v, &f.required) == nil
+		case k == "additionalProperties":
+			var b bool
+			if json.Unmarshal(v, &b) != nil {
+				return nil // a schema: not handled
+			}
+			f.closed = !b
+		case k == "minimum":
+			f.min, ok = num(v)
+		case k == "maximum":
+			f.max, ok = num(v)
+		case k == "exclusiveMinimum":
+			f.xmin, ok = num(v)
+		case k == "exclusiveMaximum":
+			f.xmax, ok = num(v)
+		case k == "minLength":
+			f.minLen, ok = count(v)
+		case k == "maxLength":
+			f.maxLen, ok = count(v)
+		case k == "minItems":
+			f.minItems, ok = count(v)
+		case k == "maxItems":
+			f.maxItems, ok = count(v)
+		case k == "enum":
+			ok = json.Unmarshal(v, &f.enum) == nil && f.enum != nil
+		case k == "items":
+			var im map[string]json.RawMessage
+			if json.Unmarshal(v, &im) != nil {
+				return nil
+			}
+			if f.items = compileFastMap(im, false); f.items == nil {
+				return nil
+			}
+		default:
+			return nil
+		}
+		if !ok {
+			return nil
+		}
+	}
+	return f
+}
+
+// valid reports whether v (a raw JSON value, known to be well-formed) is
+// proven valid. false means "not proven", not "invalid".
+func (f *fastSchema) valid(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	switch v[0] {
+	case '{':
+		if f.types != 0 && f.types&fastObject == 0 {
+			return false
+		}
+		return f.validObject(v)
+	case '[':
+		if f.types != 0 && f.types&fastArray == 0 {
+			return false
+		}
+		return f.validArray(v)
+	case '"':
+		if f.types != 0 && f.types&fastString == 0 {
+			return false
+		}
+		if f.minLen < 0 && f.maxLen < 0 && f.enum == nil {
+			return true
+		}
+		s, ok := rawString(v)
+		if !ok {
+			return false
+		}
+		if f.minLen >= 0 || f.maxLen >= 0 {
+			n := utf8.RuneCountInString(s)
+			if (f.minLen >= 0 && n < f.minLen) || (f.maxLen >= 0 && n > f.maxLen) {
+				return false
+			}
+		}
+		if f.enum != nil {
+			for _, e := range f.enum {
+				if e == s {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	case 't', 'f':
+		return f.enum == nil && (f.types == 0 || f.types&fastBoolean != 0)
+	case 'n':
+		return f.enum == nil && (f.types == 0 || f.types&fastNull != 0)
+	default:
+		return f.enum == nil && f.validNumber(v)
+	}
+}
+
+// validNumber decides plain integers exactly and other numbers when no bound
+// is hit exactly.
+func (f *fastSchema) validNumber(v []byte) bool {
+	plainInt := true
+	for i, c := range v {
+		if !(c >= '0' && c <= '9' || (i == 0 && c == '-')) {
+			plainInt = false
+			break
+		}
+	}
+	if f.types != 0 && f.types&fastNumber == 0 {
+		if f.types&fastInteger == 0 || !plainInt {
+			return false // not a number type, or maybe 1.0: let the validator decide
+		}
+	}
+	if f.min == nil && f.max == nil && f.xmin == nil && f.xmax == nil {
+		return true
+	}
+	var x float64
+	if plainInt {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil || n > 1<<53 || n < -(1<<53) {
+			return false
+		}
+		x = float64(n)
+	} else {
+		var err error
+		if x, err = strconv.ParseFloat(string(v), 64); err != nil || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	// A strict float inequality implies the exact one; equality does not
+	// (unless the value is an integer that floats represent exactly).
+	below := func(b float64) int { // -1: x < b, 0: undecided, 1: x >= b
+		switch {
+		case x < b:
+			return -1
+		case x > b || (plainInt && x == b):
+			return 1
+		}
+		return 0
+	}
+	if f.min != nil && below(*f.min) != 1 {
+		return false
+	}
+	if f.max != nil {
+		if c := below(*f.max); !(c == -1 || (plainInt && x == *f.max)) {
+			return false
+		}
+	}
+	if f.xmin != nil && !(x > *f.xmin) {
+		return false
+	}
+	if f.xmax != nil && below(*f.xmax) != -1 {
+		return false
+	}
+	return true
+}
+
+func (f *fastSchema) validObject(v []byte) bool {
+	seen := make(map[string]bool, len(f.props)+2)
+	ok := true
+	err := eachMember(v, func(k, val []byte) bool {
+		key, good := rawString(append(append([]byte{'"'}, k...), '"'))
+		if !good || seen[key] {
+			ok = false // undecodable or duplicate key: not decided here
+			return false
+		}
+		seen[key] = true
+		p := f.props[key]
+		if p == nil {
+			if f.closed {
+				ok = false
+				return false
+			}
+			return true
+		}
+		if !p.valid(val) {
+			ok = false
+			return false
+		}
+		return true
+	})
+	if err != nil || !ok {
+		return false
+	}
+	for _, r := range f.required {
+		if !seen[r] {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fastSchema) validArray(v []byte) bool {
+	n := 0
+	i := skipSpace(v, 1)
+	for i < len(v) && v[i] != ']' {
+		end := skipValue(v, i)
+		if f.items != nil && !f.items.valid(v[i:end]) {
+			return false
+		}
+		n++
+		i = skipSpace(v, end)
+		if i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
+	}
+	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)
+}

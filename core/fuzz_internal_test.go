@@ -1,0 +1,390 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Fuzz targets of the request path's building blocks (STYLE.md §6.8), seeded
+// from the golden wire files and the official examples.
+
+// seedBodies returns the JSON bodies of the golden requests and examples.
+func seedBodies(t testing.TB) [][]byte {
+	var out [][]byte
+	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*", "*.txtar"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		i := strings.Index(s, "-- request --\n")
+		j := strings.Index(s, "-- response --")
+		if i < 0 || j < i {
+			continue
+		}
+		req := s[i+len("-- request --\n") : j]
+		if k := strings.Index(req, "\n\n"); k >= 0 {
+			out = append(out, []byte(strings.TrimSpace(req[k+2:])))
+		}
+	}
+	ex, _ := filepath.Glob(filepath.Join("testdata", "spec", "2026-07-28", "examples", "*", "*.json"))
+	for _, f := range ex {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d seeds", len(out))
+	}
+	return out
+}
+
+var hostileSeeds = []string{
+	`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"\u0000","method":"\u0070ing"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a","params":[]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
+	`{"\u006aSONRPC":"2.0","id":1,"method":"a"}`,
+	`{"jsonrpc":"2.0","id":{"a":[1,{"b":"}"}]},"method":"a"}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`,
+	`  {  "jsonrpc" : "2.0" , "id" : 123456789012345678901234567890 , "method" : "x" }  `,
+	`"just a string"`, `[]`, `{}`, `null`, `1e999`,
+}
+
+// FuzzParseMessage checks parseMessage on valid JSON: it never panics, an
+// error's id is a valid id or absent, and what it decodes agrees with
+// encoding/json.
+func FuzzParseMessage(f *testing.F) {
+	for _, b := range seedBodies(f) {
+		f.Add(b)
+	}
+	for _, s := range hostileSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// encoding/json accepts invalid UTF-8 inside strings (and decodes
+		// it to U+FFFD); RFC 8259 text is UTF-8, so only that is compared.
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		m, id, err := parseMessage(data)
+		if err != nil {
+			if m != nil {
+				t.Fatalf("message and error")
+			}
+			if err.Code != CodeInvalidRequest {
+				t.Fatalf("code %d", err.Code)
+			}
+			if id != nil && !validID(id) {
+				t.Fatalf("error id %q is not a valid id", id)
+			}
+			return
+		}
+		var mm map[string]json.RawMessage
+		if json.Unmarshal(data, &mm) != nil {
+			t.Fatalf("parseMessage accepted a non-object: %q", data)
+		}
+		var version string
+		if json.Unmarshal(mm["jsonrpc"], &version) != nil || version != "2.0" {
+			t.Fatalf("accepted jsonrpc %s", mm["jsonrpc"])
+		}
+		if m.id != nil && !validID(m.id) {
+			t.Fatalf("accepted id %q", m.id)
+		}
+		if m.isResponse {
+			if m.id == nil || (m.result == nil) == (m.errObj == nil) {
+				t.Fatalf("bad response %+v", m)
+			}
+			return
+		}
+		var method string
+		if json.Unmarshal(mm["method"], &method) != nil || method != m.method || method == "" {
+			t.Fatalf("method %q, encoding/json says %s", m.method, mm["method"])
+		}
+		if m.params != nil && !isObject(m.params) {
+			t.Fatalf("params %q", m.params)
+		}
+		if m.params != nil && !bytes.Equal(bytes.TrimSpace(m.params), bytes.TrimSpace(mm["params"])) {
+			t.Fatalf("params %q, encoding/json says %q", m.params, mm["params"])
+		}
+	})
+}
+
+// FuzzEachMember compares eachMember with encoding/json's tokenizer on
+// every valid JSON object.
+func FuzzEachMember(f *testing.F) {
+	for _, b := range seedBodies(f) {
+		f.Add(b)
+	}
+	for _, s := range hostileSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !utf8.Valid(data) {
+			return
+		}
+		type member struct {
+			key string
+			val string
+		}
+		var got []member
+		err := eachMember(data, func(k, v []byte) bool {
+			var key string
+			if json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key) != nil {
+				t.Fatalf("key %q does not decode", k)
+			}
+			if !keyIs(k, key) {
+				t.Fatalf("keyIs(%q, %q) = false", k, key)
+			}
+			if !json.Valid(v) {
+				t.Fatalf("value %q is not JSON", v)
+			}
+			got = append(got, member{key, string(v)})
+			return true
+		})
+		dec := json.NewDecoder(bytes.NewReader(data))
+		tok, _ := dec.Token()
+		if d, ok := tok.(json.Delim); !ok || d != '{' {
+			if err == nil {
+				t.Fatalf("eachMember accepted a non-object %q", data)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("eachMember refused an object: %v", err)
+		}
+		var want []member
+		for dec.More() {
+			k, _ := dec.Token()
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, member{k.(string), string(v)})
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d members, encoding/json sees %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("member %d = %q, encoding/json sees %q", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// FuzzHeaderValue checks that EncodeHeaderValue and decodeHeaderValue round
+// trip every UTF-8 string through a valid header value, and that decoding
+// arbitrary values never panics.
+func FuzzHeaderValue(f *testing.F) {
+	for _, s := range []string{"", "plain", "Zürich", " lead", "trail ", "=?base64?x?=", "=?base64?PT9iYXNlNjQ/eD89?=",
+		"=?base64?", "?=", "=?base64?=", "a\r\nb", "\x00", "tab\there", "日本語", "\xff\xfe", "=?base64?WsO8cmljaA==?=", "=?base64?WsO8cmljaA?="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		dec, ok := decodeHeaderValue(s)
+		if ok && !strings.HasPrefix(s, b64Prefix) && dec != s {
+			t.Fatalf("plain value %q decoded to %q", s, dec)
+		}
+		if ok && !utf8.ValidString(dec) {
+			t.Fatalf("decoded %q to invalid UTF-8", s)
+		}
+		if !utf8.ValidString(s) {
+			return
+		}
+		enc := EncodeHeaderValue(s)
+		for i := 0; i < len(enc); i++ {
+			if enc[i] < 0x20 || enc[i] > 0x7e {
+				t.Fatalf("encoded %q as %q, which is not a plain header value", s, enc)
+			}
+		}
+		if enc != strings.TrimSpace(enc) {
+			t.Fatalf("encoded %q with surrounding space: %q", s, enc)
+		}
+		back, ok := decodeHeaderValue(enc)
+		if !ok || back != s {
+			t.Fatalf("round trip %q -> %q -> %q, %v", s, enc, back, ok)
+		}
+	})
+}
+
+// FuzzCursor checks cursor round trips and that paginate never panics on a
+// forged cursor.
+func FuzzCursor(f *testing.F) {
+	for _, s := range []string{"", "item1", "c1:", "YzE6aXRlbTE", "garbage!", "==", "\x00\xff"} {
+		f.Add(s, s)
+	}
+	items := []string{"a", "b", "c", "d", "e"}
+	f.Fuzz(func(t *testing.T, key, raw string) {
+		if got, ok := decodeCursor(encodeCursor(key)); !ok || got != key {
+			t.Fatalf("cursor of %q decodes to %q, %v", key, got, ok)
+		}
+		page, next, err := paginate(items, func(s string) string { return s }, raw, true, 2)
+		if err != nil {
+			if CodeOf(err) != CodeInvalidParams {
+				t.Fatalf("code %d", CodeOf(err))
+			}
+			return
+		}
+		if len(page) > 2 {
+			t.Fatalf("page of %d", len(page))
+		}
+		if next != "" {
+			if _, ok := decodeCursor(next); !ok {
+				t.Fatalf("issued an undecodable cursor %q", next)
+			}
+		}
+	})
+}
+
+// FuzzCanonicalJSON checks the canonical form the state binding hashes: it
+// is valid JSON, idempotent, and independent of key order.
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1.0,2e0,{"c":null}]}`, `{}`, `{"x":1e400}`, `{"n":-0}`, `{"f":0.1}`, `{"big":12345678901234567890}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		c1, err := canonicalJSON(data)
+		if err != nil {
+			return
+		}
+		if !json.Valid(c1) {
+			t.Fatalf("canonical form %q is not JSON", c1)
+		}
+		c2, err := canonicalJSON(c1)
+		if err != nil || !bytes.Equal(c1, c2) {
+			t.Fatalf("not idempotent: %q -> %q (%v)", c1, c2, err)
+		}
+	})
+}
+
+// fuzzSealer is a sealer with a fixed key and clock.
+func fuzzSealer() *sealer {
+	now := func() time.Time { return time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC) }
+	keys := StaticKeys{{ID: "k1", Secret: bytes.Repeat([]byte{7}, 32)}, {ID: "k0", Secret: bytes.Repeat([]byte{9}, 32)}}
+	return newSealer(keys, time.Minute, now, nil)
+}
+
+var fuzzBinding = stateBinding{method: "tools/call", target: "t", args: []byte(`{"a":1}`), principal: &Principal{Issuer: "i", Subject: "s"}}
+
+// FuzzSealerOpen checks that open never panics and never accepts a token it
+// did not seal.
+func FuzzSealerOpen(f *testing.F) {
+	s := fuzzSealer()
+	ctx := context.Background()
+	sealed := map[string]bool{}
+	for _, st := range []string{"", "state", strings.Repeat("x", 300)} {
+		tok, err := s.seal(ctx, st, []string{"k"}, fuzzBinding)
+		if err != nil {
+			f.Fatal(err)
+		}
+		sealed[tok] = true
+		f.Add(tok)
+		f.Add(tok + "-TAMPERED")
+		f.Add(tok[:len(tok)-1])
+		// The next character of the alphabet at the last position.
+		last := tok[len(tok)-1]
+		const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+		f.Add(tok[:len(tok)-1] + string(alphabet[(strings.IndexByte(alphabet, last)+1)%64]))
+	}
+	f.Add("v1.k1..")
+	f.Add("v1.nokey.e30.AAAA")
+	f.Fuzz(func(t *testing.T, token string) {
+		p, err := s.open(ctx, token, fuzzBinding)
+		if err != nil {
+			if CodeOf(err) != CodeInvalidParams {
+				t.Fatalf("code %d for %q", CodeOf(err), token)
+			}
+			return
+		}
+		if !sealed[token] {
+			t.Fatalf("accepted a token it did not seal: %q (payload %+v)", token, p)
+		}
+	})
+}
+
+// TestSealerRejectsEveryVariant replaces each character of sealed tokens by
+// every other character of the token alphabet (and a few others): no
+// variant may verify (WIRE.md §6 server rule 4).
+func TestSealerRejectsEveryVariant(t *testing.T) {
+	t.Parallel()
+	s := fuzzSealer()
+	ctx := context.Background()
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ "
+	for _, st := range []string{"", "a", "ab", "abc", "state with some length"} {
+		tok, err := s.seal(ctx, st, []string{"k"}, fuzzBinding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.open(ctx, tok, fuzzBinding); err != nil {
+			t.Fatalf("own token refused: %v", err)
+		}
+		accepted := map[int][]string{}
+		for i := 0; i < len(tok); i++ {
+			for j := 0; j < len(chars); j++ {
+				if chars[j] == tok[i] {
+					continue
+				}
+				v := tok[:i] + string(chars[j]) + tok[i+1:]
+				if _, err := s.open(ctx, v, fuzzBinding); err == nil {
+					accepted[i] = append(accepted[i], string(chars[j]))
+				}
+			}
+		}
+		for i, cs := range accepted {
+			t.Errorf("state %q: token of %d bytes: position %d (%q) accepts the replacements %v", st, len(tok), i, tok[i], cs)
+		}
+	}
+}
+
+// TestSealerBinding checks the binding at the sealer level.
+func TestSealerBinding(t *testing.T) {
+	t.Parallel()
+	s := fuzzSealer()
+	ctx := context.Background()
+	tok, err := s.seal(ctx, "st", []string{"b", "a"}, fuzzBinding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.open(ctx, tok, stateBinding{method: "tools/call", target: "t", args: []byte(`{ "a" : 1.0 }`), principal: &Principal{Issuer: "i", Subject: "s", Scopes: []string{"x"}}})
+	if err != nil {
+		t.Fatalf("equivalent binding refused: %v", err)
+	}
+	if p.State != "st" || strings.Join(p.Keys, ",") != "a,b" {
+		t.Errorf("payload %+v", p)
+	}
+	for name, b := range map[string]stateBinding{
+		"method":    {method: "prompts/get", target: "t", args: fuzzBinding.args, principal: fuzzBinding.principal},
+		"target":    {method: "tools/call", target: "u", args: fuzzBinding.args, principal: fuzzBinding.principal},
+		"args":      {method: "tools/call", target: "t", args: []byte(`{"a":2}`), principal: fuzzBinding.principal},
+		"principal": {method: "tools/call", target: "t", args: fuzzBinding.args, principal: &Principal{Issuer: "i", Subject: "z"}},
+		"anonymous": {method: "tools/call", target: "t", args: fuzzBinding.args},
+		// Length-prefixed fields: moving a boundary changes the digest.
+		"boundary": {method: "tools/cal", target: "lt", args: fuzzBinding.args, principal: fuzzBinding.principal},
+	} {
+		if _, err := s.open(ctx, tok, b); err == nil {
+			t.Errorf("%s: a state for another binding verified", name)
+		}
+	}
+	// An empty key list fails closed.
+	empty := newSealer(StaticKeys{}, time.Minute, time.Now, nil)
+	if _, err := empty.seal(ctx, "", nil, fuzzBinding); err == nil {
+		t.Error("sealed without keys")
+	}
+}

@@ -1,0 +1,588 @@
+package core_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// This file holds the test harness shared by the black-box tests: a builder
+// of 2026-07-28 and legacy requests, a reader of JSON and SSE responses,
+// accessors into decoded JSON, and validation against the official schemas.
+
+const modernVersion = core.ProtocolVersion20260728
+
+var testImpl = core.Implementation{Name: "test-server", Version: "1.0.0"}
+
+// deleted marks a _meta key or param to remove.
+type deletedT struct{}
+
+var deleted = deletedT{}
+
+func defaultMeta() map[string]any {
+	return map[string]any{
+		core.MetaProtocolVersion:    modernVersion,
+		core.MetaClientCapabilities: map[string]any{},
+		core.MetaClientInfo:         map[string]any{"name": "test-client", "version": "1.0.0"},
+	}
+}
+
+// testReq is one HTTP POST carrying one JSON-RPC message.
+type testReq struct {
+	method string
+	msg    map[string]any
+	raw    []byte // when non-nil, the body as is
+	hdr    http.Header
+	ctx    context.Context
+	noCL   bool // send without Content-Length
+}
+
+func baseHeader() http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	return h
+}
+
+// mreq builds a valid 2026-07-28 request: params with the default _meta, and
+// the mirrored headers. id nil means a notification.
+func mreq(id any, method string, params map[string]any) *testReq {
+	p := map[string]any{}
+	for k, v := range params {
+		p[k] = v
+	}
+	p["_meta"] = defaultMeta()
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": p}
+	if id != nil {
+		msg["id"] = id
+	}
+	h := baseHeader()
+	h.Set(core.HeaderProtocolVersion, modernVersion)
+	h.Set(core.HeaderMethod, method)
+	switch method {
+	case "tools/call", "prompts/get":
+		if n, ok := p["name"].(string); ok {
+			h.Set(core.HeaderName, core.EncodeHeaderValue(n))
+		}
+	case "resources/read":
+		if u, ok := p["uri"].(string); ok {
+			h.Set(core.HeaderName, core.EncodeHeaderValue(u))
+		}
+	}
+	return &testReq{method: method, msg: msg, hdr: h}
+}
+
+// callReq is mreq for tools/call.
+func callReq(id any, tool string, args any) *testReq {
+	p := map[string]any{"name": tool}
+	if args != nil {
+		p["arguments"] = args
+	}
+	return mreq(id, "tools/call", p)
+}
+
+// lreq builds a legacy request (no _meta), with MCP-Protocol-Version set to
+// version unless it is empty, and Mcp-Session-Id set to session unless empty.
+func lreq(id any, method string, params map[string]any, version, session string) *testReq {
+	msg := map[string]any{"jsonrpc": "2.0", "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	if id != nil {
+		msg["id"] = id
+	}
+	h := baseHeader()
+	if version != "" {
+		h.Set(core.HeaderProtocolVersion, version)
+	}
+	if session != "" {
+		h.Set(core.HeaderSessionID, session)
+	}
+	return &testReq{method: method, msg: msg, hdr: h}
+}
+
+// rawReq posts body as is with the given headers added to the defaults.
+func rawReq(body string, hdr map[string]string) *testReq {
+	h := baseHeader()
+	for k, v := range hdr {
+		if v == "" {
+			h.Del(k)
+		} else {
+			h.Set(k, v)
+		}
+	}
+	return &testReq{raw: []byte(body), hdr: h}
+}
+
+func (r *testReq) params() map[string]any { return r.msg["params"].(map[string]any) }
+
+func (r *testReq) meta() map[string]any { return r.params()["_meta"].(map[string]any) }
+
+// withMeta sets (or, with deleted, removes) a _meta key.
+func (r *testReq) withMeta(k string, v any) *testReq {
+	if v == deleted {
+		delete(r.meta(), k)
+	} else {
+		r.meta()[k] = v
+	}
+	return r
+}
+
+func (r *testReq) withCaps(c any) *testReq { return r.withMeta(core.MetaClientCapabilities, c) }
+
+// withParam sets (or removes) a member of params.
+func (r *testReq) withParam(k string, v any) *testReq {
+	if v == deleted {
+		delete(r.params(), k)
+	} else {
+		r.params()[k] = v
+	}
+	return r
+}
+
+// withMsg sets (or removes) a member of the message itself.
+func (r *testReq) withMsg(k string, v any) *testReq {
+	if v == deleted {
+		delete(r.msg, k)
+	} else {
+		r.msg[k] = v
+	}
+	return r
+}
+
+// withHeader sets a header; an empty value removes it.
+func (r *testReq) withHeader(k, v string) *testReq {
+	if v == "" {
+		r.hdr.Del(k)
+	} else {
+		r.hdr.Set(k, v)
+	}
+	return r
+}
+
+// withRawHeader sets a header value bypassing canonicalisation checks.
+func (r *testReq) withRawHeader(k, v string) *testReq {
+	r.hdr[http.CanonicalHeaderKey(k)] = []string{v}
+	return r
+}
+
+func (r *testReq) withContext(ctx context.Context) *testReq { r.ctx = ctx; return r }
+
+func (r *testReq) body() []byte {
+	if r.raw != nil {
+		return r.raw
+	}
+	b, err := json.Marshal(r.msg)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func (r *testReq) httpRequest(target string) *http.Request {
+	hr := httptest.NewRequest(http.MethodPost, target, bytes.NewReader(r.body()))
+	if r.noCL {
+		hr.ContentLength = -1
+		hr.Body = io.NopCloser(bytes.NewReader(r.body()))
+	}
+	for k, v := range r.hdr {
+		hr.Header[k] = append([]string(nil), v...)
+	}
+	if r.ctx != nil {
+		hr = hr.WithContext(r.ctx)
+	}
+	return hr
+}
+
+// do serves the request with h through an httptest recorder.
+func (r *testReq) do(t testing.TB, h http.Handler) *resp {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r.httpRequest("/mcp"))
+	return parseResp(t, rec.Code, rec.Header(), rec.Body.Bytes())
+}
+
+// post sends the request to a live server at url.
+func (r *testReq) post(t testing.TB, c *http.Client, url string) *resp {
+	t.Helper()
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(r.body()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range r.hdr {
+		hr.Header[k] = append([]string(nil), v...)
+	}
+	res, err := c.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseResp(t, res.StatusCode, res.Header, b)
+}
+
+// resp is a parsed HTTP response.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	SSE    bool
+	// Msgs holds the JSON-RPC messages: one for a JSON body, every data
+	// event for an SSE body.
+	Msgs []json.RawMessage
+}
+
+func parseResp(t testing.TB, status int, h http.Header, body []byte) *resp {
+	t.Helper()
+	r := &resp{Status: status, Header: h.Clone(), Body: body}
+	ct := h.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		r.SSE = true
+		evs, err := parseSSE(body)
+		if err != nil {
+			t.Fatalf("bad SSE body: %v\n%s", err, body)
+		}
+		r.Msgs = evs
+	case strings.HasPrefix(ct, "application/json"):
+		if !json.Valid(body) {
+			t.Fatalf("response body is not valid JSON: %q", body)
+		}
+		r.Msgs = []json.RawMessage{body}
+	}
+	return r
+}
+
+// parseSSE returns the data of each event; every data must be valid JSON.
+func parseSSE(body []byte) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	var data []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	flush := func() error {
+		if len(data) == 0 {
+			return nil
+		}
+		d := strings.Join(data, "\n")
+		data = nil
+		if !json.Valid([]byte(d)) {
+			return fmt.Errorf("event data is not JSON: %q", d)
+		}
+		out = append(out, json.RawMessage(d))
+		return nil
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case strings.HasPrefix(line, "id:"), strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "retry:"):
+		default:
+			return nil, fmt.Errorf("unexpected SSE line %q", line)
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, sc.Err()
+}
+
+// final returns the last message, decoded.
+func (r *resp) final(t testing.TB) map[string]any {
+	t.Helper()
+	if len(r.Msgs) == 0 {
+		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
+	}
+	m, ok := decode(t, r.Msgs[len(r.Msgs)-1]).(map[string]any)
+	if !ok {
+		t.Fatalf("final message is not an object: %s", r.Msgs[len(r.Msgs)-1])
+	}
+	return m
+}
+
+// finalRaw returns the last message as raw JSON.
+func (r *resp) finalRaw(t testing.TB) json.RawMessage {
+	t.Helper()
+	if len(r.Msgs) == 0 {
+		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
+	}
+	return r.Msgs[len(r.Msgs)-1]
+}
+
+// notes returns the messages before the final one, decoded.
+func (r *resp) notes(t testing.TB) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i := 0; i+1 < len(r.Msgs); i++ {
+		out = append(out, decode(t, r.Msgs[i]).(map[string]any))
+	}
+	return out
+}
+
+// result returns the result object of a successful response (HTTP 200).
+func (r *resp) result(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.final(t)
+	if r.Status != http.StatusOK {
+		t.Fatalf("HTTP %d, want 200: %s", r.Status, r.Body)
+	}
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result object: %s", r.Body)
+	}
+	return res
+}
+
+// rpcError returns the error object of the final message.
+func (r *resp) rpcError(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.final(t)
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("HTTP %d: no error object: %s", r.Status, r.Body)
+	}
+	return e
+}
+
+// wantError checks the HTTP status and the JSON-RPC error code.
+func (r *resp) wantError(t testing.TB, status, code int) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Errorf("HTTP status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	e := r.rpcError(t)
+	if got := num(t, e["code"]); got != int64(code) {
+		t.Errorf("error code = %d, want %d; body %s", got, code, r.Body)
+	}
+	if s, _ := e["message"].(string); s == "" {
+		t.Errorf("error message is empty: %s", r.Body)
+	}
+	return e
+}
+
+// wantID checks the id of the final message: rawID is its JSON, or "" for
+// absent (never null).
+func (r *resp) wantID(t testing.TB, rawID string) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
+		t.Fatal(err)
+	}
+	got, present := m["id"]
+	switch {
+	case rawID == "" && present:
+		t.Errorf(`"id" is %s, want it absent; body %s`, got, r.Body)
+	case rawID != "" && !present:
+		t.Errorf(`"id" is absent, want %s; body %s`, rawID, r.Body)
+	case rawID != "" && string(got) != rawID:
+		t.Errorf(`"id" = %s, want %s`, got, rawID)
+	}
+}
+
+// decode decodes JSON with numbers as json.Number.
+func decode(t testing.TB, b []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("decoding %q: %v", b, err)
+	}
+	return v
+}
+
+// at walks decoded JSON by object keys and array indexes.
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+func has(v any, path ...any) bool {
+	last := path[len(path)-1].(string)
+	m, ok := at(v, path[:len(path)-1]...).(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m[last]
+	return ok
+}
+
+// num returns an integer JSON number.
+func num(t testing.TB, v any) int64 {
+	t.Helper()
+	n, ok := v.(json.Number)
+	if !ok {
+		t.Fatalf("%v (%T) is not a number", v, v)
+	}
+	i, err := n.Int64()
+	if err != nil {
+		t.Fatalf("%v is not an integer", v)
+	}
+	return i
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// keys returns the sorted keys of a decoded object.
+func keys(v any) []string {
+	m, _ := v.(map[string]any)
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// jsonEq reports whether two JSON texts are equal after decoding.
+func jsonEq(t testing.TB, a, b []byte) bool {
+	t.Helper()
+	return reflect.DeepEqual(decode(t, a), decode(t, b))
+}
+
+// toJSON marshals v or fails.
+func toJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// textOf returns content[0].text of a tools/call result.
+func textOf(res map[string]any) string { return str(at(res, "content", 0, "text")) }
+
+// --- official schemas ---
+
+var schemaCache = struct {
+	sync.Mutex
+	compilers map[string]*jsonschema.Compiler
+	schemas   map[string]*jsonschema.Schema
+}{compilers: map[string]*jsonschema.Compiler{}, schemas: map[string]*jsonschema.Schema{}}
+
+// specSchema returns $defs/<def> of the official schema of rev.
+func specSchema(t testing.TB, rev, def string) *jsonschema.Schema {
+	t.Helper()
+	schemaCache.Lock()
+	defer schemaCache.Unlock()
+	key := rev + "#" + def
+	if s := schemaCache.schemas[key]; s != nil {
+		return s
+	}
+	loc := "file:///mcp-schema-" + rev + ".json"
+	c := schemaCache.compilers[rev]
+	if c == nil {
+		f, err := os.Open(filepath.Join("testdata", "spec", rev, "schema.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = jsonschema.NewCompiler()
+		if err := c.AddResource(loc, doc); err != nil {
+			t.Fatal(err)
+		}
+		schemaCache.compilers[rev] = c
+	}
+	s, err := c.Compile(loc + "#/$defs/" + def)
+	if err != nil {
+		t.Fatalf("compiling %s $defs/%s: %v", rev, def, err)
+	}
+	schemaCache.schemas[key] = s
+	return s
+}
+
+// validateSpec validates raw JSON against $defs/<def> of rev.
+func validateSpec(t testing.TB, rev, def string, raw []byte) {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if err := specSchema(t, rev, def).Validate(inst); err != nil {
+		t.Errorf("not a valid %s %s: %v\n%s", rev, def, err, raw)
+	}
+}
+
+// resultRaw returns the raw result member of the final message.
+func (r *resp) resultRaw(t testing.TB) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := m["result"]
+	if !ok {
+		t.Fatalf("no result: %s", r.Body)
+	}
+	return res
+}
+
+// mustPanic runs f and returns the panic message; it fails if f does not
+// panic.
+func mustPanic(t testing.TB, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		p := recover()
+		if p == nil {
+			t.Errorf("no panic")
+			return
+		}
+		msg = fmt.Sprint(p)
+	}()
+	f()
+	return ""
+}

@@ -1,0 +1,616 @@
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+const legacyVersion = core.ProtocolVersion20251125
+
+// initialize runs the legacy handshake and returns the session id.
+func initialize(t *testing.T, h http.Handler, version string, caps map[string]any, ctx context.Context) string {
+	t.Helper()
+	if caps == nil {
+		caps = map[string]any{}
+	}
+	r := lreq(0, "initialize", map[string]any{"protocolVersion": version, "capabilities": caps,
+		"clientInfo": map[string]any{"name": "legacy-client", "version": "1.0"}}, "", "")
+	if ctx != nil {
+		r.withContext(ctx)
+	}
+	res := r.do(t, h)
+	out := res.result(t)
+	id := res.Header.Get(core.HeaderSessionID)
+	if id == "" {
+		t.Fatalf("no session id: %s", res.Body)
+	}
+	n := lreq(nil, "notifications/initialized", nil, str(out["protocolVersion"]), id)
+	if ctx != nil {
+		n.withContext(ctx)
+	}
+	if nr := n.do(t, h); nr.Status != http.StatusAccepted || len(nr.Body) != 0 {
+		t.Fatalf("notifications/initialized: HTTP %d %q", nr.Status, nr.Body)
+	}
+	return id
+}
+
+// TestLegacyInitialize checks version negotiation and the session id
+// (WIRE.md §1, §5.1, §5.2).
+func TestLegacyInitialize(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, nil)
+	ids := map[string]bool{}
+	for requested, want := range map[string]string{
+		core.ProtocolVersion20251125: core.ProtocolVersion20251125,
+		core.ProtocolVersion20250618: core.ProtocolVersion20250618,
+		core.ProtocolVersion20250326: core.ProtocolVersion20250326,
+		"2024-11-05":                 core.ProtocolVersion20251125,
+		modernVersion:                core.ProtocolVersion20251125,
+		"banana":                     core.ProtocolVersion20251125,
+	} {
+		r := lreq(1, "initialize", map[string]any{"protocolVersion": requested, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "").do(t, srv)
+		res := r.result(t)
+		if got := str(res["protocolVersion"]); got != want {
+			t.Errorf("initialize %s: negotiated %s, want %s", requested, got, want)
+		}
+		validateSpec(t, legacyVersion, "InitializeResult", r.resultRaw(t))
+		assertNoModernLeak(t, r)
+		if str(at(res, "serverInfo", "name")) != testImpl.Name || at(res, "capabilities", "tools") == nil {
+			t.Errorf("initialize result: %s", r.Body)
+		}
+		id := r.Header.Get(core.HeaderSessionID)
+		if len(id) < 16 {
+			t.Errorf("session id %q is too short to be unguessable", id)
+		}
+		for i := 0; i < len(id); i++ {
+			if id[i] < 0x21 || id[i] > 0x7e {
+				t.Errorf("session id %q has a byte outside visible ASCII", id)
+			}
+		}
+		if ids[id] {
+			t.Errorf("session id %q issued twice", id)
+		}
+		ids[id] = true
+	}
+	// Malformed initialize.
+	lreq(1, "initialize", map[string]any{"capabilities": map[string]any{}}, "", "").do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+	lreq(1, "initialize", nil, "", "").do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+	// A modern-only server names its versions in the error it gives
+	// initialize (WIRE.md §1, §15 item 14).
+	modern := newFixture(t, &core.ServerOptions{Mode: core.ModeModern})
+	r := lreq(1, "initialize", map[string]any{"protocolVersion": legacyVersion, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "").do(t, modern)
+	if r.Status != http.StatusBadRequest {
+		t.Errorf("modern-only initialize: HTTP %d, want 400", r.Status)
+	}
+	e := r.rpcError(t)
+	if !strings.Contains(string(toJSON(t, e)), modernVersion) {
+		t.Errorf("modern-only server's answer to initialize does not name %s: %s", modernVersion, r.Body)
+	}
+	if r.Header.Get(core.HeaderSessionID) != "" {
+		t.Errorf("modern-only server minted a session")
+	}
+}
+
+// TestLegacySessions checks the session rules (WIRE.md §5.2, §5.5, §5.7).
+func TestLegacySessions(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, nil)
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	call := func(id any, method string, params map[string]any, version, session string) *resp {
+		return lreq(id, method, params, version, session).do(t, srv)
+	}
+	t.Run("empty results are exactly {}", func(t *testing.T) {
+		for _, c := range []struct {
+			method string
+			params map[string]any
+		}{
+			{"ping", nil},
+			{"logging/setLevel", map[string]any{"level": "info"}},
+			{"resources/subscribe", map[string]any{"uri": "test://static"}},
+			{"resources/unsubscribe", map[string]any{"uri": "test://static"}},
+		} {
+			r := call(1, c.method, c.params, legacyVersion, sid)
+			if got := string(r.resultRaw(t)); got != "{}" {
+				t.Errorf("%s: result %s, want exactly {}", c.method, got)
+			}
+			if r.Header.Get(core.HeaderSessionID) != sid {
+				t.Errorf("%s: Mcp-Session-Id not echoed", c.method)
+			}
+		}
+		// ping and setLevel without a session too.
+		if got := string(call(1, "ping", nil, legacyVersion, "").resultRaw(t)); got != "{}" {
+			t.Errorf("sessionless ping: %s", got)
+		}
+		call(1, "logging/setLevel", map[string]any{"level": "loud"}, legacyVersion, sid).wantError(t, 200, core.CodeInvalidParams)
+	})
+	t.Run("version header must match the session", func(t *testing.T) {
+		call(1, "tools/list", nil, core.ProtocolVersion20250618, sid).wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+		// A modern version header with a session and without modern _meta.
+		call(1, "tools/list", nil, modernVersion, sid).wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+		// Unknown version without a session.
+		r := call(1, "tools/list", nil, "1999-01-01", "")
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("unsupported legacy header: HTTP %d", r.Status)
+		}
+		call(1, "tools/list", nil, legacyVersion, sid).result(t)
+		call(1, "tools/list", nil, "", sid).result(t)
+	})
+	t.Run("unknown session", func(t *testing.T) {
+		r := call(1, "tools/list", nil, legacyVersion, "no-such-session")
+		if r.Status != http.StatusNotFound {
+			t.Errorf("unknown session: HTTP %d, want 404", r.Status)
+		}
+	})
+	t.Run("delete", func(t *testing.T) {
+		id := initialize(t, srv, legacyVersion, nil, nil)
+		del := func() int {
+			req := httptest.NewRequest(http.MethodDelete, "/mcp", nil)
+			req.Header.Set(core.HeaderSessionID, id)
+			req.Header.Set(core.HeaderProtocolVersion, legacyVersion)
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		if code := del(); code < 200 || code > 299 {
+			t.Fatalf("DELETE: HTTP %d", code)
+		}
+		if r := call(1, "ping", nil, legacyVersion, id); r.Status != http.StatusNotFound {
+			t.Errorf("request after DELETE: HTTP %d, want 404", r.Status)
+		}
+		if code := del(); code != http.StatusNotFound {
+			t.Errorf("second DELETE: HTTP %d, want 404", code)
+		}
+		call(1, "ping", nil, legacyVersion, sid).result(t) // others unaffected
+	})
+	t.Run("bound to the principal", func(t *testing.T) {
+		alice := core.NewContextWithPrincipal(context.Background(), &core.Principal{Issuer: "i", ClientID: "c", Subject: "alice"})
+		bob := core.NewContextWithPrincipal(context.Background(), &core.Principal{Issuer: "i", ClientID: "c", Subject: "bob"})
+		id := initialize(t, srv, legacyVersion, nil, alice)
+		if r := lreq(1, "tools/list", nil, legacyVersion, id).withContext(alice).do(t, srv); r.Status != 200 {
+			t.Fatalf("owner: HTTP %d", r.Status)
+		}
+		for name, ctx := range map[string]context.Context{"other principal": bob, "anonymous": context.Background()} {
+			if r := lreq(1, "tools/list", nil, legacyVersion, id).withContext(ctx).do(t, srv); r.Status != http.StatusNotFound {
+				t.Errorf("%s: HTTP %d, want 404", name, r.Status)
+			}
+		}
+		// An anonymous session is not usable by an authenticated caller.
+		if r := lreq(1, "tools/list", nil, legacyVersion, sid).withContext(bob).do(t, srv); r.Status != http.StatusNotFound {
+			t.Errorf("anonymous session used by bob: HTTP %d, want 404", r.Status)
+		}
+	})
+	t.Run("stateful mode requires the header", func(t *testing.T) {
+		s := newFixture(t, &core.ServerOptions{Sessions: core.SessionsStateful})
+		lreq(1, "tools/list", nil, legacyVersion, "").do(t, s).wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+		id := initialize(t, s, legacyVersion, nil, nil)
+		lreq(1, "tools/list", nil, legacyVersion, id).do(t, s).result(t)
+	})
+	t.Run("stateless mode issues none", func(t *testing.T) {
+		s := newFixture(t, &core.ServerOptions{Sessions: core.SessionsStateless})
+		r := lreq(1, "initialize", map[string]any{"protocolVersion": legacyVersion, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "").do(t, s)
+		r.result(t)
+		if r.Header.Get(core.HeaderSessionID) != "" {
+			t.Errorf("session issued in stateless mode")
+		}
+		lreq(1, "tools/list", nil, legacyVersion, "").do(t, s).result(t)
+	})
+	t.Run("modern _meta ignores the session", func(t *testing.T) {
+		r := mreq(1, "tools/list", nil).withHeader(core.HeaderSessionID, "no-such-session").do(t, srv)
+		r.result(t)
+		if r.Header.Get(core.HeaderSessionID) != "" {
+			t.Errorf("modern response carries Mcp-Session-Id")
+		}
+	})
+}
+
+// TestLegacyBatches checks 2025-03-26 batches (WIRE.md §5.3).
+func TestLegacyBatches(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, nil)
+	sid := initialize(t, srv, core.ProtocolVersion20250326, nil, nil)
+	batch := func(body string, version, session string) *resp {
+		hdr := map[string]string{}
+		if version != "" {
+			hdr[core.HeaderProtocolVersion] = version
+		}
+		if session != "" {
+			hdr[core.HeaderSessionID] = session
+		}
+		return rawReq(body, hdr).do(t, srv)
+	}
+	t.Run("mixed", func(t *testing.T) {
+		for _, session := range []string{sid, ""} {
+			r := batch(`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},
+				{"jsonrpc":"2.0","method":"notifications/initialized"},
+				{"jsonrpc":"2.0","id":"two","method":"ping"},
+				{"jsonrpc":"2.0","id":3,"method":"nope/nope"},
+				{"jsonrpc":"2.0","id":null,"method":"ping"},
+				{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}]`, "", session)
+			if r.Status != 200 {
+				t.Fatalf("HTTP %d: %s", r.Status, r.Body)
+			}
+			var out []map[string]json.RawMessage
+			if err := json.Unmarshal(r.Body, &out); err != nil {
+				t.Fatalf("not a JSON array: %s", r.Body)
+			}
+			byID := map[string]map[string]json.RawMessage{}
+			noID := 0
+			for _, m := range out {
+				if id, ok := m["id"]; ok {
+					byID[string(id)] = m
+				} else {
+					noID++
+				}
+			}
+			if len(out) != 5 || noID != 1 {
+				t.Fatalf("%d responses (%d without id), want 5 (1): %s", len(out), noID, r.Body)
+			}
+			if res := decode(t, byID["1"]["result"]); textOf(res.(map[string]any)) != "5" {
+				t.Errorf("tools/call in batch: %s", byID["1"]["result"])
+			}
+			if string(byID[`"two"`]["result"]) != "{}" {
+				t.Errorf("ping in batch: %s", byID[`"two"`]["result"])
+			}
+			if code := num(t, at(decode(t, byID["3"]["error"]), "code")); code != core.CodeMethodNotFound {
+				t.Errorf("unknown method in batch: %d", code)
+			}
+			if byID["4"]["error"] == nil {
+				t.Errorf("initialize in a batch got no error: %s", byID["4"]["result"])
+			}
+			assertNoModernLeak(t, &resp{Msgs: func() []json.RawMessage {
+				var ms []json.RawMessage
+				for _, m := range out {
+					ms = append(ms, toJSON(t, m))
+				}
+				return ms
+			}()})
+		}
+	})
+	t.Run("only notifications", func(t *testing.T) {
+		r := batch(`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]`, "", sid)
+		if r.Status != http.StatusAccepted || len(r.Body) != 0 {
+			t.Errorf("HTTP %d %q, want 202 and no body", r.Status, r.Body)
+		}
+	})
+	t.Run("only responses", func(t *testing.T) {
+		r := batch(`[{"jsonrpc":"2.0","id":"x","result":{}}]`, "", sid)
+		if r.Status != http.StatusAccepted {
+			t.Errorf("HTTP %d, want 202", r.Status)
+		}
+	})
+	t.Run("not in 2025-11-25", func(t *testing.T) {
+		id := initialize(t, srv, legacyVersion, nil, nil)
+		batch(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, legacyVersion, id).wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+		batch(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, core.ProtocolVersion20250618, "").wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+	})
+	t.Run("empty", func(t *testing.T) {
+		batch(`[]`, "", sid).wantError(t, http.StatusBadRequest, core.CodeInvalidRequest)
+	})
+}
+
+// TestLegacyResults checks that legacy results carry nothing of 2026-07-28
+// and that typed tools send text only (WIRE.md §5.7, §15 item 5).
+func TestLegacyResults(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Hour, Scope: core.CacheScopePublic}}})
+	core.AddTool(srv, &core.Tool{Name: "point"}, func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) {
+		return point{1, 2}, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "raw_object"}, func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (*core.CallToolResult, error) {
+		return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"k": 1}}, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "raw_array", OutputSchema: json.RawMessage(`{"type":"array"}`)},
+		func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (*core.CallToolResult, error) {
+			return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "[1]"}}, StructuredContent: []int{1}}, nil
+		})
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	for _, session := range []string{sid, ""} {
+		lr := lreq(1, "tools/list", nil, legacyVersion, session).do(t, srv)
+		assertNoModernLeak(t, lr)
+		validateSpec(t, legacyVersion, "ListToolsResult", lr.resultRaw(t))
+		for _, tool := range at(lr.result(t), "tools").([]any) {
+			if has(tool, "outputSchema") {
+				t.Errorf("legacy tools/list: %s lists an outputSchema", str(at(tool, "name")))
+			}
+		}
+		// raw_object may keep its object structuredContent (2025-06-18+) or
+		// drop it; nothing else may carry one.
+		for tool, want := range map[string]string{"point": "", "add": "", "raw_object": "any", "raw_array": ""} {
+			r := lreq(1, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"a": 1, "b": 2}}, legacyVersion, session).do(t, srv)
+			assertNoModernLeak(t, r)
+			validateSpec(t, legacyVersion, "CallToolResult", r.resultRaw(t))
+			res := r.result(t)
+			sc, present := res["structuredContent"]
+			switch {
+			case want == "" && present:
+				t.Errorf("%s: legacy result carries structuredContent %v", tool, sc)
+			case want == "any" && present && !jsonEq(t, toJSON(t, sc), []byte(`{"k":1}`)):
+				t.Errorf("%s: structuredContent = %v", tool, sc)
+				t.Errorf("%s: structuredContent = %v, want %s", tool, sc, want)
+			}
+		}
+		if got := textOf(lreq(1, "tools/call", map[string]any{"name": "point"}, legacyVersion, session).do(t, srv).result(t)); !jsonEq(t, []byte(got), []byte(`{"x":1,"y":2}`)) {
+			t.Errorf("typed legacy text = %q", got)
+		}
+		for _, req := range []*testReq{
+			lreq(1, "resources/read", map[string]any{"uri": "test://static"}, legacyVersion, session),
+			lreq(1, "resources/list", nil, legacyVersion, session),
+			lreq(1, "prompts/get", map[string]any{"name": "greet", "arguments": map[string]any{"who": "x"}}, legacyVersion, session),
+			lreq(1, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "greet"}, "argument": map[string]any{"name": "who", "value": "a"}}, legacyVersion, session),
+		} {
+			r := req.do(t, srv)
+			r.result(t)
+			assertNoModernLeak(t, r)
+		}
+		// Legacy requests without params work.
+		v := legacyVersion
+		if session == "" {
+			v = core.ProtocolVersion20250618
+		}
+		lreq(1, "prompts/list", nil, v, session).do(t, srv).result(t)
+	}
+	// Unknown tool is -32602 in legacy too; unknown method -32601.
+	lreq(1, "tools/call", map[string]any{"name": "nope"}, legacyVersion, sid).do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+	lreq(1, "subscriptions/listen", map[string]any{}, legacyVersion, sid).do(t, srv).wantError(t, 200, core.CodeMethodNotFound)
+}
+
+// TestLegacyLogging checks logging/setLevel: messages at or above the level
+// on the call's stream.
+func TestLegacyLogging(t *testing.T) {
+	t.Parallel()
+	srv := newNotifyServer(t)
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	r := lreq(1, "tools/call", map[string]any{"name": "work"}, legacyVersion, sid).do(t, srv)
+	if len(r.notes(t)) != 0 {
+		t.Errorf("notifications before setLevel: %s", r.Body)
+	}
+	lreq(2, "logging/setLevel", map[string]any{"level": "warning"}, legacyVersion, sid).do(t, srv).result(t)
+	r = lreq(3, "tools/call", map[string]any{"name": "work", "_meta": map[string]any{"progressToken": "lp"}}, legacyVersion, sid).do(t, srv)
+	var levels []string
+	progress := 0
+	for i, n := range r.notes(t) {
+		switch n["method"] {
+		case "notifications/message":
+			levels = append(levels, str(at(n, "params", "level")))
+		case "notifications/progress":
+			progress++
+			if str(at(n, "params", "progressToken")) != "lp" {
+				t.Errorf("progress token %v", at(n, "params", "progressToken"))
+			}
+		}
+		validateSpec(t, legacyVersion, "ServerNotification", r.Msgs[i])
+	}
+	if strings.Join(levels, ",") != "warning,error" || progress != 3 {
+		t.Errorf("levels %v progress %d, want warning,error and 3", levels, progress)
+	}
+	if textOf(r.result(t)) != "finished" {
+		t.Errorf("result: %s", r.Body)
+	}
+}
+
+// legacyStream posts a legacy request and returns its open SSE stream.
+func legacyStream(t *testing.T, url string, r *testReq) *sseStream {
+	t.Helper()
+	return openStream(t, url, r)
+}
+
+// answer POSTs the client's response to a server-to-client request.
+func answer(t *testing.T, url, session, version string, id json.RawMessage, result any) {
+	t.Helper()
+	body := map[string]any{"jsonrpc": "2.0", "id": id, "result": result}
+	if e, ok := result.(map[string]any); ok && e["__error"] != nil {
+		body = map[string]any{"jsonrpc": "2.0", "id": id, "error": e["__error"]}
+	}
+	h := map[string]string{core.HeaderSessionID: session, core.HeaderProtocolVersion: version}
+	r := rawReq(string(toJSON(t, body)), h).post(t, http.DefaultClient, url)
+	if r.Status != http.StatusAccepted || len(r.Body) != 0 {
+		t.Fatalf("posting the answer: HTTP %d %q", r.Status, r.Body)
+	}
+}
+
+// TestLegacyBridge runs a multi round-trip tool for a legacy session over a
+// real HTTP server: the input requests arrive as server-to-client requests
+// on the call's SSE stream, the client POSTs its answers, and the call
+// completes (WIRE.md §5.7).
+func TestLegacyBridge(t *testing.T) {
+	t.Parallel()
+	srv, _ := newMRTRServer(t, &core.ServerOptions{KeepAlive: -1, BridgeTimeout: 10 * time.Second})
+	core.AddTool(srv, &core.Tool{Name: "legacy_enum", Description: "Asks with enumNames."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			if r, ok := req.Input.Elicitation("pick"); ok {
+				return "picked " + str(r.Content["choice"]), nil
+			}
+			return "", core.InputRequired(core.InputRequests{"pick": core.ElicitForm("Pick one", json.RawMessage(
+				`{"type":"object","properties":{"choice":{"type":"string","enum":["a","b"],"enumNames":["Option A","Option B"]}},"required":["choice"]}`))}, "")
+		})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}, "sampling": map[string]any{}, "roots": map[string]any{}}
+	sid := initialize(t, srv, legacyVersion, caps, nil)
+
+	call := func(t *testing.T, id any, tool string) *sseStream {
+		return legacyStream(t, ts.URL, lreq(id, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, legacyVersion, sid))
+	}
+	// serverRequest reads the next event: a server-to-client request.
+	serverRequest := func(t *testing.T, s *sseStream, method string) (json.RawMessage, map[string]any) {
+		t.Helper()
+		raw := s.nextRaw(10 * time.Second)
+		m := decode(t, raw).(map[string]any)
+		if m["method"] != method {
+			t.Fatalf("got %v, want a %s request", m, method)
+		}
+		var env struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(raw, &env)
+		if len(env.ID) == 0 {
+			t.Fatalf("server request without id: %s", raw)
+		}
+		validateSpec(t, legacyVersion, "ServerRequest", raw)
+		return env.ID, m
+	}
+	final := func(t *testing.T, s *sseStream, id string) map[string]any {
+		t.Helper()
+		raw := s.nextRaw(10 * time.Second)
+		m := decode(t, raw).(map[string]any)
+		got, _ := json.Marshal(m["id"])
+		if string(got) != id {
+			t.Fatalf("final message %s, want the response to %s", raw, id)
+		}
+		if res, ok := m["result"]; ok {
+			validateSpec(t, legacyVersion, "CallToolResult", toJSON(t, res))
+			assertNoModernLeak(t, &resp{Msgs: []json.RawMessage{raw}})
+		}
+		s.ends(5 * time.Second)
+		return m
+	}
+
+	t.Run("form elicitation", func(t *testing.T) {
+		s := call(t, 1, "form_ask")
+		id, req := serverRequest(t, s, core.MethodElicit)
+		p := req["params"].(map[string]any)
+		if str(p["message"]) != "What is your name?" || p["requestedSchema"] == nil {
+			t.Errorf("params %v", p)
+		}
+		answer(t, ts.URL, sid, legacyVersion, id, map[string]any{"action": "accept", "content": map[string]any{"name": "Bob"}})
+		if got := textOf(final(t, s, "1")["result"].(map[string]any)); got != "Hello, Bob!" {
+			t.Errorf("result text %q", got)
+		}
+	})
+	t.Run("sampling, roots and elicitation at once", func(t *testing.T) {
+		s := call(t, "m", "multi")
+		got := map[string]json.RawMessage{}
+		for i := 0; i < 3; i++ {
+			raw := s.nextRaw(10 * time.Second)
+			var env struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(raw, &env)
+			validateSpec(t, legacyVersion, "ServerRequest", raw)
+			got[env.Method] = env.ID
+		}
+		answer(t, ts.URL, sid, legacyVersion, got[core.MethodCreateMessage], samplingAnswer)
+		answer(t, ts.URL, sid, legacyVersion, got[core.MethodListRoots], rootsAnswer)
+		answer(t, ts.URL, sid, legacyVersion, got[core.MethodElicit], accept(map[string]any{"name": "Cy"}))
+		if got := textOf(final(t, s, `"m"`)["result"].(map[string]any)); got != "Cy/Paris/1" {
+			t.Errorf("result text %q", got)
+		}
+	})
+	t.Run("url elicitation gets an elicitationId", func(t *testing.T) {
+		s := call(t, 2, "url_ask")
+		id, req := serverRequest(t, s, core.MethodElicit)
+		if str(at(req, "params", "elicitationId")) == "" || str(at(req, "params", "mode")) != "url" {
+			t.Errorf("URL elicitation params %v", req["params"])
+		}
+		answer(t, ts.URL, sid, legacyVersion, id, map[string]any{"action": "decline"})
+		if got := textOf(final(t, s, "2")["result"].(map[string]any)); got != "action decline" {
+			t.Errorf("result text %q", got)
+		}
+	})
+	t.Run("enumNames pass through", func(t *testing.T) {
+		s := call(t, 3, "legacy_enum")
+		id, req := serverRequest(t, s, core.MethodElicit)
+		if names := at(req, "params", "requestedSchema", "properties", "choice", "enumNames"); names == nil {
+			t.Errorf("enumNames dropped: %v", req["params"])
+		}
+		answer(t, ts.URL, sid, legacyVersion, id, accept(map[string]any{"choice": "b"}))
+		if got := textOf(final(t, s, "3")["result"].(map[string]any)); got != "picked b" {
+			t.Errorf("result text %q", got)
+		}
+	})
+	t.Run("client error answer", func(t *testing.T) {
+		s := call(t, 4, "sample_ask")
+		id, _ := serverRequest(t, s, core.MethodCreateMessage)
+		answer(t, ts.URL, sid, legacyVersion, id, map[string]any{"__error": map[string]any{"code": -1, "message": "user rejected sampling"}})
+		m := final(t, s, "4")
+		if code := num(t, at(m, "error", "code")); code != core.CodeInternalError {
+			t.Errorf("error code %d", code)
+		}
+	})
+	t.Run("prompt", func(t *testing.T) {
+		s := legacyStream(t, ts.URL, lreq(5, "prompts/get", map[string]any{"name": "ask_prompt"}, legacyVersion, sid))
+		id, _ := serverRequest(t, s, core.MethodElicit)
+		answer(t, ts.URL, sid, legacyVersion, id, accept(map[string]any{"context": "ctx"}))
+		raw := s.nextRaw(10 * time.Second)
+		if got := str(at(decode(t, raw), "result", "messages", 0, "content", "text")); got != "Context: ctx" {
+			t.Errorf("prompt result %s", raw)
+		}
+	})
+	t.Run("undeclared capability", func(t *testing.T) {
+		bare := initialize(t, srv, legacyVersion, map[string]any{"elicitation": map[string]any{}}, nil)
+		r := lreq(1, "tools/call", map[string]any{"name": "sample_ask"}, legacyVersion, bare).post(t, http.DefaultClient, ts.URL)
+		r.wantError(t, 200, core.CodeInternalError)
+		r = lreq(1, "tools/call", map[string]any{"name": "url_ask"}, legacyVersion, bare).post(t, http.DefaultClient, ts.URL)
+		r.wantError(t, 200, core.CodeInternalError)
+	})
+	t.Run("2025-03-26 has no elicitation", func(t *testing.T) {
+		old := initialize(t, srv, core.ProtocolVersion20250326, caps, nil)
+		r := lreq(1, "tools/call", map[string]any{"name": "form_ask"}, "", old).post(t, http.DefaultClient, ts.URL)
+		r.wantError(t, 200, core.CodeInternalError)
+	})
+	t.Run("JSON-only client cannot be asked", func(t *testing.T) {
+		r := lreq(1, "tools/call", map[string]any{"name": "form_ask"}, legacyVersion, sid).withHeader("Accept", "application/json").post(t, http.DefaultClient, ts.URL)
+		r.wantError(t, 200, core.CodeInternalError)
+	})
+}
+
+// TestLegacyGetStream checks the GET stream of a session: list changes
+// arrive there.
+func TestLegacyGetStream(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, &core.ServerOptions{KeepAlive: -1})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	get := func(session string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		if session != "" {
+			req.Header.Set(core.HeaderSessionID, session)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := get(""); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET without session: HTTP %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	if res := get("nope"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET with unknown session: HTTP %d", res.StatusCode)
+	} else {
+		res.Body.Close()
+	}
+	res := get(sid)
+	defer res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET stream: HTTP %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	s := &sseStream{t: t, res: res, cancel: func() {}, events: make(chan json.RawMessage, 8), done: make(chan error, 1)}
+	go s.read()
+	core.AddTool(srv, &core.Tool{Name: "late"}, add)
+	raw := s.nextRaw(5 * time.Second)
+	if m := decode(t, raw).(map[string]any); m["method"] != "notifications/tools/list_changed" || has(m, "id") {
+		t.Errorf("GET stream event %s", raw)
+	}
+	validateSpec(t, legacyVersion, "ServerNotification", raw)
+	srv.Close()
+	s.ends(5 * time.Second)
+}
+
+var _ = bytes.MinRead

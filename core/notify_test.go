@@ -1,0 +1,605 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// newNotifyServer has a tool that reports progress three times and logs at
+// four levels.
+func newNotifyServer(t testing.TB) *core.Server {
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "work", Description: "Works."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			for i, p := range []float64{0, 50, 100} {
+				if err := req.NotifyProgress(ctx, p, 100, ""); err != nil {
+					return "", err
+				}
+				req.Log(ctx, []core.LoggingLevel{core.LevelDebug, core.LevelInfo, core.LevelWarning}[i], "worker", map[string]any{"step": i})
+			}
+			req.Log(ctx, core.LevelError, "worker", "last")
+			req.Log(ctx, "bogus", "worker", "unknown level: never sent")
+			return "finished", nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "needs_sampling", Description: "Needs sampling.",
+		RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "sampled", nil })
+	core.AddTool(srv, &core.Tool{Name: "needs_url", Description: "Checks for URL elicitation."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			if err := req.RequireCapabilities(&core.ClientCapabilities{Elicitation: &core.ElicitationCapabilities{URL: map[string]any{}}}); err != nil {
+				return "", err
+			}
+			req.NotifyProgress(ctx, 1, 0, "")
+			return "url ok", nil
+		})
+	return srv
+}
+
+// TestProgressAndLogs checks that notifications travel on an SSE response
+// before the result, only when asked for, and filtered by level (WIRE.md
+// §4.4, §9, §15 item 12).
+func TestProgressAndLogs(t *testing.T) {
+	t.Parallel()
+	srv := newNotifyServer(t)
+	type want struct {
+		sse      bool
+		progress []string // progress values
+		levels   []string
+	}
+	cases := []struct {
+		name  string
+		req   func() *testReq
+		token string // raw JSON of the expected progressToken
+		want  want
+	}{
+		{"plain call is JSON", func() *testReq { return callReq(1, "work", nil) }, "", want{}},
+		{"string progress token", func() *testReq { return callReq(1, "work", nil).withMeta("progressToken", "p-1") }, `"p-1"`,
+			want{sse: true, progress: []string{"0", "50", "100"}}},
+		{"integer progress token", func() *testReq { return callReq(1, "work", nil).withMeta("progressToken", 7) }, `7`,
+			want{sse: true, progress: []string{"0", "50", "100"}}},
+		{"log level warning", func() *testReq { return callReq(1, "work", nil).withMeta(core.MetaLogLevel, "warning") }, "",
+			want{sse: true, levels: []string{"warning", "error"}}},
+		{"log level debug and progress", func() *testReq {
+			return callReq(1, "work", nil).withMeta(core.MetaLogLevel, "debug").withMeta("progressToken", "t")
+		}, `"t"`, want{sse: true, progress: []string{"0", "50", "100"}, levels: []string{"debug", "info", "warning", "error"}}},
+		{"log level emergency sends nothing but still streams", func() *testReq {
+			return callReq(1, "work", nil).withMeta(core.MetaLogLevel, "emergency")
+		}, "", want{sse: true}},
+		{"JSON-only client gets no notifications", func() *testReq {
+			return callReq(1, "work", nil).withMeta("progressToken", "p").withHeader("Accept", "application/json")
+		}, "", want{}},
+		{"SSE-only client gets SSE", func() *testReq { return callReq(1, "work", nil).withHeader("Accept", "text/event-stream") }, "",
+			want{sse: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.req().do(t, srv)
+			if r.SSE != c.want.sse {
+				t.Errorf("SSE = %v, want %v (Content-Type %q)", r.SSE, c.want.sse, r.Header.Get("Content-Type"))
+			}
+			if r.SSE && r.Header.Get("X-Accel-Buffering") != "no" {
+				t.Errorf("X-Accel-Buffering = %q", r.Header.Get("X-Accel-Buffering"))
+			}
+			if got := textOf(r.result(t)); got != "finished" {
+				t.Errorf("result text %q", got)
+			}
+			r.wantID(t, "1")
+			var progress, levels []string
+			for i, n := range r.notes(t) {
+				switch n["method"] {
+				case "notifications/progress":
+					progress = append(progress, string(at(n, "params", "progress").(json.Number)))
+					tok, _ := json.Marshal(at(n, "params", "progressToken"))
+					if string(tok) != c.token {
+						t.Errorf("progressToken = %s, want %s", tok, c.token)
+					}
+					validateSpec(t, modernVersion, "ProgressNotification", r.Msgs[i])
+				case "notifications/message":
+					levels = append(levels, str(at(n, "params", "level")))
+					validateSpec(t, modernVersion, "LoggingMessageNotification", r.Msgs[i])
+				default:
+					t.Errorf("unexpected message before the result: %v", n)
+				}
+				if has(n, "id") {
+					t.Errorf("a request or response before the result: %v", n)
+				}
+			}
+			if strings.Join(progress, ",") != strings.Join(c.want.progress, ",") {
+				t.Errorf("progress = %v, want %v", progress, c.want.progress)
+			}
+			if strings.Join(levels, ",") != strings.Join(c.want.levels, ",") {
+				t.Errorf("log levels = %v, want %v", levels, c.want.levels)
+			}
+		})
+	}
+}
+
+// TestRequiredCapabilities checks -32021 with data.requiredCapabilities as
+// an object and HTTP 400, before any notification, from Tool and from the
+// handler (WIRE.md §3, §4.5).
+func TestRequiredCapabilities(t *testing.T) {
+	t.Parallel()
+	srv := newNotifyServer(t)
+	cases := []struct {
+		name string
+		req  *testReq
+		want string // data.requiredCapabilities
+	}{
+		{"tool needs sampling", callReq(1, "needs_sampling", nil), `{"sampling":{}}`},
+		{"tool needs sampling with progress", callReq(1, "needs_sampling", nil).withMeta("progressToken", "p").withMeta(core.MetaLogLevel, "debug"), `{"sampling":{}}`},
+		{"handler needs URL elicitation", callReq(1, "needs_url", nil).withCaps(map[string]any{"elicitation": map[string]any{}}), `{"elicitation":{"url":{}}}`},
+		{"handler needs URL elicitation with progress", callReq(1, "needs_url", nil).withMeta("progressToken", 3), `{"elicitation":{"url":{}}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.req.do(t, srv)
+			if r.SSE {
+				t.Errorf("the error came on an SSE stream (status decided too late)")
+			}
+			e := r.wantError(t, http.StatusBadRequest, core.CodeMissingRequiredClientCapability)
+			r.wantID(t, "1")
+			if len(r.Msgs) != 1 {
+				t.Errorf("%d messages, want only the error", len(r.Msgs))
+			}
+			rc, ok := at(e, "data", "requiredCapabilities").(map[string]any)
+			if !ok {
+				t.Fatalf("data.requiredCapabilities is not an object: %v", at(e, "data"))
+			}
+			if !jsonEq(t, toJSON(t, rc), []byte(c.want)) {
+				t.Errorf("requiredCapabilities = %s, want %s", toJSON(t, rc), c.want)
+			}
+			validateSpec(t, modernVersion, "MissingRequiredClientCapabilityError", r.finalRaw(t))
+		})
+	}
+	// Declared in this request: success. Not declared in the next one: the
+	// server does not remember.
+	ok := callReq(1, "needs_sampling", nil).withCaps(map[string]any{"sampling": map[string]any{}}).do(t, srv)
+	if textOf(ok.result(t)) != "sampled" {
+		t.Errorf("with sampling declared: %s", ok.Body)
+	}
+	callReq(2, "needs_sampling", nil).do(t, srv).wantError(t, 400, core.CodeMissingRequiredClientCapability)
+	ok = callReq(3, "needs_url", nil).withCaps(map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}).do(t, srv)
+	if textOf(ok.result(t)) != "url ok" {
+		t.Errorf("with URL elicitation declared: %s", ok.Body)
+	}
+}
+
+// TestDisconnectCancels checks that closing the response stream cancels the
+// handler's context (WIRE.md §9, §15 item 11), for JSON and SSE responses.
+func TestDisconnectCancels(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	cancelled := make(chan struct{}, 1)
+	srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+	core.AddTool(srv, &core.Tool{Name: "block", Description: "Blocks until cancelled."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			req.NotifyProgress(ctx, 1, 0, "started")
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return "", ctx.Err()
+			case <-time.After(10 * time.Second):
+				return "not cancelled", nil
+			}
+		})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	for _, withProgress := range []bool{false, true} {
+		r := callReq(1, "block", nil)
+		if withProgress {
+			r.withMeta("progressToken", "p")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		r.withContext(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			hr := r.httpRequest(ts.URL)
+			hr.RequestURI = ""
+			res, err := http.DefaultClient.Do(hr.WithContext(ctx))
+			if err == nil {
+				buf := make([]byte, 1)
+				_, err = res.Body.Read(buf) // reads until the stream is cut
+				for err == nil {
+					_, err = res.Body.Read(buf)
+				}
+				res.Body.Close()
+			}
+			errc <- err
+		}()
+		select {
+		case <-started:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the handler did not start")
+		}
+		cancel()
+		select {
+		case <-cancelled:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("progress=%v: the handler's context was not cancelled after the client went away", withProgress)
+		}
+		<-errc
+	}
+}
+
+// TestListen checks subscriptions/listen (WIRE.md §8, §15 item 13).
+func TestListen(t *testing.T) {
+	t.Parallel()
+	newSrv := func() *core.Server {
+		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+		core.AddTool(srv, &core.Tool{Name: "add"}, add)
+		srv.AddPrompt(&core.Prompt{Name: "p"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return &core.GetPromptResult{}, nil
+		})
+		return srv
+	}
+	listen := func(id any, filter map[string]any) *testReq {
+		return mreq(id, "subscriptions/listen", map[string]any{"notifications": filter})
+	}
+	checkTag := func(t *testing.T, msg map[string]any, path []any, wantID string) {
+		t.Helper()
+		got, _ := json.Marshal(at(msg, path...))
+		if string(got) != wantID {
+			t.Errorf("subscriptionId = %s, want %s (same JSON type as the listen id): %v", got, wantID, msg)
+		}
+	}
+
+	t.Run("ack, changes, close", func(t *testing.T) {
+		t.Parallel()
+		srv := newSrv()
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		for _, id := range []struct {
+			v   any
+			raw string
+		}{{"L-1", `"L-1"`}, {42, `42`}} {
+			s := openStream(t, ts.URL, listen(id.v, map[string]any{
+				"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
+				"resourceSubscriptions": []string{"test://x"},
+			}))
+			raw := s.nextRaw(5 * time.Second)
+			ack := decode(t, raw).(map[string]any)
+			if ack["method"] != "notifications/subscriptions/acknowledged" {
+				t.Fatalf("first event %v, want the acknowledgement", ack)
+			}
+			validateSpec(t, modernVersion, "SubscriptionsAcknowledgedNotification", raw)
+			checkTag(t, ack, []any{"params", "_meta", core.MetaSubscriptionID}, id.raw)
+			// The server has tools and prompts, no resources: the rest is dropped.
+			if got := toJSON(t, at(ack, "params", "notifications")); !jsonEq(t, got, []byte(`{"toolsListChanged":true,"promptsListChanged":true}`)) {
+				t.Errorf("honoured subset = %s", got)
+			}
+			core.AddTool(srv, &core.Tool{Name: "new_tool"}, add)
+			raw = s.nextRaw(5 * time.Second)
+			n := decode(t, raw).(map[string]any)
+			if n["method"] != "notifications/tools/list_changed" {
+				t.Fatalf("after AddTool: %v", n)
+			}
+			validateSpec(t, modernVersion, "ToolListChangedNotification", raw)
+			checkTag(t, n, []any{"params", "_meta", core.MetaSubscriptionID}, id.raw)
+			srv.AddPrompt(&core.Prompt{Name: "new_prompt"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+				return nil, nil
+			})
+			raw = s.nextRaw(5 * time.Second)
+			n = decode(t, raw).(map[string]any)
+			if n["method"] != "notifications/prompts/list_changed" {
+				t.Fatalf("after AddPrompt: %v", n)
+			}
+			validateSpec(t, modernVersion, "PromptListChangedNotification", raw)
+			checkTag(t, n, []any{"params", "_meta", core.MetaSubscriptionID}, id.raw)
+			s.close()
+		}
+		// Close ends a fresh listen stream with its result.
+		s := openStream(t, ts.URL, listen(9, map[string]any{"toolsListChanged": true}))
+		s.next(5 * time.Second)
+		srv.Close()
+		raw := s.nextRaw(5 * time.Second)
+		res := decode(t, raw).(map[string]any)
+		checkTag(t, res, []any{"id"}, "9")
+		checkTag(t, res, []any{"result", "_meta", core.MetaSubscriptionID}, "9")
+		if str(at(res, "result", "resultType")) != "complete" {
+			t.Errorf("closing result: %v", res)
+		}
+		validateSpec(t, modernVersion, "SubscriptionsListenResult", []byte(toJSON(t, res["result"])))
+		s.ends(5 * time.Second)
+		// The server keeps answering ordinary requests after Close.
+		assertServesLive(t, ts.URL)
+	})
+
+	t.Run("only requested types", func(t *testing.T) {
+		t.Parallel()
+		srv := newSrv()
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		tools := openStream(t, ts.URL, listen("t", map[string]any{"toolsListChanged": true}))
+		prompts := openStream(t, ts.URL, listen("p", map[string]any{"promptsListChanged": true}))
+		nothing := openStream(t, ts.URL, listen("n", map[string]any{}))
+		for _, s := range []*sseStream{tools, prompts, nothing} {
+			s.next(5 * time.Second)
+		}
+		srv.AddPrompt(&core.Prompt{Name: "x"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return nil, nil
+		})
+		core.AddTool(srv, &core.Tool{Name: "x"}, add)
+		if n := tools.next(5 * time.Second); n["method"] != "notifications/tools/list_changed" {
+			t.Errorf("tools stream got %v", n)
+		}
+		if n := prompts.next(5 * time.Second); n["method"] != "notifications/prompts/list_changed" {
+			t.Errorf("prompts stream got %v", n)
+		}
+		tools.none(200 * time.Millisecond)
+		prompts.none(50 * time.Millisecond)
+		nothing.none(50 * time.Millisecond)
+		srv.RemoveTools("x")
+		if n := tools.next(5 * time.Second); n["method"] != "notifications/tools/list_changed" {
+			t.Errorf("after RemoveTools: %v", n)
+		}
+		prompts.none(100 * time.Millisecond)
+	})
+
+	t.Run("resource updates", func(t *testing.T) {
+		t.Parallel()
+		srv := newFixture(t, &core.ServerOptions{KeepAlive: -1})
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		s := openStream(t, ts.URL, listen("r", map[string]any{"resourceSubscriptions": []string{"test://static"}}))
+		ack := s.next(5 * time.Second)
+		if got := toJSON(t, at(ack, "params", "notifications")); !jsonEq(t, got, []byte(`{"resourceSubscriptions":["test://static"]}`)) {
+			t.Errorf("ack = %s", got)
+		}
+		srv.NotifyResourceUpdated("test://other")
+		srv.NotifyResourceUpdated("test://static/part")
+		raw := s.nextRaw(5 * time.Second)
+		n := decode(t, raw).(map[string]any)
+		if n["method"] != "notifications/resources/updated" || str(at(n, "params", "uri")) != "test://static/part" {
+			t.Errorf("got %v", n)
+		}
+		checkTag(t, n, []any{"params", "_meta", core.MetaSubscriptionID}, `"r"`)
+		validateSpec(t, modernVersion, "ResourceUpdatedNotification", raw)
+		s.none(100 * time.Millisecond)
+	})
+
+	t.Run("deadline ends gracefully", func(t *testing.T) {
+		t.Parallel()
+		srv := newSrv()
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, cancel := context.WithTimeout(r.Context(), 500*time.Millisecond)
+			defer cancel()
+			srv.ServeHTTP(w, r.WithContext(ctx))
+		}))
+		t.Cleanup(ts.Close)
+		s := openStream(t, ts.URL, listen(5, map[string]any{"toolsListChanged": true}))
+		s.next(5 * time.Second)
+		res := s.next(5 * time.Second)
+		checkTag(t, res, []any{"result", "_meta", core.MetaSubscriptionID}, "5")
+		if str(at(res, "result", "resultType")) != "complete" {
+			t.Errorf("want the listen result before the deadline, got %v", res)
+		}
+		s.ends(5 * time.Second)
+	})
+
+	t.Run("no progress or logs on a listen stream", func(t *testing.T) {
+		t.Parallel()
+		srv := newSrv()
+		srv.Close()
+		r := listen(1, map[string]any{"toolsListChanged": true}).withMeta(core.MetaLogLevel, "debug").withMeta("progressToken", "p").do(t, srv)
+		for _, n := range r.notes(t) {
+			if m := str(n["method"]); m != "notifications/subscriptions/acknowledged" {
+				t.Errorf("%s on a listen stream", m)
+			}
+		}
+		if str(at(r.result(t), "resultType")) != "complete" {
+			t.Errorf("listen result: %s", r.Body)
+		}
+	})
+}
+
+func assertServesLive(t *testing.T, url string) {
+	t.Helper()
+	r := callReq(999, "add", map[string]any{"a": 1, "b": 1}).post(t, http.DefaultClient, url)
+	if textOf(r.result(t)) != "2" {
+		t.Errorf("follow-up call: %s", r.Body)
+	}
+}
+
+// TestOriginAndHost checks DNS rebinding protection and Origin validation
+// (WIRE.md §4.6, CONFORMANCE_FIXTURE.md §2) on a server reached on
+// 127.0.0.1, and on a server that is not on loopback.
+func TestOriginAndHost(t *testing.T) {
+	t.Parallel()
+	discover := func() *testReq { return mreq("d", "server/discover", nil) }
+	send := func(t *testing.T, url string, r *testReq, host string) *resp {
+		t.Helper()
+		hr := r.httpRequest(url)
+		hr.RequestURI = ""
+		if host != "" {
+			hr.Host = host
+		}
+		res, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := res.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return parseResp(t, res.StatusCode, res.Header, []byte(b.String()))
+	}
+	t.Run("loopback", func(t *testing.T) {
+		t.Parallel()
+		var handled atomic.Int32
+		srv := newFixture(t, nil)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handled.Add(1)
+			srv.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		port := ts.URL[strings.LastIndexByte(ts.URL, ':'):]
+		cases := []struct {
+			host, origin string
+			status       int
+		}{
+			{"", "", 200},
+			{"evil.example.com", "http://evil.example.com", 403},
+			{"evil.example.com", "", 403},
+			{"evil.example.com" + port, "", 403},
+			{"127.0.0.1" + port, "http://127.0.0.1" + port, 200},
+			{"localhost:1234", "", 200},
+			{"[::1]:80", "", 200},
+			{"LOCALHOST", "", 200},
+			{"", "http://localhost:9999", 200},
+			{"", "https://127.0.0.1", 200},
+			{"", "http://[::1]:3000", 200},
+			{"", "http://evil.example.com", 403},
+			{"", "http://localhost.evil.example.com", 403},
+			{"", "null", 403},
+			{"", "file://", 403},
+			{"", "ftp://localhost", 403},
+		}
+		for _, c := range cases {
+			r := send(t, ts.URL, discover().withHeader("Origin", c.origin), c.host)
+			if r.Status != c.status {
+				t.Errorf("Host %q Origin %q: HTTP %d, want %d: %s", c.host, c.origin, r.Status, c.status, r.Body)
+			}
+			if c.status == 403 {
+				if len(r.Msgs) == 1 {
+					r.wantID(t, "")
+				}
+				if r.Header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("CORS header on a refused request")
+				}
+			} else {
+				r.result(t)
+				if c.origin != "" && r.Header.Get("Access-Control-Allow-Origin") != c.origin {
+					t.Errorf("Origin %q: Access-Control-Allow-Origin = %q", c.origin, r.Header.Get("Access-Control-Allow-Origin"))
+				}
+			}
+		}
+		// Every HTTP method is checked.
+		for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodOptions} {
+			hr, _ := http.NewRequest(m, ts.URL, nil)
+			hr.Header.Set("Origin", "http://evil.example.com")
+			res, err := http.DefaultClient.Do(hr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 403 {
+				t.Errorf("%s with a foreign Origin: HTTP %d", m, res.StatusCode)
+			}
+		}
+		if handled.Load() == 0 {
+			t.Fatal("no request reached the server")
+		}
+	})
+	t.Run("allow lists", func(t *testing.T) {
+		t.Parallel()
+		srv := newFixture(t, &core.ServerOptions{AllowedOrigins: []string{"https://app.example.com"}, AllowedHosts: []string{"mcp.example.com"}})
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		for _, c := range []struct {
+			host, origin string
+			status       int
+		}{
+			{"", "https://app.example.com", 200},
+			{"", "https://app.example.com:443", 403},
+			{"", "http://localhost:1", 403},
+			{"mcp.example.com", "", 200},
+			{"mcp.example.com:8443", "", 200},
+			{"other.example.com", "", 403},
+		} {
+			if r := send(t, ts.URL, discover().withHeader("Origin", c.origin), c.host); r.Status != c.status {
+				t.Errorf("Host %q Origin %q: HTTP %d, want %d", c.host, c.origin, r.Status, c.status)
+			}
+		}
+		star := httptest.NewServer(newFixture(t, &core.ServerOptions{AllowedOrigins: []string{"*"}}))
+		t.Cleanup(star.Close)
+		if r := send(t, star.URL, discover().withHeader("Origin", "https://anything.example"), ""); r.Status != 200 {
+			t.Errorf(`AllowedOrigins ["*"]: HTTP %d`, r.Status)
+		}
+	})
+	t.Run("not loopback", func(t *testing.T) {
+		t.Parallel()
+		srv := newFixture(t, nil)
+		for _, c := range []struct {
+			origin string
+			status int
+		}{
+			{"", 200},
+			{"http://example.com", 200}, // httptest.NewRequest's Host
+			{"https://example.com", 200},
+			{"http://EXAMPLE.com", 200},
+			{"http://localhost:3000", 403},
+			{"https://evil.example.com", 403},
+			{"http://example.com.evil.example", 403},
+		} {
+			r := discover().withHeader("Origin", c.origin).do(t, srv)
+			if r.Status != c.status {
+				t.Errorf("Origin %q: HTTP %d, want %d", c.origin, r.Status, c.status)
+			}
+		}
+	})
+}
+
+// TestCORSPreflight checks OPTIONS answers.
+func TestCORSPreflight(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeModern} {
+		srv := newFixture(t, &core.ServerOptions{Mode: mode})
+		req := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
+		req.Header.Set("Origin", "http://example.com")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version, mcp-method, mcp-name, authorization, mcp-param-region, x-evil")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		h := rec.Header()
+		if rec.Code != http.StatusNoContent && rec.Code != http.StatusOK {
+			t.Fatalf("%v: preflight HTTP %d", mode, rec.Code)
+		}
+		if h.Get("Access-Control-Allow-Origin") != "http://example.com" {
+			t.Errorf("%v: Allow-Origin = %q", mode, h.Get("Access-Control-Allow-Origin"))
+		}
+		allowed := strings.ToLower(h.Get("Access-Control-Allow-Headers"))
+		for _, want := range []string{"content-type", "mcp-protocol-version", "mcp-method", "mcp-name", "authorization", "mcp-param-region"} {
+			if !strings.Contains(allowed, want) {
+				t.Errorf("%v: Allow-Headers %q lacks %s", mode, allowed, want)
+			}
+		}
+		if strings.Contains(allowed, "x-evil") {
+			t.Errorf("%v: Allow-Headers allows x-evil", mode)
+		}
+		methods := h.Get("Access-Control-Allow-Methods")
+		if !strings.Contains(methods, "POST") {
+			t.Errorf("%v: Allow-Methods = %q", mode, methods)
+		}
+		if mode == core.ModeModern && strings.Contains(methods, "GET") {
+			t.Errorf("modern-only server allows GET in CORS: %q", methods)
+		}
+		// A foreign origin is refused.
+		req.Header.Set("Origin", "http://evil.example.com")
+		rec = httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("%v: foreign preflight HTTP %d", mode, rec.Code)
+		}
+	}
+	// Exposed headers on an actual response.
+	srv := newFixture(t, nil)
+	r := mreq("d", "server/discover", nil).withHeader("Origin", "http://example.com").do(t, srv)
+	if exp := r.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, "WWW-Authenticate") || !strings.Contains(exp, "Mcp-Session-Id") {
+		t.Errorf("Expose-Headers = %q", exp)
+	}
+}

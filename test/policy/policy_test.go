@@ -1,0 +1,158 @@
+// Package policy_test enforces the package boundaries of STYLE.md §6.1:
+// core depends only on the standard library and two schema libraries, and
+// adapters and stores never depend on each other.
+package policy_test
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcpfn/mcpfn"
+
+// coreModules are the exact modules core may depend on besides the standard
+// library: the two schema libraries and their own dependencies.
+var coreModules = map[string]string{
+	module:                          "core itself",
+	"github.com/invopop/jsonschema": "schema generation",
+	"github.com/santhosh-tekuri/jsonschema/v6": "schema validation",
+	"github.com/bahlo/generic-list-go":         "dependency of invopop/jsonschema (via ordered-map)",
+	"github.com/buger/jsonparser":              "dependency of invopop/jsonschema (via ordered-map)",
+	"github.com/pb33f/ordered-map/v2":          "dependency of invopop/jsonschema",
+	"go.yaml.in/yaml/v4":                       "dependency of pb33f/ordered-map",
+	"golang.org/x/text":                        "dependency of santhosh-tekuri/jsonschema (messages)",
+}
+
+// forbidden are prefixes that must never reach core, named so that a
+// failure says why.
+var forbidden = []string{
+	"github.com/aws/", "github.com/GoogleCloudPlatform/", "cloud.google.com/", "github.com/lestrrat-go/",
+	module + "/adapters", module + "/store", module + "/auth", module + "/internal", module + "/examples", module + "/test",
+}
+
+type pkg struct {
+	path     string
+	standard bool
+	module   string
+	deps     []string
+}
+
+// goList runs go list from the module root with a template producing
+// path|standard|module|deps.
+func goList(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}}|{{.Standard}}|{{with .Module}}{{.Path}}{{end}}|{{join .Deps " "}}`}, args...)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "|", 4)
+		if len(f) != 4 {
+			t.Fatalf("bad go list line %q", line)
+		}
+		p := pkg{path: f[0], standard: f[1] == "true", module: f[2]}
+		if f[3] != "" {
+			p.deps = strings.Fields(f[3])
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("go list %v listed nothing", args)
+	}
+	return pkgs
+}
+
+// TestCoreDependencies checks go list -deps ./core.
+func TestCoreDependencies(t *testing.T) {
+	pkgs := goList(t, "-deps", "./core")
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if p.standard {
+			continue
+		}
+		for _, f := range forbidden {
+			if strings.HasPrefix(p.path, f) {
+				t.Errorf("core depends on %s (forbidden prefix %s)", p.path, f)
+			}
+		}
+		if _, ok := coreModules[p.module]; !ok {
+			t.Errorf("core depends on %s of module %q, which is not allowed (allowed: the standard library and %v)", p.path, p.module, keys(coreModules))
+		}
+		if p.module == module && p.path != module+"/core" {
+			t.Errorf("core depends on %s of its own module", p.path)
+		}
+		seen[p.module] = true
+	}
+	// The check must see what it is about, or it proves nothing.
+	for _, m := range []string{module, "github.com/invopop/jsonschema", "github.com/santhosh-tekuri/jsonschema/v6"} {
+		if !seen[m] {
+			t.Errorf("go list -deps ./core does not list %s: the policy check is not seeing core's dependencies", m)
+		}
+	}
+}
+
+// TestAdapterAndStoreBoundaries checks that adapters never import each
+// other, store/ or auth/, and that stores never import adapters.
+func TestAdapterAndStoreBoundaries(t *testing.T) {
+	pkgs := goList(t, "./...")
+	var adapters, stores int
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.path, module+"/")
+		switch {
+		case strings.HasPrefix(rel, "adapters/"):
+			adapters++
+			own := strings.SplitN(rel, "/", 3)[:2]
+			ownPrefix := module + "/" + strings.Join(own, "/")
+			for _, d := range p.deps {
+				dr := strings.TrimPrefix(d, module+"/")
+				if dr == d {
+					continue
+				}
+				switch {
+				case strings.HasPrefix(dr, "adapters/") && d != ownPrefix && !strings.HasPrefix(d, ownPrefix+"/"):
+					t.Errorf("%s imports another adapter: %s", p.path, d)
+				case strings.HasPrefix(dr, "store/"), dr == "store", strings.HasPrefix(dr, "auth/"), dr == "auth":
+					t.Errorf("%s imports %s", p.path, d)
+				}
+			}
+		case strings.HasPrefix(rel, "store/"):
+			stores++
+			for _, d := range p.deps {
+				if strings.HasPrefix(d, module+"/adapters") || strings.HasPrefix(d, module+"/auth") {
+					t.Errorf("%s imports %s", p.path, d)
+				}
+			}
+		case rel == "core":
+			for _, d := range p.deps {
+				if strings.HasPrefix(d, module+"/") {
+					t.Errorf("core imports %s", d)
+				}
+			}
+		}
+	}
+	if adapters == 0 || stores == 0 {
+		t.Fatalf("found %d adapter and %d store packages: the check is not seeing the tree", adapters, stores)
+	}
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
