@@ -116,6 +116,47 @@ func (s *Session) Delete(ctx context.Context, key string) error {
 	})
 }
 
+// Update replaces the value under key with fn's result, atomically: fn gets
+// the current stored value (nil when there is none) and runs again if
+// another request changed the session meanwhile, so no update is lost across
+// concurrent requests or instances.
+func (s *Session) Update(ctx context.Context, key string, fn func(current json.RawMessage) (any, error)) error {
+	return s.mutate(ctx, func(d *sessionData) error {
+		v, err := fn(d.Values[key])
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("session value %q: %w", key, err)
+		}
+		if d.Values == nil {
+			d.Values = map[string]json.RawMessage{}
+		}
+		d.Values[key] = raw
+		return nil
+	})
+}
+
+// UpdateSessionValue is Session.Update with a type parameter: fn gets the
+// current value (the zero value when there is none) and returns the new one,
+// which UpdateSessionValue also returns.
+func UpdateSessionValue[T any](ctx context.Context, s *Session, key string, fn func(T) (T, error)) (T, error) {
+	var out T
+	err := s.Update(ctx, key, func(cur json.RawMessage) (any, error) {
+		var v T
+		if cur != nil {
+			if err := json.Unmarshal(cur, &v); err != nil {
+				return nil, fmt.Errorf("session value %q: %w", key, err)
+			}
+		}
+		nv, err := fn(v)
+		out = nv
+		return nv, err
+	})
+	return out, err
+}
+
 // SessionValue is Session.Get with a type parameter.
 func SessionValue[T any](s *Session, key string) (T, bool, error) {
 	var v T

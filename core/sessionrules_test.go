@@ -268,12 +268,7 @@ func TestSessionToolValues(t *testing.T) {
 	e := newSessionEnv(t, nil)
 	core.AddSessionTool(e.srv, &core.Tool{Name: "counter", Description: "Counts per session."},
 		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in counterArgs) (int, error) {
-			n, _, err := core.SessionValue[int](sess, "n")
-			if err != nil {
-				return 0, err
-			}
-			n += in.Add
-			return n, sess.Set(ctx, "n", n)
+			return core.UpdateSessionValue(ctx, sess, "n", func(n int) (int, error) { return n + in.Add, nil })
 		})
 	call := func(c *mcptest.Client, add int) string {
 		r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "counter", "arguments": map[string]any{"add": add}}, nil)
@@ -327,6 +322,41 @@ func TestSessionToolValues(t *testing.T) {
 	sl := &mcptest.Client{URL: e.url, Version: core.ProtocolVersion20251125}
 	if got := call(sl, 1); !strings.Contains(got, "needs a session") {
 		t.Fatalf("sessionless legacy call: %q", got)
+	}
+}
+
+// Concurrent read-modify-write updates of one session value lose nothing.
+func TestSessionConcurrentUpdates(t *testing.T) {
+	e := newSessionEnv(t, nil)
+	core.AddSessionTool(e.srv, &core.Tool{Name: "inc", Description: "Increments."},
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (int, error) {
+			return core.UpdateSessionValue(ctx, sess, "n", func(n int) (int, error) { return n + 1, nil })
+		})
+	c := e.client("")
+	sessInit(t, c)
+	const workers, each = 6, 10
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cc := &mcptest.Client{URL: c.URL, SessionID: c.SessionID, Version: c.Version}
+			for i := 0; i < each; i++ {
+				r, err := cc.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "inc", "arguments": map[string]any{}}, nil)
+				if err != nil || r.Error != nil {
+					t.Errorf("call: %v %v", err, r.Error)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sess, err := e.store.Get(context.Background(), c.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`"n":%d`, workers*each); !strings.Contains(string(sess.Data), want) {
+		t.Fatalf("session data %s, want %s: updates were lost", sess.Data, want)
 	}
 }
 

@@ -7,13 +7,16 @@
 //
 // Run as a Lambda bootstrap (AWS_LAMBDA_RUNTIME_API set), it serves Lambda
 // events; MCPFN_STREAMING=1 selects response streaming.
+//
+// On every platform the environment configures what many instances share
+// (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID or MCPFN_STATE_KEY),
+// MCPFN_ALLOWED_ORIGINS and MCPFN_LOG_LEVEL: see examples/internal/envconfig.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -24,22 +27,27 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/examples/internal/envconfig"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address (host:port)")
 	mode := flag.String("mode", "auto", "protocol mode: auto, modern or legacy")
-	logLevel := flag.String("log", "warn", "log level: debug, info, warn, error")
+	logLevel := flag.String("log", "", "log level: debug, info, warn, error (default $MCPFN_LOG_LEVEL, else info)")
 	platform := flag.String("platform", "nethttp", "nethttp or gcf (lambda is chosen by AWS_LAMBDA_RUNTIME_API)")
 	buffer := flag.Bool("buffered", false, "nethttp: deliver each response only when its handler returns, as buffered serverless platforms do")
 	flag.Parse()
 
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *logLevel != "" {
+		os.Setenv("MCPFN_LOG_LEVEL", *logLevel)
+	}
+	opts, err := envconfig.Load(ctx)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything:", err)
 		os.Exit(2)
 	}
-	opts := &core.ServerOptions{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))}
 	switch *mode {
 	case "auto":
 	case "modern":
@@ -50,8 +58,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "everything: unknown mode %q\n", *mode)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	srv := newServer(opts)
 	go watchResource(ctx, srv)
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {

@@ -62,6 +62,9 @@ func newServer(opts *core.ServerOptions) *core.Server {
 	addContentTools(s)
 	addClientInputTools(s)
 	addModernDiagnosticTools(s)
+	if opts.Mode != core.ModeModern {
+		addSessionTools(s)
+	}
 	addResources(s)
 	addPrompts(s)
 	return s
@@ -326,6 +329,19 @@ func colorRequest() *core.InputRequest {
 }
 
 var dynamicCount atomic.Int64
+
+type counterArgs struct {
+	Add int `json:"add" jsonschema:"description=How much to add"`
+}
+
+// addSessionTools registers a legacy-session counter, used by the
+// multi-replica tests to show that no session update is lost.
+func addSessionTools(s *core.Server) {
+	core.AddSessionTool(s, &core.Tool{Name: "test_session_counter", Description: "Adds to a counter kept in the legacy session and returns it."},
+		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in counterArgs) (int, error) {
+			return core.UpdateSessionValue(ctx, sess, "counter", func(n int) (int, error) { return n + in.Add, nil })
+		})
+}
 
 func addModernDiagnosticTools(s *core.Server) {
 	core.AddTool(s, &core.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability.",
