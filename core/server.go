@@ -206,6 +206,8 @@ type Server struct {
 	store  SessionStore
 	local  local
 
+	decoded decodedSessions
+
 	advMu    sync.Mutex
 	advCache map[string]*serverTool // prepared advanced-mode tools
 	hints    map[string]cacheWire

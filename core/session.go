@@ -208,10 +208,50 @@ func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Ses
 		return nil, errSessionForeign
 	}
 	sess := &Session{srv: s, rec: rec}
+	if d, ok := s.decoded.get(id, rec.Version); ok {
+		sess.d = d
+		return sess, nil
+	}
 	if err := json.Unmarshal(rec.Data, &sess.d); err != nil {
 		return nil, fmt.Errorf("session %s: corrupt data: %w", id, err)
 	}
+	s.decoded.put(id, rec.Version, sess.d)
 	return sess, nil
+}
+
+// decodedSessions caches the decoded data of recently used sessions by
+// record version, so that a request whose session has not changed since the
+// last one skips decoding it. Cached values are never modified: mutate copies
+// before it changes anything.
+type decodedSessions struct {
+	mu sync.Mutex
+	m  map[string]decodedSession
+}
+
+type decodedSession struct {
+	version int64
+	d       sessionData
+}
+
+const maxDecodedSessions = 4096
+
+func (c *decodedSessions) get(id string, version int64) (sessionData, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || e.version != version {
+		return sessionData{}, false
+	}
+	return e.d, true
+}
+
+func (c *decodedSessions) put(id string, version int64, d sessionData) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxDecodedSessions {
+		c.m = make(map[string]decodedSession)
+	}
+	c.m[id] = decodedSession{version, d}
 }
 
 // mutate applies fn to the session's data and writes it with a conditional
@@ -245,6 +285,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		err = s.store.Update(ctx, &rec)
 		if err == nil {
 			sess.rec, sess.d = &rec, d
+			s.decoded.put(rec.ID, rec.Version, d)
 			return nil
 		}
 		if !errors.Is(err, ErrSessionConflict) || attempt >= 20 {
