@@ -109,12 +109,8 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
-	if r.Input == nil {
-		in, err := s.openInput(ctx, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState})
-		if err != nil {
-			return nil, err
-		}
-		r.Input = in
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState}); err != nil {
+		return nil, err
 	}
 	if err := r.RequireCapabilities(st.tool.RequiredCapabilities); err != nil {
 		return nil, err

@@ -266,6 +266,20 @@ type mrtrCall struct {
 	hasToken  bool
 }
 
+// setInput gives r its Input, unless it has one already (a legacy call the
+// bridge runs again with the client's answers).
+func (s *Server) setInput(ctx context.Context, r *Request, c mrtrCall) error {
+	if r.Input != nil {
+		return nil
+	}
+	in, err := s.openInput(ctx, c)
+	if err != nil {
+		return err
+	}
+	r.Input = in
+	return nil
+}
+
 // openInput verifies a retried call's requestState and builds its Input view.
 func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, error) {
 	if !c.hasToken {

@@ -105,12 +105,8 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 		}
 	}
 	binding := stateBinding{method: "prompts/get", target: req.Name, args: argsRaw, principal: r.Principal}
-	if r.Input == nil {
-		in, err := s.openInput(ctx, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState})
-		if err != nil {
-			return nil, err
-		}
-		r.Input = in
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
+		return nil, err
 	}
 	res, err := sp.handler(ctx, req)
 	if err != nil {

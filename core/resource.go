@@ -309,12 +309,8 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 		return nil, s.notFound(r, req.URI)
 	}
 	binding := stateBinding{method: "resources/read", target: req.URI, principal: r.Principal}
-	if r.Input == nil {
-		in, err := s.openInput(ctx, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState})
-		if err != nil {
-			return nil, err
-		}
-		r.Input = in
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
+		return nil, err
 	}
 	res, err := h(ctx, req)
 	if err != nil {

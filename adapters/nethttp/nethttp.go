@@ -20,6 +20,9 @@ type Options struct {
 	Path string
 	// ShutdownTimeout bounds the graceful shutdown of Serve. Zero means 10s.
 	ShutdownTimeout time.Duration
+	// Middleware, when set, wraps the endpoint handler (e.g. authentication
+	// that puts a core.Principal on the request context).
+	Middleware func(http.Handler) http.Handler
 }
 
 // Handler returns an http.Handler serving srv at DefaultPath.
@@ -34,15 +37,19 @@ func NewHandler(srv *core.Server, opts *Options) http.Handler {
 	if opts != nil && opts.Path != "" {
 		path = opts.Path
 	}
+	var h http.Handler = srv
+	if opts != nil && opts.Middleware != nil {
+		h = opts.Middleware(h)
+	}
 	if path == "*" {
-		return srv
+		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != path {
 			http.NotFound(w, r)
 			return
 		}
-		srv.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	})
 }
 

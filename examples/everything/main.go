@@ -18,11 +18,9 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
@@ -75,28 +73,12 @@ func main() {
 	}
 	// The conformance runner reads this line to find the port of -addr :0.
 	fmt.Printf("everything: serving MCP on http://%s%s\n", ln.Addr(), nethttp.DefaultPath)
-	var h http.Handler = nethttp.Handler(srv)
+	nopts := &nethttp.Options{}
 	if *buffer {
-		h = buffered(h)
+		nopts.Middleware = buffered
 	}
-	if err := serve(ctx, ln, srv, h); err != nil {
+	if err := nethttp.ServeListener(ctx, ln, srv, nopts); err != nil {
 		fmt.Fprintln(os.Stderr, "everything:", err)
 		os.Exit(1)
 	}
-}
-
-// serve runs h on ln until ctx ends, then closes srv's streams and shuts down.
-func serve(ctx context.Context, ln net.Listener, srv *core.Server, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	srv.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return hs.Shutdown(sctx)
 }
