@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 )
 
 // parseMRTRParams reads the members every MRTR-capable method shares.
@@ -292,10 +293,12 @@ func headerMatches(h string, v any) bool {
 		return h == x
 	case bool:
 		return (x && h == "true") || (!x && h == "false")
-	case json.Number:
-		a, ok1 := new(big.Float).SetString(string(x))
-		b, ok2 := new(big.Float).SetString(h)
-		return ok1 && ok2 && a.Cmp(b) == 0
+	case int64:
+		b, ok := new(big.Float).SetString(h)
+		return ok && b.Cmp(new(big.Float).SetInt64(x)) == 0
+	case float64:
+		f, err := strconv.ParseFloat(h, 64)
+		return err == nil && f == x
 	}
 	return false
 }

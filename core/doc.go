@@ -5,7 +5,8 @@
 //
 // core imports only the standard library and two schema libraries
 // (github.com/invopop/jsonschema to derive schemas from Go types,
-// github.com/santhosh-tekuri/jsonschema/v6 to validate arguments). Platform
+// github.com/google/jsonschema-go to validate arguments, JSON Schema 2020-12
+// and draft-07). Platform
 // adapters (adapters/nethttp, adapters/lambda, adapters/gcf) and stores
 // (store/memory, store/dynamo) depend on it, never the reverse.
 //

@@ -81,7 +81,7 @@ func ExampleAddTool() {
 	// Output:
 	// {"additionalProperties":false,"properties":{"left":{"description":"The first addend","type":"integer"},"right":{"type":"integer"}},"required":["left","right"],"type":"object"}
 	// [map[text:5 type:text]] 5
-	// true [map[text:Invalid arguments for tool "add": at '/left': got string, want integer type:text]]
+	// true [map[text:Invalid arguments for tool "add": at '/left': type: two has type "string", want "integer" type:text]]
 }
 
 func ExampleInputRequired() {

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/invopop/jsonschema"
-	validator "github.com/santhosh-tekuri/jsonschema/v6"
+	validator "github.com/google/jsonschema-go/jsonschema"
 )
 
 // schemaFor derives the JSON Schema of t with invopop/jsonschema, configured so
@@ -101,18 +102,11 @@ func nullable(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// noLoader refuses every external reference: schemas never fetch $refs from
-// the network or the file system.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("external schema reference %q is not loaded", url)
-}
-
-// compiledSchema is a JSON Schema 2020-12 validator, compiled once, with a
-// fast path for the simple schemas most tools have.
+// compiledSchema is a JSON Schema validator (2020-12, or draft-07 when the
+// schema says so), resolved once, with a fast path for the simple schemas
+// most tools have.
 type compiledSchema struct {
-	s    *validator.Schema
+	s    *validator.Resolved
 	fast *fastSchema // nil when the schema has no fast path
 }
 
@@ -122,84 +116,83 @@ func (c *compiledSchema) provenValid(raw []byte) bool {
 	return c.fast != nil && c.fast.valid(raw)
 }
 
-// compileSchema compiles raw (a JSON Schema; 2020-12 unless it names another
-// dialect with $schema).
+// compileSchema resolves raw. External references are never loaded: no
+// network and no file access (a $ref outside the schema is an error).
 func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
-	doc, err := validator.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	var s validator.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	c := validator.NewCompiler()
-	c.DefaultDraft(validator.Draft2020)
-	c.UseLoader(noLoader{})
-	const loc = "mem:///schema.json"
-	if err := c.AddResource(loc, doc); err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(loc)
+	r, err := s.Resolve(&validator.ResolveOptions{BaseURI: "mem:///schema.json"})
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	return &compiledSchema{s: s, fast: compileFast(raw)}, nil
+	return &compiledSchema{s: r, fast: compileFast(raw)}, nil
 }
 
-// decodeForValidation decodes JSON the way the validator needs it (numbers
-// as json.Number, so integers stay exact).
+// decodeForValidation decodes JSON the way the validator needs it: integers
+// that fit as int64 (exact), other numbers as float64.
 func decodeForValidation(raw []byte) (any, error) {
-	return validator.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeNumbers(raw)
+	if err != nil {
+		return nil, err
+	}
+	return numbersForValidation(v), nil
 }
 
-// validate reports the first problems of v against the schema, phrased for a
-// model to act on: "at '/a': got string, want integer".
+// decodeNumbers decodes one JSON value with numbers as json.Number.
+func decodeNumbers(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+func numbersForValidation(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersForValidation(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbersForValidation(e)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
+
+// validate reports why v does not satisfy the schema, phrased for a model to
+// act on.
 func (c *compiledSchema) validate(v any) error {
 	err := c.s.Validate(v)
 	if err == nil {
 		return nil
 	}
-	var ve *validator.ValidationError
-	if !errors.As(err, &ve) {
-		return err
-	}
-	var msgs []string
-	var walk func(u *validator.OutputUnit)
-	walk = func(u *validator.OutputUnit) {
-		if u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			msgs = append(msgs, fmt.Sprintf("at '%s': %s", loc, u.Error.String()))
-		}
-		for i := range u.Errors {
-			walk(&u.Errors[i])
-		}
-	}
-	out := ve.BasicOutput()
-	for i := range out.Errors {
-		walk(&out.Errors[i])
-	}
-	if len(msgs) == 0 {
-		return errors.New(strings.TrimSpace(ve.Error()))
-	}
-	// The basic output lists the schema-level summary first; keep the specific
-	// messages, deduplicated, in a stable order.
-	seen := map[string]bool{}
-	var uniq []string
-	for _, m := range msgs {
-		if strings.Contains(m, "validation failed") || seen[m] {
-			continue
-		}
-		seen[m] = true
-		uniq = append(uniq, m)
-	}
-	if len(uniq) == 0 {
-		uniq = msgs
-	}
-	if len(uniq) > 5 {
-		uniq = uniq[:5]
-	}
-	return errors.New(strings.Join(uniq, "; "))
+	// "validating root: validating /properties/a: type: ..." becomes
+	// "at '/a': type: ...".
+	msg := strings.ReplaceAll(err.Error(), "validating root: ", "")
+	msg = schemaPathRE.ReplaceAllStringFunc(msg, func(m string) string {
+		p := strings.TrimSuffix(strings.TrimPrefix(m, "validating "), ": ")
+		p = strings.ReplaceAll(p, "/properties/", "/")
+		return "at '" + p + "': "
+	})
+	return errors.New(msg)
 }
+
+var schemaPathRE = regexp.MustCompile(`validating (/[^:]*): `)
 
 // normalizeSchema turns a schema given as any JSON value (json.RawMessage,
 // []byte, string, map, *jsonschema.Schema, struct) into compact JSON.

@@ -253,7 +253,7 @@ func canonicalJSON(raw []byte) ([]byte, error) {
 	if len(raw) == 0 || isNull(raw) {
 		return []byte("{}"), nil
 	}
-	v, err := decodeForValidation(raw)
+	v, err := decodeNumbers(raw)
 	if err != nil {
 		return nil, err
 	}
