@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/invopop/jsonschema"
 	validator "github.com/google/jsonschema-go/jsonschema"
+	"github.com/invopop/jsonschema"
 )
 
 // schemaFor derives the JSON Schema of t with invopop/jsonschema, configured so

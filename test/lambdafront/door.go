@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -89,11 +90,23 @@ func (d *frontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status, how := d.serve(w, r)
 	d.log.InfoContext(r.Context(), "request", "method", r.Method, "uri", r.RequestURI,
 		"status", status, "response", how, "duration", time.Since(start).Round(time.Microsecond))
+	if how == howTruncated {
+		// A streamed response that ended with an error: the client sees it
+		// cut short, as from Lambda.
+		panic(http.ErrAbortHandler)
+	}
 }
+
+// howTruncated is how a streamed response that failed after it started
+// was answered.
+const howTruncated = "streamed, truncated"
 
 // serve handles one request and returns the status it sent and how the
 // function answered, for the log.
 func (d *frontDoor) serve(w http.ResponseWriter, r *http.Request) (int, string) {
+	if !ownHost(r) {
+		return fail(w, http.StatusForbidden, "Forbidden"), "not invoked: foreign Host " + r.Host
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxPayload))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -109,41 +122,173 @@ func (d *frontDoor) serve(w http.ResponseWriter, r *http.Request) (int, string) 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d.timeout+5*time.Second)
 	defer cancel()
-	payload, err := d.fn.invoke(ctx, event)
-	switch {
-	case errors.Is(err, errTimeout) || errors.Is(err, context.DeadlineExceeded):
-		d.log.WarnContext(r.Context(), "invocation timed out", "err", err)
-		return fail(w, http.StatusGatewayTimeout, "Endpoint request timed out"), "timeout"
-	case err != nil:
-		d.log.ErrorContext(r.Context(), "invocation failed", "err", err)
-		return fail(w, http.StatusBadGateway, "Internal Server Error"), "invoke error"
+	var payload []byte
+	if s, ok := d.fn.(streamInvoker); ok {
+		live, err := s.invokeStream(ctx, event)
+		if err != nil {
+			return d.invokeFailed(w, r, err)
+		}
+		defer live.release()
+		if live.contentType == streamingContentType {
+			return d.passThrough(w, r, live)
+		}
+		if payload, err = io.ReadAll(io.LimitReader(live.body, 4*maxPayload)); err != nil {
+			return d.invokeFailed(w, r, err)
+		}
+	} else if payload, err = d.fn.invoke(ctx, event); err != nil {
+		return d.invokeFailed(w, r, err)
 	}
 	res, how, err := d.response(payload)
 	if err != nil {
 		d.log.ErrorContext(r.Context(), "bad function response", "err", err, "payload", truncate(payload, 512))
 		return fail(w, http.StatusBadGateway, "Internal Server Error"), how
 	}
-	h := w.Header()
-	for k, v := range res.headers {
+	setHeader(w.Header(), res.headers, res.multiValueHeaders, res.cookies)
+	w.Header().Set("Content-Length", strconv.Itoa(len(res.body)))
+	w.WriteHeader(res.status)
+	w.Write(res.body)
+	return res.status, how
+}
+
+func (d *frontDoor) invokeFailed(w http.ResponseWriter, r *http.Request, err error) (int, string) {
+	if errors.Is(err, errTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		d.log.WarnContext(r.Context(), "invocation timed out", "err", err)
+		return fail(w, http.StatusGatewayTimeout, "Endpoint request timed out"), "timeout"
+	}
+	d.log.ErrorContext(r.Context(), "invocation failed", "err", err)
+	return fail(w, http.StatusBadGateway, "Internal Server Error"), "invoke error"
+}
+
+// setHeader sets the response headers of a function's answer in h.
+func setHeader(h http.Header, headers map[string]string, multi map[string][]string, cookies []string) {
+	for k, v := range headers {
 		h.Set(k, v)
 	}
-	for k, vs := range res.multiValueHeaders {
+	for k, vs := range multi {
 		h.Del(k) // multiValueHeaders win over headers, as in API Gateway
 		for _, v := range vs {
 			h.Add(k, v)
 		}
 	}
-	for _, c := range res.cookies {
+	for _, c := range cookies {
 		h.Add("Set-Cookie", c)
 	}
 	// The front end frames the body itself.
 	for _, k := range []string{"Content-Length", "Transfer-Encoding", "Connection"} {
 		h.Del(k)
 	}
-	h.Set("Content-Length", strconv.Itoa(len(res.body)))
-	w.WriteHeader(res.status)
-	w.Write(res.body)
-	return res.status, how
+}
+
+// maxPrelude bounds the JSON head of a streamed response.
+const maxPrelude = 64 << 10
+
+// passThrough sends a streamed response to the client as it arrives: the
+// status and headers of the prelude, then each chunk of the body as soon as
+// the function has sent it.
+func (d *frontDoor) passThrough(w http.ResponseWriter, r *http.Request, live *liveResponse) (int, string) {
+	if d.mode == ModeBuffered {
+		d.log.ErrorContext(r.Context(), "bad function response", "err", "the function streamed its response, but the invoke mode is buffered (build it without Streaming, or run the door with -mode streaming)")
+		return fail(w, http.StatusBadGateway, "Internal Server Error"), "streamed"
+	}
+	br := bufio.NewReaderSize(live.body, 32<<10)
+	head, err := readPrelude(br)
+	if err != nil {
+		if typ := live.trailer().Get(errorTypeTrailer); typ != "" {
+			body, _ := base64.StdEncoding.DecodeString(live.trailer().Get(errorBodyTrailer))
+			err = fmt.Errorf("function error %s: %s", typ, truncate(body, 512))
+		}
+		d.log.ErrorContext(r.Context(), "bad streamed response", "err", err)
+		return fail(w, http.StatusBadGateway, "Internal Server Error"), "streamed"
+	}
+	var p prelude
+	if err := json.Unmarshal(head, &p); err != nil {
+		d.log.ErrorContext(r.Context(), "bad streamed response", "err", fmt.Errorf("bad prelude: %w", err), "prelude", truncate(head, 512))
+		return fail(w, http.StatusBadGateway, "Internal Server Error"), "streamed"
+	}
+	if p.StatusCode == 0 {
+		p.StatusCode = http.StatusOK
+	}
+	if p.StatusCode < 100 || p.StatusCode > 599 {
+		d.log.ErrorContext(r.Context(), "bad streamed response", "err", fmt.Errorf("invalid statusCode %d", p.StatusCode))
+		return fail(w, http.StatusBadGateway, "Internal Server Error"), "streamed"
+	}
+	multi := p.MultiValueHeaders
+	if d.door != DoorAPIGatewayV1 {
+		multi = nil
+	}
+	setHeader(w.Header(), p.Headers, multi, p.Cookies)
+	w.WriteHeader(p.StatusCode)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				d.log.DebugContext(r.Context(), "client gone", "err", werr)
+				return p.StatusCode, howTruncated
+			}
+			rc.Flush()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			d.log.WarnContext(r.Context(), "streamed response cut short", "err", err)
+			return p.StatusCode, howTruncated
+		}
+	}
+	if typ := live.trailer().Get(errorTypeTrailer); typ != "" {
+		body, _ := base64.StdEncoding.DecodeString(live.trailer().Get(errorBodyTrailer))
+		d.log.WarnContext(r.Context(), "streamed response ended with a function error", "type", typ, "body", truncate(body, 512))
+		return p.StatusCode, howTruncated
+	}
+	return p.StatusCode, "streamed"
+}
+
+// readPrelude reads the JSON head of a streamed response, up to the 8 NUL
+// bytes that end it (JSON text never holds a NUL byte).
+func readPrelude(br *bufio.Reader) ([]byte, error) {
+	var head []byte
+	for len(head) < maxPrelude+len(preludeEnd) {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			return nil, errors.New("the stream ended before the end of its prelude")
+		}
+		if err != nil {
+			return nil, err
+		}
+		head = append(head, b)
+		if b == 0 && bytes.HasSuffix(head, preludeEnd) {
+			return head[:len(head)-len(preludeEnd)], nil
+		}
+	}
+	return nil, errors.New("prelude too long")
+}
+
+// ownHost reports whether r is addressed to the door: AWS routes a request
+// to a function by its Host name (the Function URL's or the API's domain),
+// so a function never sees a request for another name, such as a DNS
+// rebinding attacker's. The door's names are the loopback names and the
+// address it was reached on.
+func ownHost(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	return ok && local.IP.Equal(ip)
 }
 
 func fail(w http.ResponseWriter, status int, msg string) int {

@@ -186,12 +186,23 @@ func TestEmulatorConcurrency(t *testing.T) {
 	}
 }
 
-// TestCommand runs the lambdafront binary and stops it with SIGTERM.
+// TestCommand runs the lambdafront binary with each backend, and stops it
+// with SIGINT: no process it started may survive it.
 func TestCommand(t *testing.T) {
-	rie := requireRIE(t)
+	t.Run("rie", func(t *testing.T) {
+		// 2 emulators, and at least 1 function (the second function starts
+		// on its first invocation).
+		testCommand(t, 3, "-rie", requireRIE(t))
+	})
+	t.Run("stream", func(t *testing.T) {
+		testCommand(t, 1, "-runtime", "stream") // the function that served /sse
+	})
+}
+
+func testCommand(t *testing.T, minProcs int, args ...string) {
 	bins := map[string]string{"echofn": binary(t, "echofn"), "lambdafront": binary(t, "lambdafront")}
-	cmd := exec.Command(bins["lambdafront"], "-addr", "127.0.0.1:0", "-door", "apigw-v1",
-		"-bootstrap", bins["echofn"], "-rie", rie, "-concurrency", "2", "-timeout", "10s")
+	cmd := exec.Command(bins["lambdafront"], append([]string{"-addr", "127.0.0.1:0", "-door", "apigw-v1",
+		"-bootstrap", bins["echofn"], "-concurrency", "2", "-timeout", "10s"}, args...)...)
 	cmd.Env = functionEnv(true, "")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -232,12 +243,12 @@ func TestCommand(t *testing.T) {
 		t.Errorf("GET /sse: %s %q", res.Status, body)
 	}
 
-	pids := childPIDs(cmd.Process.Pid) // the emulators
+	pids := childPIDs(cmd.Process.Pid) // the emulators or functions
 	for _, pid := range pids {
-		pids = append(pids, childPIDs(pid)...) // and their functions
+		pids = append(pids, childPIDs(pid)...) // and the emulators' functions
 	}
-	if len(pids) < 3 { // the second function starts on its first invocation
-		t.Errorf("lambdafront runs processes %v, want 2 emulators and at least 1 function", pids)
+	if len(pids) < minProcs {
+		t.Errorf("lambdafront runs processes %v, want at least %d", pids, minProcs)
 	}
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)

@@ -1,18 +1,28 @@
-// Command lambdafront serves HTTP in front of a Lambda function running
-// under the AWS Lambda Runtime Interface Emulator (aws-lambda-rie), the way a
-// Function URL or API Gateway would: each request becomes the integration's
-// event, is invoked through the emulator, and the function's answer
-// (buffered JSON, or a streamed prelude and body) becomes the HTTP response.
+// Command lambdafront serves HTTP in front of a Lambda function (a
+// provided.al2023 bootstrap), the way a Function URL or API Gateway would:
+// each request becomes the integration's event, is invoked, and the
+// function's answer (buffered JSON, or a streamed prelude and body) becomes
+// the HTTP response.
 //
 // Usage:
 //
 //	lambdafront -bootstrap ./bootstrap [-addr 127.0.0.1:9000] [-door url|apigw-v1|apigw-v2]
-//	            [-mode auto|buffered|streaming] [-concurrency 4] [-timeout 30s] [-rie PATH] [-quiet] [-v]
+//	            [-mode auto|buffered|streaming] [-runtime rie|stream] [-concurrency 4]
+//	            [-timeout 30s] [-rie PATH] [-quiet] [-v]
 //
-// The emulator runs one invocation at a time, so the front door runs a pool
-// of -concurrency emulators, each with its own copy of the function; further
-// requests wait for a free one. The emulator buffers streamed responses: the
-// client receives them whole, when the function has finished.
+// Two backends run the function, each as a pool of -concurrency copies of
+// it, each copy running one invocation at a time; further requests wait for
+// a free one:
+//
+//   - rie (the default): the AWS Lambda Runtime Interface Emulator
+//     (aws-lambda-rie), one per copy. The emulator buffers streamed
+//     responses: the client receives them whole, when the function has
+//     finished.
+//   - stream: lambdafront serves the Lambda Runtime API itself, one
+//     endpoint per copy, and passes a streamed response through to the
+//     client as it arrives, chunk by chunk, as Lambda does. A copy whose
+//     invocation times out, or whose client goes away mid-stream, is killed
+//     and started again on its next invocation.
 //
 // Install the emulator with test/lambdafront/install-rie.sh. Without -rie,
 // lambdafront looks for it in $MCPFN_RIE, ${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}
@@ -41,11 +51,12 @@ func main() {
 		addr        = flag.String("addr", "127.0.0.1:9000", "address to serve HTTP on")
 		door        = flag.String("door", "url", "integration to imitate: url, apigw-v1 or apigw-v2")
 		mode        = flag.String("mode", "auto", "invoke mode: auto (accept both), buffered or streaming")
+		backend     = flag.String("runtime", "rie", "backend: rie (the emulator; buffers streams) or stream (own Runtime API; streams)")
 		bootstrap   = flag.String("bootstrap", "", "the function's bootstrap executable (required)")
 		rie         = flag.String("rie", "", "path of aws-lambda-rie (default: $MCPFN_RIE, the install-rie.sh location, $PATH)")
-		concurrency = flag.Int("concurrency", 4, "number of emulators, that is of concurrent invocations")
+		concurrency = flag.Int("concurrency", 4, "number of copies of the function, that is of concurrent invocations")
 		timeout     = flag.Duration("timeout", 30*time.Second, "function timeout (rounded up to whole seconds)")
-		quiet       = flag.Bool("quiet", false, "discard the emulators' and the function's output")
+		quiet       = flag.Bool("quiet", false, "discard the emulators' and the functions' output")
 		verbose     = flag.Bool("v", false, "debug logging")
 	)
 	flag.Parse()
@@ -60,15 +71,20 @@ func main() {
 		os.Exit(2)
 	}
 	d, err := parseDoor(*door)
+	var m Mode
 	if err == nil {
-		var m Mode
-		if m, err = parseMode(*mode, d); err == nil {
-			err = run(logger, config{
-				Addr: *addr, Door: d, Mode: m, Bootstrap: *bootstrap, RIE: *rie,
-				Concurrency: *concurrency, Timeout: *timeout, Env: os.Environ(),
-				Log: logWriter(*quiet), Logger: logger,
-			})
-		}
+		m, err = parseMode(*mode, d)
+	}
+	var rt Runtime
+	if err == nil {
+		rt, err = parseRuntime(*backend)
+	}
+	if err == nil {
+		err = run(logger, config{
+			Addr: *addr, Door: d, Mode: m, Runtime: rt, Bootstrap: *bootstrap, RIE: *rie,
+			Concurrency: *concurrency, Timeout: *timeout, Env: os.Environ(),
+			Log: logWriter(*quiet), Logger: logger,
+		})
 	}
 	if err != nil {
 		logger.Error("lambdafront", "err", err)
@@ -91,8 +107,8 @@ func run(logger *slog.Logger, cfg config) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("serving", "url", s.URL(), "door", cfg.Door, "mode", cfg.Mode,
-		"bootstrap", cfg.Bootstrap, "emulators", cfg.Concurrency)
+	logger.Info("serving", "url", s.URL(), "door", cfg.Door, "mode", cfg.Mode, "runtime", cfg.Runtime,
+		"bootstrap", cfg.Bootstrap, "concurrency", cfg.Concurrency)
 	select {
 	case <-ctx.Done():
 		logger.Info("shutting down")
@@ -108,18 +124,25 @@ type config struct {
 	Addr        string
 	Door        Door
 	Mode        Mode
+	Runtime     Runtime // empty means RuntimeRIE
 	Bootstrap   string
-	RIE         string
+	RIE         string // path of aws-lambda-rie (RuntimeRIE)
 	Concurrency int
 	Timeout     time.Duration
 	Env         []string
-	Log         io.Writer // the emulators' output
+	Log         io.Writer // the emulators' and functions' output
 	Logger      *slog.Logger
+}
+
+// backend runs the function: a pool of emulators or of Runtime API sandboxes.
+type backend interface {
+	invoker
+	close()
 }
 
 // server is a running front door.
 type server struct {
-	pool *pool
+	pool backend
 	srv  *http.Server
 	ln   net.Listener
 	done chan error // receives the error that stopped the server
@@ -136,18 +159,30 @@ func start(ctx context.Context, cfg config) (*server, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	rie, err := findRIE(cfg.RIE)
-	if err != nil {
-		return nil, err
+	if cfg.Runtime == "" {
+		cfg.Runtime = RuntimeRIE
+	}
+	pcfg := poolConfig{
+		Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
+		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger,
+	}
+	if cfg.Runtime == RuntimeRIE {
+		rie, err := findRIE(cfg.RIE)
+		if err != nil {
+			return nil, err
+		}
+		pcfg.RIE = rie
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	p, err := newPool(ctx, poolConfig{
-		RIE: rie, Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
-		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger,
-	})
+	var p backend
+	if cfg.Runtime == RuntimeStream {
+		p, err = newRuntimePool(pcfg)
+	} else {
+		p, err = newPool(ctx, pcfg)
+	}
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -178,7 +213,7 @@ func start(ctx context.Context, cfg config) (*server, error) {
 func (s *server) URL() string { return "http://" + s.ln.Addr().String() }
 
 // Shutdown stops accepting requests, waits for those in flight (until ctx
-// ends), then stops the emulators.
+// ends), then stops the emulators or functions.
 func (s *server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
 	if err != nil {

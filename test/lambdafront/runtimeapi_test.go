@@ -29,10 +29,7 @@ import (
 // /release from runtimeAPI, which answers only once the first event has
 // arrived: the rest of the response cannot be written before.
 
-const (
-	streamingContentType = "application/vnd.awslambda.http-integration-response"
-	requestID            = "8476a536-e9f4-11e8-9739-2dfe598c3fcd"
-)
+const requestID = "8476a536-e9f4-11e8-9739-2dfe598c3fcd"
 
 // runtimeAPI is a one-invocation Lambda Runtime API.
 type runtimeAPI struct {
@@ -253,8 +250,8 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 		if string(res.body) != firstEvent {
 			t.Errorf("body = %q, want %q", res.body, firstEvent)
 		}
-		errType := res.trailer.Get("Lambda-Runtime-Function-Error-Type")
-		errBody, _ := base64.StdEncoding.DecodeString(res.trailer.Get("Lambda-Runtime-Function-Error-Body"))
+		errType := res.trailer.Get(errorTypeTrailer)
+		errBody, _ := base64.StdEncoding.DecodeString(res.trailer.Get(errorBodyTrailer))
 		if errType == "" || !bytes.Contains(errBody, []byte("handler failed")) {
 			t.Errorf("error trailers: type %q, body %q", errType, errBody)
 		}
@@ -271,7 +268,7 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 	if string(res.body) != echo.SSEBody {
 		t.Errorf("body = %q, want %q", res.body, echo.SSEBody)
 	}
-	if v := res.trailer.Get("Lambda-Runtime-Function-Error-Type"); v != "" || res.readErr != nil {
+	if v := res.trailer.Get(errorTypeTrailer); v != "" || res.readErr != nil {
 		t.Errorf("error: trailer %q, read %v", v, res.readErr)
 	}
 }

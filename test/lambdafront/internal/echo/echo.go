@@ -13,6 +13,7 @@
 //	/panic   panics before writing
 //	/sleep   sleeps ?ms= milliseconds, ignoring the deadline, then answers
 //	         like /echo
+//	/exit    ends the process (exit status 3) without answering
 package echo
 
 import (
@@ -21,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -116,6 +118,7 @@ func Handler(releaseURL string) http.Handler {
 		}
 	})
 	mux.HandleFunc("/panic", func(http.ResponseWriter, *http.Request) { panic("echofn: panic") })
+	mux.HandleFunc("/exit", func(http.ResponseWriter, *http.Request) { os.Exit(3) })
 	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
 		time.Sleep(time.Duration(ms) * time.Millisecond) // even past the deadline
