@@ -225,7 +225,7 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}
-	st, err = prepareTool(&tc)
+	st, err = prepareTool(&tc, true)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
 	}

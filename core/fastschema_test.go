@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -36,7 +37,7 @@ var fastInstances = []string{
 func TestFastSchemaAgreesWithValidator(t *testing.T) {
 	proven := 0
 	for _, sch := range fastSchemas {
-		c, err := compileSchema(json.RawMessage(sch))
+		c, err := compileSchema(json.RawMessage(sch), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func FuzzFastSchema(f *testing.F) {
 	}
 	compiled := make([]*compiledSchema, len(fastSchemas))
 	for i, sch := range fastSchemas {
-		c, err := compileSchema(json.RawMessage(sch))
+		c, err := compileSchema(json.RawMessage(sch), true)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -110,4 +111,38 @@ func FuzzFastSchema(f *testing.F) {
 			t.Fatalf("fast path accepts %s, validator says %v", inst, err)
 		}
 	})
+}
+
+// Schemas derived from Go types are resolved lazily, on the first call the
+// fast path cannot prove: they must always resolve.
+func TestDerivedSchemasResolve(t *testing.T) {
+	type inner struct {
+		X float64 `json:"x" jsonschema:"minimum=1"`
+	}
+	type kitchen struct {
+		S    string            `json:"s" jsonschema:"enum=a,enum=b"`
+		I    int64             `json:"i,omitempty"`
+		U    uint8             `json:"u"`
+		F    float32           `json:"f"`
+		B    bool              `json:"b"`
+		L    []string          `json:"l"`
+		M    map[string]int    `json:"m"`
+		P    *inner            `json:"p"`
+		N    inner             `json:"n"`
+		A    any               `json:"a"`
+		R    json.RawMessage   `json:"r"`
+		T    []inner           `json:"t"`
+		MM   map[string]*inner `json:"mm"`
+		Skip string            `json:"-"`
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[kitchen](), reflect.TypeFor[inner](), reflect.TypeFor[[]kitchen](),
+		reflect.TypeFor[map[string]any](), reflect.TypeFor[int](), reflect.TypeFor[string]()} {
+		raw, err := schemaFor(typ)
+		if err != nil {
+			t.Fatalf("%v: %v", typ, err)
+		}
+		if _, err := compileSchema(raw, true); err != nil {
+			t.Errorf("%v: the derived schema %s does not resolve: %v", typ, raw, err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	validator "github.com/google/jsonschema-go/jsonschema"
 	"github.com/invopop/jsonschema"
@@ -103,11 +104,19 @@ func nullable(raw json.RawMessage) json.RawMessage {
 }
 
 // compiledSchema is a JSON Schema validator (2020-12, or draft-07 when the
-// schema says so), resolved once, with a fast path for the simple schemas
-// most tools have.
+// schema says so) with a fast path for the simple schemas most tools have.
+// The full validator is resolved at registration for schemas a user wrote
+// (so that a broken one is a registration error), and on first use for
+// schemas derived from Go types, which are valid by construction: a cold
+// start then pays only for the tools it calls with arguments the fast path
+// cannot prove.
 type compiledSchema struct {
-	s    *validator.Resolved
+	raw  json.RawMessage
 	fast *fastSchema // nil when the schema has no fast path
+
+	once sync.Once
+	s    *validator.Resolved
+	err  error
 }
 
 // provenValid reports whether the raw instance is valid by the fast path
@@ -116,18 +125,35 @@ func (c *compiledSchema) provenValid(raw []byte) bool {
 	return c.fast != nil && c.fast.valid(raw)
 }
 
-// compileSchema resolves raw. External references are never loaded: no
-// network and no file access (a $ref outside the schema is an error).
-func compileSchema(raw json.RawMessage) (*compiledSchema, error) {
-	var s validator.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("invalid schema: %w", err)
+// resolve builds the full validator once.
+func (c *compiledSchema) resolve() (*validator.Resolved, error) {
+	c.once.Do(func() {
+		var s validator.Schema
+		if err := json.Unmarshal(c.raw, &s); err != nil {
+			c.err = fmt.Errorf("invalid schema: %w", err)
+			return
+		}
+		// No BaseURI loader: external references are never loaded (no
+		// network and no file access; a $ref outside the schema is an
+		// error).
+		c.s, c.err = s.Resolve(&validator.ResolveOptions{BaseURI: "mem:///schema.json"})
+		if c.err != nil {
+			c.err = fmt.Errorf("invalid schema: %w", c.err)
+		}
+	})
+	return c.s, c.err
+}
+
+// compileSchema prepares raw for validation; eager resolves the full
+// validator now, so that an invalid schema is reported at once.
+func compileSchema(raw json.RawMessage, eager bool) (*compiledSchema, error) {
+	c := &compiledSchema{raw: raw, fast: compileFast(raw)}
+	if eager {
+		if _, err := c.resolve(); err != nil {
+			return nil, err
+		}
 	}
-	r, err := s.Resolve(&validator.ResolveOptions{BaseURI: "mem:///schema.json"})
-	if err != nil {
-		return nil, fmt.Errorf("invalid schema: %w", err)
-	}
-	return &compiledSchema{s: r, fast: compileFast(raw)}, nil
+	return c, nil
 }
 
 // decodeForValidation decodes JSON the way the validator needs it: integers
@@ -177,7 +203,11 @@ func numbersForValidation(v any) any {
 // validate reports why v does not satisfy the schema, phrased for a model to
 // act on.
 func (c *compiledSchema) validate(v any) error {
-	err := c.s.Validate(v)
+	r, err := c.resolve()
+	if err != nil {
+		return err
+	}
+	err = r.Validate(v)
 	if err == nil {
 		return nil
 	}

@@ -214,16 +214,18 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 			out = nullable(out) // a nil result is sent as null
 		}
 	}
-	if out != nil {
-		if _, err := compileSchema(out); err != nil {
+	if out != nil && tc.OutputSchema != nil {
+		// A schema the user wrote must be valid; derived ones are.
+		if _, err := compileSchema(out, true); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 	}
+	derivedInput := tc.InputSchema == nil
 	tc.InputSchema, tc.OutputSchema = in, nil
 	if out != nil {
 		tc.OutputSchema = out
 	}
-	st, err := prepareTool(&tc)
+	st, err := prepareTool(&tc, !derivedInput)
 	if err != nil {
 		return nil, fail("%v", err)
 	}
@@ -325,7 +327,7 @@ func checkToolName(name string) error {
 
 // prepareTool checks a tool definition whose schemas are normalized JSON and
 // precomputes its list entries, input validator and header parameters.
-func prepareTool(t *Tool) (*serverTool, error) {
+func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	in, _ := t.InputSchema.(json.RawMessage)
 	if in == nil {
 		return nil, errors.New("missing input schema")
@@ -333,7 +335,7 @@ func prepareTool(t *Tool) (*serverTool, error) {
 	if schemaRootType(in) != "object" {
 		return nil, errors.New(`the input schema must have an object root ("type": "object")`)
 	}
-	v, err := compileSchema(in)
+	v, err := compileSchema(in, explicitInput)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
 	}
