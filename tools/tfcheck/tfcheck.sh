@@ -2,13 +2,15 @@
 # Offline Terraform check: fmt -check + init + validate (terraform 1.5.7, or tofu) against locally
 # built providers: a trimmed hashicorp/aws and hashicorp/random. Needs only Go and the Go module proxy.
 #
-#   tfcheck.sh [--fmt-only] [DIR...]        (default: infra/terraform)
+#   tfcheck.sh [--fmt-only | --plan] [DIR...]        (default: infra/terraform)
 #
-# Each DIR is a root module (or a module: validate accepts one; its variables are unknown). It is checked in a copy, together with the local modules it calls
-# (source = "./..." or "../..."), without lock files or .terraform directories: a locally built
-# provider never matches the registry's hashes. Each DIR gets one line, "tfcheck: ok   DIR" or
-# "tfcheck: FAIL DIR (step)" followed by that step's output; the last line is
-# "tfcheck: N passed, M failed". Exit status 1 if any DIR failed, 2 on a usage or build error.
+# Each DIR is a root module, or a module (validate accepts one; its variables are then unknown).
+# It is checked in a copy, with the local modules it calls (source = "./..." or "../..."), without
+# lock files or .terraform directories: a locally built provider never matches the registry's
+# hashes. Each DIR gets one line, "tfcheck: ok   DIR" or "tfcheck: FAIL DIR (step)" followed by
+# that step's output; the last line is "tfcheck: N passed, M failed". Exit status 1 if a DIR
+# failed, 2 on a usage or build error.
+#
 # --fmt-only checks the format alone, for modules whose providers are not built here (google).
 # --plan also runs `terraform plan` (with TFCHECK_PLAN_ARGS, e.g. "-var zip_path=x.zip") on a
 # fresh state with fake AWS credentials: no AWS call is made, and it evaluates what validate
@@ -133,7 +135,7 @@ for dir in "$@"; do
     [ "$FMT_ONLY" = 0 ] || mode=" (fmt only)"
     [ "$PLAN" = 0 ] || mode=" ($(grep -o '^Plan: .*' <<<"$report" || echo 'plan: no changes'))"
     passed=$((passed + 1)); echo "tfcheck: ok   $dir$mode"
-    case $report in *Warning:*) printf '%s\n' "$report" | sed 's/^/    /' ;; esac
+    if grep -q '^Warning:' <<<"$report"; then sed -n '/^Warning:/,$p' <<<"$report" | sed 's/^/    /'; fi
   else
     failed=$((failed + 1)); echo "tfcheck: FAIL $dir ($step)"
     # a failed plan: its errors, not the whole plan

@@ -1,0 +1,95 @@
+# An MCP server on Cloud Functions (2nd gen). Checked by terraform fmt and
+# HCL parsing only: the google provider is not built offline.
+#
+# The signing key of requestState is a Secret Manager secret exposed as
+# MCPFN_STATE_KEY (base64 of 32 random bytes, examples/internal/envconfig):
+# "latest" is resolved when an instance starts, so a new version reaches
+# instances as they are replaced; state sealed with the old key then fails
+# to open on new instances (the client starts over).
+
+resource "google_service_account" "function" {
+  project      = var.project
+  account_id   = substr("${var.name}-fn", 0, 30)
+  display_name = "MCP server ${var.name}"
+}
+
+resource "google_secret_manager_secret" "state_key" {
+  project   = var.project
+  secret_id = "${var.name}-state-key"
+
+  replication {
+    auto {}
+  }
+}
+
+resource "random_bytes" "state_key" {
+  length = 32
+}
+
+resource "google_secret_manager_secret_version" "state_key" {
+  secret      = google_secret_manager_secret.state_key.id
+  secret_data = random_bytes.state_key.base64
+}
+
+resource "google_secret_manager_secret_iam_member" "function" {
+  project   = var.project
+  secret_id = google_secret_manager_secret.state_key.secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.function.email}"
+}
+
+resource "google_storage_bucket_object" "source" {
+  name   = "${var.name}/source-${filemd5(var.source_zip_path)}.zip"
+  bucket = var.source_bucket
+  source = var.source_zip_path
+}
+
+resource "google_cloudfunctions2_function" "this" {
+  name     = var.name
+  project  = var.project
+  location = var.region
+
+  build_config {
+    runtime     = var.runtime
+    entry_point = var.entry_point
+
+    source {
+      storage_source {
+        bucket = var.source_bucket
+        object = google_storage_bucket_object.source.name
+      }
+    }
+  }
+
+  service_config {
+    available_memory      = var.memory
+    timeout_seconds       = var.timeout_seconds
+    max_instance_count    = var.max_instance_count
+    service_account_email = google_service_account.function.email
+    ingress_settings      = "ALLOW_ALL"
+
+    environment_variables = merge(var.environment, {
+      MCPFN_ALLOWED_ORIGINS = join(",", var.allowed_origins)
+      MCPFN_LOG_LEVEL       = var.log_level
+    })
+
+    secret_environment_variables {
+      key        = "MCPFN_STATE_KEY"
+      project_id = var.project
+      secret     = google_secret_manager_secret.state_key.secret_id
+      version    = "latest"
+    }
+  }
+
+  depends_on = [google_secret_manager_secret_iam_member.function, google_secret_manager_secret_version.state_key]
+}
+
+resource "google_cloud_run_service_iam_member" "public" {
+  count = var.public ? 1 : 0
+
+  project  = var.project
+  location = var.region
+  service  = google_cloudfunctions2_function.this.service_config[0].service
+  role     = "roles/run.invoker"
+  member   = "allUsers"
+}

@@ -1,0 +1,103 @@
+variable "name" {
+  description = "Name of the Cloud Function (2nd gen); prefix of its service account, secret and source object."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,48}[a-z0-9]$", var.name))
+    error_message = "name must be 2 to 50 characters of a-z, 0-9 and '-', starting with a letter and not ending with '-'."
+  }
+}
+
+variable "project" {
+  description = "Google Cloud project id."
+  type        = string
+}
+
+variable "region" {
+  description = "Region of the function, e.g. europe-west1."
+  type        = string
+}
+
+variable "source_zip_path" {
+  description = "Zip of the function's Go source (go.mod at its root, registering entry_point with functions.HTTP), built by your packaging step."
+  type        = string
+
+  validation {
+    condition     = endswith(var.source_zip_path, ".zip")
+    error_message = "source_zip_path must name a .zip file."
+  }
+}
+
+variable "source_bucket" {
+  description = "Existing Cloud Storage bucket the source zip is uploaded to."
+  type        = string
+}
+
+variable "entry_point" {
+  description = "Name the program registers with functions.HTTP (see adapters/gcf)."
+  type        = string
+  default     = "MCP"
+}
+
+variable "runtime" {
+  description = "Go runtime of Cloud Functions; it must support the Go version of go.mod (1.26)."
+  type        = string
+  default     = "go126"
+
+  validation {
+    condition     = can(regex("^go[0-9]+$", var.runtime))
+    error_message = "runtime must be a Go runtime such as go126."
+  }
+}
+
+variable "memory" {
+  description = "Memory of an instance, e.g. 256M or 1Gi."
+  type        = string
+  default     = "256M"
+}
+
+variable "timeout_seconds" {
+  description = "Longest request, in seconds (it bounds an SSE stream too); HTTP functions allow up to 3600."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.timeout_seconds >= 1 && var.timeout_seconds <= 3600
+    error_message = "timeout_seconds must be from 1 to 3600."
+  }
+}
+
+variable "max_instance_count" {
+  description = "Most instances at once. Legacy sessions live in each instance (no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or set MCPFN_DYNAMODB_TABLE through environment."
+  type        = number
+  default     = 10
+}
+
+variable "public" {
+  description = "Whether anyone may invoke the function (allUsers gets roles/run.invoker): for a server that authenticates callers itself. false: callers need an identity token of a principal with roles/run.invoker."
+  type        = bool
+  default     = false
+}
+
+variable "allowed_origins" {
+  description = "Browser origins the server accepts (MCPFN_ALLOWED_ORIGINS)."
+  type        = list(string)
+  default     = []
+}
+
+variable "log_level" {
+  description = "debug, info, warn or error (MCPFN_LOG_LEVEL)."
+  type        = string
+  default     = "info"
+
+  validation {
+    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
+    error_message = "log_level must be debug, info, warn or error."
+  }
+}
+
+variable "environment" {
+  description = "Extra environment variables of the function."
+  type        = map(string)
+  default     = {}
+}

@@ -1,0 +1,90 @@
+# The function's role: least privilege. The DynamoDB actions are exactly
+# dynamo.IAMActions on the table and its indexes, the Secrets Manager actions
+# exactly secretsmanager.IAMActions on the secret (test/terraform checks
+# both against the Go code), plus writing to its own log group.
+
+data "aws_iam_policy_document" "assume" {
+  statement {
+    actions = ["sts:AssumeRole"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "function" {
+  name_prefix        = "${substr(var.name, 0, 37)}-"
+  description        = "Role of the MCP server function ${var.name}"
+  assume_role_policy = data.aws_iam_policy_document.assume.json
+  tags               = var.tags
+}
+
+data "aws_iam_policy_document" "function" {
+  statement {
+    sid = "SessionTable"
+    actions = [
+      "dynamodb:DeleteItem",
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:Query",
+      "dynamodb:UpdateItem",
+    ]
+    resources = [
+      aws_dynamodb_table.sessions.arn,
+      "${aws_dynamodb_table.sessions.arn}/index/*",
+    ]
+  }
+
+  statement {
+    sid = "StateKeys"
+    actions = [
+      "secretsmanager:DescribeSecret",
+      "secretsmanager:GetSecretValue",
+    ]
+    resources = [aws_secretsmanager_secret.keys.arn]
+  }
+
+  statement {
+    sid = "Logs"
+    actions = [
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+    ]
+    resources = ["${aws_cloudwatch_log_group.function.arn}:*"]
+  }
+}
+
+resource "aws_iam_role_policy" "function" {
+  name   = "mcp-server"
+  role   = aws_iam_role.function.id
+  policy = data.aws_iam_policy_document.function.json
+}
+
+# A secret encrypted with a customer managed key also needs kms:Decrypt.
+data "aws_iam_policy_document" "kms" {
+  count = var.secret_kms_key_arn == null ? 0 : 1
+
+  statement {
+    sid       = "StateKeysDecrypt"
+    actions   = ["kms:Decrypt"]
+    resources = [var.secret_kms_key_arn]
+
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["secretsmanager.${data.aws_region.current.region}.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "kms" {
+  count = var.secret_kms_key_arn == null ? 0 : 1
+
+  name   = "mcp-server-kms"
+  role   = aws_iam_role.function.id
+  policy = data.aws_iam_policy_document.kms[0].json
+}
+
+data "aws_region" "current" {}
