@@ -151,6 +151,10 @@ func (d *frontDoor) serve(w http.ResponseWriter, r *http.Request) (int, string) 
 }
 
 func (d *frontDoor) invokeFailed(w http.ResponseWriter, r *http.Request, err error) (int, string) {
+	if r.Context().Err() != nil {
+		d.log.DebugContext(r.Context(), "client gone before the response", "err", err)
+		return 499, "client gone" // nginx's code; nothing reaches the client
+	}
 	if errors.Is(err, errTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		d.log.WarnContext(r.Context(), "invocation timed out", "err", err)
 		return fail(w, http.StatusGatewayTimeout, "Endpoint request timed out"), "timeout"
@@ -234,7 +238,11 @@ func (d *frontDoor) passThrough(w http.ResponseWriter, r *http.Request, live *li
 			break
 		}
 		if err != nil {
-			d.log.WarnContext(r.Context(), "streamed response cut short", "err", err)
+			if r.Context().Err() != nil { // the client left, and the function was stopped
+				d.log.DebugContext(r.Context(), "client gone while streaming", "err", err)
+			} else {
+				d.log.WarnContext(r.Context(), "streamed response cut short", "err", err)
+			}
 			return p.StatusCode, howTruncated
 		}
 	}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mcpfn/mcpfn/store/dynamo"
+)
+
+// TestRun creates a table twice (the second run keeps it) and checks that it
+// is active with the session index. It needs dynalite
+// (test/dynalite/with.sh).
+func TestRun(t *testing.T) {
+	endpoint := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
+			t.Fatal("MCPFN_DYNAMODB_ENDPOINT is not set (MCPFN_REQUIRE_DYNAMO=1)")
+		}
+		t.Skip("MCPFN_DYNAMODB_ENDPOINT is not set: run under test/dynalite/with.sh")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	name := fmt.Sprintf("mktable-%d", time.Now().UnixNano())
+	for range 2 {
+		if err := run(ctx, endpoint, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Table.TableStatus != types.TableStatusActive || len(out.Table.GlobalSecondaryIndexes) != 1 ||
+		aws.ToString(out.Table.GlobalSecondaryIndexes[0].IndexName) != dynamo.PoolIndex {
+		t.Errorf("table %s: status %s, indexes %+v", name, out.Table.TableStatus, out.Table.GlobalSecondaryIndexes)
+	}
+}
