@@ -3,6 +3,7 @@
 #   make test                      every test: lint, unit (-race), conformance, interop, ...
 #   make conformance REV=2026-07-28 ADAPTER=nethttp
 #   make conformance-all           both revisions, every adapter
+#   make lambda-zip                build examples/lambda into deployable zips
 #
 # The test targets install what they need (Node 22 and the conformance suite
 # from the npm registry, dynalite, the Lambda runtime interface emulator, a
@@ -11,7 +12,12 @@ REV ?= 2026-07-28
 ADAPTER ?= nethttp
 GO ?= go
 
-.PHONY: test lint unit conformance conformance-all
+.PHONY: test lint unit conformance conformance-all lambda-zip
+
+# lambda-zip: the deployable zips of examples/lambda (provided.al2023
+# bootstrap, arm64 and amd64) in examples/lambda/build/.
+lambda-zip:
+	@examples/lambda/build.sh
 
 test:
 	@test/all.sh
