@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // methodHandler answers one request: it returns the encoded result object.
@@ -115,13 +117,26 @@ func metaError(msg string) *Error {
 
 var emptyCaps = &ClientCapabilities{}
 
+// decodedCaps caches decoded client capabilities by their JSON: clients send
+// the same object on every request. Cached values are shared and never
+// modified.
+var decodedCaps sync.Map // string -> *ClientCapabilities
+
+var decodedCapsSize atomic.Int64
+
 func decodeCaps(raw []byte) (*ClientCapabilities, error) {
 	if raw == nil || isEmptyObject(raw) {
 		return emptyCaps, nil
 	}
+	if c, ok := decodedCaps.Load(string(raw)); ok {
+		return c.(*ClientCapabilities), nil
+	}
 	c := &ClientCapabilities{}
 	if err := json.Unmarshal(raw, c); err != nil {
 		return nil, err
+	}
+	if len(raw) <= 1024 && decodedCapsSize.Add(1) <= 1024 {
+		decodedCaps.Store(string(raw), c)
 	}
 	return c, nil
 }

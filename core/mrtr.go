@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Methods of input requests.
@@ -242,17 +244,26 @@ func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
 // its content does not convert to T: the handler should then ask again.
 func Accepted[T any](in *InputResponses, key string) (T, bool) {
 	var zero T
-	r, ok := in.Elicitation(key)
-	if !ok || r.Action != "accept" || r.Content == nil {
+	raw, ok := in.Raw(key)
+	if !ok || !isObject(raw) {
 		return zero, false
 	}
-	b, err := json.Marshal(r.Content)
-	if err != nil {
+	var action string
+	var content []byte
+	eachMember(raw, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "action"):
+			action, _ = rawString(v)
+		case keyIs(k, "content"):
+			content = v
+		}
+		return true
+	})
+	if action != "accept" || !isObject(content) {
 		return zero, false
 	}
 	var v T
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(content, &v); err != nil {
 		return zero, false
 	}
 	return v, true
@@ -396,7 +407,68 @@ func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern 
 
 // checkInputRequest validates one input request and returns the client
 // capabilities it needs.
+// Capabilities input requests need, shared (never modified).
+var (
+	needForm     = &ClientCapabilities{Elicitation: &ElicitationCapabilities{Form: map[string]any{}}}
+	needURL      = &ClientCapabilities{Elicitation: &ElicitationCapabilities{URL: map[string]any{}}}
+	needSampling = &ClientCapabilities{Sampling: &SamplingCapabilities{}}
+	needRoots    = &ClientCapabilities{Roots: &RootsCapabilities{}}
+)
+
+// checkedForms caches the verdict on form schemas, which are usually the same
+// on every call of a tool: modern verdict, legacy verdict.
+var checkedForms sync.Map // string(schema) -> [2]error
+
+func checkFormSchemaCached(raw json.RawMessage, modern bool) error {
+	i := 0
+	if !modern {
+		i = 1
+	}
+	if v, ok := checkedForms.Load(string(raw)); ok {
+		return v.([2]error)[i]
+	}
+	verdict := [2]error{checkFormSchema(raw, true), checkFormSchema(raw, false)}
+	if n := formCacheSize.Add(1); n <= 4096 {
+		checkedForms.Store(string(raw), verdict)
+	}
+	return verdict[i]
+}
+
+var formCacheSize atomic.Int64
+
 func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, error) {
+	// The builders' types are checked directly; anything else is checked
+	// on its JSON form below.
+	switch p := ir.Params.(type) {
+	case *ElicitFormParams:
+		if ir.Method != MethodElicit || p == nil {
+			break
+		}
+		if strings.TrimSpace(p.Message) == "" {
+			return nil, fmt.Errorf("the elicitation message is blank")
+		}
+		if p.Mode != "" && p.Mode != "form" {
+			break
+		}
+		if err := checkFormSchemaCached(p.RequestedSchema, modern); err != nil {
+			return nil, err
+		}
+		return needForm, nil
+	case *CreateMessageParams:
+		if ir.Method != MethodCreateMessage || p == nil {
+			break
+		}
+		if len(p.Messages) == 0 {
+			return nil, fmt.Errorf("a sampling request needs at least one message")
+		}
+		if p.MaxTokens <= 0 {
+			return nil, fmt.Errorf("a sampling request needs a positive maxTokens")
+		}
+		if len(p.Tools) > 0 {
+			return &ClientCapabilities{Sampling: &SamplingCapabilities{Tools: map[string]any{}}}, nil
+		}
+		return needSampling, nil
+	}
 	pj, err := json.Marshal(ir.Params)
 	if err != nil {
 		return nil, err
@@ -420,13 +492,13 @@ func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, erro
 			if err := checkFormSchema(p.RequestedSchema, modern); err != nil {
 				return nil, err
 			}
-			return &ClientCapabilities{Elicitation: &ElicitationCapabilities{Form: map[string]any{}}}, nil
+			return needForm, nil
 		case "url":
 			u, err := url.Parse(p.URL)
 			if err != nil || !u.IsAbs() || u.Host == "" {
 				return nil, fmt.Errorf("the elicitation URL %q is not an absolute URL", p.URL)
 			}
-			return &ClientCapabilities{Elicitation: &ElicitationCapabilities{URL: map[string]any{}}}, nil
+			return needURL, nil
 		}
 		return nil, fmt.Errorf("unknown elicitation mode %q", p.Mode)
 	case MethodCreateMessage:
@@ -450,7 +522,7 @@ func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, erro
 		}
 		return need, nil
 	case MethodListRoots:
-		return &ClientCapabilities{Roots: &RootsCapabilities{}}, nil
+		return needRoots, nil
 	}
 	return nil, fmt.Errorf("method %q cannot be an input request", ir.Method)
 }

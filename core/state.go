@@ -130,21 +130,22 @@ type stateBinding struct {
 }
 
 func (b stateBinding) digest() (string, error) {
-	h := sha256.New()
-	write := func(s string) {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
-	}
-	write(b.method)
-	write(b.target)
 	canon, err := canonicalJSON(b.args)
 	if err != nil {
 		return "", err
 	}
-	write(string(canon))
-	write(b.principal.key())
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18]), nil
+	pk := b.principal.key()
+	buf := make([]byte, 0, len(b.method)+len(b.target)+len(canon)+len(pk)+32)
+	for _, s := range [...]string{b.method, b.target} {
+		buf = strconv.AppendInt(buf, int64(len(s)), 10)
+		buf = append(append(buf, ':'), s...)
+	}
+	buf = strconv.AppendInt(buf, int64(len(canon)), 10)
+	buf = append(append(buf, ':'), canon...)
+	buf = strconv.AppendInt(buf, int64(len(pk)), 10)
+	buf = append(append(buf, ':'), pk...)
+	sum := sha256.Sum256(buf)
+	return base64.RawURLEncoding.EncodeToString(sum[:18]), nil
 }
 
 // statePayload is the signed content of a sealed state.
@@ -169,24 +170,44 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, b s
 	if err != nil {
 		return "", err
 	}
-	nonce := make([]byte, 6)
-	rand.Read(nonce)
+	var nonce [6]byte
+	rand.Read(nonce[:])
 	sort.Strings(inputKeys)
-	p := statePayload{State: state, Keys: inputKeys, Binding: d,
-		Expires: s.now().Add(s.ttl).UnixMilli(), Nonce: base64.RawURLEncoding.EncodeToString(nonce)}
-	pj, err := json.Marshal(p)
-	if err != nil {
-		return "", err
+	pj := make([]byte, 0, 96+len(state)+len(d))
+	pj = append(pj, '{')
+	if state != "" {
+		pj = append(appendJSONString(append(pj, `"s":`...), state), ',')
 	}
+	if len(inputKeys) > 0 {
+		pj = append(pj, `"k":[`...)
+		for i, k := range inputKeys {
+			if i > 0 {
+				pj = append(pj, ',')
+			}
+			pj = appendJSONString(pj, k)
+		}
+		pj = append(pj, "],"...)
+	}
+	pj = append(appendJSONString(append(pj, `"b":`...), d), ',')
+	pj = strconv.AppendInt(append(pj, `"e":`...), s.now().Add(s.ttl).UnixMilli(), 10)
+	pj = append(pj, `,"n":"`...)
+	pj = base64.RawURLEncoding.AppendEncode(pj, nonce[:])
+	pj = append(pj, `"}`...)
 	k := keys[0]
-	head := sealVersion + "." + k.ID + "." + base64.RawURLEncoding.EncodeToString(pj)
-	return head + "." + base64.RawURLEncoding.EncodeToString(mac(k.Secret, head)), nil
+	tok := make([]byte, 0, len(sealVersion)+len(k.ID)+base64.RawURLEncoding.EncodedLen(len(pj))+48)
+	tok = append(append(append(append(tok, sealVersion...), '.'), k.ID...), '.')
+	tok = base64.RawURLEncoding.AppendEncode(tok, pj)
+	sig := mac(k.Secret, tok)
+	tok = base64.RawURLEncoding.AppendEncode(append(tok, '.'), sig[:])
+	return string(tok), nil
 }
 
-func mac(secret []byte, msg string) []byte {
+func mac(secret, msg []byte) [sha256.Size]byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(msg))
-	return m.Sum(nil)
+	m.Write(msg)
+	var out [sha256.Size]byte
+	m.Sum(out[:0])
+	return out
 }
 
 // errInvalidState is the one answer to a state that fails verification.
@@ -222,15 +243,31 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 		return nil, errInvalidState(errors.New("malformed signature"))
 	}
 	head := token[:len(token)-len(parts[3])-1]
-	if subtle.ConstantTimeCompare(sig, mac(key.Secret, head)) != 1 {
+	want := mac(key.Secret, []byte(head))
+	if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
 		return nil, errInvalidState(errors.New("bad signature"))
 	}
 	pj, err := base64.RawURLEncoding.Strict().DecodeString(parts[2])
 	if err != nil {
 		return nil, errInvalidState(errors.New("malformed payload"))
 	}
+	// The payload is authenticated: it is what seal wrote.
 	var p statePayload
-	if err := json.Unmarshal(pj, &p); err != nil {
+	if !json.Valid(pj) || eachMember(pj, func(k, v []byte) bool {
+		switch string(k) {
+		case "s":
+			p.State, _ = rawString(v)
+		case "b":
+			p.Binding, _ = rawString(v)
+		case "n":
+			p.Nonce, _ = rawString(v)
+		case "e":
+			p.Expires, _ = strconv.ParseInt(string(v), 10, 64)
+		case "k":
+			json.Unmarshal(v, &p.Keys)
+		}
+		return true
+	}) != nil {
 		return nil, errInvalidState(errors.New("malformed payload"))
 	}
 	if s.now().UnixMilli() >= p.Expires {
@@ -246,43 +283,87 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	return &p, nil
 }
 
-// canonicalJSON re-encodes a JSON value with sorted object keys and numbers
-// in a canonical form, so that equal arguments hash equally whatever their key
-// order or number spelling. Absent or null arguments canonicalize to {}.
+// canonicalJSON re-encodes a JSON value with sorted object keys (duplicate
+// keys: the last wins, as when decoding), strings re-escaped and numbers in a
+// canonical form, so that equal arguments hash equally whatever their key
+// order or spelling. Absent or null arguments canonicalize to {}.
 func canonicalJSON(raw []byte) ([]byte, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || isNull(raw) || isEmptyObject(raw) {
 		return []byte("{}"), nil
 	}
-	v, err := decodeNumbers(raw)
-	if err != nil {
-		return nil, err
+	if !json.Valid(raw) {
+		return nil, errors.New("invalid JSON")
 	}
-	return json.Marshal(canonicalValue(v))
+	raw = raw[skipSpace(raw, 0):]
+	return appendCanonical(make([]byte, 0, len(raw)), raw[:skipValue(raw, 0)]), nil
 }
 
-func canonicalValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = canonicalValue(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = canonicalValue(e)
-		}
-		return x
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return json.Number(strconv.FormatInt(i, 10))
-		}
-		if f, err := x.Float64(); err == nil && !math.IsInf(f, 0) {
-			if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-				return json.Number(strconv.FormatInt(int64(f), 10))
+type member struct {
+	key string
+	val []byte
+}
+
+// appendCanonical appends the canonical form of the valid JSON value v.
+func appendCanonical(dst, v []byte) []byte {
+	switch v[0] {
+	case '{':
+		var ms []member
+		eachMember(v, func(k, val []byte) bool {
+			key, _ := rawString(append(append([]byte{'"'}, k...), '"'))
+			for i := range ms {
+				if ms[i].key == key {
+					ms[i].val = val
+					return true
+				}
 			}
-			return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+			ms = append(ms, member{key, val})
+			return true
+		})
+		sort.Slice(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+		dst = append(dst, '{')
+		for i, m := range ms {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(appendJSONString(dst, m.key), ':')
+			dst = appendCanonical(dst, m.val)
 		}
-		return x
+		return append(dst, '}')
+	case '[':
+		dst = append(dst, '[')
+		i, n := skipSpace(v, 1), 0
+		for i < len(v) && v[i] != ']' {
+			end := skipValue(v, i)
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCanonical(dst, v[i:end])
+			n++
+			i = skipSpace(v, end)
+			if i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+		return append(dst, ']')
+	case '"':
+		s, _ := rawString(v)
+		return appendJSONString(dst, s)
+	case 't', 'f', 'n':
+		return append(dst, v...)
 	}
-	return v
+	return appendCanonicalNumber(dst, string(v))
+}
+
+func appendCanonicalNumber(dst []byte, n string) []byte {
+	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+		return strconv.AppendInt(dst, i, 10)
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return append(dst, n...)
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }

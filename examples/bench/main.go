@@ -1,6 +1,7 @@
 // Command bench is the server of the side-by-side benchmark harness
-// (test/bench): three tools, served in auto mode (2026-07-28 and legacy
-// clients) exactly as a user would write them.
+// (test/bench): the three tools every peer serves (add, echo, payload), plus
+// ask, a two-round multi round-trip tool only mcpfn serves, in auto mode
+// (2026-07-28 and legacy clients), exactly as a user would write them.
 //
 //	go run ./examples/bench -addr 127.0.0.1:8080
 package main
@@ -31,6 +32,16 @@ type EchoArgs struct {
 	Text string `json:"text"`
 }
 
+type AskArgs struct {
+	Greeting string `json:"greeting"`
+}
+
+type nameForm struct {
+	Name string `json:"name"`
+}
+
+var askForm = core.MustForm[nameForm]()
+
 type PayloadArgs struct {
 	N int `json:"n" jsonschema:"minimum=0,maximum=16777216"`
 }
@@ -48,6 +59,14 @@ func newServer() *core.Server {
 	core.AddTool(srv, &core.Tool{Name: "payload", Description: "Return n bytes of text.", StructuredOutput: core.OutputDisabled},
 		func(ctx context.Context, req *core.CallToolRequest, in PayloadArgs) (string, error) {
 			return strings.Repeat("x", in.N), nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Ask the user for a name, then greet (a two-round multi round-trip call).",
+		StructuredOutput: core.OutputDisabled},
+		func(ctx context.Context, req *core.CallToolRequest, in AskArgs) (string, error) {
+			if n, ok := askForm.Accepted(req.Input, "name"); ok {
+				return in.Greeting + ", " + n.Name + "!", nil
+			}
+			return "", core.InputRequired(core.InputRequests{"name": askForm.Request("What is your name?")}, "asked")
 		})
 	return srv
 }

@@ -22,9 +22,12 @@ type scenario struct {
 	Descr  string
 	Call   *wire.Call
 	Legacy bool // 2025-11-25: each client does the initialize handshake first
+	// MRTR: the ask tool, which only mcpfn serves; round 2 needs a
+	// requestState obtained from the server under test (see forServer).
+	MRTR bool
 }
 
-var scenarioNames = []string{"add", "echo", "payload", "discover", "legacy-add"}
+var scenarioNames = []string{"add", "echo", "payload", "discover", "legacy-add", "mrtr-1", "mrtr-2"}
 
 func makeScenario(name string, payloadN int) (*scenario, error) {
 	var sc *scenario
@@ -37,6 +40,10 @@ func makeScenario(name string, payloadN int) (*scenario, error) {
 		sc = &scenario{Descr: fmt.Sprintf("modern 2026-07-28 tools/call payload {n:%d}", payloadN), Call: &wire.Call{Kind: wire.Payload, Modern: true, N: payloadN}}
 	case "discover":
 		sc = &scenario{Descr: "modern 2026-07-28 server/discover", Call: &wire.Call{Kind: wire.Discover, Modern: true}}
+	case "mrtr-1":
+		sc = &scenario{Descr: "modern 2026-07-28 tools/call ask, round 1 (an input_required result: form elicitation, sealed state)", Call: &wire.Call{Kind: wire.Ask, Modern: true}, MRTR: true}
+	case "mrtr-2":
+		sc = &scenario{Descr: "modern 2026-07-28 tools/call ask, round 2 (the retry with the answer and the state: verification, complete result)", Call: &wire.Call{Kind: wire.AskRetry, Modern: true, State: "placeholder"}, MRTR: true}
 	case "legacy-add":
 		sc = &scenario{Descr: "legacy 2025-11-25 tools/call add (after one initialize + notifications/initialized per client)", Call: &wire.Call{Kind: wire.Add, A: 2, B: 3}, Legacy: true}
 	default:
@@ -144,9 +151,45 @@ func (w *worker) run(addr string, sc *scenario, client int, phase *atomic.Int32)
 	}
 }
 
+// forServer returns sc ready for the server at addr: round 2 of the MRTR
+// scenario gets a fresh requestState from that server (states are sealed with
+// a per-process key and expire; a valid state may be replayed until then).
+func (sc *scenario) forServer(addr string) (*scenario, error) {
+	if sc.Call.Kind != wire.AskRetry {
+		return sc, nil
+	}
+	first := &wire.Call{Kind: wire.Ask, Modern: true}
+	first.Prepare()
+	conn := httpc.New(addr, "/mcp", 10*time.Second)
+	defer conn.Close()
+	resp, err := conn.Do(first.Headers(), first.AppendBody(nil, 1))
+	if err != nil {
+		return nil, err
+	}
+	msg, err := wire.Extract(resp.ContentType, resp.Body, 1)
+	if err != nil {
+		return nil, err
+	}
+	state, err := wire.RequestState(msg)
+	if err != nil {
+		return nil, err
+	}
+	c := *sc.Call
+	c.State = state
+	c.Prepare()
+	s := *sc
+	s.Call = &c
+	return &s, nil
+}
+
 // runLoad drives r with clients concurrent clients for warmup+dur and
 // measures the last dur. sysCPU is the CPU the server is pinned to, or -1.
 func runLoad(r *running, sc *scenario, clients int, warmup, dur time.Duration, sysCPU int) (loadResult, error) {
+	prepared, err := sc.forServer(r.addr)
+	if err != nil {
+		return loadResult{}, fmt.Errorf("preparing %s: %w", sc.Name, err)
+	}
+	sc = prepared
 	var phase atomic.Int32
 	ws := make([]*worker, clients)
 	var wg sync.WaitGroup

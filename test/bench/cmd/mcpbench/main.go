@@ -393,6 +393,9 @@ func measureRound(res *results, live []*server, pin bool, round int) {
 // supports reports whether s can run sc: modern scenarios need a server that
 // answers 2026-07-28 requests, legacy ones a server that answers 2025-11-25.
 func supports(s *server, sc *scenario) bool {
+	if sc.MRTR && s.Name != "mcpfn" {
+		return false // the ask tool exists on mcpfn only
+	}
 	if sc.Legacy {
 		return s.Legacy
 	}

@@ -141,6 +141,8 @@ func (res *results) markdown() string {
 					switch {
 					case s.Skip != "":
 						why = "skipped"
+					case sc.MRTR && s.Name != "mcpfn":
+						why = "n/a: mcpfn's ask tool only"
 					case !supports(s, sc) && !sc.Legacy:
 						why = "n/a: does not answer 2026-07-28"
 					case !supports(s, sc):
@@ -267,6 +269,18 @@ func (res *results) targets(p func(string, ...any)) {
 			line += fmt.Sprintf(": mcpfn %.0f req/s, %s mcp-go → %s", f.thr, fmtRatio(r), passFail(r >= thrTarget))
 		}
 		lines = append(lines, line)
+	}
+	const mrtrTarget = 2.2
+	for _, c := range res.cfg.clients {
+		one, ok1 := res.agg("mcpfn", "add", c)
+		r1, ok2 := res.agg("mcpfn", "mrtr-1", c)
+		r2, ok3 := res.agg("mcpfn", "mrtr-2", c)
+		if !ok1 || !ok2 || !ok3 || one.cpu == 0 {
+			continue
+		}
+		r := (r1.cpu + r2.cpu) / one.cpu
+		lines = append(lines, fmt.Sprintf("- A two-round MRTR tools/call (ask: round 1 %.1f + round 2 %.1f µs) at %d clients ≤ %.1fx the CPU of a one-round tools/call (add, %.1f µs): %.2fx → %s",
+			r1.cpu, r2.cpu, c, mrtrTarget, one.cpu, r, passFail(r <= mrtrTarget)))
 	}
 	if len(lines) > 0 {
 		p("## Targets for mcpfn (on this machine)\n\n%s\n\n", strings.Join(lines, "\n"))

@@ -29,6 +29,11 @@ const (
 	Discover
 	Initialize
 	Initialized // notification: no id, answered by 202 and no body
+	// Ask is the first round of a multi round-trip tools/call (mcpfn's ask
+	// tool): the answer is an input_required result.
+	Ask
+	// AskRetry is its second round: the retry with the answer and State.
+	AskRetry
 )
 
 func (k Kind) String() string {
@@ -45,6 +50,10 @@ func (k Kind) String() string {
 		return "initialize"
 	case Initialized:
 		return "notifications/initialized"
+	case Ask:
+		return "ask (round 1)"
+	case AskRetry:
+		return "ask (round 2)"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -61,6 +70,7 @@ type Call struct {
 	A, B   int    // add arguments
 	Text   string // echo argument
 	N      int    // payload argument
+	State  string // AskRetry: the requestState of round 1
 
 	prefix, suffix []byte // body around the id
 	headers        string // extra header lines, each ending in \r\n
@@ -72,10 +82,13 @@ const DefaultEchoText = "hello, \"mcp\" \\ bench ✓ <tag>"
 const metaJSON = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ModernVersion +
 	`","io.modelcontextprotocol/clientCapabilities":{}}`
 
+const metaElicitJSON = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ModernVersion +
+	`","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+
 // Method returns the JSON-RPC method of c.
 func (c *Call) Method() string {
 	switch c.Kind {
-	case Add, Echo, Payload:
+	case Add, Echo, Payload, Ask, AskRetry:
 		return "tools/call"
 	case Discover:
 		return "server/discover"
@@ -96,6 +109,8 @@ func (c *Call) ToolName() string {
 		return "echo"
 	case Payload:
 		return "payload"
+	case Ask, AskRetry:
+		return "ask"
 	}
 	return ""
 }
@@ -113,6 +128,12 @@ func (c *Call) Prepare() {
 		params = `{"name":"payload","arguments":{"n":` + strconv.Itoa(c.N) + `}`
 	case Discover:
 		params = `{`
+	case Ask:
+		params = `{"name":"ask","arguments":{"greeting":"Hello"}`
+	case AskRetry:
+		st, _ := json.Marshal(c.State)
+		params = `{"name":"ask","arguments":{"greeting":"Hello"},"requestState":` + string(st) +
+			`,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}}`
 	case Initialize:
 		params = `{"protocolVersion":"` + LegacyVersion +
 			`","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1.0.0"}`
@@ -123,7 +144,11 @@ func (c *Call) Prepare() {
 		if params != "{" {
 			params += ","
 		}
-		params += metaJSON
+		if c.Kind == Ask || c.Kind == AskRetry {
+			params += metaElicitJSON
+		} else {
+			params += metaJSON
+		}
 	}
 	params += "}"
 	if params == "{}" && c.Kind == Initialized {
@@ -286,6 +311,8 @@ type response struct {
 		IsError           bool            `json:"isError"`
 		ResultType        string          `json:"resultType"`
 		SupportedVersions []string        `json:"supportedVersions"`
+		RequestState      string          `json:"requestState"`
+		InputRequests     json.RawMessage `json:"inputRequests"`
 		ProtocolVersion   string          `json:"protocolVersion"`
 	} `json:"result"`
 	Error *struct {
@@ -314,10 +341,20 @@ func (c *Call) Verify(msg []byte, id int64) error {
 	if res == nil {
 		return fmt.Errorf("%s: no result", c.Kind)
 	}
+	if c.Kind == Ask {
+		if res.ResultType != "input_required" || res.RequestState == "" || !bytes.Contains(res.InputRequests, []byte(`"elicitation/create"`)) {
+			return fmt.Errorf("%s: want an input_required result with an elicitation and a requestState: %.300q", c.Kind, msg)
+		}
+		return nil
+	}
 	if c.Modern && res.ResultType != "complete" {
 		return fmt.Errorf("%s: resultType %q, want \"complete\"", c.Kind, res.ResultType)
 	}
 	switch c.Kind {
+	case AskRetry:
+		if res.IsError || len(res.Content) == 0 || res.Content[0].Text != "Hello, Ada!" {
+			return fmt.Errorf("%s: want the text \"Hello, Ada!\": %.300q", c.Kind, msg)
+		}
 	case Add, Echo, Payload:
 		if res.IsError {
 			return fmt.Errorf("%s: isError: %.200q", c.Kind, res.Content)
@@ -369,4 +406,19 @@ func (c *Call) Verify(msg []byte, id int64) error {
 		}
 	}
 	return nil
+}
+
+// RequestState returns the requestState of an input_required response.
+func RequestState(msg []byte) (string, error) {
+	var r response
+	if err := json.Unmarshal(msg, &r); err != nil {
+		return "", err
+	}
+	if r.Error != nil {
+		return "", fmt.Errorf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	if r.Result == nil || r.Result.RequestState == "" {
+		return "", fmt.Errorf("no requestState in %.200q", msg)
+	}
+	return r.Result.RequestState, nil
 }
