@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
@@ -30,17 +31,24 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string starting at b[i] == '"'.
+// It jumps from quote to quote (bytes.IndexByte is vectorized): a quote is
+// the end unless an odd number of backslashes precedes it.
 func skipString(b []byte, i int) int {
 	i++
 	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
 		}
+		q := i + j
+		n := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return i
 }
@@ -220,11 +228,13 @@ func appendJSONString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		// Multi-byte: let encoding/json handle invalid UTF-8 and U+2028/2029.
+		// Multi-byte. Invalid UTF-8 and U+FFFD itself become \ufffd (so
+		// that decoding and encoding again is stable), U+2028 and U+2029
+		// are escaped as encoding/json does.
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == 0xFFFD && size == 1 || r == 0x2028 || r == 0x2029 {
+		if r == utf8.RuneError || r == 0x2028 || r == 0x2029 {
 			b = append(b, s[start:i]...)
-			if r == 0xFFFD {
+			if r == utf8.RuneError {
 				b = append(b, `\ufffd`...)
 			} else if r == 0x2028 {
 				b = append(b, `\u2028`...)
