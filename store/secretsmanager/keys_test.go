@@ -129,7 +129,7 @@ func TestStages(t *testing.T) {
 	if keys[0].ID != cur {
 		t.Errorf("the key id of a UUID version is %q, want the version id", keys[0].ID)
 	}
-	if got := srv.count("secretsmanager.GetSecretValue"); got != 3 {
+	if got := srv.count("GetSecretValue"); got != 3 {
 		t.Errorf("%d GetSecretValue calls, want 3 (one per staged version)", got)
 	}
 
@@ -155,14 +155,14 @@ func TestRotation(t *testing.T) {
 
 	srv.put(secretName, v2, s2) // rotation: v2 current, v1 previous
 	c.Advance(59 * time.Second)
-	before := srv.count("secretsmanager.DescribeSecret") + srv.count("secretsmanager.GetSecretValue")
+	before := srv.count("DescribeSecret") + srv.count("GetSecretValue")
 	checkKeys(t, mustKeys(t, k), v1, k1) // not yet refreshed
-	if after := srv.count("secretsmanager.DescribeSecret") + srv.count("secretsmanager.GetSecretValue"); after != before {
+	if after := srv.count("DescribeSecret") + srv.count("GetSecretValue"); after != before {
 		t.Fatalf("%d requests before the refresh interval", after-before)
 	}
 	c.Advance(time.Second)
 	checkKeys(t, mustKeys(t, k), v2, k2, v1, k1) // the new key signs, the old one verifies
-	if n := srv.count("secretsmanager.GetSecretValue"); n != 2 {
+	if n := srv.count("GetSecretValue"); n != 2 {
 		t.Errorf("%d GetSecretValue calls in all, want 2 (each version fetched once)", n)
 	}
 
@@ -202,12 +202,12 @@ func TestLazyRefresh(t *testing.T) {
 		c.Advance(500 * time.Millisecond)
 		mustKeys(t, k)
 	}
-	if d, g := srv.count("secretsmanager.DescribeSecret"), srv.count("secretsmanager.GetSecretValue"); d != 1 || g != 1 {
+	if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 1 || g != 1 {
 		t.Fatalf("%d DescribeSecret and %d GetSecretValue calls within the interval, want 1 and 1", d, g)
 	}
 	c.Advance(10 * time.Second) // 60s after the load
 	again := mustKeys(t, k)
-	if d, g := srv.count("secretsmanager.DescribeSecret"), srv.count("secretsmanager.GetSecretValue"); d != 2 || g != 1 {
+	if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 2 || g != 1 {
 		t.Fatalf("%d DescribeSecret and %d GetSecretValue calls after the interval, want 2 and 1", d, g)
 	}
 	if &again[0] != &first[0] {
@@ -229,9 +229,7 @@ func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 	// refresh is held until all have had time to call.
 	run := func(n int, check func([]core.Key, error)) {
 		gate, entered := make(chan struct{}), make(chan struct{}, n)
-		srv.mu.Lock()
-		srv.gate, srv.entered = gate, entered
-		srv.mu.Unlock()
+		srv.Hold("DescribeSecret", gate, entered)
 		var wg sync.WaitGroup
 		for i := 0; i < n; i++ {
 			wg.Add(1)
@@ -242,9 +240,7 @@ func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 		}
 		<-entered                         // a refresh is in flight
 		time.Sleep(50 * time.Millisecond) // let the other callers reach Keys
-		srv.mu.Lock()
-		srv.gate = nil
-		srv.mu.Unlock()
+		srv.Hold("DescribeSecret", nil, nil)
 		close(gate)
 		wg.Wait()
 	}
@@ -259,7 +255,7 @@ func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 			t.Errorf("keys %v", keys)
 		}
 	})
-	if d := srv.count("secretsmanager.DescribeSecret"); d != 1 {
+	if d := srv.count("DescribeSecret"); d != 1 {
 		t.Fatalf("%d DescribeSecret calls for 20 concurrent first loads, want 1", d)
 	}
 
@@ -275,7 +271,7 @@ func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 			t.Errorf("keys %v", keys)
 		}
 	})
-	if d := srv.count("secretsmanager.DescribeSecret"); d != 2 {
+	if d := srv.count("DescribeSecret"); d != 2 {
 		t.Fatalf("%d DescribeSecret calls after 20 concurrent stale calls, want 2", d)
 	}
 	checkKeys(t, mustKeys(t, k), v2, k2, v1, k1)
