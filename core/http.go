@@ -461,6 +461,24 @@ func (x *exchange) finish(status int, msg []byte) {
 	x.w.Write(msg)
 }
 
+// noResponse ends the exchange without a JSON-RPC response (a cancelled
+// legacy request): an SSE stream that ends, or 204.
+func (x *exchange) noResponse() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	x.done = true
+	if x.started {
+		return
+	}
+	if x.header != nil {
+		x.header(x.w.Header())
+	}
+	x.w.WriteHeader(http.StatusNoContent)
+}
+
 // accepted answers a notification or response with 202 and no body.
 func (x *exchange) accepted() {
 	x.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,8 +27,22 @@ type local struct {
 	mu       sync.Mutex
 	streams  map[string]*getStream         // session id -> its GET stream
 	waiters  map[string]chan idAnswer      // server request id -> its call's answers
-	inflight map[string]context.CancelFunc // session id + "\x00" + request id
+	inflight map[string]*inflight // session id + "\x00" + request id
 }
+
+// inflight is a legacy request being answered in this process.
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by notifications/cancelled: send no response
+}
+
+// errCancelledByClient means the client cancelled the request: it gets no
+// response.
+var errCancelledByClient = errors.New("mcp: request cancelled by the client")
+
+// maxCancelled bounds the cancellations a session remembers for requests
+// running on other instances.
+const maxCancelled = 32
 
 // idAnswer is a client's response to the server-to-client request id.
 type idAnswer struct {
@@ -154,6 +169,10 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 		if errors.Is(err, errParked) {
 			return // the response ended after the server's requests (SSE polling)
 		}
+		if errors.Is(err, errCancelledByClient) {
+			x.noResponse() // the spec: no response for a cancelled request
+			return
+		}
 		if err != nil {
 			s.replyError(ctx, x, m.id, err, false)
 			return
@@ -216,17 +235,32 @@ func (s *Server) legacyNotification(ctx context.Context, sess *Session, m *rpcMe
 		}
 		if json.Unmarshal(m.params, &p) == nil && p.RequestID != nil && sess != nil {
 			s.local.mu.Lock()
-			cancel := s.local.inflight[sess.rec.ID+"\x00"+string(p.RequestID)]
+			f := s.local.inflight[sess.rec.ID+"\x00"+string(p.RequestID)]
 			s.local.mu.Unlock()
-			if cancel != nil {
-				cancel()
+			if f != nil {
+				f.cancelled.Store(true)
+				f.cancel()
+				return
+			}
+			// The request may run on another instance: tell it through the
+			// session (a call waiting for the client's input sees it).
+			id := string(p.RequestID)
+			if err := sess.mutate(ctx, func(d *sessionData) error {
+				d.Cancelled = append(d.Cancelled, id)
+				if len(d.Cancelled) > maxCancelled {
+					d.Cancelled = d.Cancelled[len(d.Cancelled)-maxCancelled:]
+				}
+				return nil
+			}); err != nil {
+				s.log.WarnContext(ctx, "recording a cancellation", "error", err.Error())
 			}
 		}
 	}
 }
 
-// legacyRequest answers one legacy request and returns its result.
-func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string, resume *resumed) ([]byte, error) {
+// legacyRequest answers one legacy request and returns its result, or
+// errCancelledByClient when the client cancelled it meanwhile.
+func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string, resume *resumed) (_ []byte, err error) {
 	r := &Request{
 		Method:             m.method,
 		ID:                 m.id,
@@ -261,20 +295,23 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 			r.logLevel = sess.d.LogLevel.rank()
 		}
 		// Cancellation is notifications/cancelled, not a disconnect.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+		f := &inflight{}
+		ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		key := sess.rec.ID + "\x00" + string(m.id)
 		s.local.mu.Lock()
 		if s.local.inflight == nil {
-			s.local.inflight = map[string]context.CancelFunc{}
+			s.local.inflight = map[string]*inflight{}
 		}
-		s.local.inflight[key] = cancel
+		s.local.inflight[key] = f
 		s.local.mu.Unlock()
 		defer func() {
 			s.local.mu.Lock()
 			delete(s.local.inflight, key)
 			s.local.mu.Unlock()
-			cancel()
+			f.cancel()
+			if f.cancelled.Load() {
+				err = errCancelledByClient
+			}
 		}()
 	}
 	switch m.method {
@@ -318,11 +355,6 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		}); err != nil {
 			return nil, storeFailure(err)
 		}
-		s.local.mu.Lock()
-		if g := s.local.streams[sess.rec.ID]; g != nil {
-			g.sub.setURIs(sess.d.Subs)
-		}
-		s.local.mu.Unlock()
 		return []byte("{}"), nil
 	}
 	spec := modernMethods[m.method]
@@ -501,6 +533,8 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		poll = t.C
 	}
 	var fromStore []string
+	var latest *SessionRecord
+	var latestData sessionData
 	for len(answers) < len(keys) {
 		select {
 		case <-ctx.Done():
@@ -518,6 +552,11 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 			}
 			var d sessionData
 			if json.Unmarshal(rec.Data, &d) == nil {
+				for _, c := range d.Cancelled {
+					if c == string(r.ID) {
+						return nil, errCancelledByClient
+					}
+				}
 				for id := range ids {
 					if a, ok := d.Answers[id]; ok {
 						if _, seen := answers[id]; !seen {
@@ -526,10 +565,15 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 						fromStore = append(fromStore, id)
 					}
 				}
+				latest, latestData = rec, d
 			}
 		}
 	}
 	if len(fromStore) > 0 {
+		// Start from the record just read: the answers' writes changed it.
+		r.Session.mu.Lock()
+		r.Session.rec, r.Session.d = latest, latestData
+		r.Session.mu.Unlock()
 		if err := r.Session.mutate(ctx, func(d *sessionData) error {
 			for _, id := range fromStore {
 				delete(d.Answers, id)
@@ -629,7 +673,8 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		s.methodNotAllowed(w)
 		return
 	}
-	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, sess.d.Subs), ended: make(chan struct{})}
+	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, nil), ended: make(chan struct{})}
+	g.sub.allURIs = true
 	defer s.hub.unsubscribe(g.sub)
 	s.local.mu.Lock()
 	if s.local.streams == nil {
@@ -665,6 +710,19 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		}
 		return append(appendJSONString([]byte(`{"uri":`), uri), '}')
 	}
+	// alive re-reads the session: it may have ended, or its subscriptions
+	// changed, through another instance.
+	alive := func() (*Session, bool) {
+		fresh, err := s.loadSession(ctx, sess.rec.ID, PrincipalFromContext(ctx))
+		if err != nil {
+			if !errors.Is(err, ErrSessionNotFound) && !errors.Is(err, errSessionForeign) {
+				s.log.WarnContext(ctx, "GET stream: reading the session", "error", err.Error())
+				return sess, true // a store hiccup does not end the stream
+			}
+			return nil, false
+		}
+		return fresh, true
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -674,11 +732,32 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		case <-s.closed:
 			return
 		case <-tick:
+			var ok bool
+			if sess, ok = alive(); !ok {
+				return
+			}
 			if x.comment() != nil {
 				return
 			}
 		case <-g.sub.wake:
 			kinds, uris := g.sub.take()
+			if len(uris) > 0 {
+				var ok bool
+				if sess, ok = alive(); !ok {
+					return
+				}
+				subs := make(map[string]bool, len(sess.d.Subs))
+				for _, u := range sess.d.Subs {
+					subs[u] = true
+				}
+				kept := uris[:0]
+				for _, u := range uris {
+					if underAny(u, subs) {
+						kept = append(kept, u)
+					}
+				}
+				uris = kept
+			}
 			for _, msg := range changeMessages(kinds, uris, paramsFor) {
 				if x.send(ctx, msg) != nil {
 					return
@@ -764,6 +843,9 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 			s.legacyNotification(ctx, sess, m)
 		default:
 			res, err := s.legacyRequest(ctx, hr, quiet, m, sess, version, nil)
+			if errors.Is(err, errCancelledByClient) {
+				continue // no response for a cancelled request
+			}
 			if err != nil {
 				var e *Error
 				if !errors.As(err, &e) {

@@ -31,6 +31,10 @@ type hub struct {
 type subscription struct {
 	kinds changeKind // the list-changed kinds wanted
 	wake  chan struct{}
+	// allURIs: every resource update is offered; the listener filters (a
+	// legacy GET stream, whose session's subscriptions may change on
+	// another instance).
+	allURIs bool
 
 	mu      sync.Mutex
 	uris    map[string]bool // resource subscriptions
@@ -95,25 +99,23 @@ func (sub *subscription) offer(kind changeKind, uri string) {
 // watches reports whether uri or a resource it is part of is subscribed.
 // Callers hold sub.mu.
 func (sub *subscription) watches(uri string) bool {
-	if sub.uris[uri] {
+	if sub.allURIs || sub.uris[uri] {
 		return true
 	}
-	for u := range sub.uris {
+	return underAny(uri, sub.uris)
+}
+
+// underAny reports whether uri is, or is a sub-resource of, one of subs.
+func underAny(uri string, subs map[string]bool) bool {
+	if subs[uri] {
+		return true
+	}
+	for u := range subs {
 		if strings.HasPrefix(uri, strings.TrimSuffix(u, "/")+"/") {
 			return true
 		}
 	}
 	return false
-}
-
-// setURIs replaces the resource subscriptions (legacy subscribe/unsubscribe).
-func (sub *subscription) setURIs(uris []string) {
-	sub.mu.Lock()
-	sub.uris = map[string]bool{}
-	for _, u := range uris {
-		sub.uris[u] = true
-	}
-	sub.mu.Unlock()
 }
 
 // take returns and clears what is pending.

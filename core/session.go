@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -50,6 +52,9 @@ type sessionData struct {
 	// Parked holds legacy calls waiting for the client's answers on a
 	// buffered platform (SSE polling), by stream id.
 	Parked map[string]*parkedCall `json:"pc,omitempty"`
+	// Cancelled holds ids of requests the client cancelled through another
+	// instance than the one running them (most recent last, bounded).
+	Cancelled []string `json:"x,omitempty"`
 }
 
 // Session is a legacy session: the negotiated protocol version and client
@@ -272,6 +277,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 			}
 		}
 		d.Subs = append([]string(nil), sess.d.Subs...)
+		d.Cancelled = append([]string(nil), sess.d.Cancelled...)
 		if err := fn(&d); err != nil {
 			return err
 		}
@@ -288,8 +294,21 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 			s.decoded.put(rec.ID, rec.Version, d)
 			return nil
 		}
-		if !errors.Is(err, ErrSessionConflict) || attempt >= 20 {
+		if !errors.Is(err, ErrSessionConflict) {
 			return fmt.Errorf("updating session: %w", err)
+		}
+		if attempt >= maxMutateAttempts {
+			// Nothing was written: the client may safely retry.
+			return &Error{Code: CodeInternalError, Message: "The session is busy: retry the request",
+				Cause: fmt.Errorf("updating session: %w", err), status: http.StatusServiceUnavailable}
+		}
+		// Back off with jitter, so that writers racing on one session
+		// (several instances, several requests) spread out.
+		backoff := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff/2 + time.Duration(mrand.Int64N(int64(backoff)))):
 		}
 		fresh, err := s.store.Get(ctx, sess.rec.ID)
 		if err != nil {
@@ -302,6 +321,9 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		sess.rec, sess.d = fresh, fd
 	}
 }
+
+// maxMutateAttempts bounds the conditional writes of one session update.
+const maxMutateAttempts = 12
 
 // touch renews the session's idle expiry when a tenth of the idle timeout has
 // passed since the last write, so that most requests cost no write.

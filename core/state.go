@@ -64,6 +64,15 @@ type KeyProvider interface {
 	Keys(ctx context.Context) ([]Key, error)
 }
 
+// KeyRefresher is implemented by a KeyProvider that can reload its keys at
+// once. The server calls RefreshKeys when a sealed state names a key id it
+// does not know, which happens on an instance that has not yet seen a
+// rotation another instance already signs with. Implementations rate-limit
+// it, since clients can send any key id.
+type KeyRefresher interface {
+	RefreshKeys(ctx context.Context) ([]Key, error)
+}
+
 // StaticKeys is a KeyProvider with a fixed list of keys.
 type StaticKeys []Key
 
@@ -205,6 +214,15 @@ func mac(secret, msg []byte) [sha256.Size]byte {
 	return out
 }
 
+func findKey(keys []Key, id string) *Key {
+	for i := range keys {
+		if keys[i].ID == id {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
 // errInvalidState is the one answer to a state that fails verification.
 func errInvalidState(cause error) *Error {
 	return &Error{Code: CodeInvalidParams, Message: "Invalid or expired requestState",
@@ -223,11 +241,12 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	if err != nil {
 		return nil, err
 	}
-	var key *Key
-	for i := range keys {
-		if keys[i].ID == parts[1] {
-			key = &keys[i]
-			break
+	key := findKey(keys, parts[1])
+	if r, ok := s.keys.(KeyRefresher); ok && key == nil {
+		if fresh, err := r.RefreshKeys(ctx); err == nil {
+			if k := findKey(fresh, parts[1]); k != nil && k.check() == nil {
+				key = k
+			}
 		}
 	}
 	if key == nil {

@@ -96,6 +96,7 @@ type Keys struct {
 	keys     []core.Key // published; never modified
 	versions []string   // the version ids of keys, in order
 	next     time.Time  // when keys become stale
+	forced   time.Time  // the last RefreshKeys that asked Secrets Manager
 	inflight *refreshCall
 	// values caches the staged versions' keys (or why a version has none).
 	// Only the one refreshing goroutine touches it.
@@ -113,7 +114,14 @@ type refreshCall struct {
 	err  error
 }
 
-var _ core.KeyProvider = (*Keys)(nil)
+var (
+	_ core.KeyProvider  = (*Keys)(nil)
+	_ core.KeyRefresher = (*Keys)(nil)
+)
+
+// MinForcedRefreshInterval bounds how often RefreshKeys asks Secrets
+// Manager: at most once per interval, whatever the callers do.
+const MinForcedRefreshInterval = 10 * time.Second
 
 // New returns a provider reading the secret secretID (its name or ARN)
 // through client, typically a *secretsmanager.Client. opts may be nil. It
@@ -206,6 +214,20 @@ func (k *Keys) Keys(ctx context.Context) ([]core.Key, error) {
 	k.next = k.now().Add(k.refresh)
 	c.keys, c.err = k.keys, nil
 	return k.keys, nil
+}
+
+// RefreshKeys implements core.KeyRefresher: the server calls it when a
+// sealed state names a key this instance has not loaded yet (another
+// instance saw a rotation first). It refreshes at once, but at most once per
+// MinForcedRefreshInterval; otherwise it returns the cached keys.
+func (k *Keys) RefreshKeys(ctx context.Context) ([]core.Key, error) {
+	k.mu.Lock()
+	if now := k.now(); k.keys == nil || now.Sub(k.forced) >= MinForcedRefreshInterval {
+		k.forced = now
+		k.next = time.Time{}
+	}
+	k.mu.Unlock()
+	return k.Keys(ctx)
 }
 
 // load reads the staged versions of the secret and their keys.

@@ -425,3 +425,40 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		t.Error("New accepted a negative RefreshInterval")
 	}
 }
+
+// RefreshKeys reloads at once (an instance meeting a key it has not loaded
+// yet), but asks Secrets Manager at most once per MinForcedRefreshInterval.
+func TestRefreshKeysRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := newSMServer(t)
+	c := newClock()
+	v1, v2 := newVersionID(), newVersionID()
+	s1, k1 := newValue(t)
+	s2, k2 := newValue(t)
+	srv.put(secretName, v1, s1)
+	k := newKeys(t, srv, c, nil)
+	checkKeys(t, mustKeys(t, k), v1, k1)
+	srv.put(secretName, v2, s2) // another instance rotated
+	keys, err := k.RefreshKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKeys(t, keys, v2, k2, v1, k1) // at once, not after the refresh interval
+	d := srv.count("DescribeSecret")
+	for i := 0; i < 50; i++ { // clients can send any key id: no storm
+		c.Advance(100 * time.Millisecond)
+		if _, err := k.RefreshKeys(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.count("DescribeSecret") - d; n != 0 {
+		t.Fatalf("%d DescribeSecret calls within the minimum interval, want 0", n)
+	}
+	c.Advance(secretsmanager.MinForcedRefreshInterval)
+	if _, err := k.RefreshKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.count("DescribeSecret") - d; n != 1 {
+		t.Fatalf("%d DescribeSecret calls after the interval, want 1", n)
+	}
+}

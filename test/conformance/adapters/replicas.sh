@@ -16,5 +16,5 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 (cd "$root" && go build -o "$1/replicas" ./test/replicas)
 exec "$1/replicas" -work "$1" -everything "$1/everything" \
   -restart-every "${REPLICAS_RESTART_EVERY:-6s}" -first-restart "${REPLICAS_FIRST_RESTART:-1s}" \
-  -rotation "${REPLICAS_ROTATION:-two-step}" -rotate-at "${REPLICAS_ROTATE_AT:-2s}" \
+  -rotation "${REPLICAS_ROTATION:-one-step}" -rotate-at "${REPLICAS_ROTATE_AT:-2s}" \
   -log "${REPLICAS_LOG_LEVEL:-info}"

@@ -1,0 +1,285 @@
+package core_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/store/memory"
+)
+
+// Two servers sharing one store behave like two instances behind a load
+// balancer: what one learns through the store, the other must honour.
+type twoInstances struct {
+	a, b   *core.Server
+	ua, ub string
+	store  *memory.Store
+}
+
+func newTwoInstances(t *testing.T, configure func(*core.ServerOptions), register func(*core.Server)) *twoInstances {
+	t.Helper()
+	store := &memory.Store{}
+	keys := core.StaticKeys{core.NewRandomKey("shared")}
+	mk := func() (*core.Server, string) {
+		o := &core.ServerOptions{SessionStore: store, Keys: keys}
+		if configure != nil {
+			configure(o)
+		}
+		s := core.NewServer(core.Implementation{Name: "inst", Version: "1"}, o)
+		register(s)
+		ts := httptest.NewServer(s)
+		t.Cleanup(ts.Close)
+		return s, ts.URL
+	}
+	ti := &twoInstances{store: store}
+	ti.a, ti.ua = mk()
+	ti.b, ti.ub = mk()
+	return ti
+}
+
+// A legacy call waiting on instance A for the client's answer ends when the
+// client cancels it through instance B, and sends no response.
+func TestCancelThroughAnotherInstance(t *testing.T) {
+	ti := newTwoInstances(t, nil, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "ask", Description: "Asks."},
+			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				if _, ok := req.Input.Elicitation("q"); ok {
+					return "answered", nil
+				}
+				return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("Name?",
+					json.RawMessage(`{"type":"object","properties":{"n":{"type":"string"}}}`))}, "")
+			})
+	})
+	a := &mcptest.Client{URL: ti.ua}
+	if _, err := a.Initialize(context.Background(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	b := &mcptest.Client{URL: ti.ub, SessionID: a.SessionID, Version: a.Version}
+	done := make(chan *mcptest.Response, 1)
+	go func() {
+		// No answerer: the client shows the question and never answers.
+		call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+			"params": map[string]any{"name": "ask", "arguments": map[string]any{}}})
+		r, err := a.Post(context.Background(), call, http.Header{"Mcp-Protocol-Version": {a.Version}}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	// Wait until A has parked the call waiting for the answer.
+	time.Sleep(300 * time.Millisecond)
+	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77, "reason": "user"}})
+	r, err := b.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {b.Version}}, nil)
+	if err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("cancel through B: %v %v", err, r)
+	}
+	select {
+	case r := <-done:
+		if r == nil {
+			t.Fatal("no response object")
+		}
+		if len(r.ServerRequests) != 1 {
+			t.Fatalf("the server sent %d requests, want 1 elicitation", len(r.ServerRequests))
+		}
+		if r.Result != nil || r.Error != nil {
+			t.Fatalf("the cancelled call got a response: %s", r.Messages)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("A kept waiting after the client cancelled through B")
+	}
+}
+
+// A cancelled call on the same instance gets no response at all.
+func TestCancelledCallGetsNoResponse(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	srv := core.NewServer(core.Implementation{Name: "c", Version: "1"}, nil)
+	core.AddTool(srv, &core.Tool{Name: "slow", Description: "Waits."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-release:
+				return "done", nil
+			}
+		})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	defer close(release)
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan *mcptest.Response, 1)
+	go func() {
+		r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}()
+	<-started
+	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 2}})
+	if r, err := c.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("cancel: %v %v", err, r)
+	}
+	select {
+	case r := <-res:
+		if r.Result != nil || r.Error != nil {
+			t.Fatalf("a cancelled request got a response: %s", r.Messages)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+}
+
+// readEvents reads SSE data lines from body into ch until it ends.
+func readEvents(body io.Reader, ch chan<- string) {
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+			ch <- strings.TrimPrefix(line, "data: ")
+		}
+	}
+	close(ch)
+}
+
+// A subscription made through instance B reaches the GET stream held by A,
+// and a DELETE through B ends A's stream.
+func TestGetStreamFollowsOtherInstance(t *testing.T) {
+	ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 50 * time.Millisecond }, func(s *core.Server) {
+		s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
+		})
+	})
+	c := &mcptest.Client{URL: ti.ua}
+	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.SessionID)
+	req.Header.Set("Mcp-Protocol-Version", c.Version)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream on A: %v %v", err, resp)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go readEvents(resp.Body, events)
+
+	b := &mcptest.Client{URL: ti.ub, SessionID: c.SessionID, Version: c.Version}
+	if r, err := b.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
+		t.Fatalf("subscribe through B: %v %v", err, r)
+	}
+	ti.a.NotifyResourceUpdated("test://r")
+	select {
+	case e := <-events:
+		if !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
+			t.Fatalf("unexpected event %s", e)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the update for a subscription made through B never reached A's GET stream")
+	}
+	dreq, _ := http.NewRequest(http.MethodDelete, ti.ub, nil)
+	dreq.Header.Set("Mcp-Session-Id", c.SessionID)
+	dresp, err := http.DefaultClient.Do(dreq)
+	if err != nil || dresp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE through B: %v %v", err, dresp)
+	}
+	dresp.Body.Close()
+	select {
+	case _, open := <-events:
+		for open {
+			_, open = <-events
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("A's GET stream outlived its session")
+	}
+}
+
+// keysThatRotate is a KeyProvider whose Keys still return the old list
+// until RefreshKeys is called (an instance that has not seen a rotation).
+type keysThatRotate struct {
+	mu        sync.Mutex
+	cached    []core.Key
+	fresh     []core.Key
+	refreshes int
+}
+
+func (k *keysThatRotate) Keys(context.Context) ([]core.Key, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cached, nil
+}
+
+func (k *keysThatRotate) RefreshKeys(context.Context) ([]core.Key, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.refreshes++
+	k.cached = k.fresh
+	return k.cached, nil
+}
+
+// State sealed by an instance with a new key verifies on one that has not
+// loaded it yet: the unknown key id makes it refresh.
+func TestUnknownKeyIDRefreshesKeys(t *testing.T) {
+	oldKey, newKey := core.NewRandomKey("old"), core.NewRandomKey("new")
+	ahead := core.StaticKeys{newKey, oldKey}
+	behind := &keysThatRotate{cached: []core.Key{oldKey}, fresh: []core.Key{newKey, oldKey}}
+	register := func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "ask", Description: "Asks."},
+			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				if req.Input.State() == "s1" {
+					return "verified", nil
+				}
+				return "", core.InputRequired(nil, "s1")
+			})
+	}
+	a := core.NewServer(core.Implementation{Name: "a", Version: "1"}, &core.ServerOptions{Keys: ahead})
+	b := core.NewServer(core.Implementation{Name: "b", Version: "1"}, &core.ServerOptions{Keys: behind})
+	register(a)
+	register(b)
+	ta, tb := httptest.NewServer(a), httptest.NewServer(b)
+	defer ta.Close()
+	defer tb.Close()
+	r1, err := (&mcptest.Client{URL: ta.URL}).Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first struct {
+		RequestState string `json:"requestState"`
+	}
+	if err := r1.Decode(&first); err != nil || !strings.HasPrefix(first.RequestState, "v1.new.") {
+		t.Fatalf("round 1 on A: %v %s", err, r1.Messages)
+	}
+	r2, err := (&mcptest.Client{URL: tb.URL}).Call(context.Background(), "tools/call",
+		map[string]any{"name": "ask", "arguments": map[string]any{}, "requestState": first.RequestState}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Error != nil || !bytes.Contains(r2.Result, []byte("verified")) {
+		t.Fatalf("round 2 on B: %s", r2.Messages)
+	}
+	if behind.refreshes != 1 {
+		t.Fatalf("%d refreshes, want 1", behind.refreshes)
+	}
+	// A state naming a key nobody has is still rejected.
+	bad := strings.Replace(first.RequestState, "v1.new.", "v1.nokey.", 1)
+	r3, _ := (&mcptest.Client{URL: tb.URL}).Call(context.Background(), "tools/call",
+		map[string]any{"name": "ask", "arguments": map[string]any{}, "requestState": bad}, nil)
+	if r3.Error == nil || r3.Error.Code != core.CodeInvalidParams {
+		t.Fatalf("unknown key: %s", r3.Messages)
+	}
+}
