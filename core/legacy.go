@@ -25,9 +25,9 @@ import (
 // server-to-client requests, and in-flight requests that can be cancelled.
 type local struct {
 	mu       sync.Mutex
-	streams  map[string]*getStream         // session id -> its GET stream
-	waiters  map[string]chan idAnswer      // server request id -> its call's answers
-	inflight map[string]*inflight // session id + "\x00" + request id
+	streams  map[string]*getStream    // session id -> its GET stream
+	waiters  map[string]chan idAnswer // server request id -> its call's answers
+	inflight map[string]*inflight     // session id + "\x00" + request id
 }
 
 // inflight is a legacy request being answered in this process.
