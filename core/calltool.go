@@ -21,7 +21,7 @@ func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *
 		}
 		m := map[string]json.RawMessage{}
 		eachMember(v, func(ik, iv []byte) bool {
-			key, _ := rawString(append(append([]byte{'"'}, ik...), '"'))
+			key, _ := keyString(ik)
 			m[key] = iv
 			return true
 		})

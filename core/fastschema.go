@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -28,6 +29,13 @@ type fastSchema struct {
 	items      *fastSchema
 	minItems   int // -1: none
 	maxItems   int // -1: none
+
+	// Object checks without allocation: every property and required name
+	// gets a bit (at most 64; beyond, no fast path).
+	index    map[string]int
+	slots    []*fastSchema // by bit; nil for a required name without a property schema
+	reqMask  uint64
+	declared uint64 // bits of names in "properties"
 }
 
 const (
@@ -162,6 +170,29 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 			return nil
 		}
 	}
+	if f.props != nil || f.required != nil {
+		f.index = map[string]int{}
+		add := func(name string, sub *fastSchema) int {
+			if i, ok := f.index[name]; ok {
+				return i
+			}
+			f.index[name] = len(f.slots)
+			f.slots = append(f.slots, sub)
+			return len(f.slots) - 1
+		}
+		for name, sub := range f.props {
+			f.declared |= 1 << add(name, sub)
+			if len(f.slots) > 64 {
+				return nil
+			}
+		}
+		for _, name := range f.required {
+			f.reqMask |= 1 << add(name, nil)
+			if len(f.slots) > 64 {
+				return nil
+			}
+		}
+	}
 	return f
 }
 
@@ -277,38 +308,34 @@ func (f *fastSchema) validNumber(v []byte) bool {
 }
 
 func (f *fastSchema) validObject(v []byte) bool {
-	seen := make(map[string]bool, len(f.props)+2)
+	var seen uint64
 	ok := true
 	err := eachMember(v, func(k, val []byte) bool {
-		key, good := rawString(append(append([]byte{'"'}, k...), '"'))
-		if !good || seen[key] {
-			ok = false // undecodable or duplicate key: not decided here
+		if bytes.IndexByte(k, '\\') >= 0 {
+			ok = false // an escaped key: not decided here
 			return false
 		}
-		seen[key] = true
-		p := f.props[key]
-		if p == nil {
+		i, known := f.index[string(k)]
+		if !known {
 			if f.closed {
 				ok = false
 				return false
 			}
 			return true
 		}
-		if !p.valid(val) {
+		bit := uint64(1) << i
+		if seen&bit != 0 || (f.closed && f.declared&bit == 0) {
+			ok = false // a duplicate key, or a required name the schema does not declare
+			return false
+		}
+		seen |= bit
+		if p := f.slots[i]; p != nil && !p.valid(val) {
 			ok = false
 			return false
 		}
 		return true
 	})
-	if err != nil || !ok {
-		return false
-	}
-	for _, r := range f.required {
-		if !seen[r] {
-			return false
-		}
-	}
-	return true
+	return err == nil && ok && seen&f.reqMask == f.reqMask
 }
 
 func (f *fastSchema) validArray(v []byte) bool {

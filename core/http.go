@@ -287,7 +287,8 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 // id, initialize, a legacy MCP-Protocol-Version header or no version at all
 // make it legacy; anything else is modern, whose validation then answers.
 func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
-	modernMeta := m.params != nil && hasModernMeta(m.params)
+	m.indexParams()
+	modernMeta := hasVersionKey(m.pMeta)
 	switch s.opts.Mode {
 	case ModeModern:
 		// A legacy initialize still goes to the legacy path, which answers
@@ -309,21 +310,16 @@ func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
 	return v != "" && !isLegacyVersion(v)
 }
 
-// hasModernMeta reports whether params._meta carries the protocol version key.
-func hasModernMeta(params []byte) bool {
+// hasVersionKey reports whether a _meta object carries the protocol version
+// key.
+func hasVersionKey(meta []byte) bool {
 	found := false
-	eachMember(params, func(k, v []byte) bool {
-		if keyIs(k, "_meta") {
-			if isObject(v) {
-				eachMember(v, func(k2, _ []byte) bool {
-					found = keyIs(k2, MetaProtocolVersion)
-					return !found
-				})
-			}
-			return false
-		}
-		return true
-	})
+	if isObject(meta) {
+		eachMember(meta, func(k, _ []byte) bool {
+			found = keyIs(k, MetaProtocolVersion)
+			return !found
+		})
+	}
 	return found
 }
 

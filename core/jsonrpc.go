@@ -15,6 +15,34 @@ type rpcMessage struct {
 	isResponse bool
 	result     []byte
 	errObj     []byte
+
+	// Members of params found by indexParams (one pass, last wins).
+	indexed      bool
+	pMeta, pName []byte
+	pURI         []byte
+}
+
+// indexParams finds, in one pass over params, the members the envelope
+// checks need: _meta, name and uri.
+func (m *rpcMessage) indexParams() {
+	if m.indexed {
+		return
+	}
+	m.indexed = true
+	if m.params == nil {
+		return
+	}
+	eachMember(m.params, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "_meta"):
+			m.pMeta = v
+		case keyIs(k, "name"):
+			m.pName = v
+		case keyIs(k, "uri"):
+			m.pURI = v
+		}
+		return true
+	})
 }
 
 func (m *rpcMessage) isNotification() bool { return !m.isResponse && m.id == nil }

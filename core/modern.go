@@ -56,17 +56,10 @@ type requestMeta struct {
 	progressToken []byte
 }
 
-func parseRequestMeta(params []byte) (requestMeta, *Error) {
+func parseRequestMeta(msg *rpcMessage) (requestMeta, *Error) {
 	var m requestMeta
-	if params != nil {
-		eachMember(params, func(k, v []byte) bool {
-			if keyIs(k, "_meta") {
-				m.raw = v
-				return false
-			}
-			return true
-		})
-	}
+	msg.indexParams()
+	m.raw = msg.pMeta
 	if m.raw == nil {
 		return m, metaError("params._meta is required")
 	}
@@ -180,7 +173,7 @@ func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMess
 // newModernRequest validates the envelope-level parts of a modern request
 // (_meta, headers, version, method, Mcp-Name, logLevel) and builds its Request.
 func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, error) {
-	meta, merr := parseRequestMeta(m.params)
+	meta, merr := parseRequestMeta(m)
 	if merr != nil {
 		return nil, merr
 	}
@@ -212,15 +205,11 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: " + m.method}
 	}
 	if spec.nameParam != "" {
-		var body string
-		var has bool
-		eachMember(m.params, func(k, v []byte) bool {
-			if keyIs(k, spec.nameParam) {
-				body, has = rawString(v)
-				return false
-			}
-			return true
-		})
+		nv := m.pName
+		if spec.nameParam == "uri" {
+			nv = m.pURI
+		}
+		body, has := rawString(nv)
 		hn, present, repeated := headerValue(h, canonName)
 		if !present || repeated {
 			return nil, headerMismatch("the " + HeaderName + " header is required for " + m.method)

@@ -333,19 +333,45 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 	if err != nil {
 		return nil, err
 	}
-	v := struct {
-		ResultType    string        `json:"resultType"`
-		InputRequests InputRequests `json:"inputRequests,omitempty"`
-		RequestState  string        `json:"requestState"`
-	}{"input_required", e.Requests, token}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+	out := make([]byte, 0, 256+len(token))
+	out = append(out, `{"resultType":"input_required",`...)
+	if len(e.Requests) > 0 {
+		out = append(out, `"inputRequests":{`...)
+		for i, k := range sortedKeys(e.Requests) {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(appendJSONString(out, k), ':')
+			var err error
+			if out, err = appendInputRequest(out, e.Requests[k]); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, "},"...)
 	}
-	out = append(out[:len(out)-1], ',')
+	out = append(appendJSONString(append(out, `"requestState":`...), token), ',')
 	out = r.appendMeta(out, nil)
 	out[len(out)-1] = '}'
 	return out, nil
+}
+
+// appendInputRequest encodes an input request; the builders' form params
+// are written directly (their schema is compact JSON already).
+func appendInputRequest(b []byte, ir *InputRequest) ([]byte, error) {
+	if p, ok := ir.Params.(*ElicitFormParams); ok && p != nil && ir.Method == MethodElicit && json.Valid(p.RequestedSchema) {
+		b = append(b, `{"method":"elicitation/create","params":{`...)
+		if p.Mode != "" {
+			b = append(appendJSONString(append(b, `"mode":`...), p.Mode), ',')
+		}
+		b = appendJSONString(append(b, `"message":`...), p.Message)
+		b = append(append(append(b, `,"requestedSchema":`...), p.RequestedSchema...), "}}"...)
+		return b, nil
+	}
+	j, err := json.Marshal(ir)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, j...), nil
 }
 
 func internalf(format string, args ...any) *Error {

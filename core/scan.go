@@ -184,6 +184,22 @@ func rawString(v []byte) (s string, ok bool) {
 	return string(inner), true
 }
 
+// keyString decodes a raw member key (as eachMember passes it, without
+// quotes).
+func keyString(k []byte) (string, bool) {
+	for _, c := range k {
+		if c == '\\' || c < 0x20 {
+			q := make([]byte, 0, len(k)+2)
+			q = append(append(append(q, '"'), k...), '"')
+			return rawString(q)
+		}
+	}
+	if s, ok := interned[string(k)]; ok {
+		return s, true
+	}
+	return string(k), true
+}
+
 // isObject reports whether v is a JSON object.
 func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"math"
 	"sort"
@@ -206,11 +207,24 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, b s
 	return string(tok), nil
 }
 
+// macPools holds, per secret, reusable keyed HMAC states: computing the key
+// schedule and allocating two digests on every seal and verification is
+// most of their cost.
+var macPools sync.Map // string(secret) -> *sync.Pool of hash.Hash
+
 func mac(secret, msg []byte) [sha256.Size]byte {
-	m := hmac.New(sha256.New, secret)
+	p, ok := macPools.Load(string(secret))
+	if !ok {
+		sec := append([]byte(nil), secret...)
+		p, _ = macPools.LoadOrStore(string(sec), &sync.Pool{New: func() any { return hmac.New(sha256.New, sec) }})
+	}
+	pool := p.(*sync.Pool)
+	m := pool.Get().(hash.Hash)
+	m.Reset()
 	m.Write(msg)
 	var out [sha256.Size]byte
 	m.Sum(out[:0])
+	pool.Put(m)
 	return out
 }
 
@@ -319,7 +333,7 @@ func appendCanonical(dst, v []byte) []byte {
 	case '{':
 		var ms []member
 		eachMember(v, func(k, val []byte) bool {
-			key, _ := rawString(append(append([]byte{'"'}, k...), '"'))
+			key, _ := keyString(k)
 			for i := range ms {
 				if ms[i].key == key {
 					ms[i].val = val
