@@ -14,6 +14,27 @@ type Implementation struct {
 	WebsiteURL  string `json:"websiteUrl,omitempty"`
 }
 
+// appendImplementation encodes impl as encoding/json would, without
+// reflection (it runs at every cold start).
+func appendImplementation(b []byte, impl *Implementation) []byte {
+	b = appendJSONString(append(b, `{"name":`...), impl.Name)
+	b = appendJSONString(append(b, `,"version":`...), impl.Version)
+	for _, f := range [...]struct{ k, v string }{{"title", impl.Title}, {"description", impl.Description}} {
+		if f.v != "" {
+			b = appendJSONString(append(append(append(b, `,"`...), f.k...), `":`...), f.v)
+		}
+	}
+	if len(impl.Icons) > 0 {
+		if ij, err := json.Marshal(impl.Icons); err == nil {
+			b = append(append(b, `,"icons":`...), ij...)
+		}
+	}
+	if impl.WebsiteURL != "" {
+		b = appendJSONString(append(b, `,"websiteUrl":`...), impl.WebsiteURL)
+	}
+	return append(b, '}')
+}
+
 // Icon is an image a client may show for a tool, prompt, resource or server.
 type Icon struct {
 	Src      string   `json:"src"`

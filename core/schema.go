@@ -33,6 +33,9 @@ func schemaFor(t reflect.Type) (json.RawMessage, error) {
 	}
 	// invopop writes `true` for fields of type any; the 2025-11-25 schema
 	// wants every property to be an object schema. {} means the same.
+	if !bytes.Contains(b, []byte("true")) && !bytes.Contains(b, []byte("false")) {
+		return b, nil
+	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, err
@@ -279,6 +282,9 @@ type headerParam struct {
 // other than string, integer or boolean, or is not reachable from the root
 // through "properties" alone.
 func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
+	if !bytes.Contains(raw, []byte("x-mcp-header")) {
+		return nil, nil
+	}
 	var root any
 	if err := json.Unmarshal(raw, &root); err != nil {
 		return nil, err

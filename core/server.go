@@ -340,8 +340,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 		}
 		s.hints[m] = cacheWire{ttlMs: h.TTL.Milliseconds(), scope: scope}
 	}
-	s.implRaw, _ = json.Marshal(impl)
-	s.infoRaw, _ = json.Marshal(map[string]json.RawMessage{MetaServerInfo: s.implRaw})
+	s.implRaw = appendImplementation(nil, &impl)
+	s.infoRaw = append(append(append([]byte(`{"`), MetaServerInfo...), `":`...), s.implRaw...)
+	s.infoRaw = append(s.infoRaw, '}')
 	s.reg.Store((&registry{}).clone())
 	s.sealer = newSealer(o.Keys, o.StateTTL, o.now, s.log)
 	return s

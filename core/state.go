@@ -101,10 +101,22 @@ type sealer struct {
 
 func newSealer(kp KeyProvider, ttl time.Duration, now func() time.Time, log *slog.Logger) *sealer {
 	if kp == nil {
-		kp = StaticKeys{NewRandomKey("local")}
-		log.Warn("no signing keys configured: generated a random key; requestState will not survive a restart or reach other replicas")
+		kp = &randomKey{}
+		log.Warn("no signing keys configured: a random key will seal requestState; it will not survive a restart or reach other replicas")
 	}
 	return &sealer{keys: kp, ttl: ttl, now: now, log: log}
+}
+
+// randomKey is the provider of a server without configured keys: one random
+// key, made on first use (a cold start that never seals pays nothing).
+type randomKey struct {
+	once sync.Once
+	keys StaticKeys
+}
+
+func (r *randomKey) Keys(context.Context) ([]Key, error) {
+	r.once.Do(func() { r.keys = StaticKeys{NewRandomKey("local")} })
+	return r.keys, nil
 }
 
 func (s *sealer) loadKeys(ctx context.Context) ([]Key, error) {

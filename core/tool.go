@@ -235,7 +235,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		// results carry only the text content.
 		lt := tc
 		lt.OutputSchema = nil
-		if st.legacyJSON, err = json.Marshal(&lt); err != nil {
+		if st.legacyJSON, err = toolJSON(&lt); err != nil {
 			return nil, fail("%v", err)
 		}
 	}
@@ -344,14 +344,14 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 		return nil, err
 	}
 	st := &serverTool{tool: t, input: v, headers: hp}
-	if st.modernJSON, err = json.Marshal(t); err != nil {
+	if st.modernJSON, err = toolJSON(t); err != nil {
 		return nil, err
 	}
 	lt := *t
 	if out, ok := t.OutputSchema.(json.RawMessage); ok && schemaRootType(out) != "object" {
 		lt.OutputSchema = nil
 	}
-	if st.legacyJSON, err = json.Marshal(&lt); err != nil {
+	if st.legacyJSON, err = toolJSON(&lt); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -362,4 +362,40 @@ func (st *serverTool) listJSON(modern bool) json.RawMessage {
 		return st.modernJSON
 	}
 	return st.legacyJSON
+}
+
+// toolJSON encodes a prepared tool (schemas are compact JSON) as
+// encoding/json would, reflecting only over the optional members a tool has.
+func toolJSON(t *Tool) ([]byte, error) {
+	in, ok1 := t.InputSchema.(json.RawMessage)
+	out, ok2 := t.OutputSchema.(json.RawMessage)
+	if !ok1 || (t.OutputSchema != nil && !ok2) {
+		return json.Marshal(t)
+	}
+	b := appendJSONString(append(make([]byte, 0, 64+len(in)+len(out)+len(t.Description)), `{"name":`...), t.Name)
+	if t.Title != "" {
+		b = appendJSONString(append(b, `,"title":`...), t.Title)
+	}
+	if t.Description != "" {
+		b = appendJSONString(append(b, `,"description":`...), t.Description)
+	}
+	for _, f := range [...]struct {
+		k  string
+		v  any
+		ok bool
+	}{{"icons", t.Icons, len(t.Icons) > 0}, {"annotations", t.Annotations, t.Annotations != nil}, {"_meta", t.Meta, len(t.Meta) > 0}} {
+		if !f.ok {
+			continue
+		}
+		j, err := json.Marshal(f.v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(append(b, `,"`...), f.k...), `":`...), j...)
+	}
+	b = append(append(b, `,"inputSchema":`...), in...)
+	if out != nil {
+		b = append(append(b, `,"outputSchema":`...), out...)
+	}
+	return append(b, '}'), nil
 }
