@@ -43,7 +43,7 @@ func add(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error
 }
 
 func main() {
-	opts, err := envconfig.Load(context.Background())
+	opts, err := envconfig.LoadWith(context.Background(), envconfig.LambdaAWSConfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "calculator:", err)
 		os.Exit(1)

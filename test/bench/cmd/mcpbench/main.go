@@ -152,6 +152,7 @@ type results struct {
 	rss       map[string][]float64 // MiB per round
 	coldWall  map[string][]float64 // ms
 	coldCPU   map[string][]float64 // ms
+	lambda    []lambdaSize
 	notes     []string
 }
 
@@ -225,6 +226,9 @@ func run(cfg *config) (int, error) {
 			logf("%s: %.2f MiB", s.Name, mib(s.Size))
 		}
 	}
+
+	logf("building the Lambda bootstraps (linux/arm64) for the size comparison")
+	res.lambda = buildLambdaSizes(benchDir, root, binDir)
 
 	// Pin: servers on serverCPU (taskset at exec), this process on loadCPU.
 	pin := false

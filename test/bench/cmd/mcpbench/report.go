@@ -282,8 +282,36 @@ func (res *results) targets(p func(string, ...any)) {
 		lines = append(lines, fmt.Sprintf("- A two-round MRTR tools/call (ask: round 1 %.1f + round 2 %.1f µs) at %d clients ≤ %.1fx the CPU of a one-round tools/call (add, %.1f µs): %.2fx → %s",
 			r1.cpu, r2.cpu, c, mrtrTarget, one.cpu, r, passFail(r <= mrtrTarget)))
 	}
+	if size := func(n string) int64 {
+		for _, l := range res.lambda {
+			if l.Name == n {
+				return l.Bytes
+			}
+		}
+		return 0
+	}; size("gosdk") > 0 && size("mcpfn") > 0 {
+		r := float64(size("mcpfn")) / float64(size("gosdk"))
+		line := fmt.Sprintf("- Lambda bootstrap (stripped, linux/arm64) no larger than the same tool on go-sdk + aws-lambda-go (%.2f MiB): examples/lambda %.2f MiB, %.2fx → %s",
+			mib(size("gosdk")), mib(size("mcpfn")), r, passFail(r <= 1))
+		if c := size("mcpfn-core"); c > 0 {
+			rc := float64(c) / float64(size("gosdk"))
+			line += fmt.Sprintf("; with go-sdk's feature set (core + adapters/lambda, no AWS SDK clients) %.2f MiB, %.2fx → %s", mib(c), rc, passFail(rc <= 1))
+		}
+		lines = append(lines, line)
+	}
 	if len(lines) > 0 {
 		p("## Targets for mcpfn (on this machine)\n\n%s\n\n", strings.Join(lines, "\n"))
+	}
+	if len(res.lambda) > 0 {
+		p("## Lambda bootstraps (stripped, linux/arm64, -tags lambda.norpc)\n\n| build | what | size (MiB) |\n|---|---|--:|\n")
+		for _, l := range res.lambda {
+			if l.Err != "" {
+				p("| %s | %s | build failed: %.200s |\n", l.Name, l.Descr, l.Err)
+				continue
+			}
+			p("| %s | %s | %.2f |\n", l.Name, l.Descr, mib(l.Bytes))
+		}
+		p("\n")
 	}
 }
 
