@@ -18,6 +18,8 @@ type addArgs struct {
 func main() {
 	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, nil)
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."},
-		func(ctx context.Context, req *core.CallToolRequest, in addArgs) (int, error) { return in.Left + in.Right, nil })
+		func(ctx context.Context, req *core.CallToolRequest, in addArgs) (int, error) {
+			return in.Left + in.Right, nil
+		})
 	lambda.Start(srv, &lambda.Options{Streaming: true})
 }
