@@ -25,10 +25,14 @@
 //	                       as text, or as JSON when Lambda's log format is JSON
 //	                       (AWS_LAMBDA_LOG_FORMAT=JSON).
 //
-// The AWS clients use the default configuration chain
+// Load gives the AWS clients the default configuration chain
 // (config.LoadDefaultConfig): the region from AWS_REGION, credentials from
-// the function's role, and endpoints overridden by AWS_ENDPOINT_URL,
-// AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL_SECRETS_MANAGER (DynamoDB
-// Local, dynalite, LocalStack). The configuration is loaded only when a
-// variable needs it.
+// the function's role or the shared files, and endpoints overridden by
+// AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB or
+// AWS_ENDPOINT_URL_SECRETS_MANAGER (DynamoDB Local, dynalite, LocalStack).
+// LoadWith(ctx, LambdaAWSConfig) reads only what Lambda puts in a function's
+// environment (AWS_REGION and the role's credentials), which keeps the SDK's
+// config package, and about 2 MB, out of a Lambda bootstrap; the
+// service-specific endpoint variables still apply. The configuration is
+// loaded only when a variable needs it.
 package envconfig
