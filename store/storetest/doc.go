@@ -1,0 +1,3 @@
+// Package storetest is the conformance suite of core.SessionStore
+// implementations; see Run.
+package storetest
