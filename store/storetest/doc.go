@@ -2,7 +2,6 @@
 // the spirit of testing/slogtest: a store package calls Run from its own
 // tests.
 //
-//
 //	func TestStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) core.SessionStore { return &memory.Store{} })
 //	}
