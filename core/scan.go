@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"errors"
 	"unicode/utf8"
 )
@@ -214,18 +215,30 @@ func isEmptyObject(v []byte) bool {
 	return v[skipSpace(v, 1)] == '}'
 }
 
+// plainASCII marks the bytes a JSON string holds as they are.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string, escaping as encoding/json does
 // (including <, > and & as \u escapes, so output is HTML-safe and identical).
 func appendJSONString(b []byte, s string) []byte {
+	b = slices.Grow(b, len(s)+2)
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip the plain ASCII run with one table lookup per byte.
+		for i < len(s) && plainASCII[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
