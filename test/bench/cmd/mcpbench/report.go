@@ -270,6 +270,35 @@ func (res *results) targets(p func(string, ...any)) {
 		}
 		lines = append(lines, line)
 	}
+	for _, c := range res.cfg.clients {
+		floor, ok := res.agg("floor", "legacy-add", c)
+		f, ok2 := res.agg("mcpfn", "legacy-add", c)
+		if !ok || !ok2 {
+			continue
+		}
+		r := res.paired("mcpfn", "floor", "legacy-add", c, cpuOf)
+		lines = append(lines, fmt.Sprintf("- CPU per legacy tools/call add (2025-11-25, session on the memory store) at %d clients ≤ %.1fx floor (%.1f µs): mcpfn %.1f µs/req, %s floor → %s",
+			c, cpuTarget, floor.cpu, f.cpu, fmtRatio(r), passFail(r <= cpuTarget)))
+	}
+	if g, ok := res.agg("mcpgo", "add", 64); ok {
+		if f, ok := res.agg("mcpfn", "add", 64); ok {
+			lines = append(lines, fmt.Sprintf("- p99 latency of modern tools/call add at 64 clients ≤ mcp-go's (%.2f ms): mcpfn %.2f ms → %s",
+				g.p99, f.p99, passFail(f.p99 <= g.p99)))
+		}
+	}
+	if fl, ok := res.coldCPU["floor"]; ok && len(fl) > 0 {
+		if m, ok := res.coldCPU["mcpfn"]; ok && len(m) > 0 {
+			r := median(m) / median(fl)
+			lines = append(lines, fmt.Sprintf("- Cold-start CPU (exec to first answered server/discover, median) ≤ 1.2x floor (%.2f ms): mcpfn %.2f ms, %.2fx → %s",
+				median(fl), median(m), r, passFail(r <= 1.2)))
+		}
+	}
+	if fl, ok := res.rss["floor"]; ok && len(fl) > 0 {
+		if m, ok := res.rss["mcpfn"]; ok && len(m) > 0 {
+			lines = append(lines, fmt.Sprintf("- Peak RSS (64 clients included) ≤ floor + 4 MiB (%.1f MiB): mcpfn %.1f MiB → %s",
+				median(fl)+4, median(m), passFail(median(m) <= median(fl)+4)))
+		}
+	}
 	const mrtrTarget = 2.2
 	for _, c := range res.cfg.clients {
 		one, ok1 := res.agg("mcpfn", "add", c)
