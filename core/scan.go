@@ -3,8 +3,8 @@ package core
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"errors"
+	"slices"
 	"unicode/utf8"
 )
 
