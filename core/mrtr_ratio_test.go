@@ -86,6 +86,18 @@ func BenchmarkMRTRRatio(b *testing.B) {
 			serve(one, oneRd, oneRaw)
 		}
 	})
+	b.Run("round-1", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			serve(first, firstRd, firstRaw)
+		}
+	})
+	b.Run("round-2", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			serve(second, secondRd, secondRaw)
+		}
+	})
 	b.Run("two-round", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -259,8 +258,17 @@ func errInvalidState(cause error) *Error {
 // handler's plain state and the input keys of the previous round. Every
 // failure is the same -32602; the precise reason is in the error's Cause.
 func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*statePayload, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 4 || parts[0] != sealVersion {
+	var parts [4]string
+	rest := token
+	for i := 0; i < 3; i++ {
+		j := strings.IndexByte(rest, '.')
+		if j < 0 {
+			return nil, errInvalidState(errors.New("malformed token"))
+		}
+		parts[i], rest = rest[:j], rest[j+1:]
+	}
+	parts[3] = rest
+	if parts[0] != sealVersion || strings.IndexByte(rest, '.') >= 0 {
 		return nil, errInvalidState(errors.New("malformed token"))
 	}
 	keys, err := s.loadKeys(ctx)
@@ -278,13 +286,17 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	if key == nil {
 		return nil, errInvalidState(fmt.Errorf("unknown key id %q: %w", parts[1], ErrKeyNotFound))
 	}
-	sig, err := base64.RawURLEncoding.Strict().DecodeString(parts[3])
-	if err != nil {
+	if base64.RawURLEncoding.DecodedLen(len(parts[3])) != sha256.Size {
+		return nil, errInvalidState(errors.New("malformed signature"))
+	}
+	var sig [sha256.Size]byte
+	n, err := base64.RawURLEncoding.Strict().Decode(sig[:], []byte(parts[3]))
+	if err != nil || n != sha256.Size {
 		return nil, errInvalidState(errors.New("malformed signature"))
 	}
 	head := token[:len(token)-len(parts[3])-1]
 	want := mac(key.Secret, []byte(head))
-	if subtle.ConstantTimeCompare(sig, want[:]) != 1 {
+	if subtle.ConstantTimeCompare(sig[:n], want[:]) != 1 {
 		return nil, errInvalidState(errors.New("bad signature"))
 	}
 	pj, err := base64.RawURLEncoding.Strict().DecodeString(parts[2])
@@ -302,7 +314,16 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 		case "e":
 			p.Expires, _ = strconv.ParseInt(string(v), 10, 64)
 		case "k":
-			json.Unmarshal(v, &p.Keys)
+			for i := skipSpace(v, 1); i < len(v) && v[i] == '"'; {
+				end := skipString(v, i)
+				if k, ok := rawString(v[i:end]); ok {
+					p.Keys = append(p.Keys, k)
+				}
+				i = skipSpace(v, end)
+				if i < len(v) && v[i] == ',' {
+					i = skipSpace(v, i+1)
+				}
+			}
 		}
 		return true
 	}) != nil {
