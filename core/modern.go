@@ -278,6 +278,9 @@ func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err err
 	var e *Error
 	if !errors.As(err, &e) {
 		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
+	} else if e.Cause != nil && e.status >= 500 {
+		// A server fault (the session store failed): say what happened.
+		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.status, "error", e.Cause.Error())
 	} else if e.Cause != nil {
 		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
 	}
