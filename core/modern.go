@@ -436,6 +436,35 @@ func paginate[T any](items []T, key func(T) string, cursor string, hasCursor boo
 	return items[start:end], encodeCursor(key(items[end-1])), nil
 }
 
+// listPage answers a paginated list method (prompts, resources, resource
+// templates): the page of items after the request's cursor, encoded by
+// wire, as the result member, with the method's cache hint.
+func listPage[T, W any](r *Request, params []byte, items []T, key func(T) string, wire func(T) W, member, method string) ([]byte, error) {
+	cursor, has, err := paramsCursor(params)
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := paginate(items, key, cursor, has, r.srv.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]W, len(page))
+	for i, x := range page {
+		list[i] = wire(x)
+	}
+	lj, err := json.Marshal(list)
+	if err != nil {
+		return nil, err
+	}
+	b := append(append(append([]byte(`{"`), member...), `":`...), lj...)
+	b = append(b, ',')
+	if next != "" {
+		b = append(appendJSONString(append(b, `"nextCursor":`...), next), ',')
+	}
+	b = r.resultTail(b, method, nil, nil)
+	return append(b, '}'), nil
+}
+
 // listTools answers tools/list.
 func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	cursor, has, err := paramsCursor(params)

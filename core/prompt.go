@@ -43,23 +43,8 @@ func (s *Server) RemovePrompts(names ...string) {
 
 // listPrompts answers prompts/list.
 func (s *Server) listPrompts(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	cursor, has, err := paramsCursor(params)
-	if err != nil {
-		return nil, err
-	}
-	page, next, err := paginate(s.reg.Load().promptLst, func(p *serverPrompt) string { return p.prompt.Name }, cursor, has, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	list := make([]*Prompt, len(page))
-	for i, p := range page {
-		list[i] = p.prompt
-	}
-	v := struct {
-		Prompts    []*Prompt `json:"prompts"`
-		NextCursor string    `json:"nextCursor,omitempty"`
-	}{list, next}
-	return r.encodeResult(v, "prompts/list", nil, nil)
+	return listPage(r, params, s.reg.Load().promptLst, func(p *serverPrompt) string { return p.prompt.Name },
+		func(p *serverPrompt) *Prompt { return p.prompt }, "prompts", "prompts/list")
 }
 
 // getPrompt answers prompts/get.

@@ -228,44 +228,14 @@ func (t *serverTemplate) match(uri string) map[string]string {
 
 // listResources answers resources/list.
 func (s *Server) listResources(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	cursor, has, err := paramsCursor(params)
-	if err != nil {
-		return nil, err
-	}
-	page, next, err := paginate(s.reg.Load().resList, func(x *serverResource) string { return fmt.Sprintf("%016d", x.order) }, cursor, has, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	list := make([]*Resource, len(page))
-	for i, x := range page {
-		list[i] = x.res
-	}
-	v := struct {
-		Resources  []*Resource `json:"resources"`
-		NextCursor string      `json:"nextCursor,omitempty"`
-	}{list, next}
-	return r.encodeResult(v, "resources/list", nil, nil)
+	return listPage(r, params, s.reg.Load().resList, func(x *serverResource) string { return fmt.Sprintf("%016d", x.order) },
+		func(x *serverResource) *Resource { return x.res }, "resources", "resources/list")
 }
 
 // listTemplates answers resources/templates/list.
 func (s *Server) listTemplates(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	cursor, has, err := paramsCursor(params)
-	if err != nil {
-		return nil, err
-	}
-	page, next, err := paginate(s.reg.Load().templates, func(x *serverTemplate) string { return fmt.Sprintf("%016d", x.order) }, cursor, has, s.opts.PageSize)
-	if err != nil {
-		return nil, err
-	}
-	list := make([]*ResourceTemplate, len(page))
-	for i, x := range page {
-		list[i] = x.tmpl
-	}
-	v := struct {
-		Templates  []*ResourceTemplate `json:"resourceTemplates"`
-		NextCursor string              `json:"nextCursor,omitempty"`
-	}{list, next}
-	return r.encodeResult(v, "resources/templates/list", nil, nil)
+	return listPage(r, params, s.reg.Load().templates, func(x *serverTemplate) string { return fmt.Sprintf("%016d", x.order) },
+		func(x *serverTemplate) *ResourceTemplate { return x.tmpl }, "resourceTemplates", "resources/templates/list")
 }
 
 // readResource answers resources/read.
