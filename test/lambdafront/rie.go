@@ -39,6 +39,24 @@ type poolConfig struct {
 	Logger    *slog.Logger
 }
 
+// withDefaults returns cfg with its zero fields defaulted, or an error if
+// the bootstrap is missing.
+func (cfg poolConfig) withDefaults() (poolConfig, error) {
+	if cfg.Size < 1 {
+		cfg.Size = 1
+	}
+	if cfg.Timeout < time.Second {
+		cfg.Timeout = time.Second
+	}
+	if _, err := os.Stat(cfg.Bootstrap); err != nil {
+		return cfg, fmt.Errorf("bootstrap: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return cfg, nil
+}
+
 // pool is a set of emulators; it implements invoker.
 type pool struct {
 	cfg    poolConfig
@@ -88,17 +106,9 @@ func findRIE(explicit string) (string, error) {
 }
 
 func newPool(ctx context.Context, cfg poolConfig) (*pool, error) {
-	if cfg.Size < 1 {
-		cfg.Size = 1
-	}
-	if cfg.Timeout < time.Second {
-		cfg.Timeout = time.Second
-	}
-	if _, err := os.Stat(cfg.Bootstrap); err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	p := &pool{
 		cfg: cfg,
@@ -120,13 +130,13 @@ func newPool(ctx context.Context, cfg poolConfig) (*pool, error) {
 			errs <- err
 		}()
 	}
-	var err error
+	var startErr error
 	for range cfg.Size {
-		err = errors.Join(err, <-errs)
+		startErr = errors.Join(startErr, <-errs)
 	}
-	if err != nil {
+	if startErr != nil {
 		p.close()
-		return nil, err
+		return nil, startErr
 	}
 	return p, nil
 }

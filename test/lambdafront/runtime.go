@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -122,17 +121,9 @@ type invocation struct {
 }
 
 func newRuntimePool(cfg poolConfig) (*runtimePool, error) {
-	if cfg.Size < 1 {
-		cfg.Size = 1
-	}
-	if cfg.Timeout < time.Second {
-		cfg.Timeout = time.Second
-	}
-	if _, err := os.Stat(cfg.Bootstrap); err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	p := &runtimePool{cfg: cfg, free: make(chan *sandbox, cfg.Size)}
 	for i := range cfg.Size {
