@@ -5,7 +5,6 @@ package dynamo_test
 // skip, unless MCPFN_REQUIRE_DYNAMO=1.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/store/storetest"
 )
@@ -340,23 +340,6 @@ func TestExpiredItemsAreAbsent(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestMalformedItems checks that items the Store did not write give errors,
 // not panics or wrong answers.
 func TestMalformedItems(t *testing.T) {
@@ -364,7 +347,7 @@ func TestMalformedItems(t *testing.T) {
 	client := newClient(t)
 	table := newTable(t, client)
 	ctx := context.Background()
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	s := newStore(t, client, table, &dynamo.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
 	S := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
 )
 
@@ -57,24 +58,7 @@ func newValue(t *testing.T) (string, []byte) {
 	return s, v.Key
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-func newKeys(t *testing.T, srv *smServer, c *clock, logs *syncBuffer) *secretsmanager.Keys {
+func newKeys(t *testing.T, srv *smServer, c *clock, logs *mcptest.LogBuffer) *secretsmanager.Keys {
 	t.Helper()
 	opts := &secretsmanager.Options{RefreshInterval: time.Minute, RetryInterval: 10 * time.Second, Now: c.Now}
 	if logs != nil {
@@ -284,7 +268,7 @@ func TestUnreachableKeepsCachedKeys(t *testing.T) {
 	v1 := newVersionID()
 	s1, k1 := newValue(t)
 	srv.put(secretName, v1, s1)
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	k := newKeys(t, srv, c, &logs)
 	mustKeys(t, k)
 	srv.Close()
@@ -360,7 +344,7 @@ func TestInvalidVersions(t *testing.T) {
 	s1, k1 := newValue(t)
 	srv.put(secretName, cur, s1)
 	srv.put(secretName, pend, short, "AWSPENDING")
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	checkKeys(t, mustKeys(t, newKeys(t, srv, newClock(), &logs)), cur, k1)
 	if !strings.Contains(logs.String(), pend) {
 		t.Fatalf("no warning naming %s:\n%s", pend, logs.String())
