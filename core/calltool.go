@@ -63,7 +63,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			}
 			p.Arguments = v
 		default:
-			if _, err := parseMRTRParams(k, v, &p.InputResponses, &p.RequestState, &hasState); err != nil {
+			if _, err := parseMRTRParams(k, v, &p.inputResponses, &p.requestState, &hasState); err != nil {
 				perr = err
 				return false
 			}
@@ -110,7 +110,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
-	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState}); err != nil {
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.inputResponses, token: p.requestState, hasToken: hasState}); err != nil {
 		return nil, err
 	}
 	if err := r.RequireCapabilities(st.tool.RequiredCapabilities); err != nil {

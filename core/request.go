@@ -119,10 +119,13 @@ type CallToolParams struct {
 	Name string `json:"name"`
 	// Arguments is the raw arguments object ({} when the client sent none).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// InputResponses and RequestState are the multi round-trip fields of a
-	// retried call (2026-07-28); see Request.Input for the verified view.
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string                     `json:"requestState,omitempty"`
+
+	// The client's raw inputResponses and requestState stay private: they
+	// may hold answers to questions this server never asked. Handlers read
+	// Request.Input, which keeps only the answers to the keys the sealed
+	// state names, and the verified state.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // CallToolRequest is a tools/call request.
@@ -158,9 +161,10 @@ type ReadResourceRequest struct {
 	// Vars holds the variables of the URI template that matched, for template
 	// resources.
 	Vars map[string]string
-	// InputResponses and RequestState are the raw multi round-trip fields.
-	InputResponses map[string]json.RawMessage
-	RequestState   string
+	// The raw multi round-trip fields stay private (see CallToolParams);
+	// handlers read Request.Input.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // GetPromptRequest is a prompts/get request.
@@ -168,9 +172,10 @@ type GetPromptRequest struct {
 	*Request
 	Name      string
 	Arguments map[string]string
-	// InputResponses and RequestState are the raw multi round-trip fields.
-	InputResponses map[string]json.RawMessage
-	RequestState   string
+	// The raw multi round-trip fields stay private (see CallToolParams);
+	// handlers read Request.Input.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // CompleteRequest is a completion/complete request.
