@@ -548,7 +548,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, t.listJSON(r.modern)...)
+		b = append(b, t.listJSON(r)...)
 	}
 	b = append(b, "],"...)
 	if next != "" {
