@@ -63,7 +63,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			}
 			p.Arguments = v
 		default:
-			if _, err := parseMRTRParams(k, v, &p.InputResponses, &p.RequestState, &hasState); err != nil {
+			if _, err := parseMRTRParams(k, v, &p.inputResponses, &p.requestState, &hasState); err != nil {
 				perr = err
 				return false
 			}
@@ -110,7 +110,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
-	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState}); err != nil {
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.inputResponses, token: p.requestState, hasToken: hasState}); err != nil {
 		return nil, err
 	}
 	if err := r.RequireCapabilities(st.tool.RequiredCapabilities); err != nil {
@@ -332,9 +332,11 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		}
 		include := r.modern
 		if !r.modern {
-			// Legacy: typed tools send only their text; other results keep
-			// structured content with an object root only.
-			include = (st == nil || !st.typed || st.raw) && isObject(sj[skipSpace(sj, 0):])
+			// Legacy: 2025-06-18 and 2025-11-25 carry structuredContent with
+			// an object root, beside its text form in content (2025-06-18
+			// server/tools §Structured Content); other roots are text only.
+			// 2025-03-26 has no structured output.
+			include = r.ProtocolVersion != ProtocolVersion20250326 && isObject(sj[skipSpace(sj, 0):])
 		}
 		if include {
 			b = append(b, `"structuredContent":`...)

@@ -31,9 +31,16 @@
 // # Tools
 //
 // [AddTool] registers a typed handler. The input schema is derived from the
-// argument type once, at registration (descriptions from `jsonschema` struct
-// tags), arguments are validated against it before the handler runs, and the
-// output schema comes from the result type (see [OutputPolicy]). Runtime
+// argument type once, at registration, arguments are validated against it
+// before the handler runs, and the output schema comes from the result type
+// (see [OutputPolicy]). Tools and forms ([NewForm]) read one tag dialect, the
+// `jsonschema` struct tag: key=value items as invopop/jsonschema reads them
+// (`jsonschema:"description=The city,enum=metric,enum=imperial"`, a comma in
+// a value escaped as \,), or a bare description as the official Go SDK
+// writes it (`jsonschema:"the city, in English"`). A tag that starts as a
+// description but has a later item that reads as a keyword is a registration
+// error, and so is a recursive type (derived schemas are inline): write its
+// schema by hand in [Tool].InputSchema. Runtime
 // values (context, request _meta, HTTP headers, the principal, the session,
 // the answers of a multi round-trip request) travel in [CallToolRequest] and
 // never appear in schemas. A handler's error decides the outcome: a

@@ -122,10 +122,10 @@ func ExampleInputRequired() {
 
 func ExampleNewForm() {
 	type Booking struct {
-		Name   string `json:"name" title:"Name" description:"Who is the table for?"`
-		Guests int    `json:"guests" minimum:"1" maximum:"12" default:"2"`
-		Time   string `json:"time" enum:"18:00,19:00,20:00"`
-		Notes  string `json:"notes,omitempty"`
+		Name   string `json:"name" jsonschema:"title=Name,description=Who is the table for?"`
+		Guests int    `json:"guests" jsonschema:"minimum=1,maximum=12,default=2"`
+		Time   string `json:"time" jsonschema:"enum=18:00,enum=19:00,enum=20:00"`
+		Notes  string `json:"notes,omitempty" jsonschema:"Anything we should know"`
 	}
 	form, err := core.NewForm[Booking]()
 	if err != nil {
@@ -138,20 +138,18 @@ func ExampleNewForm() {
 	fmt.Println()
 	// Output:
 	// {
+	//   "type": "object",
 	//   "properties": {
-	//     "guests": {
-	//       "default": 2,
-	//       "maximum": 12,
-	//       "minimum": 1,
-	//       "type": "integer"
-	//     },
 	//     "name": {
 	//       "description": "Who is the table for?",
 	//       "title": "Name",
 	//       "type": "string"
 	//     },
-	//     "notes": {
-	//       "type": "string"
+	//     "guests": {
+	//       "default": 2,
+	//       "maximum": 12,
+	//       "minimum": 1,
+	//       "type": "integer"
 	//     },
 	//     "time": {
 	//       "enum": [
@@ -160,12 +158,15 @@ func ExampleNewForm() {
 	//         "20:00"
 	//       ],
 	//       "type": "string"
+	//     },
+	//     "notes": {
+	//       "description": "Anything we should know",
+	//       "type": "string"
 	//     }
 	//   },
 	//   "required": [
 	//     "name",
 	//     "time"
-	//   ],
-	//   "type": "object"
+	//   ]
 	// }
 }

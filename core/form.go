@@ -13,10 +13,10 @@ import (
 // it in handlers:
 //
 //	type Booking struct {
-//		Name   string `json:"name" title:"Name" description:"Who is the table for?"`
-//		Guests int    `json:"guests" minimum:"1" maximum:"12" default:"2"`
-//		Time   string `json:"time" enum:"18:00,19:00,20:00"`
-//		Notes  string `json:"notes,omitempty"`
+//		Name   string `json:"name" jsonschema:"title=Name,description=Who is the table for?"`
+//		Guests int    `json:"guests" jsonschema:"minimum=1,maximum=12,default=2"`
+//		Time   string `json:"time" jsonschema:"enum=18:00,enum=19:00,enum=20:00"`
+//		Notes  string `json:"notes,omitempty" jsonschema:"Anything we should know"`
 //	}
 //	var bookingForm = core.MustForm[Booking]()
 //
@@ -24,16 +24,21 @@ import (
 //	if b, ok := bookingForm.Accepted(req.Input, "booking"); ok { ... }
 //	return nil, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table")}, "")
 //
+// Fields are described with the jsonschema tag, the same dialect as tool
+// arguments (see the package documentation): key=value items, or a bare
+// description. The properties keep the declaration order of the fields.
 // Fields may be strings, booleans, integers or floats, and a slice of strings
 // for a multi-select. A string field with enum values is a single-select.
 // Go cannot list a type's constants, so enum values are declared explicitly:
-// with the tag enum:"a,b,c" or by giving the field's type a method
-// Enum() []string; enumTitles:"A,B,C" adds display titles. Other tags:
-// title, description, default, format (email, uri, date, date-time),
-// minLength, maxLength, minimum, maximum, minItems, maxItems. A field tagged
-// omitempty, or with a default, is optional; the others are required. Any
-// other field type (nested struct, map, pointer, interface) is an error
-// naming the field.
+// with enum=a,enum=b items or by giving the field's type a method
+// Enum() []string; enumTitles=A,enumTitles=B items add display titles. Other
+// keys: title, description, default (repeated for a multi-select), format
+// (email, uri, date, date-time), minLength, maxLength, minimum, maximum,
+// minItems, maxItems. The older separate tags of the same names
+// (title:"Name", enum:"a,b,c", ...) are still read when the jsonschema tag
+// does not set the key. A field tagged omitempty, or with a default, is
+// optional; the others are required. Any other field type (nested struct,
+// map, pointer, interface) is an error naming the field.
 type Form[T any] struct {
 	schema json.RawMessage
 }
@@ -46,9 +51,11 @@ func NewForm[T any]() (*Form[T], error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("core: NewForm[%v]: a form is a struct", t)
 	}
-	props := map[string]any{}
-	var order []string
+	// The properties are written in declaration order: forms are shown to
+	// people, and a Go map would sort them.
+	raw := []byte(`{"type":"object","properties":{`)
 	var required []string
+	n := 0
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -71,20 +78,29 @@ func NewForm[T any]() (*Form[T], error) {
 		if err != nil {
 			return nil, fmt.Errorf("core: NewForm[%v]: field %s: %v", t, f.Name, err)
 		}
-		props[name] = prop
-		order = append(order, name)
+		pj, err := json.Marshal(prop)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			raw = append(raw, ',')
+		}
+		n++
+		raw = append(appendJSONString(raw, name), ':')
+		raw = append(raw, pj...)
 		if !omit && !hasDefault {
 			required = append(required, name)
 		}
 	}
-	s := map[string]any{"type": "object", "properties": props}
+	raw = append(raw, '}')
 	if len(required) > 0 {
-		s["required"] = required
+		rj, err := json.Marshal(required)
+		if err != nil {
+			return nil, err
+		}
+		raw = append(append(raw, `,"required":`...), rj...)
 	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
+	raw = append(raw, '}')
 	if err := checkFormSchema(raw, true); err != nil {
 		return nil, fmt.Errorf("core: NewForm[%v]: %v", t, err)
 	}
@@ -116,14 +132,29 @@ func (f *Form[T]) Accepted(in *InputResponses, key string) (T, bool) {
 
 func reflectFormField(f reflect.StructField) (map[string]any, bool, error) {
 	p := map[string]any{}
-	tag := f.Tag.Get
+	st, err := parseSchemaTag(f)
+	if err != nil {
+		return nil, false, err
+	}
+	// tag reads key from the jsonschema tag, else from the older tag of the
+	// same name (title:"...", minimum:"1"), kept for compatibility.
+	tag := func(key string) string {
+		if v, ok := st.get(key); ok {
+			return v
+		}
+		return f.Tag.Get(key)
+	}
 	if v := tag("title"); v != "" {
 		p["title"] = v
 	}
-	if v := tag("description"); v != "" {
+	if st.desc != "" {
+		p["description"] = st.desc
+	} else if v := tag("description"); v != "" {
+		p["description"] = v
+	} else if v := f.Tag.Get("jsonschema_description"); v != "" {
 		p["description"] = v
 	}
-	enum, titles, err := enumOf(f)
+	enum, titles, err := enumOf(f, st)
 	if err != nil {
 		return nil, false, err
 	}
@@ -140,7 +171,10 @@ func reflectFormField(f reflect.StructField) (map[string]any, bool, error) {
 		return nil
 	}
 	var dflt any
-	dv, hasDefault := f.Tag.Lookup("default")
+	dv, hasDefault := strings.Join(st.kv["default"], ","), len(st.kv["default"]) > 0
+	if !hasDefault {
+		dv, hasDefault = f.Tag.Lookup("default")
+	}
 	switch ft.Kind() {
 	case reflect.String:
 		p["type"] = "string"
@@ -258,8 +292,10 @@ func reflectFormField(f reflect.StructField) (map[string]any, bool, error) {
 	return p, hasDefault, nil
 }
 
-func enumOf(f reflect.StructField) (values, titles []string, err error) {
-	if v, ok := f.Tag.Lookup("enum"); ok {
+func enumOf(f reflect.StructField, st schemaTag) (values, titles []string, err error) {
+	if v, ok := st.kv["enum"]; ok {
+		values = v
+	} else if v, ok := f.Tag.Lookup("enum"); ok {
 		values = splitList(v)
 	} else {
 		t := f.Type
@@ -273,8 +309,12 @@ func enumOf(f reflect.StructField) (values, titles []string, err error) {
 	if values != nil && len(values) == 0 {
 		return nil, nil, fmt.Errorf("empty enum")
 	}
-	if v, ok := f.Tag.Lookup("enumTitles"); ok {
+	if v, ok := st.kv["enumTitles"]; ok {
+		titles = v
+	} else if v, ok := f.Tag.Lookup("enumTitles"); ok {
 		titles = splitList(v)
+	}
+	if titles != nil {
 		if len(titles) != len(values) {
 			return nil, nil, fmt.Errorf("enumTitles has %d entries for %d enum values", len(titles), len(values))
 		}

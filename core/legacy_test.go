@@ -299,8 +299,11 @@ func TestLegacyBatches(t *testing.T) {
 	})
 }
 
-// TestLegacyResults checks that legacy results carry nothing of 2026-07-28
-// and that typed tools send text only (WIRE.md §5.7, §15 item 5).
+// TestLegacyResults checks that legacy results carry nothing of 2026-07-28,
+// and that structured output reaches 2025-06-18 and 2025-11-25 clients for
+// object roots only (outputSchema listed, structuredContent beside the text),
+// and never 2025-03-26 clients, which have no structured output (issue 11,
+// defect 8).
 func TestLegacyResults(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Hour, Scope: core.CacheScopePublic}}})
@@ -314,32 +317,50 @@ func TestLegacyResults(t *testing.T) {
 		func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (*core.CallToolResult, error) {
 			return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "[1]"}}, StructuredContent: []int{1}}, nil
 		})
-	sid := initialize(t, srv, legacyVersion, nil, nil)
-	for _, session := range []string{sid, ""} {
-		lr := lreq(1, "tools/list", nil, legacyVersion, session).do(t, srv)
+	core.AddTool(srv, &core.Tool{Name: "list"}, func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) ([]int, error) {
+		return []int{1, 2}, nil
+	})
+	for _, version := range []string{core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326} {
+		structured := version != core.ProtocolVersion20250326
+		sid := initialize(t, srv, version, nil, nil)
+		lr := lreq(1, "tools/list", nil, version, sid).do(t, srv)
 		assertNoModernLeak(t, lr)
 		validateSpec(t, legacyVersion, "ListToolsResult", lr.resultRaw(t))
 		for _, tool := range at(lr.result(t), "tools").([]any) {
-			if has(tool, "outputSchema") {
-				t.Errorf("legacy tools/list: %s lists an outputSchema", str(at(tool, "name")))
+			name := str(at(tool, "name"))
+			wantSchema := structured && name == "point"
+			if got := has(tool, "outputSchema"); got != wantSchema {
+				t.Errorf("%s tools/list: %s lists an outputSchema: %v, want %v", version, name, got, wantSchema)
+			}
+			if wantSchema && str(at(tool, "outputSchema", "type")) != "object" {
+				t.Errorf("%s tools/list: %s outputSchema %v has no object root", version, name, at(tool, "outputSchema"))
 			}
 		}
-		// raw_object may keep its object structuredContent (2025-06-18+) or
-		// drop it; nothing else may carry one.
-		for tool, want := range map[string]string{"point": "", "add": "", "raw_object": "any", "raw_array": ""} {
-			r := lreq(1, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"a": 1, "b": 2}}, legacyVersion, session).do(t, srv)
+		for tool, want := range map[string]string{"point": `{"x":1,"y":2}`, "add": "", "raw_object": `{"k":1}`, "raw_array": "", "list": ""} {
+			args := map[string]any{}
+			if tool == "add" {
+				args = map[string]any{"a": 1, "b": 2}
+			}
+			r := lreq(1, "tools/call", map[string]any{"name": tool, "arguments": args}, version, sid).do(t, srv)
 			assertNoModernLeak(t, r)
 			validateSpec(t, legacyVersion, "CallToolResult", r.resultRaw(t))
 			res := r.result(t)
 			sc, present := res["structuredContent"]
 			switch {
-			case want == "" && present:
-				t.Errorf("%s: legacy result carries structuredContent %v", tool, sc)
-			case want == "any" && present && !jsonEq(t, toJSON(t, sc), []byte(`{"k":1}`)):
-				t.Errorf("%s: structuredContent = %v", tool, sc)
-				t.Errorf("%s: structuredContent = %v, want %s", tool, sc, want)
+			case (want == "" || !structured) && present:
+				t.Errorf("%s %s: legacy result carries structuredContent %v", version, tool, sc)
+			case want != "" && structured && !present:
+				t.Errorf("%s %s: no structuredContent, want %s", version, tool, want)
+			case want != "" && structured && !jsonEq(t, toJSON(t, sc), []byte(want)):
+				t.Errorf("%s %s: structuredContent = %v, want %s", version, tool, sc, want)
+			}
+			if tool != "raw_object" && want != "" && !jsonEq(t, []byte(textOf(res)), []byte(want)) {
+				t.Errorf("%s %s: text form = %q, want %s beside the structured content", version, tool, textOf(res), want)
 			}
 		}
+	}
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	for _, session := range []string{sid, ""} {
 		if got := textOf(lreq(1, "tools/call", map[string]any{"name": "point"}, legacyVersion, session).do(t, srv).result(t)); !jsonEq(t, []byte(got), []byte(`{"x":1,"y":2}`)) {
 			t.Errorf("typed legacy text = %q", got)
 		}

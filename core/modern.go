@@ -108,28 +108,50 @@ func metaError(msg string) *Error {
 	return &Error{Code: CodeInvalidParams, Message: "Invalid params: " + msg, status: http.StatusBadRequest}
 }
 
-var emptyCaps = &ClientCapabilities{}
+// emptyCaps stands for "no capabilities declared". It is nil, not a shared
+// value: a shared pointer would let one handler change what every server
+// believes about every client. All ClientCapabilities methods accept nil.
+var emptyCaps *ClientCapabilities
 
-// decodedCaps caches decoded client capabilities by their JSON: clients send
-// the same object on every request. Cached values are shared and never
-// modified.
-var decodedCaps sync.Map // string -> *ClientCapabilities
+// memo is a per-server bounded cache of a pure function of short byte
+// strings (client capabilities, form schemas): at most max entries, none
+// evicted; once full, new results are computed and not kept. Cached values
+// are never handed to handlers.
+type memo[V any] struct {
+	m sync.Map // string -> V
+	n atomic.Int64
+}
 
-var decodedCapsSize atomic.Int64
+func (c *memo[V]) load(k []byte) (V, bool) {
+	if v, ok := c.m.Load(string(k)); ok {
+		return v.(V), true
+	}
+	var zero V
+	return zero, false
+}
 
-func decodeCaps(raw []byte) (*ClientCapabilities, error) {
+func (c *memo[V]) store(k []byte, v V, max int64) {
+	if c.n.Add(1) <= max {
+		c.m.Store(string(k), v)
+	}
+}
+
+// decodeCaps decodes a request's client capabilities through the server's
+// cache: clients send the same object on every request. The result is
+// shared and must not reach handlers (see Request.caps).
+func (s *Server) decodeCaps(raw []byte) (*ClientCapabilities, error) {
 	if raw == nil || isEmptyObject(raw) {
 		return emptyCaps, nil
 	}
-	if c, ok := decodedCaps.Load(string(raw)); ok {
-		return c.(*ClientCapabilities), nil
+	if c, ok := s.capsMemo.load(raw); ok {
+		return c, nil
 	}
 	c := &ClientCapabilities{}
 	if err := json.Unmarshal(raw, c); err != nil {
 		return nil, err
 	}
-	if len(raw) <= 1024 && decodedCapsSize.Add(1) <= 1024 {
-		decodedCaps.Store(string(raw), c)
+	if len(raw) <= 1024 {
+		s.capsMemo.store(raw, c, 1024)
 	}
 	return c, nil
 }
@@ -222,7 +244,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 			return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params.%s", HeaderName, dec, spec.nameParam))
 		}
 	}
-	caps, err := decodeCaps(meta.caps)
+	caps, err := s.decodeCaps(meta.caps)
 	if err != nil {
 		return nil, metaError(MetaClientCapabilities + " is malformed: " + err.Error())
 	}
@@ -231,6 +253,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		ID:                 m.id,
 		ProtocolVersion:    meta.version,
 		ClientCapabilities: caps,
+		caps:               caps,
 		Meta:               meta.raw,
 		Header:             h,
 		Principal:          PrincipalFromContext(hr.Context()),
@@ -269,6 +292,14 @@ func (s *Server) invoke(ctx context.Context, h methodHandler, r *Request, params
 			result, err = nil, errors.New("panic")
 		}
 	}()
+	if !r.ownCaps {
+		// The handler gets its own copy; the server decides on r.caps.
+		if r.caps == nil {
+			r.caps = r.ClientCapabilities
+		}
+		r.ClientCapabilities = r.caps.clone()
+		r.ownCaps = true
+	}
 	return h(s, ctx, r, params)
 }
 
@@ -517,7 +548,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, t.listJSON(r.modern)...)
+		b = append(b, t.listJSON(r)...)
 	}
 	b = append(b, "],"...)
 	if next != "" {

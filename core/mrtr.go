@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // Methods of input requests.
@@ -322,7 +320,7 @@ func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, er
 // the spec and this request's client capabilities, seals its state and
 // encodes the result.
 func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRequiredError, b stateBinding) ([]byte, error) {
-	if err := checkInputRequired(e, r.ClientCapabilities, r.modern); err != nil {
+	if err := s.checkInputRequired(e, r.declaredCaps(), r.modern); err != nil {
 		return nil, err
 	}
 	keys := make([]string, 0, len(e.Requests))
@@ -378,8 +376,18 @@ func internalf(format string, args ...any) *Error {
 	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
 }
 
-// checkInputRequired validates an input_required answer before it is sent.
+// checkInputRequired validates an input_required answer before it is sent,
+// with the server's cache of form verdicts.
+func (s *Server) checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
+	return checkInputRequiredWith(&s.formMemo, e, caps, modern)
+}
+
+// checkInputRequired validates an input_required answer without a cache.
 func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
+	return checkInputRequiredWith(nil, e, caps, modern)
+}
+
+func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
 	if len(e.Requests) == 0 && e.State == "" {
 		return internalf("an input_required result needs inputRequests or requestState")
 	}
@@ -395,7 +403,7 @@ func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern 
 		if ir == nil {
 			return internalf("input request %q is nil", k)
 		}
-		need, err := checkInputRequest(ir, modern)
+		need, err := checkInputRequest(forms, ir, modern)
 		if err != nil {
 			return internalf("input request %q: %v", k, err)
 		}
@@ -441,28 +449,26 @@ var (
 	needRoots    = &ClientCapabilities{Roots: &RootsCapabilities{}}
 )
 
-// checkedForms caches the verdict on form schemas, which are usually the same
-// on every call of a tool: modern verdict, legacy verdict.
-var checkedForms sync.Map // string(schema) -> [2]error
-
-func checkFormSchemaCached(raw json.RawMessage, modern bool) error {
+// checkFormSchemaCached checks a form schema through forms, the server's
+// cache of verdicts (schemas are usually the same on every call of a tool:
+// modern verdict, legacy verdict), or directly when forms is nil.
+func checkFormSchemaCached(forms *memo[[2]error], raw json.RawMessage, modern bool) error {
+	if forms == nil {
+		return checkFormSchema(raw, modern)
+	}
 	i := 0
 	if !modern {
 		i = 1
 	}
-	if v, ok := checkedForms.Load(string(raw)); ok {
-		return v.([2]error)[i]
+	if v, ok := forms.load(raw); ok {
+		return v[i]
 	}
 	verdict := [2]error{checkFormSchema(raw, true), checkFormSchema(raw, false)}
-	if n := formCacheSize.Add(1); n <= 4096 {
-		checkedForms.Store(string(raw), verdict)
-	}
+	forms.store(raw, verdict, 4096)
 	return verdict[i]
 }
 
-var formCacheSize atomic.Int64
-
-func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, error) {
+func checkInputRequest(forms *memo[[2]error], ir *InputRequest, modern bool) (*ClientCapabilities, error) {
 	// The builders' types are checked directly; anything else is checked
 	// on its JSON form below.
 	switch p := ir.Params.(type) {
@@ -476,7 +482,7 @@ func checkInputRequest(ir *InputRequest, modern bool) (*ClientCapabilities, erro
 		if p.Mode != "" && p.Mode != "form" {
 			break
 		}
-		if err := checkFormSchemaCached(p.RequestedSchema, modern); err != nil {
+		if err := checkFormSchemaCached(forms, p.RequestedSchema, modern); err != nil {
 			return nil, err
 		}
 		return needForm, nil

@@ -62,7 +62,7 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 				argsRaw = v
 			}
 		default:
-			if _, err := parseMRTRParams(k, v, &req.InputResponses, &req.RequestState, &hasState); err != nil {
+			if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
 				perr = err
 				return false
 			}
@@ -90,7 +90,7 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 		}
 	}
 	binding := stateBinding{method: "prompts/get", target: req.Name, args: argsRaw, principal: r.Principal}
-	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.inputResponses, token: req.requestState, hasToken: hasState}); err != nil {
 		return nil, err
 	}
 	res, err := sp.handler(ctx, req)

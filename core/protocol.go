@@ -432,3 +432,63 @@ type ListRootsResult struct {
 	Roots []Root `json:"roots"`
 	Meta  Meta   `json:"_meta,omitempty"`
 }
+
+// clone returns a deep copy of c (an empty value for nil), so that a handler
+// can change what it was given without changing what the server caches.
+func (c *ClientCapabilities) clone() *ClientCapabilities {
+	if c == nil {
+		return &ClientCapabilities{}
+	}
+	d := &ClientCapabilities{
+		Experimental: cloneNested(c.Experimental),
+		Extensions:   cloneNested(c.Extensions),
+	}
+	if e := c.Elicitation; e != nil {
+		d.Elicitation = &ElicitationCapabilities{Form: cloneObject(e.Form), URL: cloneObject(e.URL)}
+	}
+	if sm := c.Sampling; sm != nil {
+		d.Sampling = &SamplingCapabilities{Context: cloneObject(sm.Context), Tools: cloneObject(sm.Tools)}
+	}
+	if r := c.Roots; r != nil {
+		rc := *r
+		d.Roots = &rc
+	}
+	return d
+}
+
+func cloneNested(m map[string]map[string]any) map[string]map[string]any {
+	if m == nil {
+		return nil
+	}
+	d := make(map[string]map[string]any, len(m))
+	for k, v := range m {
+		d[k] = cloneObject(v)
+	}
+	return d
+}
+
+// cloneObject deep-copies a decoded JSON object, keeping nil as nil.
+func cloneObject(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	d := make(map[string]any, len(m))
+	for k, v := range m {
+		d[k] = cloneJSONValue(v)
+	}
+	return d
+}
+
+func cloneJSONValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneObject(v)
+	case []any:
+		d := make([]any, len(v))
+		for i, e := range v {
+			d[i] = cloneJSONValue(e)
+		}
+		return d
+	}
+	return v
+}

@@ -22,7 +22,8 @@ type Request struct {
 	// ProtocolVersion is the revision this request speaks.
 	ProtocolVersion string
 	// ClientCapabilities are the capabilities the client declared for this
-	// request (2026-07-28) or at initialize (legacy). Never nil.
+	// request (2026-07-28) or at initialize (legacy). Never nil. It is the
+	// request's own copy: changing it changes nothing the server decides.
 	ClientCapabilities *ClientCapabilities
 	// ClientInfo is the self-reported client, or nil.
 	ClientInfo *Implementation
@@ -38,6 +39,11 @@ type Request struct {
 	// Input holds the answers to the input requests of the previous round of a
 	// multi round-trip request. It is never nil; on a first round it is empty.
 	Input *InputResponses
+
+	// caps are the capabilities the server decides on, possibly shared
+	// with other requests; handlers get a copy in ClientCapabilities.
+	caps    *ClientCapabilities
+	ownCaps bool // ClientCapabilities is this request's own copy
 
 	srv           *Server
 	poll          *pollState // a resumed legacy call (SSE polling)
@@ -59,10 +65,19 @@ func (r *Request) Server() *Server { return r.srv }
 // missing. A handler returns that error as is; it must do so before sending
 // any notification for the answer to carry HTTP status 400.
 func (r *Request) RequireCapabilities(want *ClientCapabilities) error {
-	if m := r.ClientCapabilities.missing(want); m != nil {
+	if m := r.declaredCaps().missing(want); m != nil {
 		return MissingCapabilityError(m)
 	}
 	return nil
+}
+
+// declaredCaps returns the capabilities the server decides on: what the
+// client declared, whatever the handler did to its copy.
+func (r *Request) declaredCaps() *ClientCapabilities {
+	if r.ownCaps {
+		return r.caps
+	}
+	return r.ClientCapabilities
 }
 
 // NotifyProgress sends notifications/progress for this request if the client
@@ -104,10 +119,13 @@ type CallToolParams struct {
 	Name string `json:"name"`
 	// Arguments is the raw arguments object ({} when the client sent none).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// InputResponses and RequestState are the multi round-trip fields of a
-	// retried call (2026-07-28); see Request.Input for the verified view.
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   string                     `json:"requestState,omitempty"`
+
+	// The client's raw inputResponses and requestState stay private: they
+	// may hold answers to questions this server never asked. Handlers read
+	// Request.Input, which keeps only the answers to the keys the sealed
+	// state names, and the verified state.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // CallToolRequest is a tools/call request.
@@ -143,9 +161,10 @@ type ReadResourceRequest struct {
 	// Vars holds the variables of the URI template that matched, for template
 	// resources.
 	Vars map[string]string
-	// InputResponses and RequestState are the raw multi round-trip fields.
-	InputResponses map[string]json.RawMessage
-	RequestState   string
+	// The raw multi round-trip fields stay private (see CallToolParams);
+	// handlers read Request.Input.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // GetPromptRequest is a prompts/get request.
@@ -153,9 +172,10 @@ type GetPromptRequest struct {
 	*Request
 	Name      string
 	Arguments map[string]string
-	// InputResponses and RequestState are the raw multi round-trip fields.
-	InputResponses map[string]json.RawMessage
-	RequestState   string
+	// The raw multi round-trip fields stay private (see CallToolParams);
+	// handlers read Request.Input.
+	inputResponses map[string]json.RawMessage
+	requestState   string
 }
 
 // CompleteRequest is a completion/complete request.

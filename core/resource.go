@@ -248,7 +248,7 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 			req.URI, hasURI = rawString(v)
 			return true
 		}
-		if _, err := parseMRTRParams(k, v, &req.InputResponses, &req.RequestState, &hasState); err != nil {
+		if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
 			perr = err
 			return false
 		}
@@ -279,7 +279,7 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 		return nil, s.notFound(r, req.URI)
 	}
 	binding := stateBinding{method: "resources/read", target: req.URI, principal: r.Principal}
-	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
+	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.inputResponses, token: req.requestState, hasToken: hasState}); err != nil {
 		return nil, err
 	}
 	res, err := h(ctx, req)

@@ -17,14 +17,22 @@ import (
 
 // schemaFor derives the JSON Schema of t with invopop/jsonschema, configured so
 // that the root is inline (no $ref, no $defs) and carries no $schema or $id.
-// Reflection happens once per tool, at registration.
+// Reflection happens once per tool, at registration. A recursive type is an
+// error (an inline schema of it would be infinite); jsonschema tags follow
+// the dialect described in schematag.go.
 func schemaFor(t reflect.Type) (json.RawMessage, error) {
+	if err := checkNotRecursive(t); err != nil {
+		return nil, err
+	}
 	r := &jsonschema.Reflector{
 		Anonymous:      true,
 		DoNotReference: true,
 		ExpandedStruct: true,
 	}
 	s := r.ReflectFromType(t)
+	if err := applyTagDescriptions(t, s); err != nil {
+		return nil, err
+	}
 	s.Version = ""
 	s.ID = ""
 	b, err := json.Marshal(s)

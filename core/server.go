@@ -206,7 +206,9 @@ type Server struct {
 	store  SessionStore
 	local  local
 
-	decoded decodedSessions
+	decoded  decodedSessions
+	capsMemo memo[*ClientCapabilities] // decoded request capabilities
+	formMemo memo[[2]error]            // verdicts on form schemas
 
 	advMu    sync.Mutex
 	advCache map[string]*serverTool // prepared advanced-mode tools

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -96,6 +97,10 @@ type sealer struct {
 	// element and length) to skip re-validation on every call.
 	mu      sync.Mutex
 	checked []Key
+	// pools holds reusable keyed HMAC states per secret of the current key
+	// list, rebuilt when the list changes: a key removed by a rotation
+	// leaves with its pool.
+	pools atomic.Pointer[map[string]*sync.Pool]
 }
 
 func newSealer(kp KeyProvider, ttl time.Duration, now func() time.Time, log *slog.Logger) *sealer {
@@ -137,6 +142,7 @@ func (s *sealer) loadKeys(ctx context.Context) ([]Key, error) {
 		}
 		s.mu.Lock()
 		s.checked = keys
+		s.rebuildPools(keys)
 		s.mu.Unlock()
 	}
 	return keys, nil
@@ -213,29 +219,52 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, b s
 	tok := make([]byte, 0, len(sealVersion)+len(k.ID)+base64.RawURLEncoding.EncodedLen(len(pj))+48)
 	tok = append(append(append(append(tok, sealVersion...), '.'), k.ID...), '.')
 	tok = base64.RawURLEncoding.AppendEncode(tok, pj)
-	sig := mac(k.Secret, tok)
+	sig := s.mac(k.Secret, tok)
 	tok = base64.RawURLEncoding.AppendEncode(append(tok, '.'), sig[:])
 	return string(tok), nil
 }
 
-// macPools holds, per secret, reusable keyed HMAC states: computing the key
-// schedule and allocating two digests on every seal and verification is
-// most of their cost.
-var macPools sync.Map // string(secret) -> *sync.Pool of hash.Hash
-
-func mac(secret, msg []byte) [sha256.Size]byte {
-	p, ok := macPools.Load(string(secret))
-	if !ok {
-		sec := append([]byte(nil), secret...)
-		p, _ = macPools.LoadOrStore(string(sec), &sync.Pool{New: func() any { return hmac.New(sha256.New, sec) }})
+// rebuildPools replaces the HMAC state pools by pools for exactly the
+// secrets in keys, keeping the pools of secrets that stay. Computing the key
+// schedule and allocating two digests on every seal and verification is most
+// of their cost. Called with s.mu held.
+func (s *sealer) rebuildPools(keys []Key) {
+	var old map[string]*sync.Pool
+	if pm := s.pools.Load(); pm != nil {
+		old = *pm
 	}
-	pool := p.(*sync.Pool)
-	m := pool.Get().(hash.Hash)
-	m.Reset()
+	m := make(map[string]*sync.Pool, len(keys))
+	for _, k := range keys {
+		if p := old[string(k.Secret)]; p != nil {
+			m[string(k.Secret)] = p
+			continue
+		}
+		sec := append([]byte(nil), k.Secret...)
+		m[string(sec)] = &sync.Pool{New: func() any { return hmac.New(sha256.New, sec) }}
+	}
+	s.pools.Store(&m)
+}
+
+// mac computes HMAC-SHA256 of msg under secret, with a pooled state when
+// secret belongs to the current key list.
+func (s *sealer) mac(secret, msg []byte) [sha256.Size]byte {
+	var m hash.Hash
+	var pool *sync.Pool
+	if pm := s.pools.Load(); pm != nil {
+		pool = (*pm)[string(secret)]
+	}
+	if pool != nil {
+		m = pool.Get().(hash.Hash)
+		m.Reset()
+	} else {
+		m = hmac.New(sha256.New, secret)
+	}
 	m.Write(msg)
 	var out [sha256.Size]byte
 	m.Sum(out[:0])
-	pool.Put(m)
+	if pool != nil {
+		pool.Put(m)
+	}
 	return out
 }
 
@@ -295,7 +324,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 		return nil, errInvalidState(errors.New("malformed signature"))
 	}
 	head := token[:len(token)-len(parts[3])-1]
-	want := mac(key.Secret, []byte(head))
+	want := s.mac(key.Secret, []byte(head))
 	if subtle.ConstantTimeCompare(sig[:n], want[:]) != 1 {
 		return nil, errInvalidState(errors.New("bad signature"))
 	}

@@ -83,11 +83,13 @@ func ToolErrorf(format string, args ...any) error {
 type serverTool struct {
 	tool       *Tool
 	modernJSON json.RawMessage // tools/list entry, 2026-07-28
-	legacyJSON json.RawMessage // tools/list entry, legacy revisions
-	input      *compiledSchema
-	headers    []headerParam
-	typed      bool // registered with AddTool: legacy results drop structured content
-	raw        bool // a typed tool returning *CallToolResult: its results are its own
+	legacyJSON json.RawMessage // tools/list entry, 2025-06-18 and 2025-11-25
+	// legacy0326JSON is the tools/list entry for 2025-03-26, which has no
+	// structured output (outputSchema came in 2025-06-18).
+	legacy0326JSON json.RawMessage
+	input          *compiledSchema
+	headers        []headerParam
+	raw            bool // a typed tool returning *CallToolResult: its results are its own
 	// needsSession: the tool only serves legacy calls with a session; it is
 	// not listed for, or callable by, 2026-07-28 clients.
 	needsSession bool
@@ -229,16 +231,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	st.typed, st.raw = true, raw
-	if tc.OutputSchema != nil {
-		// Legacy clients get no outputSchema for a typed tool, and its
-		// results carry only the text content.
-		lt := tc
-		lt.OutputSchema = nil
-		if st.legacyJSON, err = toolJSON(&lt); err != nil {
-			return nil, fail("%v", err)
-		}
-	}
+	st.raw = raw
 	policy := tc.StructuredOutput
 	structured := !raw && policy != OutputDisabled
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
@@ -347,6 +340,9 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	if st.modernJSON, err = toolJSON(t); err != nil {
 		return nil, err
 	}
+	// 2025-06-18 and 2025-11-25 list an outputSchema only with an object
+	// root (2025-06-18 server/tools §Output Schema: "type": "object");
+	// 2025-03-26 has no structured output at all.
 	lt := *t
 	if out, ok := t.OutputSchema.(json.RawMessage); ok && schemaRootType(out) != "object" {
 		lt.OutputSchema = nil
@@ -354,12 +350,23 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	if st.legacyJSON, err = toolJSON(&lt); err != nil {
 		return nil, err
 	}
+	st.legacy0326JSON = st.legacyJSON
+	if lt.OutputSchema != nil {
+		lt.OutputSchema = nil
+		if st.legacy0326JSON, err = toolJSON(&lt); err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
 }
 
-func (st *serverTool) listJSON(modern bool) json.RawMessage {
-	if modern {
+// listJSON returns the tools/list entry for the revision r speaks.
+func (st *serverTool) listJSON(r *Request) json.RawMessage {
+	switch {
+	case r.modern:
 		return st.modernJSON
+	case r.ProtocolVersion == ProtocolVersion20250326:
+		return st.legacy0326JSON
 	}
 	return st.legacyJSON
 }

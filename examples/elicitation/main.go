@@ -31,7 +31,7 @@ type DeleteArgs struct {
 }
 
 type confirm struct {
-	OK bool `json:"ok" title:"Delete it?" description:"Check to delete the file for good."`
+	OK bool `json:"ok" jsonschema:"title=Delete it?,description=Check to delete the file for good."`
 }
 
 var confirmForm = core.MustForm[confirm]()
@@ -64,10 +64,10 @@ func (f *files) deleteFile(ctx context.Context, req *core.CallToolRequest, in De
 
 // Booking is the form the book_table tool shows.
 type Booking struct {
-	Name   string `json:"name" title:"Name" description:"Who is the table for?"`
-	Guests int    `json:"guests" title:"Guests" minimum:"1" maximum:"12" default:"2"`
-	Time   string `json:"time" title:"Time" enum:"18:00,19:00,20:00,21:00" enumTitles:"6 pm,7 pm,8 pm,9 pm"`
-	Window bool   `json:"window,omitempty" title:"Window seat"`
+	Name   string `json:"name" jsonschema:"title=Name,description=Who is the table for?"`
+	Guests int    `json:"guests" jsonschema:"title=Guests,minimum=1,maximum=12,default=2"`
+	Time   string `json:"time" jsonschema:"title=Time,enum=18:00,enum=19:00,enum=20:00,enum=21:00,enumTitles=6 pm,enumTitles=7 pm,enumTitles=8 pm,enumTitles=9 pm"`
+	Window bool   `json:"window,omitempty" jsonschema:"title=Window seat"`
 }
 
 var bookingForm = core.MustForm[Booking]()

@@ -370,8 +370,8 @@ func (c *Call) Verify(msg []byte, id int64) error {
 				Sum *int `json:"sum"`
 			}
 			// Modern results must carry structuredContent; legacy ones may
-			// carry only the text form (mcpfn sends typed tools' legacy
-			// results as text only), but what they carry must be right.
+			// carry only the text form (2025-03-26 has no structured
+			// output), but what they carry must be right.
 			if c.Modern || res.StructuredContent != nil {
 				if err := json.Unmarshal(res.StructuredContent, &sc); err != nil || sc.Sum == nil {
 					return fmt.Errorf("add: structuredContent %s", res.StructuredContent)
