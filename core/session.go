@@ -86,9 +86,7 @@ func (s *Session) ClientCapabilities() *ClientCapabilities {
 // Get decodes the value stored under key into v. It reports false when
 // there is none.
 func (s *Session) Get(key string, v any) (bool, error) {
-	s.mu.Lock()
-	raw, ok := s.d.Values[key]
-	s.mu.Unlock()
+	raw, ok := s.value(key)
 	if !ok {
 		return false, nil
 	}
@@ -96,6 +94,14 @@ func (s *Session) Get(key string, v any) (bool, error) {
 		return false, fmt.Errorf("session value %q: %w", key, err)
 	}
 	return true, nil
+}
+
+// value returns the raw value stored under key.
+func (s *Session) value(key string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, ok := s.d.Values[key]
+	return raw, ok
 }
 
 // Set stores v (encoded as JSON) under key. It writes through to the store.
@@ -328,14 +334,27 @@ const maxMutateAttempts = 12
 // touch renews the session's idle expiry when a tenth of the idle timeout has
 // passed since the last write, so that most requests cost no write.
 func (sess *Session) touch(ctx context.Context) error {
-	s := sess.srv
-	sess.mu.Lock()
-	stale := s.opts.now().Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
-	sess.mu.Unlock()
-	if !stale {
+	if !sess.stale() {
 		return nil
 	}
 	return sess.mutate(ctx, func(*sessionData) error { return nil })
+}
+
+// stale reports whether a tenth of the idle timeout has passed since the
+// session was last written.
+func (sess *Session) stale() bool {
+	s := sess.srv
+	now := s.opts.now() // the clock is the caller's code: not under sess.mu
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return now.Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
+}
+
+// reset replaces the session's record and data with ones just read.
+func (sess *Session) reset(rec *SessionRecord, d sessionData) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.rec, sess.d = rec, d
 }
 
 func cloneRawMap(m map[string]json.RawMessage) map[string]json.RawMessage {
