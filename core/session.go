@@ -12,6 +12,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/memstore"
 )
 
 // SessionMode selects how legacy (2025-*) clients get sessions.
@@ -387,89 +389,42 @@ func removeString(list []string, v string) []string {
 }
 
 // localStore is the in-process SessionStore a server uses when
-// ServerOptions.SessionStore is nil. Package store/memory has the exported
-// equivalent.
+// ServerOptions.SessionStore is nil: the one in-memory store of the project
+// (internal/memstore), which package store/memory exports and store/storetest
+// checks.
 type localStore struct {
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*SessionRecord
+	m   memstore.Store
 }
 
-func (l *localStore) get(id string) *SessionRecord {
-	r := l.m[id]
-	if r != nil && !l.now().Before(r.Expires) {
-		delete(l.m, id)
-		return nil
+// memstoreError translates memstore's sentinels into core's.
+func memstoreError(err error) error {
+	switch err {
+	case memstore.ErrNotFound:
+		return ErrSessionNotFound
+	case memstore.ErrConflict:
+		return ErrSessionConflict
 	}
-	return r
+	return err
 }
 
 func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]*SessionRecord{}
-	}
-	limit := lim.PerPrincipal
-	if rec.Principal == "" {
-		limit = lim.Anonymous
-	}
-	var evicted []string
-	if limit > 0 {
-		var pool []*SessionRecord
-		for id := range l.m {
-			if r := l.get(id); r != nil && r.Principal == rec.Principal {
-				pool = append(pool, r)
-			}
-		}
-		if over := len(pool) + 1 - limit; over > 0 {
-			sort.Slice(pool, func(i, j int) bool { return pool[i].LastUsed.Before(pool[j].LastUsed) })
-			for _, r := range pool[:over] {
-				delete(l.m, r.ID)
-				evicted = append(evicted, r.ID)
-			}
-		}
-	}
-	c := *rec
-	c.Version, rec.Version = 1, 1
-	l.m[c.ID] = &c
-	return evicted, nil
+	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), l.now())
+	return ev, memstoreError(err)
 }
 
 func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.get(id)
-	if r == nil {
-		return nil, ErrSessionNotFound
+	r, err := l.m.Get(id, l.now())
+	if err != nil {
+		return nil, memstoreError(err)
 	}
-	c := *r
-	return &c, nil
+	return (*SessionRecord)(r), nil
 }
 
 func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.get(rec.ID)
-	if r == nil {
-		return ErrSessionNotFound
-	}
-	if r.Version != rec.Version {
-		return ErrSessionConflict
-	}
-	c := *rec
-	c.Version++
-	rec.Version = c.Version
-	l.m[c.ID] = &c
-	return nil
+	return memstoreError(l.m.Update((*memstore.Record)(rec), l.now()))
 }
 
 func (l *localStore) Delete(ctx context.Context, id string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.get(id) == nil {
-		return ErrSessionNotFound
-	}
-	delete(l.m, id)
-	return nil
+	return memstoreError(l.m.Delete(id, l.now()))
 }
