@@ -468,22 +468,23 @@ type bridgeNeeded struct{ ir *InputRequiredError }
 
 func (b *bridgeNeeded) Error() string { return b.ir.Error() }
 
-// maxBridgeRounds bounds how often one legacy call may ask for input.
-const maxBridgeRounds = 16
-
 // runBridged runs a method handler; when it asks for input, it sends the
 // input requests to the legacy client as server-to-client requests on the
 // call's SSE stream, waits for the answers and runs the handler again with
 // them, so the handler never knows which era it served.
 func (s *Server) runBridged(ctx context.Context, r *Request, h methodHandler, params []byte) ([]byte, error) {
-	for round := 0; ; round++ {
+	asked := 0 // the times this call has asked for input before
+	if r.poll != nil {
+		asked = r.poll.round // asked in earlier requests (SSE polling)
+	}
+	for ; ; asked++ {
 		res, err := s.invoke(ctx, h, r, params)
 		var bn *bridgeNeeded
 		if !errors.As(err, &bn) {
 			return res, err
 		}
-		if round >= maxBridgeRounds || (r.poll != nil && r.poll.round >= maxBridgeRounds) {
-			return nil, ServerError("This request asked for input more than %d times", maxBridgeRounds)
+		if asked >= s.opts.MaxInputRounds {
+			return nil, tooManyInputRounds(s.opts.MaxInputRounds)
 		}
 		if isBuffered(ctx) {
 			return nil, s.bridgePark(ctx, r, bn.ir, params)

@@ -39,6 +39,10 @@ const (
 	DefaultBridgeTimeout           = 2 * time.Minute
 )
 
+// DefaultMaxInputRounds is how many times one request may ask the client
+// for input when ServerOptions.MaxInputRounds is zero.
+const DefaultMaxInputRounds = 16
+
 // sessionData is the server-owned JSON of a SessionRecord.
 type sessionData struct {
 	Version     string                     `json:"v"`
