@@ -65,38 +65,21 @@ func TestCancelThroughAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &mcptest.Client{URL: ti.ub, SessionID: a.SessionID, Version: a.Version}
-	done := make(chan *mcptest.Response, 1)
-	go func() {
-		// No answerer: the client shows the question and never answers.
-		call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
-			"params": map[string]any{"name": "ask", "arguments": map[string]any{}}})
-		r, err := a.Post(context.Background(), call, http.Header{"Mcp-Protocol-Version": {a.Version}}, nil)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- r
-	}()
-	// Wait until A has parked the call waiting for the answer.
-	time.Sleep(300 * time.Millisecond)
+	// No answerer: the client shows the question and never answers.
+	s := legacyStream(t, ti.ua, lreq(77, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, a.Version, a.SessionID))
+	// The elicitation on the stream means A waits for the answer: it
+	// registers its waiter before it sends the request.
+	if m := s.next(5 * time.Second); m["method"] != core.MethodElicit {
+		t.Fatalf("got %v, want the elicitation", m)
+	}
 	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77, "reason": "user"}})
 	r, err := b.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {b.Version}}, nil)
 	if err != nil || r.Status != http.StatusAccepted {
 		t.Fatalf("cancel through B: %v %v", err, r)
 	}
-	select {
-	case r := <-done:
-		if r == nil {
-			t.Fatal("no response object")
-		}
-		if len(r.ServerRequests) != 1 {
-			t.Fatalf("the server sent %d requests, want 1 elicitation", len(r.ServerRequests))
-		}
-		if r.Result != nil || r.Error != nil {
-			t.Fatalf("the cancelled call got a response: %s", r.Messages)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("A kept waiting after the client cancelled through B")
-	}
+	// The call ends without a response (the spec: none for a cancelled
+	// request), and A stops waiting.
+	s.ends(5 * time.Second)
 }
 
 // A cancelled call on the same instance gets no response at all.
