@@ -174,7 +174,7 @@ type statePayload struct {
 	State   string   `json:"s,omitempty"`
 	Keys    []string `json:"k,omitempty"` // input request keys asked in that round
 	Binding string   `json:"b"`
-	Expires int64    `json:"e"` // unix milliseconds
+	Expires int64    `json:"e"`           // unix milliseconds
 	Round   int      `json:"r,omitempty"` // input_required results of the call so far
 }
 
