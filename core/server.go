@@ -120,7 +120,7 @@ type ServerOptions struct {
 	// SessionsAuto.
 	Sessions SessionMode
 	// SessionStore keeps legacy sessions. Nil means an in-process store
-	// (like store/memory): fine for one process, wrong behind a load
+	// (the one store/memory exports): fine for one process, wrong behind a load
 	// balancer or on serverless platforms, where a shared store such as
 	// store/dynamo is needed.
 	SessionStore SessionStore
