@@ -13,7 +13,7 @@ func BenchmarkSeal(b *testing.B) {
 	keys := []string{"user_name"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.seal(ctx, "round1", keys, fuzzBinding); err != nil {
+		if _, err := s.seal(ctx, "round1", keys, 0, fuzzBinding); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -23,7 +23,7 @@ func BenchmarkSeal(b *testing.B) {
 func BenchmarkVerify(b *testing.B) {
 	s := fuzzSealer()
 	ctx := context.Background()
-	tok, err := s.seal(ctx, "round1", []string{"user_name"}, fuzzBinding)
+	tok, err := s.seal(ctx, "round1", []string{"user_name"}, 0, fuzzBinding)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -144,3 +144,12 @@ func BenchmarkLegacyToolsCall(b *testing.B) {
 	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, "")
 	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))
 }
+
+// BenchmarkLegacySessionToolsCall is the same add in a legacy session kept
+// by the default in-memory store (one Get per request).
+func BenchmarkLegacySessionToolsCall(b *testing.B) {
+	srv := newFixture(b, nil)
+	sid := initialize(b, srv, core.ProtocolVersion20251125, nil, nil)
+	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
+	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))
+}

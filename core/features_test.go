@@ -438,7 +438,7 @@ func TestCacheHints(t *testing.T) {
 		}
 		for _, o := range []*core.ServerOptions{
 			{PageSize: -1}, {MaxRequestBytes: -1}, {StateTTL: -time.Second}, {Mode: 7}, {Sessions: 9},
-			{SessionIdleTimeout: -1}, {BridgeTimeout: -1},
+			{SessionIdleTimeout: -1}, {BridgeTimeout: -1}, {MaxInputRounds: -1},
 		} {
 			if o.Validate() == nil {
 				t.Errorf("Validate accepted %+v", o)

@@ -290,7 +290,7 @@ func FuzzSealerOpen(f *testing.F) {
 	ctx := context.Background()
 	sealed := map[string]bool{}
 	for _, st := range []string{"", "state", strings.Repeat("x", 300)} {
-		tok, err := s.seal(ctx, st, []string{"k"}, fuzzBinding)
+		tok, err := s.seal(ctx, st, []string{"k"}, 0, fuzzBinding)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -328,7 +328,7 @@ func TestSealerRejectsEveryVariant(t *testing.T) {
 	ctx := context.Background()
 	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ "
 	for _, st := range []string{"", "a", "ab", "abc", "state with some length"} {
-		tok, err := s.seal(ctx, st, []string{"k"}, fuzzBinding)
+		tok, err := s.seal(ctx, st, []string{"k"}, 0, fuzzBinding)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,7 +358,7 @@ func TestSealerBinding(t *testing.T) {
 	t.Parallel()
 	s := fuzzSealer()
 	ctx := context.Background()
-	tok, err := s.seal(ctx, "st", []string{"b", "a"}, fuzzBinding)
+	tok, err := s.seal(ctx, "st", []string{"b", "a"}, 3, fuzzBinding)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestSealerBinding(t *testing.T) {
 	if err != nil {
 		t.Fatalf("equivalent binding refused: %v", err)
 	}
-	if p.State != "st" || strings.Join(p.Keys, ",") != "a,b" {
+	if p.State != "st" || strings.Join(p.Keys, ",") != "a,b" || p.Round != 3 {
 		t.Errorf("payload %+v", p)
 	}
 	for name, b := range map[string]stateBinding{
@@ -384,7 +384,7 @@ func TestSealerBinding(t *testing.T) {
 	}
 	// An empty key list fails closed.
 	empty := newSealer(StaticKeys{}, time.Minute, time.Now, nil)
-	if _, err := empty.seal(ctx, "", nil, fuzzBinding); err == nil {
+	if _, err := empty.seal(ctx, "", nil, 0, fuzzBinding); err == nil {
 		t.Error("sealed without keys")
 	}
 }

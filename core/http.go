@@ -407,6 +407,14 @@ func (x *exchange) notify(ctx context.Context, method string, params any) error 
 	return x.send(ctx, appendNotification(nil, method, p))
 }
 
+// open starts the SSE stream and flushes its headers.
+func (x *exchange) open() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.startSSE()
+	x.flush()
+}
+
 // send writes one message on the SSE stream.
 func (x *exchange) send(ctx context.Context, msg []byte) error {
 	x.mu.Lock()

@@ -60,13 +60,98 @@ func (g *getStream) end() { g.once.Do(func() { close(g.ended) }) }
 
 // endLocalSession closes the GET stream of a session that ended.
 func (s *Server) endLocalSession(id string) {
-	s.local.mu.Lock()
-	g := s.local.streams[id]
-	delete(s.local.streams, id)
-	s.local.mu.Unlock()
-	if g != nil {
+	if g := s.local.takeStream(id); g != nil {
 		g.end()
 	}
+}
+
+// The methods of local hold l.mu only around map operations, each released
+// by a deferred Unlock: a panic under l.mu would otherwise leave every later
+// legacy request of the process waiting for it.
+
+// addStream makes g the GET stream of session id, ending the one it replaces:
+// one GET stream per session, so a message goes to one stream.
+func (l *local) addStream(id string, g *getStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams == nil {
+		l.streams = map[string]*getStream{}
+	}
+	if old := l.streams[id]; old != nil {
+		old.end()
+	}
+	l.streams[id] = g
+}
+
+// dropStream forgets g as the GET stream of session id, unless another
+// stream replaced it meanwhile.
+func (l *local) dropStream(id string, g *getStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams[id] == g {
+		delete(l.streams, id)
+	}
+}
+
+// takeStream removes and returns the GET stream of session id.
+func (l *local) takeStream(id string) *getStream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.streams[id]
+	delete(l.streams, id)
+	return g
+}
+
+// addInflight records a legacy request being answered in this process.
+func (l *local) addInflight(key string, f *inflight) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inflight == nil {
+		l.inflight = map[string]*inflight{}
+	}
+	l.inflight[key] = f
+}
+
+// dropInflight forgets the request recorded under key.
+func (l *local) dropInflight(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.inflight, key)
+}
+
+// findInflight returns the request recorded under key, or nil.
+func (l *local) findInflight(key string) *inflight {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inflight[key]
+}
+
+// addWaiters routes the answers to the server requests ids to ch.
+func (l *local) addWaiters(ids map[string]string, ch chan idAnswer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.waiters == nil {
+		l.waiters = map[string]chan idAnswer{}
+	}
+	for id := range ids {
+		l.waiters[id] = ch
+	}
+}
+
+// dropWaiters forgets the waiters of the server requests ids.
+func (l *local) dropWaiters(ids map[string]string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range ids {
+		delete(l.waiters, id)
+	}
+}
+
+// waiter returns the channel that waits for the answer to server request id.
+func (l *local) waiter(id string) chan idAnswer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiters[id]
 }
 
 // legacyVersionFor returns the version a legacy initialize negotiates.
@@ -234,9 +319,7 @@ func (s *Server) legacyNotification(ctx context.Context, sess *Session, m *rpcMe
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(m.params, &p) == nil && p.RequestID != nil && sess != nil {
-			s.local.mu.Lock()
-			f := s.local.inflight[sess.rec.ID+"\x00"+string(p.RequestID)]
-			s.local.mu.Unlock()
+			f := s.local.findInflight(sess.rec.ID + "\x00" + string(p.RequestID))
 			if f != nil {
 				f.cancelled.Store(true)
 				f.cancel()
@@ -298,16 +381,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		f := &inflight{}
 		ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		key := sess.rec.ID + "\x00" + string(m.id)
-		s.local.mu.Lock()
-		if s.local.inflight == nil {
-			s.local.inflight = map[string]*inflight{}
-		}
-		s.local.inflight[key] = f
-		s.local.mu.Unlock()
+		s.local.addInflight(key, f)
 		defer func() {
-			s.local.mu.Lock()
-			delete(s.local.inflight, key)
-			s.local.mu.Unlock()
+			s.local.dropInflight(key)
 			f.cancel()
 			if f.cancelled.Load() {
 				err = errCancelledByClient
@@ -392,22 +468,23 @@ type bridgeNeeded struct{ ir *InputRequiredError }
 
 func (b *bridgeNeeded) Error() string { return b.ir.Error() }
 
-// maxBridgeRounds bounds how often one legacy call may ask for input.
-const maxBridgeRounds = 16
-
 // runBridged runs a method handler; when it asks for input, it sends the
 // input requests to the legacy client as server-to-client requests on the
 // call's SSE stream, waits for the answers and runs the handler again with
 // them, so the handler never knows which era it served.
 func (s *Server) runBridged(ctx context.Context, r *Request, h methodHandler, params []byte) ([]byte, error) {
-	for round := 0; ; round++ {
+	asked := 0 // the times this call has asked for input before
+	if r.poll != nil {
+		asked = r.poll.round // asked in earlier requests (SSE polling)
+	}
+	for ; ; asked++ {
 		res, err := s.invoke(ctx, h, r, params)
 		var bn *bridgeNeeded
 		if !errors.As(err, &bn) {
 			return res, err
 		}
-		if round >= maxBridgeRounds || (r.poll != nil && r.poll.round >= maxBridgeRounds) {
-			return nil, ServerError("This request asked for input more than %d times", maxBridgeRounds)
+		if asked >= s.opts.MaxInputRounds {
+			return nil, tooManyInputRounds(s.opts.MaxInputRounds)
 		}
 		if isBuffered(ctx) {
 			return nil, s.bridgePark(ctx, r, bn.ir, params)
@@ -491,23 +568,11 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 	keys := sortedKeys(ir.Requests)
 	ids := make(map[string]string, len(keys)) // server request id -> key
 	answerCh := make(chan idAnswer, len(keys))
-	s.local.mu.Lock()
-	if s.local.waiters == nil {
-		s.local.waiters = map[string]chan idAnswer{}
-	}
 	for _, k := range keys {
-		id := randomID("mcpfn-")
-		ids[id] = k
-		s.local.waiters[id] = answerCh
+		ids[randomID("mcpfn-")] = k
 	}
-	s.local.mu.Unlock()
-	defer func() {
-		s.local.mu.Lock()
-		for id := range ids {
-			delete(s.local.waiters, id)
-		}
-		s.local.mu.Unlock()
-	}()
+	s.local.addWaiters(ids, answerCh)
+	defer s.local.dropWaiters(ids)
 	for _, id := range sortedMapKeys(ids) {
 		k := ids[id]
 		p, err := json.Marshal(legacyParams(ir.Requests[k]))
@@ -571,9 +636,7 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 	}
 	if len(fromStore) > 0 {
 		// Start from the record just read: the answers' writes changed it.
-		r.Session.mu.Lock()
-		r.Session.rec, r.Session.d = latest, latestData
-		r.Session.mu.Unlock()
+		r.Session.reset(latest, latestData)
 		if err := r.Session.mutate(ctx, func(d *sessionData) error {
 			for _, id := range fromStore {
 				delete(d.Answers, id)
@@ -623,9 +686,7 @@ func (s *Server) deliverAnswer(ctx context.Context, sess *Session, m *rpcMessage
 	} else {
 		ans = append(append([]byte(`{"error":`), m.errObj...), '}')
 	}
-	s.local.mu.Lock()
-	ch := s.local.waiters[id]
-	s.local.mu.Unlock()
+	ch := s.local.waiter(id)
 	if ch != nil {
 		select {
 		case ch <- idAnswer{id, ans}:
@@ -673,31 +734,17 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		s.methodNotAllowed(w)
 		return
 	}
+	// id outlives sess: alive may replace sess with nil when the session
+	// ends, and the cleanup below must still find the stream.
+	id := sess.rec.ID
 	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, nil), ended: make(chan struct{})}
 	g.sub.allURIs = true
 	defer s.hub.unsubscribe(g.sub)
-	s.local.mu.Lock()
-	if s.local.streams == nil {
-		s.local.streams = map[string]*getStream{}
-	}
-	if old := s.local.streams[sess.rec.ID]; old != nil {
-		old.end() // one GET stream per session: a message goes to one stream
-	}
-	s.local.streams[sess.rec.ID] = g
-	s.local.mu.Unlock()
-	defer func() {
-		s.local.mu.Lock()
-		if s.local.streams[sess.rec.ID] == g {
-			delete(s.local.streams, sess.rec.ID)
-		}
-		s.local.mu.Unlock()
-	}()
+	s.local.addStream(id, g)
+	defer s.local.dropStream(id, g)
 	x := newExchange(w, acceptance{sse: true})
-	x.header = sessionHeader(sess.rec.ID)
-	x.mu.Lock()
-	x.startSSE()
-	x.flush()
-	x.mu.Unlock()
+	x.header = sessionHeader(id)
+	x.open()
 	var tick <-chan time.Time
 	if s.opts.KeepAlive > 0 {
 		t := time.NewTicker(s.opts.KeepAlive)
@@ -713,7 +760,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	// alive re-reads the session: it may have ended, or its subscriptions
 	// changed, through another instance.
 	alive := func() (*Session, bool) {
-		fresh, err := s.loadSession(ctx, sess.rec.ID, PrincipalFromContext(ctx))
+		fresh, err := s.loadSession(ctx, id, PrincipalFromContext(ctx))
 		if err != nil {
 			if !errors.Is(err, ErrSessionNotFound) && !errors.Is(err, errSessionForeign) {
 				s.log.WarnContext(ctx, "GET stream: reading the session", "error", err.Error())

@@ -16,7 +16,7 @@ import (
 const legacyVersion = core.ProtocolVersion20251125
 
 // initialize runs the legacy handshake and returns the session id.
-func initialize(t *testing.T, h http.Handler, version string, caps map[string]any, ctx context.Context) string {
+func initialize(t testing.TB, h http.Handler, version string, caps map[string]any, ctx context.Context) string {
 	t.Helper()
 	if caps == nil {
 		caps = map[string]any{}

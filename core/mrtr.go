@@ -176,6 +176,7 @@ func (r *CreateMessageResult) Text() string {
 type InputResponses struct {
 	raw   map[string]json.RawMessage
 	state string
+	round int // input_required results of the call before this round
 }
 
 var emptyInput = &InputResponses{}
@@ -304,7 +305,7 @@ func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, er
 		}
 		return nil, err
 	}
-	in := &InputResponses{state: p.State}
+	in := &InputResponses{state: p.State, round: p.Round}
 	for _, k := range p.Keys {
 		if v, ok := c.responses[k]; ok {
 			if in.raw == nil {
@@ -316,6 +317,13 @@ func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, er
 	return in, nil
 }
 
+// tooManyInputRounds is the error of a request that asked for input more
+// than max times (ServerOptions.MaxInputRounds), in either era.
+func tooManyInputRounds(max int) *Error {
+	return &Error{Code: CodeInternalError, Message: fmt.Sprintf("This request asked for input more than %d times (the server's limit of input rounds)", max),
+		Data: map[string]any{"reason": "too_many_input_rounds", "maxInputRounds": max}}
+}
+
 // encodeInputRequired checks an input_required answer against the rules of
 // the spec and this request's client capabilities, seals its state and
 // encodes the result.
@@ -323,11 +331,18 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 	if err := s.checkInputRequired(e, r.declaredCaps(), r.modern); err != nil {
 		return nil, err
 	}
+	round := 1 // this input_required result's number in the call
+	if r.Input != nil {
+		round += r.Input.round
+	}
+	if round > s.opts.MaxInputRounds {
+		return nil, tooManyInputRounds(s.opts.MaxInputRounds)
+	}
 	keys := make([]string, 0, len(e.Requests))
 	for k := range e.Requests {
 		keys = append(keys, k)
 	}
-	token, err := s.sealer.seal(ctx, e.State, keys, b)
+	token, err := s.sealer.seal(ctx, e.State, keys, round, b)
 	if err != nil {
 		return nil, err
 	}

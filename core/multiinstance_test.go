@@ -65,38 +65,21 @@ func TestCancelThroughAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &mcptest.Client{URL: ti.ub, SessionID: a.SessionID, Version: a.Version}
-	done := make(chan *mcptest.Response, 1)
-	go func() {
-		// No answerer: the client shows the question and never answers.
-		call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "tools/call",
-			"params": map[string]any{"name": "ask", "arguments": map[string]any{}}})
-		r, err := a.Post(context.Background(), call, http.Header{"Mcp-Protocol-Version": {a.Version}}, nil)
-		if err != nil {
-			t.Error(err)
-		}
-		done <- r
-	}()
-	// Wait until A has parked the call waiting for the answer.
-	time.Sleep(300 * time.Millisecond)
+	// No answerer: the client shows the question and never answers.
+	s := legacyStream(t, ti.ua, lreq(77, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, a.Version, a.SessionID))
+	// The elicitation on the stream means A waits for the answer: it
+	// registers its waiter before it sends the request.
+	if m := s.next(5 * time.Second); m["method"] != core.MethodElicit {
+		t.Fatalf("got %v, want the elicitation", m)
+	}
 	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77, "reason": "user"}})
 	r, err := b.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {b.Version}}, nil)
 	if err != nil || r.Status != http.StatusAccepted {
 		t.Fatalf("cancel through B: %v %v", err, r)
 	}
-	select {
-	case r := <-done:
-		if r == nil {
-			t.Fatal("no response object")
-		}
-		if len(r.ServerRequests) != 1 {
-			t.Fatalf("the server sent %d requests, want 1 elicitation", len(r.ServerRequests))
-		}
-		if r.Result != nil || r.Error != nil {
-			t.Fatalf("the cancelled call got a response: %s", r.Messages)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("A kept waiting after the client cancelled through B")
-	}
+	// The call ends without a response (the spec: none for a cancelled
+	// request), and A stops waiting.
+	s.ends(5 * time.Second)
 }
 
 // A cancelled call on the same instance gets no response at all.
@@ -207,6 +190,92 @@ func TestGetStreamFollowsOtherInstance(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("A's GET stream outlived its session")
 	}
+	// The stream's end must leave A serving legacy sessions (it once left a
+	// lock held, and every later legacy request of A hung).
+	assertServesLegacy(t, ti.ua, c.Version)
+}
+
+// assertServesLegacy fails unless url answers, within a bounded wait, a
+// request in a new session, opens its GET stream and ends it with DELETE.
+func assertServesLegacy(t *testing.T, url, version string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := mcptest.ServesLegacy(ctx, url, version); err != nil {
+		t.Fatalf("the server no longer serves legacy sessions: %v", err)
+	}
+}
+
+// However the session behind an open GET stream ends, the stream ends and
+// the process keeps serving legacy sessions: its GET streams, requests in a
+// session and DELETEs.
+func TestGetStreamSessionEnds(t *testing.T) {
+	resource := func(s *core.Server) {
+		s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
+		})
+	}
+	// streamOn initializes a session on url and opens its GET stream.
+	streamOn := func(t *testing.T, url string) (*mcptest.Client, *mcptest.GetStream) {
+		t.Helper()
+		c := &mcptest.Client{URL: url}
+		if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+			t.Fatal(err)
+		}
+		g, err := c.OpenGetStream(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(g.Close)
+		return c, g
+	}
+	waitEnd := func(t *testing.T, g *mcptest.GetStream) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := g.WaitEnd(ctx); err != nil {
+			t.Fatalf("the GET stream outlived its session: %v", err)
+		}
+	}
+
+	t.Run("idle expiry", func(t *testing.T) {
+		clock := &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
+		o := &core.ServerOptions{KeepAlive: 10 * time.Millisecond, SessionIdleTimeout: time.Minute}
+		core.SetClock(o, clock.Now)
+		srv := core.NewServer(core.Implementation{Name: "idle", Version: "1"}, o)
+		resource(srv)
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		_, g := streamOn(t, ts.URL)
+		clock.Advance(2 * time.Minute) // the stream never renews its session
+		waitEnd(t, g)
+		assertServesLegacy(t, ts.URL, core.ProtocolVersion20251125)
+	})
+
+	t.Run("DELETE through another instance", func(t *testing.T) {
+		ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 10 * time.Millisecond }, resource)
+		c, g := streamOn(t, ti.ua)
+		b := &mcptest.Client{URL: ti.ub, SessionID: c.SessionID, Version: c.Version}
+		if status, err := b.Delete(context.Background()); err != nil || status != http.StatusNoContent {
+			t.Fatalf("DELETE through B: %v HTTP %d", err, status)
+		}
+		waitEnd(t, g)
+		assertServesLegacy(t, ti.ua, c.Version)
+	})
+
+	t.Run("eviction through another instance", func(t *testing.T) {
+		ti := newTwoInstances(t, func(o *core.ServerOptions) {
+			o.KeepAlive = 10 * time.Millisecond
+			o.MaxAnonymousSessions = 1
+		}, resource)
+		_, g := streamOn(t, ti.ua)
+		// A second anonymous session, made through B, evicts the first.
+		if _, err := (&mcptest.Client{URL: ti.ub}).Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitEnd(t, g)
+		assertServesLegacy(t, ti.ua, core.ProtocolVersion20251125)
+	})
 }
 
 // keysThatRotate is a KeyProvider whose Keys still return the old list

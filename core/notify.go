@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -47,19 +48,23 @@ func (h *hub) subscribe(kinds changeKind, uris []string) *subscription {
 	for _, u := range uris {
 		sub.uris[u] = true
 	}
+	h.add(sub)
+	return sub
+}
+
+func (h *hub) add(sub *subscription) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.subs == nil {
 		h.subs = map[*subscription]struct{}{}
 	}
 	h.subs[sub] = struct{}{}
-	h.mu.Unlock()
-	return sub
 }
 
 func (h *hub) unsubscribe(sub *subscription) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	delete(h.subs, sub)
-	h.mu.Unlock()
 }
 
 func (h *hub) publish(kind changeKind, uri string) {
@@ -71,29 +76,29 @@ func (h *hub) publish(kind changeKind, uri string) {
 }
 
 func (sub *subscription) offer(kind changeKind, uri string) {
-	sub.mu.Lock()
-	if kind == changeResourceUpdated {
-		if !sub.watches(uri) {
-			sub.mu.Unlock()
-			return
-		}
-		for _, u := range sub.updated {
-			if u == uri {
-				sub.mu.Unlock()
-				return
-			}
-		}
-		sub.updated = append(sub.updated, uri)
-	} else if sub.kinds&kind == 0 {
-		sub.mu.Unlock()
+	if !sub.record(kind, uri) {
 		return
 	}
-	sub.pending |= kind
-	sub.mu.Unlock()
 	select {
 	case sub.wake <- struct{}{}:
 	default:
 	}
+}
+
+// record adds a change to what is pending and reports whether it is new.
+func (sub *subscription) record(kind changeKind, uri string) bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if kind == changeResourceUpdated {
+		if !sub.watches(uri) || slices.Contains(sub.updated, uri) {
+			return false
+		}
+		sub.updated = append(sub.updated, uri)
+	} else if sub.kinds&kind == 0 {
+		return false
+	}
+	sub.pending |= kind
+	return true
 }
 
 // watches reports whether uri or a resource it is part of is subscribed.

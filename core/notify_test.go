@@ -334,14 +334,26 @@ func TestListen(t *testing.T) {
 		if n := prompts.next(5 * time.Second); n["method"] != "notifications/prompts/list_changed" {
 			t.Errorf("prompts stream got %v", n)
 		}
-		tools.none(200 * time.Millisecond)
-		prompts.none(50 * time.Millisecond)
-		nothing.none(50 * time.Millisecond)
+		// Each stream delivers in order: an unwanted event, had it been
+		// sent, would arrive before the next wanted one.
 		srv.RemoveTools("x")
 		if n := tools.next(5 * time.Second); n["method"] != "notifications/tools/list_changed" {
-			t.Errorf("after RemoveTools: %v", n)
+			t.Errorf("after RemoveTools: %v, want only tools changes on the tools stream", n)
 		}
-		prompts.none(100 * time.Millisecond)
+		srv.AddPrompt(&core.Prompt{Name: "y"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return nil, nil
+		})
+		if n := prompts.next(5 * time.Second); n["method"] != "notifications/prompts/list_changed" {
+			t.Errorf("after AddPrompt: %v, want only prompts changes on the prompts stream", n)
+		}
+		// Close ends each stream with its result, the next event of each.
+		srv.Close()
+		for id, s := range map[string]*sseStream{"t": tools, "p": prompts, "n": nothing} {
+			if m := s.next(5 * time.Second); m["id"] != id || m["result"] == nil {
+				t.Errorf("stream %s: got %v, want its closing result and nothing before it", id, m)
+			}
+			s.ends(5 * time.Second)
+		}
 	})
 
 	t.Run("resource updates", func(t *testing.T) {
@@ -363,7 +375,11 @@ func TestListen(t *testing.T) {
 		}
 		checkTag(t, n, []any{"params", "_meta", core.MetaSubscriptionID}, `"r"`)
 		validateSpec(t, modernVersion, "ResourceUpdatedNotification", raw)
-		s.none(100 * time.Millisecond)
+		// Nothing else was sent: the next event is the next update.
+		srv.NotifyResourceUpdated("test://static")
+		if n := s.next(5 * time.Second); n["method"] != "notifications/resources/updated" || str(at(n, "params", "uri")) != "test://static" {
+			t.Errorf("got %v, want the update of test://static and nothing before it", n)
+		}
 	})
 
 	t.Run("deadline ends gracefully", func(t *testing.T) {

@@ -120,7 +120,7 @@ type ServerOptions struct {
 	// SessionsAuto.
 	Sessions SessionMode
 	// SessionStore keeps legacy sessions. Nil means an in-process store
-	// (like store/memory): fine for one process, wrong behind a load
+	// (the one store/memory exports): fine for one process, wrong behind a load
 	// balancer or on serverless platforms, where a shared store such as
 	// store/dynamo is needed.
 	SessionStore SessionStore
@@ -138,6 +138,12 @@ type ServerOptions struct {
 	// answers to server-to-client requests. Zero means
 	// DefaultBridgeTimeout.
 	BridgeTimeout time.Duration
+	// MaxInputRounds bounds how many times one request may ask the client
+	// for input: input_required results of one 2026-07-28 call (counted in
+	// its sealed requestState), or rounds of server-to-client requests of
+	// one legacy call. The request that would ask once more gets a -32603
+	// error saying so. Zero means DefaultMaxInputRounds.
+	MaxInputRounds int
 
 	// now is the clock, for tests.
 	now func() time.Time
@@ -163,6 +169,9 @@ func (o *ServerOptions) Validate() error {
 	}
 	if o.SessionIdleTimeout < 0 || o.BridgeTimeout < 0 {
 		return fmt.Errorf("core: negative SessionIdleTimeout or BridgeTimeout")
+	}
+	if o.MaxInputRounds < 0 {
+		return fmt.Errorf("core: negative MaxInputRounds %d", o.MaxInputRounds)
 	}
 	if o.StateTTL < 0 {
 		return fmt.Errorf("core: negative StateTTL %v", o.StateTTL)
@@ -323,6 +332,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	if o.BridgeTimeout == 0 {
 		o.BridgeTimeout = DefaultBridgeTimeout
+	}
+	if o.MaxInputRounds == 0 {
+		o.MaxInputRounds = DefaultMaxInputRounds
 	}
 	s.advCache = map[string]*serverTool{}
 	s.store = o.SessionStore

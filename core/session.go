@@ -12,6 +12,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/memstore"
 )
 
 // SessionMode selects how legacy (2025-*) clients get sessions.
@@ -36,6 +38,10 @@ const (
 	DefaultMaxAnonymousSessions    = 10000
 	DefaultBridgeTimeout           = 2 * time.Minute
 )
+
+// DefaultMaxInputRounds is how many times one request may ask the client
+// for input when ServerOptions.MaxInputRounds is zero.
+const DefaultMaxInputRounds = 16
 
 // sessionData is the server-owned JSON of a SessionRecord.
 type sessionData struct {
@@ -86,9 +92,7 @@ func (s *Session) ClientCapabilities() *ClientCapabilities {
 // Get decodes the value stored under key into v. It reports false when
 // there is none.
 func (s *Session) Get(key string, v any) (bool, error) {
-	s.mu.Lock()
-	raw, ok := s.d.Values[key]
-	s.mu.Unlock()
+	raw, ok := s.value(key)
 	if !ok {
 		return false, nil
 	}
@@ -96,6 +100,14 @@ func (s *Session) Get(key string, v any) (bool, error) {
 		return false, fmt.Errorf("session value %q: %w", key, err)
 	}
 	return true, nil
+}
+
+// value returns the raw value stored under key.
+func (s *Session) value(key string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, ok := s.d.Values[key]
+	return raw, ok
 }
 
 // Set stores v (encoded as JSON) under key. It writes through to the store.
@@ -328,14 +340,27 @@ const maxMutateAttempts = 12
 // touch renews the session's idle expiry when a tenth of the idle timeout has
 // passed since the last write, so that most requests cost no write.
 func (sess *Session) touch(ctx context.Context) error {
-	s := sess.srv
-	sess.mu.Lock()
-	stale := s.opts.now().Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
-	sess.mu.Unlock()
-	if !stale {
+	if !sess.stale() {
 		return nil
 	}
 	return sess.mutate(ctx, func(*sessionData) error { return nil })
+}
+
+// stale reports whether a tenth of the idle timeout has passed since the
+// session was last written.
+func (sess *Session) stale() bool {
+	s := sess.srv
+	now := s.opts.now() // the clock is the caller's code: not under sess.mu
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return now.Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
+}
+
+// reset replaces the session's record and data with ones just read.
+func (sess *Session) reset(rec *SessionRecord, d sessionData) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.rec, sess.d = rec, d
 }
 
 func cloneRawMap(m map[string]json.RawMessage) map[string]json.RawMessage {
@@ -368,89 +393,42 @@ func removeString(list []string, v string) []string {
 }
 
 // localStore is the in-process SessionStore a server uses when
-// ServerOptions.SessionStore is nil. Package store/memory has the exported
-// equivalent.
+// ServerOptions.SessionStore is nil: the one in-memory store of the project
+// (internal/memstore), which package store/memory exports and store/storetest
+// checks.
 type localStore struct {
 	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*SessionRecord
+	m   memstore.Store
 }
 
-func (l *localStore) get(id string) *SessionRecord {
-	r := l.m[id]
-	if r != nil && !l.now().Before(r.Expires) {
-		delete(l.m, id)
-		return nil
+// memstoreError translates memstore's sentinels into core's.
+func memstoreError(err error) error {
+	switch err {
+	case memstore.ErrNotFound:
+		return ErrSessionNotFound
+	case memstore.ErrConflict:
+		return ErrSessionConflict
 	}
-	return r
+	return err
 }
 
 func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]*SessionRecord{}
-	}
-	limit := lim.PerPrincipal
-	if rec.Principal == "" {
-		limit = lim.Anonymous
-	}
-	var evicted []string
-	if limit > 0 {
-		var pool []*SessionRecord
-		for id := range l.m {
-			if r := l.get(id); r != nil && r.Principal == rec.Principal {
-				pool = append(pool, r)
-			}
-		}
-		if over := len(pool) + 1 - limit; over > 0 {
-			sort.Slice(pool, func(i, j int) bool { return pool[i].LastUsed.Before(pool[j].LastUsed) })
-			for _, r := range pool[:over] {
-				delete(l.m, r.ID)
-				evicted = append(evicted, r.ID)
-			}
-		}
-	}
-	c := *rec
-	c.Version, rec.Version = 1, 1
-	l.m[c.ID] = &c
-	return evicted, nil
+	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), l.now())
+	return ev, memstoreError(err)
 }
 
 func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.get(id)
-	if r == nil {
-		return nil, ErrSessionNotFound
+	r, err := l.m.Get(id, l.now())
+	if err != nil {
+		return nil, memstoreError(err)
 	}
-	c := *r
-	return &c, nil
+	return (*SessionRecord)(r), nil
 }
 
 func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.get(rec.ID)
-	if r == nil {
-		return ErrSessionNotFound
-	}
-	if r.Version != rec.Version {
-		return ErrSessionConflict
-	}
-	c := *rec
-	c.Version++
-	rec.Version = c.Version
-	l.m[c.ID] = &c
-	return nil
+	return memstoreError(l.m.Update((*memstore.Record)(rec), l.now()))
 }
 
 func (l *localStore) Delete(ctx context.Context, id string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.get(id) == nil {
-		return ErrSessionNotFound
-	}
-	delete(l.m, id)
-	return nil
+	return memstoreError(l.m.Delete(id, l.now()))
 }

@@ -180,14 +180,16 @@ type statePayload struct {
 	State   string   `json:"s,omitempty"`
 	Keys    []string `json:"k,omitempty"` // input request keys asked in that round
 	Binding string   `json:"b"`
-	Expires int64    `json:"e"` // unix milliseconds
+	Expires int64    `json:"e"`           // unix milliseconds
+	Round   int      `json:"r,omitempty"` // input_required results of the call so far
 }
 
 const sealVersion = "v1"
 
 // seal signs a handler's state (and the keys of the input requests it
-// asked) for the call identified by b.
-func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, b stateBinding) (string, error) {
+// asked, and the number of times the call has asked for input, round) for
+// the call identified by b.
+func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, round int, b stateBinding) (string, error) {
 	keys, err := s.loadKeys(ctx)
 	if err != nil {
 		return "", err
@@ -211,6 +213,9 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, b s
 			pj = appendJSONString(pj, k)
 		}
 		pj = append(pj, "],"...)
+	}
+	if round > 0 {
+		pj = append(strconv.AppendInt(append(pj, `"r":`...), int64(round), 10), ',')
 	}
 	pj = append(appendJSONString(append(pj, `"b":`...), d), ',')
 	pj = strconv.AppendInt(append(pj, `"e":`...), s.now().Add(s.ttl).UnixMilli(), 10)
@@ -342,6 +347,8 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 			p.Binding, _ = rawString(v)
 		case "e":
 			p.Expires, _ = strconv.ParseInt(string(v), 10, 64)
+		case "r":
+			p.Round, _ = strconv.Atoi(string(v))
 		case "k":
 			for i := skipSpace(v, 1); i < len(v) && v[i] == '"'; {
 				end := skipString(v, i)

@@ -41,7 +41,7 @@ func TestRotationDropsRetiredSecret(t *testing.T) {
 	b := Key{ID: "b", Secret: bytes.Repeat([]byte{'b'}, 32)}
 	kp := &rotatingKeys{keys: []Key{a}}
 	s := newSealer(kp, time.Minute, time.Now, nil)
-	old, err := s.seal(ctx, "st", nil, fuzzBinding)
+	old, err := s.seal(ctx, "st", nil, 0, fuzzBinding)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestRotationDropsRetiredSecret(t *testing.T) {
 		t.Fatalf("no pool for the signing key")
 	}
 	kp.set(b, a) // rotate: b signs, a still verifies
-	if _, err := s.seal(ctx, "st", nil, fuzzBinding); err != nil {
+	if _, err := s.seal(ctx, "st", nil, 0, fuzzBinding); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.open(ctx, old, fuzzBinding); err != nil {
@@ -59,7 +59,7 @@ func TestRotationDropsRetiredSecret(t *testing.T) {
 		t.Errorf("pools missing during the rotation")
 	}
 	kp.set(b) // a removed
-	if _, err := s.seal(ctx, "st", nil, fuzzBinding); err != nil {
+	if _, err := s.seal(ctx, "st", nil, 0, fuzzBinding); err != nil {
 		t.Fatal(err)
 	}
 	if hasMACPool(s, a.Secret) {

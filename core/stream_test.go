@@ -103,18 +103,6 @@ func (s *sseStream) nextRaw(timeout time.Duration) json.RawMessage {
 	return nil
 }
 
-// none checks that no event arrives within d.
-func (s *sseStream) none(d time.Duration) {
-	s.t.Helper()
-	select {
-	case ev, ok := <-s.events:
-		if ok {
-			s.t.Errorf("unexpected event: %s", ev)
-		}
-	case <-time.After(d):
-	}
-}
-
 // ends checks that the stream ends within timeout without further events.
 func (s *sseStream) ends(timeout time.Duration) {
 	s.t.Helper()

@@ -330,6 +330,52 @@ func (p *Proxy) InFlight(name string) int {
 	return 0
 }
 
+// WaitRecords waits until fn, given the requests recorded so far, reports
+// true, or ctx ends. A request is recorded once it has ended.
+func (p *Proxy) WaitRecords(ctx context.Context, fn func([]Record) bool) error {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !fn(p.records) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.cond.Wait()
+	}
+	return nil
+}
+
+// WaitHealth waits until the replica name is healthy (or unhealthy, when
+// healthy is false), or ctx ends.
+func (p *Proxy) WaitHealth(ctx context.Context, name string, healthy bool) error {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		r := p.find(name)
+		if r == nil {
+			return fmt.Errorf("proxy: no replica %s", name)
+		}
+		if r.healthy == healthy {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.cond.Wait()
+	}
+}
+
 // Records returns a copy of the requests recorded so far (at most the last
 // 200,000).
 func (p *Proxy) Records() []Record {
@@ -351,6 +397,7 @@ func (p *Proxy) setHealth(r *replica, ok bool, why string) {
 	p.mu.Lock()
 	changed := r.healthy != ok
 	r.healthy = ok
+	p.cond.Broadcast()
 	p.mu.Unlock()
 	if changed {
 		state := "unhealthy"
@@ -505,6 +552,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		rec.Err = "no routable replica"
 		p.mu.Lock()
 		p.records = append(p.records, *rec)
+		p.cond.Broadcast()
 		p.mu.Unlock()
 		p.logLine(rec)
 		http.Error(w, "503 no replica available", http.StatusServiceUnavailable)

@@ -136,10 +136,11 @@ func TestRoundRobinPerRequest(t *testing.T) {
 		}
 		last[s] = r
 	}
+	// A record is filed once its handler has returned.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p.WaitRecords(ctx, func(recs []proxy.Record) bool { return len(recs) >= 18 })
 	recs := p.Records()
-	for deadline := time.Now().Add(5 * time.Second); len(recs) < 18 && time.Now().Before(deadline); recs = p.Records() {
-		time.Sleep(10 * time.Millisecond) // a record is filed once its handler has returned
-	}
 	if len(recs) != 18 || recs[0].Kind != "request" || recs[0].RPCMethod != "tools/list" || recs[0].RPCID != "1" || recs[7].Session != "s2" {
 		t.Errorf("records: %+v", recs)
 	}
@@ -190,6 +191,17 @@ func TestStreaming(t *testing.T) {
 	}
 }
 
+// waitHealth waits until the proxy's health checks find the replica name
+// healthy or not.
+func waitHealth(t *testing.T, p *proxy.Proxy, name string, healthy bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.WaitHealth(ctx, name, healthy); err != nil {
+		t.Fatalf("replica %s healthy=%v: %v", name, healthy, err)
+	}
+}
+
 func TestUnhealthyReplicasAreSkipped(t *testing.T) {
 	p, front, bs := start(t, "a", "b", "c")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -200,7 +212,7 @@ func TestUnhealthyReplicasAreSkipped(t *testing.T) {
 	bs[1].mu.Lock()
 	bs[1].sick = true
 	bs[1].mu.Unlock()
-	time.Sleep(200 * time.Millisecond)
+	waitHealth(t, p, "b", false)
 	for range 6 {
 		if r := served(t, front.URL, ""); r == "b" {
 			t.Fatal("a request went to the sick replica")
@@ -209,7 +221,7 @@ func TestUnhealthyReplicasAreSkipped(t *testing.T) {
 	bs[1].mu.Lock()
 	bs[1].sick = false
 	bs[1].mu.Unlock()
-	time.Sleep(200 * time.Millisecond)
+	waitHealth(t, p, "b", true)
 	seen := map[string]bool{}
 	for range 3 {
 		seen[served(t, front.URL, "")] = true
@@ -239,6 +251,18 @@ func TestUnhealthyReplicasAreSkipped(t *testing.T) {
 	}
 }
 
+// waitDraining waits until requests without a session go to only alone: the
+// other replicas are draining.
+func waitDraining(t *testing.T, url, only string) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		if served(t, url, "") == only && served(t, url, "") == only {
+			return
+		}
+	}
+	t.Fatalf("requests still reach replicas other than %s", only)
+}
+
 func TestDrain(t *testing.T) {
 	p, front, bs := start(t, "a", "b")
 	// A slow request in flight on a.
@@ -262,7 +286,9 @@ func TestDrain(t *testing.T) {
 		}
 		drained <- n
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Once a is draining (requests go to b only), Drain cannot return until
+	// the request in flight on a ends: it is still in flight.
+	waitDraining(t, front.URL, "b")
 	select {
 	case <-drained:
 		t.Fatal("Drain returned with a request in flight")
