@@ -114,3 +114,36 @@ func TestArgumentsBindCaseSensitively(t *testing.T) {
 		t.Fatalf("the handler got region %q; validated and vouched for by Mcp-Param-Region: %q", region, "us")
 	}
 }
+
+// TestArgumentsBindLikeEncodingJSON checks what the case-sensitive decoder
+// keeps of encoding/json: 42.0 binds to an int (the schema calls it an
+// integer), json tags with omitempty and string work, unknown members are
+// ignored, and a type mismatch is an isError result naming the field.
+func TestArgumentsBindLikeEncodingJSON(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		N    int    `json:"n"`
+		Q    int    `json:"q,string"`
+		Name string `json:"name,omitempty"`
+		Skip string `json:"-"`
+	}
+	got := make(chan args, 1)
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "bind", Description: "Binds.", InputSchema: json.RawMessage(`{"type":"object",
+		"properties":{"n":{"type":"integer"},"q":{"type":"string"},"name":{"type":"string"},"tags":{"type":"array"}}}`)},
+		func(ctx context.Context, req *core.CallToolRequest, in args) (string, error) {
+			got <- in
+			return "ok", nil
+		})
+	r := rawArgs(t, "tools/call", "bind", `{"n":42.0,"q":"7","name":"x","Skip":"no","tags":[1]}`).do(t, srv)
+	if res := r.result(t); res["isError"] == true {
+		t.Fatalf("isError: %s", r.Body)
+	}
+	if in := <-got; in != (args{N: 42, Q: 7, Name: "x"}) {
+		t.Fatalf("bound %+v", in)
+	}
+	r = rawArgs(t, "tools/call", "bind", `{"n":1,"q":"seven"}`).do(t, srv)
+	if res := r.result(t); res["isError"] != true || !strings.Contains(textOf(res), `"q"`) {
+		t.Fatalf("want an isError result naming q: %s", r.Body)
+	}
+}

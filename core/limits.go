@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Limits on the client-supplied objects that the server canonicalizes,
@@ -112,3 +116,14 @@ func checkValue(v []byte, depth int) error {
 	}
 	return nil
 }
+
+// bindOptions decode handler input (tool arguments, accepted form content)
+// with encoding/json's semantics in all but two points: member names match
+// struct fields case-sensitively, as the JSON Schema that validated them
+// does, and a duplicate name is an error. encoding/json would bind "REGION"
+// to the field named "region", a value the schema never saw.
+var bindOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
+	jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))
+
+// bindJSON decodes handler input into v with bindOptions.
+func bindJSON(data []byte, v any) error { return jsonv2.Unmarshal(data, v, bindOptions) }
