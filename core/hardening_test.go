@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -146,4 +149,40 @@ func TestArgumentsBindLikeEncodingJSON(t *testing.T) {
 	if res := r.result(t); res["isError"] != true || !strings.Contains(textOf(res), `"q"`) {
 		t.Fatalf("want an isError result naming q: %s", r.Body)
 	}
+}
+
+// shortBody is a body that sends a few bytes of what it declared.
+type shortBody struct{ sent bool }
+
+func (b *shortBody) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, io.EOF
+	}
+	b.sent = true
+	return copy(p, `{"jsonrpc"`), nil
+}
+
+// TestDeclaredBodySizeNotAllocated is issue 11, defect 3: the body buffer
+// was allocated at the declared Content-Length before a byte arrived. A
+// request that declares 4 MiB and sends 10 bytes must allocate little. Not
+// parallel: it reads the process's allocation counter.
+func TestDeclaredBodySizeNotAllocated(t *testing.T) {
+	srv := newFixture(t, nil)
+	const n, declared = 20, 4 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		req := callReq(1, "add", map[string]any{"a": 1, "b": 2}).httpRequest("/mcp")
+		req.Body, req.ContentLength = io.NopCloser(&shortBody{}), declared
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != http.StatusBadRequest {
+			t.Fatalf("HTTP %d: %s", w.Code, w.Body.Bytes())
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 256<<10 {
+		t.Fatalf("%d bytes allocated per request that declared %d and sent 10", per, declared)
+	}
+	assertServes(t, srv)
 }
