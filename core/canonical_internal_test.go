@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // manyKeys returns an object with n distinct keys in reverse order.
@@ -159,6 +161,29 @@ func FuzzCanonicalJSONDifferential(f *testing.F) {
 		json.Unmarshal(want, &wv)
 		if !reflect.DeepEqual(gv, wv) {
 			t.Fatalf("canonical %s, encoding/json %s", got, want)
+		}
+	})
+}
+
+// FuzzCheckArguments compares checkArguments's duplicate-key verdict with
+// the go-json-experiment decoder's (which rejects duplicate names), within
+// the limits, and checks that it never panics outside them.
+func FuzzCheckArguments(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":{"a":2}}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"x":[{"y":1},{"y":1,"y":2}]}`,
+		`{"Region":"us","region":"eu"}`, `{"a":"\ud800","\ud800":1,"\ufffd":2}`, `[[[[[]]]]]`, `{"é":1,"\u00e9":2}`} {
+		f.Add([]byte(s))
+	}
+	opts := []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(false)}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		err := checkArguments("arguments", data)
+		if err != nil && (strings.Contains(err.Error(), "nested deeper") || strings.Contains(err.Error(), "members")) {
+			return
+		}
+		if dup := !jsontext.Value(data).IsValid(opts...); (err != nil) != dup {
+			t.Fatalf("checkArguments: %v; decoder finds duplicates: %v", err, dup)
 		}
 	})
 }

@@ -2,9 +2,11 @@ package core
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -84,10 +86,7 @@ func checkValue(v []byte, depth int) error {
 			err = errTooManyMembers
 			return false
 		}
-		if bytes.IndexByte(k, '\\') >= 0 {
-			s, _ := keyString(k)
-			k = []byte(s)
-		}
+		k = decodedKey(k)
 		if len(keys) < few {
 			for _, e := range keys {
 				if bytes.Equal(e, k) {
@@ -127,3 +126,17 @@ var bindOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
 
 // bindJSON decodes handler input into v with bindOptions.
 func bindJSON(data []byte, v any) error { return jsonv2.Unmarshal(data, v, bindOptions) }
+
+// decodedKey returns the raw member key k (as eachMember passes it) as a
+// decoder sees it: escapes decoded and invalid UTF-8 replaced by U+FFFD, as
+// encoding/json does. Plain keys, the usual case, are returned as they are.
+func decodedKey(k []byte) []byte {
+	if bytes.IndexByte(k, '\\') < 0 && !hasControl(k) && utf8.Valid(k) {
+		return k
+	}
+	q := make([]byte, 0, len(k)+2)
+	q = append(append(append(q, '"'), k...), '"')
+	var s string
+	json.Unmarshal(q, &s)
+	return []byte(s)
+}

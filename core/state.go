@@ -384,11 +384,7 @@ func appendCanonical(dst, v []byte, depth int) ([]byte, error) {
 	case '{':
 		var ms []member
 		eachMember(v, func(k, val []byte) bool {
-			if bytes.IndexByte(k, '\\') >= 0 || hasControl(k) {
-				s, _ := keyString(k)
-				k = []byte(s)
-			}
-			ms = append(ms, member{k, val})
+			ms = append(ms, member{decodedKey(k), val})
 			return true
 		})
 		// A stable sort keeps duplicates in document order: the last of a
