@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +54,10 @@ func TestBodyReadTimeout(t *testing.T) {
 			}
 		})
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{BodyReadTimeout: bound}))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // a failing test must not leave the handler waiting
 	addr := ts.Listener.Addr().String()
 
 	// An SSE response, started before the trickling client connects.
@@ -106,7 +110,7 @@ func TestBodyReadTimeout(t *testing.T) {
 
 	// The SSE response began before the trickler, so its body deadline has
 	// passed too; it must still deliver its final result.
-	close(release)
+	free()
 	all, err := io.ReadAll(sse.Body)
 	if err != nil {
 		t.Fatalf("SSE stream cut: %v (%s)", err, all)
