@@ -187,3 +187,26 @@ func FuzzCheckArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKeyIs compares keyIs, which walks escapes without decoding, with
+// encoding/json's decoding of the key, for the protocol's key names and a
+// non-ASCII one.
+func FuzzKeyIs(f *testing.F) {
+	for _, s := range []string{`method`, `\u006dethod`, `\u006Dethod`, `meth\u006fd`, `\"`, `\u00e9`, `\ud83d\ude00`, `\/a`, `name\u0000`, "\xff", `\u12`, `arguments`} {
+		f.Add([]byte(s))
+	}
+	names := []string{"method", "name", "arguments", "inputResponses", "_meta", MetaProtocolVersion, "/a", "é", "😀", ""}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		q := append(append([]byte{'"'}, raw...), '"')
+		var s string
+		valid := json.Valid(q) && skipString(q, 0) == len(q)
+		if valid && json.Unmarshal(q, &s) != nil {
+			t.Fatal("valid but not decodable")
+		}
+		for _, n := range names {
+			if got := keyIs(raw, n); valid && got != (s == n) {
+				t.Fatalf("keyIs(%q, %q) = %v, decoded %q", raw, n, got, s)
+			}
+		}
+	})
+}
