@@ -19,6 +19,9 @@ func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *
 		if !isObject(v) {
 			return true, InvalidParamsError("Invalid params: inputResponses must be an object")
 		}
+		if err := checkArguments("inputResponses", v); err != nil {
+			return true, err
+		}
 		m := map[string]json.RawMessage{}
 		eachMember(v, func(ik, iv []byte) bool {
 			key, _ := keyString(ik)
@@ -59,6 +62,9 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			}
 			if !isObject(v) {
 				perr = InvalidParamsError("Invalid params: arguments must be an object")
+				return false
+			}
+			if perr = checkArguments("arguments", v); perr != nil {
 				return false
 			}
 			p.Arguments = v

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -205,7 +206,10 @@ func parseAccept(h string) acceptance {
 	return a
 }
 
-// readBody reads the request body up to the configured limit.
+// readBody reads the request body up to the configured limit. The buffer
+// grows as bytes arrive: a client that declares a large Content-Length and
+// sends little costs what it sent, not what it declared. A read that fails
+// on a deadline (see adapters/nethttp BodyReadTimeout) is answered 408.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	max := s.opts.MaxRequestBytes
 	tooLarge := func() ([]byte, bool) {
@@ -216,30 +220,50 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	if r.ContentLength > max {
 		return tooLarge()
 	}
-	var body []byte
-	var err error
+	limit := max
 	if r.ContentLength > 0 {
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-		if err == nil {
-			// A body longer than announced is a protocol error of the client.
-			var one [1]byte
-			if n, _ := r.Body.Read(one[:]); n > 0 {
-				err = errors.New("body longer than Content-Length")
-			}
-		}
-	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		limit = r.ContentLength
+	}
+	body, err := readGrowing(r.Body, limit)
+	switch {
+	case err == nil && int64(len(body)) > limit && r.ContentLength <= 0:
+		return tooLarge()
+	case err == nil && int64(len(body)) > limit:
+		// A body longer than announced is a protocol error of the client.
+		err = errors.New("body longer than Content-Length")
+	case err == nil && int64(len(body)) < r.ContentLength:
+		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeJSONError(w, http.StatusRequestTimeout, nil, &wireError{Code: CodeInvalidRequest,
+				Message: "Request Timeout: the body was not received in time"})
+			return nil, false
 		}
 		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: could not read the body"})
 		return nil, false
 	}
 	return body, true
+}
+
+// readGrowing reads r to its end or to limit+1 bytes, whichever comes
+// first, into a buffer that starts small (at most 16 KiB) and grows
+// geometrically with what actually arrives.
+func readGrowing(r io.Reader, limit int64) ([]byte, error) {
+	b := make([]byte, 0, min(limit+1, 16<<10))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(int64(cap(b)), limit+1)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit || err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // servePost handles every POST: one JSON-RPC message (or a legacy batch).

@@ -262,7 +262,7 @@ func Accepted[T any](in *InputResponses, key string) (T, bool) {
 		return zero, false
 	}
 	var v T
-	if err := json.Unmarshal(content, &v); err != nil {
+	if err := bindJSON(content, &v); err != nil { // as validated: case-sensitive names
 		return zero, false
 	}
 	return v, true

@@ -76,6 +76,9 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 		return nil, InvalidParamsError("Invalid params: name must be a string")
 	}
 	if argsRaw != nil {
+		if err := checkArguments("arguments", argsRaw); err != nil {
+			return nil, err
+		}
 		if err := json.Unmarshal(argsRaw, &req.Arguments); err != nil {
 			return nil, InvalidParamsError("Invalid params: arguments must be an object of strings")
 		}

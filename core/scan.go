@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -136,9 +137,67 @@ func eachMember(b []byte, fn func(key, value []byte) bool) error {
 
 // keyIs reports whether the raw key equals name. Keys containing escapes are
 // decoded first, so "\u006dethod" matches "method" as JSON says it must.
+// The comparison walks the escapes without allocating: a request whose
+// params hold many escaped keys costs a scan, not a decode per key and name.
 func keyIs(raw []byte, name string) bool {
-	for _, c := range raw {
-		if c == '\\' {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == name
+	}
+	j := 0
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c >= 0x80 || j >= len(name) || name[j] != c {
+				return keyIsSlow(raw, name)
+			}
+			i++
+			j++
+			continue
+		}
+		if i+1 >= len(raw) {
+			return false
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/':
+			c = e
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			if i+6 > len(raw) {
+				return false
+			}
+			r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+			if err != nil || r >= 0x80 {
+				return keyIsSlow(raw, name) // not ASCII: decode fully
+			}
+			c = byte(r)
+			i += 4
+		default:
+			return false
+		}
+		if j >= len(name) || name[j] != c {
+			return keyIsSlow(raw, name)
+		}
+		i += 2
+		j++
+	}
+	return j == len(name)
+}
+
+// keyIsSlow decodes raw with encoding/json and compares. keyIs falls back
+// to it only on non-ASCII content, which no protocol key name has: it
+// returns false at once for ASCII names.
+func keyIsSlow(raw []byte, name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
 			var s string
 			q := make([]byte, 0, len(raw)+2)
 			q = append(append(append(q, '"'), raw...), '"')
@@ -148,7 +207,7 @@ func keyIs(raw []byte, name string) bool {
 			return s == name
 		}
 	}
-	return string(raw) == name
+	return false
 }
 
 // interned holds strings that recur in every request (methods, the

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -12,6 +13,7 @@ import (
 	"hash"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -382,46 +384,64 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 // bytes the server validated, or encoding/json output) with sorted object keys (duplicate
 // keys: the last wins, as when decoding), strings re-escaped and numbers in a
 // canonical form, so that equal arguments hash equally whatever their key
-// order or spelling. Absent or null arguments canonicalize to {}.
+// order or spelling. Absent or null arguments canonicalize to {}. Objects
+// are sorted, not scanned per key, so the cost is O(n log n) in the number of
+// members; a value nested deeper than MaxArgumentDepth is an error.
 func canonicalJSON(raw []byte) ([]byte, error) {
 	if len(raw) == 0 || isNull(raw) || isEmptyObject(raw) {
 		return []byte("{}"), nil
 	}
 	raw = raw[skipSpace(raw, 0):]
-	return appendCanonical(make([]byte, 0, len(raw)), raw[:skipValue(raw, 0)]), nil
+	return appendCanonical(make([]byte, 0, len(raw)), raw[:skipValue(raw, 0)], 0)
 }
 
+// member is an object member: its decoded key (a sub-slice of the input
+// unless the key has escapes) and its raw value.
 type member struct {
-	key string
+	key []byte
 	val []byte
 }
 
-// appendCanonical appends the canonical form of the valid JSON value v.
-func appendCanonical(dst, v []byte) []byte {
+// cmpMember orders members by key (a variable so that tests can count the
+// comparisons).
+var cmpMember = func(a, b member) int { return bytes.Compare(a.key, b.key) }
+
+// appendCanonical appends the canonical form of the valid JSON value v,
+// found at the given nesting depth.
+func appendCanonical(dst, v []byte, depth int) ([]byte, error) {
+	var err error
+	switch v[0] {
+	case '{', '[':
+		if depth >= MaxArgumentDepth {
+			return nil, errTooDeep
+		}
+	}
 	switch v[0] {
 	case '{':
 		var ms []member
 		eachMember(v, func(k, val []byte) bool {
-			key, _ := keyString(k)
-			for i := range ms {
-				if ms[i].key == key {
-					ms[i].val = val
-					return true
-				}
-			}
-			ms = append(ms, member{key, val})
+			ms = append(ms, member{decodedKey(k), val})
 			return true
 		})
-		sort.Slice(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+		// A stable sort keeps duplicates in document order: the last of a
+		// run is the one a decoder keeps.
+		slices.SortStableFunc(ms, cmpMember)
 		dst = append(dst, '{')
+		n := 0
 		for i, m := range ms {
-			if i > 0 {
+			if i+1 < len(ms) && bytes.Equal(ms[i+1].key, m.key) {
+				continue
+			}
+			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(appendJSONString(dst, m.key), ':')
-			dst = appendCanonical(dst, m.val)
+			n++
+			dst = append(appendJSONString(dst, string(m.key)), ':')
+			if dst, err = appendCanonical(dst, m.val, depth+1); err != nil {
+				return nil, err
+			}
 		}
-		return append(dst, '}')
+		return append(dst, '}'), nil
 	case '[':
 		dst = append(dst, '[')
 		i, n := skipSpace(v, 1), 0
@@ -430,21 +450,33 @@ func appendCanonical(dst, v []byte) []byte {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendCanonical(dst, v[i:end])
+			if dst, err = appendCanonical(dst, v[i:end], depth+1); err != nil {
+				return nil, err
+			}
 			n++
 			i = skipSpace(v, end)
 			if i < len(v) && v[i] == ',' {
 				i = skipSpace(v, i+1)
 			}
 		}
-		return append(dst, ']')
+		return append(dst, ']'), nil
 	case '"':
 		s, _ := rawString(v)
-		return appendJSONString(dst, s)
+		return appendJSONString(dst, s), nil
 	case 't', 'f', 'n':
-		return append(dst, v...)
+		return append(dst, v...), nil
 	}
-	return appendCanonicalNumber(dst, string(v))
+	return appendCanonicalNumber(dst, string(v)), nil
+}
+
+// hasControl reports whether b holds a control character.
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 func appendCanonicalNumber(dst []byte, n string) []byte {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Tool defines a tool: its wire fields, as listed by tools/list, and how the
@@ -236,14 +238,14 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	structured := !raw && policy != OutputDisabled
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var args In
-		err := json.Unmarshal(req.Params.Arguments, &args)
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Value == "number" {
-			// The schema accepts 42.0 as an integer; encoding/json does not.
+		err := bindJSON(req.Params.Arguments, &args)
+		var te *jsonv1.UnmarshalTypeError
+		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+			// The schema accepts 42.0 as an integer; the decoder does not.
 			// Retry with numbers in canonical form.
 			if canon, cerr := canonicalJSON(req.Params.Arguments); cerr == nil {
 				args = *new(In)
-				err = json.Unmarshal(canon, &args)
+				err = bindJSON(canon, &args)
 			}
 		}
 		if err != nil {
@@ -268,9 +270,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	return st, nil
 }
 
-// bindError shortens encoding/json's messages for the model.
+// bindError shortens the decoder's messages for the model.
 func bindError(err error) string {
-	var te *json.UnmarshalTypeError
+	var te *jsonv1.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
 		return fmt.Sprintf("field %q: got JSON %s, want %v", te.Field, te.Value, te.Type)
 	}

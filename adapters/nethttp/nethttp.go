@@ -3,6 +3,7 @@ package nethttp
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -23,7 +24,15 @@ type Options struct {
 	// Middleware, when set, wraps the endpoint handler (e.g. authentication
 	// that puts a core.Principal on the request context).
 	Middleware func(http.Handler) http.Handler
+	// BodyReadTimeout bounds the time to receive a POST body, from the
+	// moment the handler starts (see LimitBodyRead): a client that trickles
+	// its body is answered 408 and disconnected. Zero means
+	// DefaultBodyReadTimeout; a negative value disables the bound.
+	BodyReadTimeout time.Duration
 }
+
+// DefaultBodyReadTimeout is the BodyReadTimeout of a zero Options.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Handler returns an http.Handler serving srv at DefaultPath.
 func Handler(srv *core.Server) http.Handler { return NewHandler(srv, nil) }
@@ -41,6 +50,11 @@ func NewHandler(srv *core.Server, opts *Options) http.Handler {
 	if opts != nil && opts.Middleware != nil {
 		h = opts.Middleware(h)
 	}
+	d := DefaultBodyReadTimeout
+	if opts != nil && opts.BodyReadTimeout != 0 {
+		d = opts.BodyReadTimeout
+	}
+	h = LimitBodyRead(h, d)
 	if path == "*" {
 		return h
 	}
@@ -87,4 +101,57 @@ func ServeListener(ctx context.Context, ln net.Listener, srv *core.Server, opts 
 		err = e
 	}
 	return err
+}
+
+// LimitBodyRead returns a handler that gives each request with a body d to
+// deliver it, then runs h. It sets the connection's read deadline with
+// http.ResponseController before h runs and clears it as soon as the body
+// has been read to its end, so that a long response (an SSE
+// stream) is not cut by the deadline. core.Server answers a body read that
+// fails on the deadline with 408. Requests without a body (GET streams,
+// DELETE, OPTIONS) are passed through untouched. d <= 0 returns h.
+//
+// NewHandler applies it with Options.BodyReadTimeout; use it directly when
+// mounting core.Server on an http.Server of your own.
+func LimitBodyRead(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+			h.ServeHTTP(w, r) // not supported by this writer: nothing to clear
+			return
+		}
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody clears the read deadline once the body has been read to its
+// end. A body left unread keeps the deadline, which then also bounds the
+// server's discarding of it after the handler returns.
+type deadlineBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	cleared bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.clear()
+	}
+	return n, err
+}
+
+func (b *deadlineBody) clear() {
+	if !b.cleared {
+		b.cleared = true
+		b.rc.SetReadDeadline(time.Time{})
+	}
 }

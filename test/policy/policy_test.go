@@ -29,6 +29,9 @@ var coreModules = map[string]string{
 	"github.com/buger/jsonparser":      "dependency of invopop/jsonschema (via ordered-map)",
 	"github.com/pb33f/ordered-map/v2":  "dependency of invopop/jsonschema",
 	"go.yaml.in/yaml/v4":               "dependency of pb33f/ordered-map",
+	// Typed handler input binds case-sensitively and refuses duplicate
+	// names (docs/design.md, "Hardening: request bodies and arguments").
+	"github.com/go-json-experiment/json": "case-sensitive binding of handler input",
 }
 
 // coreInternal are the packages of the module core may import, each a leaf

@@ -1,0 +1,212 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// manyKeys returns an object with n distinct keys in reverse order.
+func manyKeys(n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := n - 1; i >= 0; i-- {
+		if i < n-1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%07d":"v"`, i)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// TestCanonicalJSONCost bounds the work of canonicalizing an object with
+// 100,000 distinct keys (the hostile prompts/get of issue 11, defect 2) by
+// counting key comparisons: a sort needs O(n log n); the former per-key
+// scan over earlier members needed n²/2 = 5·10⁹.
+func TestCanonicalJSONCost(t *testing.T) {
+	const n = 100_000
+	var calls int
+	saved := cmpMember
+	cmpMember = func(a, b member) int { calls++; return bytes.Compare(a.key, b.key) }
+	defer func() { cmpMember = saved }()
+	out, err := canonicalJSON(manyKeys(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := int(2 * n * math.Log2(n)); calls > limit {
+		t.Fatalf("%d comparisons for %d keys, want at most %d", calls, n, limit)
+	}
+	if !bytes.HasPrefix(out, []byte(`{"k0000000":"v","k0000001":"v",`)) {
+		t.Fatalf("not sorted: %.60s", out)
+	}
+}
+
+// TestCanonicalJSONDuplicates checks that the last of duplicate keys wins,
+// as when decoding, wherever the duplicates are.
+func TestCanonicalJSONDuplicates(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"a":2}`:                      `{"a":2}`,
+		`{"b":0,"a":1,"b":3,"a":2}`:          `{"a":2,"b":3}`,
+		`{"a":{"x":1,"x":[1.0]},"\u0061":5}`: `{"a":5}`,
+		`{"a":{"x":1,"x":[1.0]}}`:            `{"a":{"x":[1]}}`,
+	} {
+		got, err := canonicalJSON([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("canonicalJSON(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+// TestCanonicalJSONDepth checks the depth bound.
+func TestCanonicalJSONDepth(t *testing.T) {
+	ok := strings.Repeat("[", MaxArgumentDepth) + strings.Repeat("]", MaxArgumentDepth)
+	if _, err := canonicalJSON([]byte(ok)); err != nil {
+		t.Fatalf("depth %d: %v", MaxArgumentDepth, err)
+	}
+	deep := "[" + ok + "]"
+	if _, err := canonicalJSON([]byte(deep)); !errors.Is(err, errTooDeep) {
+		t.Fatalf("depth %d: err %v, want errTooDeep", MaxArgumentDepth+1, err)
+	}
+}
+
+// TestCheckArguments covers the limits and the duplicate-key rule.
+func TestCheckArguments(t *testing.T) {
+	nested := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1) }
+	for in, want := range map[string]string{
+		`{"a":1,"b":{"c":[{"d":1,"e":2}]}}`:                                   "",
+		`{"region":"us","REGION":"eu"}`:                                       "",
+		`{"a":1,"a":2}`:                                                       `duplicate key "a"`,
+		`{"a":1,"\u0061":2}`:                                                  `duplicate key "a"`,
+		`{"x":[{"a":1,"b":2,"a":3}]}`:                                         `duplicate key "a"`,
+		string(manyKeys(MaxArgumentMembers)):                                  "",
+		string(manyKeys(MaxArgumentMembers + 1)):                              "more than 10000 members",
+		`{"a":1,` + string(manyKeys(100)[1:len(manyKeys(100))-1]) + `,"a":2}`: `duplicate key "a"`,
+		nested(MaxArgumentDepth):                                              "",
+		nested(MaxArgumentDepth + 1):                                          "nested deeper than 32 levels",
+	} {
+		err := checkArguments("arguments", []byte(in))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%.40s: %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%.40s: err %v, want %q", in, err, want)
+		case err != nil && err.(*Error).Code != CodeInvalidParams:
+			t.Errorf("%.40s: code %d", in, err.(*Error).Code)
+		}
+	}
+}
+
+// BenchmarkCanonicalJSON reports the cost per key of canonicalizing objects
+// of growing size: it must stay flat (O(n log n) with a small log factor).
+func BenchmarkCanonicalJSON(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		in := manyKeys(n)
+		b.Run(fmt.Sprintf("keys=%dk", n/1000), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in)))
+			for b.Loop() {
+				if _, err := canonicalJSON(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+		})
+	}
+}
+
+// FuzzCanonicalJSONDifferential compares canonicalJSON with what
+// encoding/json makes of the same value: decode (the last duplicate wins),
+// re-encode with sorted keys, and compare both as decoded values. It also
+// checks checkArguments never panics and agrees with canonicalJSON on depth.
+func FuzzCanonicalJSONDifferential(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1.0,2e0,{"c":null,"c":"x"}]}`, `{}`, `{"x":1e400}`, `{"n":-0}`,
+		`{"\u00e9":"\ud800","é":"<&>"}`, `{"big":12345678901234567890,"f":0.1}`, `[[[[{"a":{"a":1}}]]]]`, `"s"`, `12.50`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		cerr := checkArguments("arguments", data)
+		got, err := canonicalJSON(data)
+		if err != nil {
+			if !errors.Is(err, errTooDeep) || cerr == nil {
+				t.Fatalf("canonicalJSON: %v (checkArguments: %v)", err, cerr)
+			}
+			return
+		}
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return // a number out of float64 range: canonicalJSON keeps it as is
+		}
+		if data = bytes.TrimSpace(data); isNull(data) {
+			v = map[string]any{} // null arguments canonicalize to {}
+		}
+		want, err := json.Marshal(v)
+		if err != nil {
+			return // e.g. a number out of float64 range
+		}
+		var gv, wv any
+		if err := json.Unmarshal(got, &gv); err != nil {
+			t.Fatalf("canonical form %q is not JSON: %v", got, err)
+		}
+		json.Unmarshal(want, &wv)
+		if !reflect.DeepEqual(gv, wv) {
+			t.Fatalf("canonical %s, encoding/json %s", got, want)
+		}
+	})
+}
+
+// FuzzCheckArguments compares checkArguments's duplicate-key verdict with
+// the go-json-experiment decoder's (which rejects duplicate names), within
+// the limits, and checks that it never panics outside them.
+func FuzzCheckArguments(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":{"a":2}}`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"x":[{"y":1},{"y":1,"y":2}]}`,
+		`{"Region":"us","region":"eu"}`, `{"a":"\ud800","\ud800":1,"\ufffd":2}`, `[[[[[]]]]]`, `{"é":1,"\u00e9":2}`} {
+		f.Add([]byte(s))
+	}
+	opts := []jsontext.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(false)}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		err := checkArguments("arguments", data)
+		if err != nil && (strings.Contains(err.Error(), "nested deeper") || strings.Contains(err.Error(), "members")) {
+			return
+		}
+		if dup := !jsontext.Value(data).IsValid(opts...); (err != nil) != dup {
+			t.Fatalf("checkArguments: %v; decoder finds duplicates: %v", err, dup)
+		}
+	})
+}
+
+// FuzzKeyIs compares keyIs, which walks escapes without decoding, with
+// encoding/json's decoding of the key, for the protocol's key names and a
+// non-ASCII one.
+func FuzzKeyIs(f *testing.F) {
+	for _, s := range []string{`method`, `\u006dethod`, `\u006Dethod`, `meth\u006fd`, `\"`, `\u00e9`, `\ud83d\ude00`, `\/a`, `name\u0000`, "\xff", `\u12`, `arguments`} {
+		f.Add([]byte(s))
+	}
+	names := []string{"method", "name", "arguments", "inputResponses", "_meta", MetaProtocolVersion, "/a", "é", "😀", ""}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		q := append(append([]byte{'"'}, raw...), '"')
+		var s string
+		valid := json.Valid(q) && skipString(q, 0) == len(q)
+		if valid && json.Unmarshal(q, &s) != nil {
+			t.Fatal("valid but not decodable")
+		}
+		for _, n := range names {
+			if got := keyIs(raw, n); valid && got != (s == n) {
+				t.Fatalf("keyIs(%q, %q) = %v, decoded %q", raw, n, got, s)
+			}
+		}
+	})
+}
