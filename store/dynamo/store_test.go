@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -44,7 +43,9 @@ func newClient(t *testing.T) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(ep),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDTEST", "test-secret", ""),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "test"}, nil
+		}),
 	})
 }
 

@@ -60,7 +60,7 @@ func newCluster(t *testing.T, n int) *Cluster {
 		if bins.dir, bins.err = os.MkdirTemp("", "mcpfn-replicas-test-"); bins.err != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", bins.dir+"/", "./examples/everything", "./test/smfake/cmd/smfake")
+		cmd := exec.Command("go", "build", "-o", bins.dir+"/", "./examples/everything", "./store/secretsmanager/internal/smfake/cmd/smfake")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			bins.err = fmt.Errorf("go build: %v\n%s", err, out)
