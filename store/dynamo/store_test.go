@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/store/storetest"
 )
@@ -31,15 +31,7 @@ import (
 // skips the test.
 func newClient(t *testing.T) *dynamodb.Client {
 	t.Helper()
-	ep := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if ep == "" {
-		msg := "MCPFN_DYNAMODB_ENDPOINT is unset: run `eval \"$(test/dynalite/start.sh --detach)\"` " +
-			"or `test/dynalite/with.sh go test ./store/dynamo/` to test against dynalite"
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			t.Fatal("MCPFN_REQUIRE_DYNAMO=1 but " + msg)
-		}
-		t.Skip(msg)
-	}
+	ep := testenv.DynamoEndpoint(t)
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(ep),
