@@ -24,8 +24,9 @@ var coreModules = map[string]string{
 	// Validation uses the official Go SDK's validator: santhosh-tekuri's
 	// compiles the metaschemas of five drafts at package init (6.4 ms and
 	// 21k allocations on every cold start), which a serverless framework
-	// cannot afford. The tests still check messages against the official
-	// schemas with santhosh-tekuri's validator.
+	// cannot afford. The tests check messages against the official schemas
+	// with the same validator, so that no test-only library reaches the
+	// root go.mod (docs/design.md, "Module layout").
 	"github.com/google/jsonschema-go":  "schema validation",
 	"github.com/bahlo/generic-list-go": "dependency of invopop/jsonschema (via ordered-map)",
 	"github.com/buger/jsonparser":      "dependency of invopop/jsonschema (via ordered-map)",
