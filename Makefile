@@ -1,5 +1,6 @@
 # mcpfn make targets.
 #
+#   make check                     the quick tier: lint + go test -race -short, every module
 #   make test                      every test: lint, unit (-race), conformance, interop, ...
 #   make conformance REV=2026-07-28 ADAPTER=nethttp
 #   make conformance-all           both revisions, every adapter
@@ -12,7 +13,7 @@ REV ?= 2026-07-28
 ADAPTER ?= nethttp
 GO ?= go
 
-.PHONY: test lint unit conformance conformance-all lambda-zip
+.PHONY: test check lint unit conformance conformance-all lambda-zip
 
 # lambda-zip: the deployable zips of examples/lambda (provided.al2023
 # bootstrap, arm64 and amd64) in examples/lambda/build/.
@@ -22,12 +23,19 @@ lambda-zip:
 test:
 	@test/all.sh
 
-lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+# check: lint, then the unit tests of every module with -race -short (no
+# emulators, no Node); see CONTRIBUTING.md.
+check:
+	@test/check.sh
 
+# lint: gofmt, and for every module (test/modules.sh) a tidy go.mod and go vet.
+lint:
+	@test/lint.sh
+
+# unit: the unit tests of every module (the "work" pattern of go.work),
+# without starting emulators (test/unit.sh starts them).
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 work
 
 # conformance: one suite run against examples/everything behind ADAPTER.
 # REV may list several revisions (REV=2025-11-25,2026-07-28): they run one

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // listTools returns the tools of one tools/list page, by name.
@@ -33,24 +32,20 @@ func listTools(t *testing.T, h http.Handler) map[string]map[string]any {
 // validateAgainst validates instance (raw JSON) against schema (decoded).
 func validateAgainst(t *testing.T, schema any, instance []byte) error {
 	t.Helper()
-	c := jsonschema.NewCompiler()
 	sb := toJSON(t, schema)
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(sb))
+	var s jsonschema.Schema
+	if err := json.Unmarshal(sb, &s); err != nil {
+		t.Fatalf("advertised schema does not decode: %v\n%s", err, sb)
+	}
+	rs, err := s.Resolve(&jsonschema.ResolveOptions{BaseURI: "mem:///s.json"})
 	if err != nil {
+		t.Fatalf("advertised schema does not resolve: %v\n%s", err, sb)
+	}
+	var inst any
+	if err := json.Unmarshal(instance, &inst); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddResource("mem:///s.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("mem:///s.json")
-	if err != nil {
-		t.Fatalf("advertised schema does not compile: %v\n%s", err, sb)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(instance))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Validate(inst)
+	return rs.Validate(inst)
 }
 
 type point struct {

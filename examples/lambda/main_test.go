@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 )
 
 // TestBootstrapUnderEmulator builds the deployment package with build.sh,
@@ -120,8 +121,8 @@ func startFront(t *testing.T, bin string, args ...string) string {
 		select {
 		case line, ok := <-lines:
 			if !ok {
-				if strings.Contains(log.String(), "aws-lambda-rie not found") && os.Getenv("MCPFN_REQUIRE_RIE") != "1" {
-					t.Skip("aws-lambda-rie is not installed (test/lambdafront/install-rie.sh); set MCPFN_REQUIRE_RIE=1 to make this a failure")
+				if strings.Contains(log.String(), "aws-lambda-rie not found") {
+					testenv.RIE.Missing(t, "aws-lambda-rie not found")
 				}
 				t.Fatalf("lambdafront exited:\n%s", log.String())
 			}

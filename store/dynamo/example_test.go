@@ -4,20 +4,21 @@ import (
 	"context"
 	"log"
 
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 )
 
+// cfg is the function's AWS configuration, which a program loads with
+// config.LoadDefaultConfig(ctx) of github.com/aws/aws-sdk-go-v2/config. This
+// module does not require that package, so that its users inherit the
+// DynamoDB client and nothing else (docs/design.md, "Module layout").
+var cfg aws.Config
+
 // A Lambda function's main builds the store once, from the function's role
 // and region, and hands it to the server.
 func ExampleNew() {
-	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
 	sessions, err := dynamo.New(dynamodb.NewFromConfig(cfg), &dynamo.Options{TableName: "mcpfn-sessions"})
 	if err != nil {
 		log.Fatal(err)
@@ -30,10 +31,6 @@ func ExampleNew() {
 // CreateTable provisions the table where no Terraform does, e.g. in tests.
 func ExampleCreateTable() {
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
 	if err := dynamo.CreateTable(ctx, dynamodb.NewFromConfig(cfg), dynamo.DefaultTableName); err != nil {
 		log.Fatal(err)
 	}

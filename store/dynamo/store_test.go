@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,12 +17,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/store/storetest"
 )
@@ -32,19 +31,13 @@ import (
 // skips the test.
 func newClient(t *testing.T) *dynamodb.Client {
 	t.Helper()
-	ep := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if ep == "" {
-		msg := "MCPFN_DYNAMODB_ENDPOINT is unset: run `eval \"$(test/dynalite/start.sh --detach)\"` " +
-			"or `test/dynalite/with.sh go test ./store/dynamo/` to test against dynalite"
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			t.Fatal("MCPFN_REQUIRE_DYNAMO=1 but " + msg)
-		}
-		t.Skip(msg)
-	}
+	ep := testenv.DynamoEndpoint(t)
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(ep),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDTEST", "test-secret", ""),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "test"}, nil
+		}),
 	})
 }
 

@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
 )
 
+// cfg is the function's AWS configuration, which a program loads with
+// config.LoadDefaultConfig(ctx) of github.com/aws/aws-sdk-go-v2/config. This
+// module does not require that package, so that its users inherit the
+// Secrets Manager client and nothing else (docs/design.md, "Module layout").
+var cfg aws.Config
+
 // A Lambda function's main reads the signing keys from a secret and fails
 // fast when they cannot be loaded.
 func ExampleNew() {
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
 	keys, err := secretsmanager.New(awssm.NewFromConfig(cfg), "mcpfn/state-keys", nil)
 	if err != nil {
 		log.Fatal(err)

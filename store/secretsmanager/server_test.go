@@ -6,10 +6,10 @@ import (
 
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/mcpfn/mcpfn/test/smfake"
+	"github.com/mcpfn/mcpfn/store/secretsmanager/internal/smfake"
 )
 
-// smServer is the Secrets Manager fake of package test/smfake (the AWS JSON
+// smServer is the Secrets Manager fake of package store/secretsmanager/internal/smfake (the AWS JSON
 // 1.1 wire protocol on loopback, with versions and staging labels that a
 // test rotates) behind an httptest.Server. No Secrets Manager emulator
 // exists to test against.

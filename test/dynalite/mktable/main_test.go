@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 )
 
@@ -19,13 +19,7 @@ import (
 // is active with the session index. It needs dynalite
 // (test/dynalite/with.sh).
 func TestRun(t *testing.T) {
-	endpoint := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("MCPFN_REQUIRE_DYNAMO") == "1" {
-			t.Fatal("MCPFN_DYNAMODB_ENDPOINT is not set (MCPFN_REQUIRE_DYNAMO=1)")
-		}
-		t.Skip("MCPFN_DYNAMODB_ENDPOINT is not set: run under test/dynalite/with.sh")
-	}
+	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_REGION", "")
 	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")

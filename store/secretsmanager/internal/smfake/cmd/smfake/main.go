@@ -1,9 +1,9 @@
 // Command smfake serves the AWS Secrets Manager wire protocol on loopback
-// (package test/smfake) with one secret of signing keys in the format of
+// (package store/secretsmanager/internal/smfake) with one secret of signing keys in the format of
 // store/secretsmanager, for running the examples against
 // MCPFN_KEYS_SECRET_ID without AWS:
 //
-//	go run ./test/smfake/cmd/smfake -addr 127.0.0.1:0 -state /tmp/sm.json
+//	go run ./store/secretsmanager/internal/smfake/cmd/smfake -addr 127.0.0.1:0 -state /tmp/sm.json
 //	smfake: serving Secrets Manager on http://127.0.0.1:PORT (secret mcpfn/state-keys)
 //
 //	AWS_ENDPOINT_URL_SECRETS_MANAGER=http://127.0.0.1:PORT MCPFN_KEYS_SECRET_ID=mcpfn/state-keys \
@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpfn/mcpfn/test/smfake"
+	"github.com/mcpfn/mcpfn/store/secretsmanager/internal/smfake"
 )
 
 func main() {

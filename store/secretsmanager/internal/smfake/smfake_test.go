@@ -13,7 +13,7 @@ import (
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
-	"github.com/mcpfn/mcpfn/test/smfake"
+	"github.com/mcpfn/mcpfn/store/secretsmanager/internal/smfake"
 )
 
 const name = "mcpfn/state-keys"

@@ -36,6 +36,7 @@
 package smfake
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -51,7 +52,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
@@ -171,9 +171,11 @@ func ARN(name string) string {
 // and no retries.
 func Client(url string) *awssm.Client {
 	return awssm.New(awssm.Options{
-		Region:           "us-east-1",
-		BaseEndpoint:     aws.String(url),
-		Credentials:      credentials.NewStaticCredentialsProvider("AKIDTEST", "test-secret", ""),
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(url),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "smfake"}, nil
+		}),
 		RetryMaxAttempts: 1,
 	})
 }

@@ -1,0 +1,96 @@
+// Package testenv tells tests which local emulators they run against, and
+// ends a test that needs a missing one the same way everywhere: with the
+// command that runs it.
+//
+// test/unit.sh (part of `make test`) starts every emulator and sets
+// MCPFN_REQUIRE_DYNAMO=1 and MCPFN_REQUIRE_RIE=1, so that a missing
+// emulator fails there. Under a plain `go test` a test that does not find
+// its emulator is skipped with a message naming the command that runs it
+// (see it with -v); under -short (`make check`) it is skipped before it
+// looks.
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Emulator is a local stand-in for a cloud service that some tests need.
+type Emulator struct {
+	// Name says what the emulator is.
+	Name string
+	// Require names the environment variable that, set to 1, turns a
+	// missing emulator into a failure.
+	Require string
+	// Run is the command, before "./PACKAGE", that runs a package's tests
+	// with the emulator.
+	Run string
+}
+
+// The emulators of the test suite.
+var (
+	Dynalite = Emulator{
+		Name:    "dynalite (DynamoDB)",
+		Require: "MCPFN_REQUIRE_DYNAMO",
+		Run:     "test/dynalite/with.sh go test",
+	}
+	RIE = Emulator{
+		Name:    "the AWS Lambda runtime interface emulator",
+		Require: "MCPFN_REQUIRE_RIE",
+		Run:     "MCPFN_RIE=$(test/lambdafront/install-rie.sh) go test",
+	}
+)
+
+// SkipShort skips the test under -short, which runs without emulators.
+func (e Emulator) SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: needs %s", e.Name)
+	}
+}
+
+// Missing ends a test that needs e and did not find it (why says what is
+// missing): a failure when e.Require is 1, a skip naming the command that
+// runs the test otherwise.
+func (e Emulator) Missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(e.Require) == "1" {
+		t.Fatalf("%s: %s (%s=1)", e.Name, why, e.Require)
+	}
+	t.Skipf("needs %s (%s): run `%s %s` from the repository root", e.Name, why, e.Run, packageDir())
+}
+
+// DynamoEndpoint returns the URL of the dynalite the tests use
+// (MCPFN_DYNAMODB_ENDPOINT), or ends the test as Dynalite.Missing does.
+func DynamoEndpoint(t testing.TB) string {
+	t.Helper()
+	Dynalite.SkipShort(t)
+	ep := os.Getenv("MCPFN_DYNAMODB_ENDPOINT")
+	if ep == "" {
+		Dynalite.Missing(t, "MCPFN_DYNAMODB_ENDPOINT is not set")
+	}
+	return ep
+}
+
+// packageDir returns the directory of the test's package relative to the
+// repository root (the directory of go.work), as "./store/dynamo"; "./..."
+// when it cannot tell.
+func packageDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "./..."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			rel, err := filepath.Rel(dir, wd)
+			if err != nil {
+				return "./..."
+			}
+			return "./" + filepath.ToSlash(rel)
+		}
+		if filepath.Dir(dir) == dir {
+			return "./..."
+		}
+	}
+}
