@@ -109,6 +109,9 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			return nil, err
 		}
 	}
+	if err := s.authorize(ctx, r, Operation{Method: "tools/call", Name: p.Name, Arguments: p.Arguments}); err != nil {
+		return nil, err
+	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
 	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.InputResponses, token: p.RequestState, hasToken: hasState}); err != nil {
 		return nil, err

@@ -44,6 +44,8 @@ type Error struct {
 	// status, when non-zero, overrides the HTTP status derived from Code (a
 	// missing _meta key is -32602 with 400, while a handler's -32602 is a 200).
 	status int
+	// header holds extra HTTP response headers (see WithHTTP in authn.go).
+	header http.Header
 }
 
 // Error implements error.

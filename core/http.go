@@ -21,7 +21,13 @@ import (
 // chosen here, so platform adapters only copy what it writes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	origin := r.Header.Get("Origin")
-	if !s.hostAllowed(r) || (origin != "" && !s.originAllowed(r, origin)) {
+	hostOK := s.hostAllowed(r)
+	// Authorization metadata is public: served after the Host check, before
+	// the Origin check (see Authenticator).
+	if hostOK && s.opts.Authenticator != nil && s.serveMetadata(w, r) {
+		return
+	}
+	if !hostOK || (origin != "" && !s.originAllowed(r, origin)) {
 		s.log.WarnContext(r.Context(), "refused request from a foreign origin or host",
 			"origin", origin, "host", r.Host)
 		writeJSONError(w, http.StatusForbidden, nil, &wireError{Code: CodeInvalidRequest, Message: "Forbidden: origin or host not allowed"})
@@ -32,6 +38,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
 		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate")
+	}
+	if s.opts.Authenticator != nil && r.Method != http.MethodOptions {
+		var ok bool
+		if r, ok = s.authenticate(w, r); !ok {
+			return
+		}
 	}
 	switch r.Method {
 	case http.MethodPost:

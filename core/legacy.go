@@ -202,7 +202,17 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 	if caps == nil {
 		caps = &ClientCapabilities{}
 	}
-	if s.opts.Sessions != SessionsStateless {
+	if err := s.authorize(ctx, &Request{ProtocolVersion: version}, Operation{Method: "initialize"}); err != nil {
+		s.replyError(ctx, x, m.id, err, false)
+		return
+	}
+	owner := sessionOwner(PrincipalFromContext(ctx))
+	if !owner && s.opts.Sessions == SessionsStateful {
+		s.replyError(ctx, x, m.id, legacyError(http.StatusForbidden, CodeInvalidRequest,
+			"Forbidden: the credentials name no client or subject to own a session"), false)
+		return
+	}
+	if s.opts.Sessions != SessionsStateless && owner {
 		sess, err := s.createSession(ctx, PrincipalFromContext(ctx), sessionData{Version: version, Caps: caps, ClientInfo: p.ClientInfo})
 		if err != nil {
 			s.replyError(ctx, x, m.id, storeFailure(err), false)
@@ -313,6 +323,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 				err = errCancelledByClient
 			}
 		}()
+	}
+	if err := s.authorizeMethod(ctx, r); err != nil {
+		return nil, err
 	}
 	switch m.method {
 	case "ping":
@@ -825,6 +838,10 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 	}
 	if sess != nil {
 		x.header = sessionHeader(sess.rec.ID)
+	}
+	if err := s.authorizeBatch(ctx, elems, version); err != nil {
+		s.replyError(ctx, x, nil, err, false)
+		return
 	}
 	quiet := &exchange{acc: acceptance{json: true}} // no stream inside a batch
 	var out [][]byte

@@ -158,6 +158,10 @@ func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMess
 	} else if r.progressToken != nil || r.logLevel >= 0 {
 		x.wantSSE = true
 	}
+	if err := s.authorizeMethod(ctx, r); err != nil {
+		s.replyError(ctx, x, m.id, err, true)
+		return
+	}
 	spec := modernMethods[m.method]
 	result, err := s.invoke(ctx, spec.handle, r, m.params)
 	if err != nil {
@@ -284,6 +288,7 @@ func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err err
 	} else if e.Cause != nil {
 		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
 	}
+	s.errorHeaders(ctx, x, e)
 	we := toWireError(err)
 	status := http.StatusOK
 	if e != nil && e.status != 0 {

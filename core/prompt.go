@@ -89,6 +89,9 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 			return nil, InvalidParamsError("Invalid params: missing required argument %q", a.Name)
 		}
 	}
+	if err := s.authorize(ctx, r, Operation{Method: "prompts/get", Name: req.Name, Arguments: argsRaw}); err != nil {
+		return nil, err
+	}
 	binding := stateBinding{method: "prompts/get", target: req.Name, args: argsRaw, principal: r.Principal}
 	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
 		return nil, err

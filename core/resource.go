@@ -278,6 +278,9 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 	if h == nil {
 		return nil, s.notFound(r, req.URI)
 	}
+	if err := s.authorize(ctx, r, Operation{Method: "resources/read", Name: req.URI}); err != nil {
+		return nil, err
+	}
 	binding := stateBinding{method: "resources/read", target: req.URI, principal: r.Principal}
 	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: req.InputResponses, token: req.RequestState, hasToken: hasState}); err != nil {
 		return nil, err

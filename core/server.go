@@ -93,6 +93,12 @@ type ServerOptions struct {
 	// localhost, 127.0.0.1 and [::1] on any port (DNS rebinding protection).
 	// When set, it also applies to servers not on loopback.
 	AllowedHosts []string
+	// Authenticator, when set, authenticates every request but CORS
+	// preflights, authorizes every JSON-RPC request and serves its metadata
+	// document (see Authenticator; package auth provides one). Nil means no
+	// authentication.
+	Authenticator Authenticator
+
 	// KeepAlive is the interval of SSE comment lines on long-lived streams.
 	// Zero means DefaultKeepAlive; negative disables them.
 	KeepAlive time.Duration

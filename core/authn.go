@@ -1,0 +1,260 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// Authenticator plugs request authentication and authorization into the
+// server, once for every platform adapter (ServerOptions.Authenticator).
+// Package auth implements it as an OAuth 2.1 protected resource
+// (2026-07-28 basic/authorization); core knows no OAuth types.
+//
+// The server calls the methods in this order:
+//
+//  1. Metadata, for GET and OPTIONS requests, after the Host check and
+//     before the Origin check: a document the authenticator serves without
+//     authentication (RFC 9728 protected resource metadata), with CORS "*".
+//  2. Authenticate, after the Host and Origin checks and the CORS headers,
+//     for every method but OPTIONS (preflights are answered unauthenticated),
+//     before the request body is read.
+//  3. Authorize, once per JSON-RPC request of either era, when the method and
+//     its target are known: for tools/call, prompts/get and resources/read
+//     after the unknown-target and header checks, before requestState is
+//     verified, client capabilities are checked and the handler runs; for
+//     other methods before the method runs. A 2025-03-26 batch is authorized
+//     before any of its requests runs, and refused whole if one is refused.
+//
+// Errors returned by the methods are sent to the client: an *Error carrying an
+// HTTP status and headers (Error.WithHTTP) chooses the response's status and
+// headers (WWW-Authenticate, Retry-After) and its JSON-RPC error body. Any
+// other error becomes a 500 with a generic -32603 and is logged.
+//
+// Implementations must be safe for concurrent use.
+type Authenticator interface {
+	// Metadata returns the document served for a GET of r's URL, or nil and
+	// a nil error when r does not ask for one (the request then proceeds as
+	// usual). The document is sent as application/json.
+	Metadata(r *http.Request) ([]byte, error)
+	// Authenticate checks the request's credentials and returns the context
+	// the request continues with, carrying the caller (NewContextWithPrincipal
+	// and whatever the implementation adds), or the error to answer with.
+	Authenticate(r *http.Request) (context.Context, error)
+	// Authorize decides whether the caller in ctx (from Authenticate) may
+	// perform op. It returns nil or the error to answer with.
+	Authorize(ctx context.Context, op Operation) error
+}
+
+// Operation is what a JSON-RPC request asks to do, as passed to
+// Authenticator.Authorize.
+type Operation struct {
+	// Method is the JSON-RPC method, e.g. "tools/call" or "initialize".
+	Method string
+	// Name is the tool (tools/call) or prompt (prompts/get) name, or the
+	// resource URI (resources/read); empty for other methods.
+	Name string
+	// Arguments is the raw params.arguments object of tools/call (an empty
+	// object when absent) and prompts/get (nil when absent).
+	Arguments json.RawMessage
+	// ProtocolVersion is the revision the request speaks.
+	ProtocolVersion string
+}
+
+// WithHTTP sets the HTTP status and extra response headers (e.g.
+// WWW-Authenticate, Retry-After) of the response carrying e, and returns e.
+// They apply when e answers the request before anything else was written:
+// returned by an Authenticator, or by a handler before its first
+// notification (after it, e travels as a JSON-RPC error on the open stream
+// and the server logs a warning). A zero status keeps the status derived from
+// Code.
+func (e *Error) WithHTTP(status int, header http.Header) *Error {
+	e.status = status
+	e.header = header
+	return e
+}
+
+// HTTPStatus returns the status set by WithHTTP (or by the server), or 0.
+func (e *Error) HTTPStatus() int { return e.status }
+
+// HTTPHeader returns the response headers set by WithHTTP, or nil. Callers
+// must not modify them.
+func (e *Error) HTTPHeader() http.Header { return e.header }
+
+// targetedMethods are authorized inside their handlers, once their target is
+// known.
+func targetedMethod(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read":
+		return true
+	}
+	return false
+}
+
+// authorize runs the authenticator's Authorize, if any.
+func (s *Server) authorize(ctx context.Context, r *Request, op Operation) error {
+	a := s.opts.Authenticator
+	if a == nil {
+		return nil
+	}
+	op.ProtocolVersion = r.ProtocolVersion
+	return a.Authorize(ctx, op)
+}
+
+// authorizeMethod authorizes a request whose method has no target.
+func (s *Server) authorizeMethod(ctx context.Context, r *Request) error {
+	if s.opts.Authenticator == nil || targetedMethod(r.Method) {
+		return nil
+	}
+	return s.authorize(ctx, r, Operation{Method: r.Method})
+}
+
+// messageOperation reads the operation of a JSON-RPC request from its params
+// (for batches, authorized before any element runs).
+func messageOperation(m *rpcMessage, version string) Operation {
+	op := Operation{Method: m.method, ProtocolVersion: version}
+	if !targetedMethod(m.method) || m.params == nil {
+		return op
+	}
+	eachMember(m.params, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "name") && m.method != "resources/read":
+			op.Name, _ = rawString(v)
+		case keyIs(k, "uri") && m.method == "resources/read":
+			op.Name, _ = rawString(v)
+		case keyIs(k, "arguments") && m.method != "resources/read" && !isNull(v):
+			op.Arguments = v
+		}
+		return true
+	})
+	if m.method == "tools/call" && op.Arguments == nil {
+		op.Arguments = json.RawMessage(`{}`)
+	}
+	return op
+}
+
+// authorizeBatch authorizes every request of a batch before any runs.
+func (s *Server) authorizeBatch(ctx context.Context, elems [][]byte, version string) error {
+	a := s.opts.Authenticator
+	if a == nil {
+		return nil
+	}
+	for _, e := range elems {
+		m, _, err := parseMessage(e)
+		if err != nil || m.isResponse || m.isNotification() {
+			continue
+		}
+		if err := a.Authorize(ctx, messageOperation(m, version)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serveMetadata serves the authenticator's metadata document for r, if r
+// asks for one. It reports whether it answered.
+func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+		return false
+	}
+	doc, err := s.opts.Authenticator.Metadata(r)
+	if err == nil && doc == nil {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if err != nil {
+		s.writeHTTPError(w, r, err)
+		return true
+	}
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
+			h.Set("Access-Control-Allow-Headers", rh)
+		}
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=3600")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(doc)
+	}
+	return true
+}
+
+// authenticate runs the authenticator on r. It returns the request to
+// continue with, or false after answering with the authenticator's error.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	ctx, err := s.opts.Authenticator.Authenticate(r)
+	if err != nil {
+		s.writeHTTPError(w, r, err)
+		return nil, false
+	}
+	if ctx == nil || ctx == r.Context() {
+		return r, true
+	}
+	return r.WithContext(ctx), true
+}
+
+// writeHTTPError answers a request refused before JSON-RPC dispatch with the
+// error's status (default 500), headers and JSON-RPC error body.
+func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	status := http.StatusInternalServerError
+	if errors.As(err, &e) {
+		if e.status != 0 {
+			status = e.status
+		}
+		copyHeader(w.Header(), e.header)
+		if e.Cause != nil {
+			s.log.DebugContext(r.Context(), "request refused", "status", status, "error", e.Cause.Error())
+		}
+	} else {
+		s.log.ErrorContext(r.Context(), "authentication failed", "error", err.Error())
+	}
+	writeJSONError(w, status, nil, toWireError(err))
+}
+
+// copyHeader adds the values of src to dst, replacing what dst had.
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+// errorHeaders makes the headers of e part of x's response, and warns when the
+// status cannot apply any more because the stream has begun.
+func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
+	if e == nil || (e.header == nil && e.status < 400) {
+		return
+	}
+	x.mu.Lock()
+	started := x.started
+	x.mu.Unlock()
+	if started {
+		s.log.WarnContext(ctx, "an error with an HTTP status came after the response stream began; sent as a JSON-RPC error",
+			"code", e.Code, "status", e.status)
+		return
+	}
+	if e.header == nil {
+		return
+	}
+	prev := x.header
+	x.header = func(h http.Header) {
+		if prev != nil {
+			prev(h)
+		}
+		copyHeader(h, e.header)
+	}
+}
+
+// sessionOwner reports whether p may own legacy sessions: anonymous callers
+// (nil) share an anonymous pool, while an authenticated principal needs a
+// client or a subject, or every caller of its issuer would share sessions.
+func sessionOwner(p *Principal) bool {
+	return p == nil || p.ClientID != "" || p.Subject != ""
+}
