@@ -193,6 +193,7 @@ type rpc struct {
 	header map[string][]string
 	query  string
 	accept string
+	meta   map[string]any // extra _meta members (2026-07-28)
 }
 
 func call(tool string) rpc {
@@ -208,7 +209,10 @@ func (e *env) do(t testing.TB, tok string, q rpc) *reply {
 	if q.legacy == "" {
 		params["_meta"] = map[string]any{
 			core.MetaProtocolVersion:    core.ProtocolVersion20260728,
-			core.MetaClientCapabilities: map[string]any{},
+			core.MetaClientCapabilities: map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}},
+		}
+		for k, v := range q.meta {
+			params["_meta"].(map[string]any)[k] = v
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": q.method, "params": params})

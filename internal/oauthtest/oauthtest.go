@@ -60,7 +60,8 @@ type Claims struct {
 	// NotBefore and IssuedAt are nbf and iat; zero omits nbf and sets iat to
 	// now.
 	NotBefore, IssuedAt time.Time
-	// Extra holds further claims (they override the above).
+	// Extra holds further claims (they override the above; a nil value
+	// removes the claim).
 	Extra map[string]any
 }
 
@@ -248,7 +249,11 @@ func (s *Server) claimsMap(c Claims) map[string]any {
 		m["iat"] = c.IssuedAt.Unix()
 	}
 	for k, v := range c.Extra {
-		m[k] = v
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
 	}
 	return m
 }
