@@ -71,6 +71,10 @@ type Options struct {
 	// gen1 URL). Its path, as the handler sees it, serves the document too,
 	// and challenges name this URL. Only with a single resource.
 	MetadataURL string
+	// MetadataPath is the path of MetadataURL as the handler sees it, when
+	// the platform strips a prefix before the function (Cloud Functions
+	// gen1 strip the function's name). Empty means MetadataURL's path.
+	MetadataPath string
 	// ResourceName is the human-readable resource_name of the document.
 	ResourceName string
 
@@ -290,12 +294,15 @@ func New(opts Options) (*Resource, error) {
 	if len(uris) == 0 {
 		return nil, errors.New("auth: no Resource")
 	}
+	if opts.MetadataPath != "" && (opts.MetadataURL == "" || !strings.HasPrefix(opts.MetadataPath, "/")) {
+		return nil, errors.New("auth: MetadataPath needs MetadataURL and must start with /")
+	}
 	if opts.MetadataURL != "" && len(uris) > 1 {
 		return nil, errors.New("auth: MetadataURL needs a single resource")
 	}
 	hosts := map[string]bool{}
 	for _, u := range uris {
-		e, err := newResourceEntry(u, opts.MetadataURL)
+		e, err := newResourceEntry(u, opts.MetadataURL, opts.MetadataPath)
 		if err != nil {
 			return nil, err
 		}
@@ -405,7 +412,7 @@ func secureOrLoopback(u *url.URL) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func newResourceEntry(uri, metadataURL string) (*resourceEntry, error) {
+func newResourceEntry(uri, metadataURL, metadataPath string) (*resourceEntry, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Host == "" || u.Fragment != "" || strings.Contains(uri, "#") || u.User != nil || !secureOrLoopback(u) {
 		return nil, fmt.Errorf("auth: resource %q must be an absolute https URI without fragment (http only on loopback)", uri)
@@ -424,7 +431,11 @@ func newResourceEntry(uri, metadataURL string) (*resourceEntry, error) {
 			return nil, fmt.Errorf("auth: MetadataURL %q must be an absolute https URL", metadataURL)
 		}
 		e.metaURL = metadataURL
-		if p := mu.EscapedPath(); p != wk {
+		p := mu.EscapedPath()
+		if metadataPath != "" {
+			p = metadataPath
+		}
+		if p != wk {
 			e.docPaths = append(e.docPaths, p)
 		}
 	}
