@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,8 @@ const (
 	DefaultIntrospectionCacheTTL = time.Minute
 	// DefaultIntrospectionCacheSize bounds the cached introspection answers.
 	DefaultIntrospectionCacheSize = 10000
+	// DefaultJWTCacheSize bounds the cache of verified JWTs.
+	DefaultJWTCacheSize = 10000
 	// DefaultRetryAfter is the Retry-After of a 503 answered when the
 	// authorization server is unavailable.
 	DefaultRetryAfter = 5 * time.Second
@@ -100,6 +103,13 @@ type Options struct {
 	// ScopesSupported is the document's scopes_supported. Nil means the
 	// Required scopes plus those of ToolScopes and PromptScopes.
 	ScopesSupported []string
+
+	// JWTCacheSize bounds the cache of verified JWTs (by SHA-256 of the
+	// token, each until the earlier of its exp and the issuer's JWKSTTL),
+	// which spares repeated signature checks of the same token. Zero means
+	// DefaultJWTCacheSize; negative disables it. Time and audience checks
+	// run on every request either way.
+	JWTCacheSize int
 
 	// Leeway is the tolerated clock skew. Zero means DefaultLeeway.
 	Leeway time.Duration
@@ -193,6 +203,7 @@ type Resource struct {
 	promptScopes map[string][]string
 	scopesFn     func(context.Context, core.Operation) []string
 	implies      implications
+	jwtCache     tokenCache
 	leeway       time.Duration
 	retryAfter   string
 	log          *slog.Logger
@@ -217,6 +228,10 @@ func New(opts Options) (*Resource, error) {
 	}
 	if r.leeway == 0 {
 		r.leeway = DefaultLeeway
+	}
+	r.jwtCache.max = opts.JWTCacheSize
+	if r.jwtCache.max == 0 {
+		r.jwtCache.max = DefaultJWTCacheSize
 	}
 	if r.leeway < 0 {
 		return nil, errors.New("auth: negative Leeway")
@@ -383,8 +398,11 @@ func newIssuer(ic Issuer, client *http.Client) (*issuer, error) {
 		if size <= 0 {
 			size = DefaultIntrospectionCacheSize
 		}
+		if ttl < 0 {
+			size = 0
+		}
 		is.intro = &introspector{iss: is, endpoint: in.Endpoint, id: in.ClientID, secret: in.ClientSecret,
-			ttl: ttl, max: size, maxBytes: maxIntrospectionBytes}
+			ttl: ttl, maxBytes: maxIntrospectionBytes, cache: tokenCache{max: size}}
 	}
 	return is, nil
 }
@@ -641,7 +659,12 @@ func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*
 	}
 	now := rs.now()
 	var is *issuer
-	var c *claims
+	key := sha256.Sum256([]byte(tok))
+	c := rs.jwtCache.get(key, now)
+	if c != nil {
+		is = rs.issuers[c.iss]
+		return rs.tokenInfo(e, is, c, tok, now)
+	}
 	h, jc, err := splitJWT(tok, defaultClaimNames)
 	switch {
 	case errors.Is(err, errNotJWT):
@@ -672,7 +695,18 @@ func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*
 		if c, err = rs.verifyJWT(ctx, is, tok, h, jc, now); err != nil {
 			return nil, err
 		}
+		expires := now.Add(is.jwksTTL)
+		if c.hasExp && c.exp.Before(expires) {
+			expires = c.exp
+		}
+		rs.jwtCache.put(key, c, expires, now)
 	}
+	return rs.tokenInfo(e, is, c, tok, now)
+}
+
+// tokenInfo applies the time and audience checks to verified claims and
+// describes the caller.
+func (rs *Resource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok string, now time.Time) (*TokenInfo, error) {
 	if err := rs.checkClaims(e, c, now); err != nil {
 		return nil, err
 	}

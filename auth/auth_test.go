@@ -423,3 +423,28 @@ func TestTokenRedaction(t *testing.T) {
 		t.Fatalf("token leaked: %s", b.String())
 	}
 }
+
+// TestJWTCache: a verified JWT is remembered, bounded in number, and its
+// time checks still run on every request.
+func TestJWTCache(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) { o.JWTCacheSize = 4 }})
+	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+	ok := want{status: 200, text: "hello user-1 via client-1"}
+	check(t, e, e.do(t, tok, call("echo")), ok)
+	check(t, e, e.do(t, tok, call("echo")), ok)
+	e.clock.set(time.Now().Add(2*time.Minute + auth.DefaultLeeway + time.Second))
+	check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+	e.clock.set(time.Time{})
+	for i := 0; i < 20; i++ {
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+	}
+	if n := auth.JWTCacheLen(e.rs); n > 4 || n == 0 {
+		t.Fatalf("cache holds %d, bound 4", n)
+	}
+	// Another audience is refused even when the token is cached for one
+	// resource of a virtual-host pair: the audience check is not cached.
+	wrong := e.as.Mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
+	for i := 0; i < 2; i++ {
+		check(t, e, e.do(t, wrong, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+	}
+}

@@ -10,8 +10,8 @@ func IntrospectionCacheLen(rs *Resource) int {
 	if rs.introspector == nil {
 		return 0
 	}
-	in := rs.introspector.intro
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return len(in.cache)
+	return rs.introspector.intro.cache.len()
 }
+
+// JWTCacheLen returns the number of cached verified JWTs.
+func JWTCacheLen(rs *Resource) int { return rs.jwtCache.len() }

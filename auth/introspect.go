@@ -21,62 +21,80 @@ type introspector struct {
 	id       string
 	secret   string
 	ttl      time.Duration
-	max      int
 	maxBytes int64
-
-	mu    sync.Mutex
-	cache map[[32]byte]cachedIntrospection
+	cache    tokenCache
 }
 
-type cachedIntrospection struct {
+// tokenCache maps SHA-256 digests of tokens to their verified claims, each
+// until an expiry, holding at most max entries.
+type tokenCache struct {
+	max int // <= 0: disabled
+
+	mu sync.Mutex
+	m  map[[32]byte]cachedClaims
+}
+
+type cachedClaims struct {
 	c       *claims
 	expires time.Time
 }
 
-// lookup returns the cached claims of tok, or nil.
-func (in *introspector) lookup(key [32]byte, now time.Time) *claims {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	e, ok := in.cache[key]
+// get returns the cached claims of key, or nil.
+func (tc *tokenCache) get(key [32]byte, now time.Time) *claims {
+	if tc.max <= 0 {
+		return nil
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	e, ok := tc.m[key]
 	if !ok {
 		return nil
 	}
 	if !now.Before(e.expires) {
-		delete(in.cache, key)
+		delete(tc.m, key)
 		return nil
 	}
 	return e.c
 }
 
-// store caches c for tok until expires, evicting expired entries (and, when
-// still full, arbitrary ones) to stay within the bound.
-func (in *introspector) store(key [32]byte, c *claims, expires time.Time, now time.Time) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.cache == nil {
-		in.cache = make(map[[32]byte]cachedIntrospection)
+// put caches c until expires, evicting expired entries (and, when still
+// full, arbitrary ones) to stay within the bound.
+func (tc *tokenCache) put(key [32]byte, c *claims, expires, now time.Time) {
+	if tc.max <= 0 || !expires.After(now) {
+		return
 	}
-	if len(in.cache) >= in.max {
-		for k, e := range in.cache {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.m == nil {
+		tc.m = make(map[[32]byte]cachedClaims)
+	}
+	if len(tc.m) >= tc.max {
+		for k, e := range tc.m {
 			if !now.Before(e.expires) {
-				delete(in.cache, k)
+				delete(tc.m, k)
 			}
 		}
-		for k := range in.cache {
-			if len(in.cache) < in.max {
+		for k := range tc.m {
+			if len(tc.m) < tc.max {
 				break
 			}
-			delete(in.cache, k)
+			delete(tc.m, k)
 		}
 	}
-	in.cache[key] = cachedIntrospection{c: c, expires: expires}
+	tc.m[key] = cachedClaims{c: c, expires: expires}
+}
+
+func (tc *tokenCache) len() int {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return len(tc.m)
 }
 
 // introspect returns the claims of an active token, nil for an inactive one,
 // or an errUnavailable error when the endpoint cannot answer.
 func (in *introspector) introspect(ctx context.Context, tok string, now time.Time) (*claims, error) {
 	key := sha256.Sum256([]byte(tok))
-	if c := in.lookup(key, now); c != nil {
+	if c := in.cache.get(key, now); c != nil {
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.iss.fetchTimeout)
@@ -117,8 +135,6 @@ func (in *introspector) introspect(ctx context.Context, tok string, now time.Tim
 	if c.hasExp && c.exp.Before(expires) {
 		expires = c.exp
 	}
-	if expires.After(now) {
-		in.store(key, c, expires, now)
-	}
+	in.cache.put(key, c, expires, now)
 	return c, nil
 }
