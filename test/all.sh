@@ -35,6 +35,7 @@ stage lint make -s lint
 stage unit test/unit.sh
 stage conformance test/conformance/all.sh
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
+[ -x test/interop/auth.sh ] && stage interop-auth test/interop/auth.sh
 stage benchmarks-smoke go test -run '^$' -bench . -benchtime=1x ./...
 if [ -d test/bench ]; then stage bench-harness-tests bash -c 'cd test/bench && go vet ./... && go test -count=1 ./...'; fi
 

@@ -366,7 +366,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	is := s.Issuer
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                                         is,
 		"authorization_endpoint":                         is + "/authorize",
 		"token_endpoint":                                 is + "/token",
@@ -381,7 +381,11 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_response_iss_parameter_supported": true,
 		"subject_types_supported":                        []string{"public"},
 		"id_token_signing_alg_values_supported":          []string{"RS256"},
-	})
+	}
+	if len(s.opts.Scopes) == 0 {
+		delete(md, "scopes_supported") // RECOMMENDED, but never null
+	}
+	writeJSON(w, http.StatusOK, md)
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
