@@ -50,10 +50,28 @@
 // Bodies are JSON-RPC errors. [RequireScopes] gives tool handlers the same
 // 403 for scopes that depend on what the call does (step-up authorization).
 //
+// Verified JWTs are remembered by the SHA-256 of the token (Options.JWTCacheSize,
+// never past exp or the JWKS TTL), so a client reusing its token pays for the
+// signature once; the time and audience checks run on every request.
+//
+// # Metadata
+//
+// The RFC 9728 document is served, unauthenticated, at the well-known URL
+// derived from the resource (origin + /.well-known/oauth-protected-resource +
+// path). Where the platform's public paths differ from the handler's (an API
+// Gateway stage, a Cloud Functions gen1 function name), set
+// Options.MetadataURL (and Options.MetadataPath): challenges name it.
+//
 // # Caller
 //
 // Handlers read the caller with [TokenInfoFromContext] (issuer, client,
 // subject, scopes, claims) or core.Request.Principal. Legacy sessions and
 // sealed request state are bound to the principal (issuer, client and
 // subject), so a stepped-up token keeps both.
+//
+// # Plain HTTP authentication
+//
+// [Basic] and [Bearer] check static credentials (or a verify function) in
+// constant time and answer 401 with a realm challenge. They are not MCP
+// authorization: no metadata, no scopes, no authorization server.
 package auth
