@@ -28,7 +28,10 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful shutdown of Serve. Zero means 10s.
 	ShutdownTimeout time.Duration
 	// Middleware, when set, wraps the endpoint handler (e.g. authentication
-	// that puts a core.Principal on the request context).
+	// that puts a core.Principal on the request context). It runs before
+	// the server's Origin check; for OAuth, prefer
+	// core.ServerOptions.Authenticator (package auth), which every adapter
+	// shares.
 	Middleware func(http.Handler) http.Handler
 }
 
