@@ -448,3 +448,17 @@ func TestJWTCache(t *testing.T) {
 		check(t, e, e.do(t, wrong, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
 	}
 }
+
+// TestClaimNames: an issuer whose tokens carry scp (an array) and azp.
+func TestClaimNames(t *testing.T) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+		o.Issuers[0].ScopeClaim, o.Issuers[0].ClientClaim = "scp", "azp"
+	}})
+	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Extra: map[string]any{
+		"scp": []string{"mcp", "files:write"}, "azp": "spa-client", "client_id": nil}})
+	check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via spa-client"})
+	check(t, e, e.do(t, tok, call("write")), want{status: 200, text: "written"})
+	// The default names are not read for this issuer.
+	tok = e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+	check(t, e, e.do(t, tok, call("echo")), want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest})
+}
