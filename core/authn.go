@@ -82,6 +82,10 @@ func (e *Error) HTTPStatus() int { return e.status }
 // must not modify them.
 func (e *Error) HTTPHeader() http.Header { return e.header }
 
+// Authenticator returns ServerOptions.Authenticator, or nil. Adapters use it
+// to route the authenticator's metadata paths to the server.
+func (s *Server) Authenticator() Authenticator { return s.opts.Authenticator }
+
 // targetedMethods are authorized inside their handlers, once their target is
 // known.
 func targetedMethod(method string) bool {

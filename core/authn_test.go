@@ -112,7 +112,9 @@ func authServer(t *testing.T, a *recordingAuth, opts *core.ServerOptions) *core.
 	return srv
 }
 
-func withToken(r *testReq, sub string) *testReq { return r.withRawHeader("Authorization", "Token "+sub) }
+func withToken(r *testReq, sub string) *testReq {
+	return r.withRawHeader("Authorization", "Token "+sub)
+}
 
 func TestAuthenticatorOriginBeforeAuth(t *testing.T) {
 	a := &recordingAuth{}

@@ -37,6 +37,7 @@ stage lint test/lint.sh
 stage unit test/unit.sh
 stage conformance test/conformance/all.sh
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
+[ -x test/interop/auth.sh ] && stage interop-auth test/interop/auth.sh
 # Every benchmark once, except the side-by-side harness of test/bench (whose
 # own tests ran in the unit stage; it runs with `go run ./cmd/mcpbench`).
 stage benchmarks-smoke bash -c 'go test -run "^$" -bench . -benchtime=1x $(go list work | grep -v "^github.com/mcpfn/mcpfn/test/bench")'

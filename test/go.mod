@@ -10,7 +10,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn/adapters/gcf v0.0.0-00010101000000-000000000000
 	github.com/mcpfn/mcpfn/adapters/lambda v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn/auth v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn/internal/oauthtest v0.0.0-00010101000000-000000000000
 	github.com/mcpfn/mcpfn/store/dynamo v0.0.0-00010101000000-000000000000
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.0.0-00010101000000-000000000000
 	github.com/zclconf/go-cty v1.19.0
@@ -35,16 +38,27 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
+	github.com/lestrrat-go/blackmagic v1.0.4 // indirect
+	github.com/lestrrat-go/httpcc v1.0.1 // indirect
+	github.com/lestrrat-go/httprc v1.0.6 // indirect
+	github.com/lestrrat-go/iter v1.0.2 // indirect
+	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
+	github.com/lestrrat-go/option v1.0.1 // indirect
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
+	github.com/segmentio/asm v1.2.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/mod v0.29.0 // indirect
-	golang.org/x/sync v0.18.0 // indirect
-	golang.org/x/text v0.31.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
+	golang.org/x/crypto v0.53.0 // indirect
+	golang.org/x/mod v0.36.0 // indirect
+	golang.org/x/sync v0.21.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+	golang.org/x/text v0.38.0 // indirect
+	golang.org/x/tools v0.45.0 // indirect
 )
 
 replace github.com/mcpfn/mcpfn => ..
@@ -55,3 +69,7 @@ replace (
 	github.com/mcpfn/mcpfn/store/dynamo => ../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../store/secretsmanager
 )
+
+replace github.com/mcpfn/mcpfn/auth => ../auth
+
+replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest

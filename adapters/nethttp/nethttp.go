@@ -6,23 +6,33 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
 )
+
+// wellKnownPRM is the prefix of OAuth protected resource metadata URLs
+// (RFC 9728 §3), served by the server whatever Options.Path is.
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
 
 // DefaultPath is the endpoint path Handler serves.
 const DefaultPath = "/mcp"
 
 // Options configures NewHandler and Serve. A nil *Options means defaults.
 type Options struct {
-	// Path is the MCP endpoint path; other paths get 404. Empty means
-	// DefaultPath; "*" serves every path.
+	// Path is the MCP endpoint path; other paths get 404, except, when the
+	// server has an Authenticator, /.well-known/oauth-protected-resource and
+	// the paths below it (RFC 9728 metadata), which the server answers.
+	// Empty means DefaultPath; "*" serves every path.
 	Path string
 	// ShutdownTimeout bounds the graceful shutdown of Serve. Zero means 10s.
 	ShutdownTimeout time.Duration
 	// Middleware, when set, wraps the endpoint handler (e.g. authentication
-	// that puts a core.Principal on the request context).
+	// that puts a core.Principal on the request context). It runs before
+	// the server's Origin check; for OAuth, prefer
+	// core.ServerOptions.Authenticator (package auth), which every adapter
+	// shares.
 	Middleware func(http.Handler) http.Handler
 	// BodyReadTimeout bounds the time to receive a POST body, from the
 	// moment the handler starts (see LimitBodyRead): a client that trickles
@@ -58,8 +68,11 @@ func NewHandler(srv *core.Server, opts *Options) http.Handler {
 	if path == "*" {
 		return h
 	}
+	authn := srv.Authenticator() != nil
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != path {
+		// Protected resource metadata (RFC 9728 §3) lives outside the
+		// endpoint path; the server's Authenticator decides what it serves.
+		if r.URL.Path != path && !(authn && strings.HasPrefix(r.URL.Path, wellKnownPRM)) {
 			http.NotFound(w, r)
 			return
 		}

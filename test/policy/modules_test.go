@@ -27,6 +27,8 @@ var ourModules = map[string]string{
 	module + "/adapters/gcf":         "adapters/gcf",
 	module + "/store/dynamo":         "store/dynamo",
 	module + "/store/secretsmanager": "store/secretsmanager",
+	module + "/auth":                 "auth",
+	module + "/internal/oauthtest":   "internal/oauthtest",
 	module + "/examples":             "examples",
 	module + "/test":                 "test",
 	module + "/test/bench":           "test/bench",

@@ -173,7 +173,7 @@ func TestAdapterAndStoreBoundaries(t *testing.T) {
 			}
 		case rel == "core":
 			for _, d := range p.deps {
-				if strings.HasPrefix(d, module+"/") {
+				if _, ok := coreInternal[d]; strings.HasPrefix(d, module+"/") && !ok {
 					t.Errorf("core imports %s", d)
 				}
 			}
@@ -191,4 +191,50 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestAuthDependencies: package auth imports only core, jwx/v2 and the
+// standard library (STYLE.md §6.1), and nothing of another platform reaches
+// it through them. (That core never reaches jwx is TestCoreDependencies'
+// forbidden prefix github.com/lestrrat-go/.)
+func TestAuthDependencies(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}`, "./auth/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./auth/...: %v", err)
+	}
+	std := map[string]bool{}
+	for _, p := range goList(t, "std") {
+		std[p.path] = true
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "|", 2)
+		n++
+		for _, imp := range strings.Fields(f[1]) {
+			switch {
+			case std[imp], imp == module+"/core",
+				strings.HasPrefix(imp, module+"/auth"),
+				strings.HasPrefix(imp, "github.com/lestrrat-go/jwx/v2/"):
+			default:
+				t.Errorf("%s imports %s; auth may import only core, jwx/v2 and the standard library", f[0], imp)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("go list ./auth/... listed nothing")
+	}
+	for _, p := range goList(t, "-deps", "./auth/...") {
+		for _, f := range []string{"github.com/aws/", "github.com/GoogleCloudPlatform/", "cloud.google.com/",
+			module + "/adapters", module + "/store", module + "/internal", module + "/examples", module + "/test"} {
+			if _, ok := coreInternal[p.path]; strings.HasPrefix(p.path, f) && !ok {
+				t.Errorf("auth depends on %s", p.path)
+			}
+		}
+	}
 }

@@ -20,6 +20,15 @@
 //	                       (https://app.example.com,...), or "*"; see
 //	                       core.ServerOptions.AllowedOrigins. Unset: loopback and
 //	                       same-origin only.
+//	MCPFN_AUTH_RESOURCE    The canonical URI of the MCP endpoint as clients use it
+//	                       (https://…/mcp): set, the server is an OAuth 2.1
+//	                       protected resource (package auth) trusting the JWT
+//	                       access tokens of MCPFN_AUTH_ISSUER (its JWKS from
+//	                       MCPFN_AUTH_JWKS_URL or its metadata), requiring the
+//	                       space-separated MCPFN_AUTH_SCOPES. Behind a stage prefix
+//	                       or a Cloud Functions gen1 URL, MCPFN_AUTH_METADATA_URL
+//	                       (and MCPFN_AUTH_METADATA_PATH) say where the metadata
+//	                       document is (auth.Options.MetadataURL, MetadataPath).
 //	MCPFN_LOG_LEVEL        debug, info (the default), warn or error. Logs go to
 //	                       stderr (CloudWatch Logs on Lambda, Cloud Logging on GCF),
 //	                       as text, or as JSON when Lambda's log format is JSON

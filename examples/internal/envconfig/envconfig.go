@@ -69,6 +69,14 @@ func LoadWith(ctx context.Context, awsConfig func(context.Context) (aws.Config, 
 		}
 	}
 
+	authn, err := authFromEnv(log)
+	if err != nil {
+		return nil, err
+	}
+	if authn != nil {
+		opts.Authenticator = authn
+	}
+
 	table, secretID, stateKey := os.Getenv("MCPFN_DYNAMODB_TABLE"), os.Getenv("MCPFN_KEYS_SECRET_ID"), os.Getenv("MCPFN_STATE_KEY")
 	if secretID != "" && stateKey != "" {
 		return nil, errors.New("MCPFN_KEYS_SECRET_ID and MCPFN_STATE_KEY are both set: use one")

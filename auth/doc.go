@@ -1,0 +1,77 @@
+// Package auth makes an mcpfn server an OAuth 2.1 protected resource
+// (2026-07-28 basic/authorization; 2025-11-25 basic/authorization agrees for
+// servers): it verifies bearer access tokens, checks scopes per operation,
+// answers with RFC 6750 challenges and serves RFC 9728 protected resource
+// metadata.
+//
+// A [Resource] is a [core.Authenticator]: set it as
+// core.ServerOptions.Authenticator and every adapter (net/http, AWS Lambda,
+// Google Cloud Functions) gets the same behaviour, after core's Host and
+// Origin checks.
+//
+//	rs, err := auth.New(auth.Options{
+//		Resource: "https://mcp.example.com/mcp",
+//		Issuers:  []auth.Issuer{{Issuer: "https://login.example.com"}},
+//		Required: []string{"mcp"},
+//		ToolScopes: map[string][]string{"delete_file": {"files:write"}},
+//	})
+//	if err != nil { ... }
+//	srv := core.NewServer(impl, &core.ServerOptions{Authenticator: rs})
+//
+// # Tokens
+//
+// JWT access tokens (RFC 9068) are verified with lestrrat-go/jwx against
+// the issuer's JWKS, which is read from Issuer.JWKSURL or the issuer's RFC
+// 8414 (or OpenID Connect) metadata. A JWT goes only to the issuer its iss
+// names. The checks: an asymmetric alg that fits the key, iss, aud naming
+// the resource (or Options.Audiences), exp (required), nbf and iat with
+// Options.Leeway, and typ (at+jwt by default). Keys are fetched lazily on the
+// request path: when older than Issuer.JWKSTTL, and when a token names an
+// unknown kid, at most once per Issuer.JWKSMinInterval. Concurrent requests
+// share one fetch; no goroutine outlives its request.
+//
+// One issuer may instead use RFC 7662 introspection
+// (Issuer.Introspection): opaque tokens and JWTs naming that issuer are
+// introspected, and the answers cached by the SHA-256 of the token, never
+// beyond the token's exp.
+//
+// # Answers
+//
+//   - no token: 401 with `WWW-Authenticate: Bearer resource_metadata="…",
+//     scope="<Required>"`;
+//   - an invalid token: the same plus error="invalid_token";
+//   - a repeated or malformed Authorization header, or an access_token query
+//     parameter: 400 error="invalid_request";
+//   - missing scopes: 403 error="insufficient_scope" whose scope lists every
+//     scope the operation needs;
+//   - the authorization server unreachable (JWKS, metadata or
+//     introspection): 503 with Retry-After, never invalid_token.
+//
+// Bodies are JSON-RPC errors. [RequireScopes] gives tool handlers the same
+// 403 for scopes that depend on what the call does (step-up authorization).
+//
+// Verified JWTs are remembered by the SHA-256 of the token (Options.JWTCacheSize,
+// never past exp or the JWKS TTL), so a client reusing its token pays for the
+// signature once; the time and audience checks run on every request.
+//
+// # Metadata
+//
+// The RFC 9728 document is served, unauthenticated, at the well-known URL
+// derived from the resource (origin + /.well-known/oauth-protected-resource +
+// path). Where the platform's public paths differ from the handler's (an API
+// Gateway stage, a Cloud Functions gen1 function name), set
+// Options.MetadataURL (and Options.MetadataPath): challenges name it.
+//
+// # Caller
+//
+// Handlers read the caller with [TokenInfoFromContext] (issuer, client,
+// subject, scopes, claims) or core.Request.Principal. Legacy sessions and
+// sealed request state are bound to the principal (issuer, client and
+// subject), so a stepped-up token keeps both.
+//
+// # Plain HTTP authentication
+//
+// [Basic] and [Bearer] check static credentials (or a verify function) in
+// constant time and answer 401 with a realm challenge. They are not MCP
+// authorization: no metadata, no scopes, no authorization server.
+package auth

@@ -1,0 +1,114 @@
+package auth
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParseAuthorization: any header values give a token, nothing, or an
+// error, never a panic; a returned token is a valid b64token and round-trips.
+func FuzzParseAuthorization(f *testing.F) {
+	for _, s := range []string{"", "Bearer abc", "bearer abc.def-ghi_~+/==", "Bearer", "Bearer ", "Bearer a b",
+		"Basic dXNlcjpwYXNz", "Bearer  spaced", "Bearer =abc", "BEARER x", "Bearer abc=d", "Bearer\tx"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, v string, twice bool) {
+		vals := []string{v}
+		if twice {
+			vals = append(vals, v)
+		}
+		tok, err := ParseAuthorization(vals)
+		if err != nil {
+			if tok != "" {
+				t.Fatal("token with an error")
+			}
+			return
+		}
+		if twice {
+			t.Fatal("a repeated header was accepted")
+		}
+		if tok == "" {
+			return
+		}
+		if !isB64Token(tok) {
+			t.Fatalf("token %q is not a b64token", tok)
+		}
+		again, err := ParseAuthorization([]string{"Bearer " + tok})
+		if err != nil || again != tok {
+			t.Fatalf("round trip: %q %v", again, err)
+		}
+	})
+}
+
+// FuzzSplitJWT: claim extraction from untrusted tokens never panics, and
+// what it extracts has the registered types.
+func FuzzSplitJWT(f *testing.F) {
+	for _, s := range []string{
+		"eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiYXQrand0In0.eyJpc3MiOiJodHRwczovL2FzIiwic3ViIjoidSIsImF1ZCI6WyJhIiwiYiJdLCJleHAiOjE3MDAwMDAwMDAsInNjb3BlIjoiYSBiIn0.c2ln",
+		"eyJhbGciOiJub25lIn0.eyJleHAiOiJzb29uIn0.",
+		"eyJhbGciOiJFUzI1NiJ9.eyJhdWQiOjEsInNjb3BlIjpbMV19.x",
+		"a.b.c", "opaque", "..", "e30.e30.", "e30.bnVsbA.", "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjFlMzAwfQ.x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		h, c, err := splitJWT(tok, claimNames{scope: "scp", client: "azp"})
+		if err != nil {
+			if c != nil {
+				t.Fatal("claims with an error")
+			}
+			return
+		}
+		_ = h
+		if c.hasExp && c.exp.IsZero() {
+			t.Fatal("exp present but zero")
+		}
+		for _, s := range c.scopes {
+			if strings.ContainsAny(s, " ") && !utf8.ValidString(s) {
+				t.Fatalf("scope %q", s)
+			}
+		}
+	})
+}
+
+// FuzzChallengeRoundTrip: buildChallenge quotes any value so that
+// ParseChallenges reads it back (control characters dropped).
+func FuzzChallengeRoundTrip(f *testing.F) {
+	f.Add("https://h/.well-known/oauth-protected-resource/mcp", "a b", `desc with "quotes" and \ backslash`)
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, md, scope, desc string) {
+		h := buildChallenge("Bearer", challengeParam{"resource_metadata", md}, challengeParam{"scope", scope},
+			challengeParam{"error", "insufficient_scope"}, challengeParam{"error_description", desc})
+		chs, err := ParseChallenges(h)
+		if err != nil || len(chs) != 1 {
+			t.Fatalf("%q: %v %v", h, err, chs)
+		}
+		for name, want := range map[string]string{"resource_metadata": md, "scope": scope, "error_description": desc} {
+			w := cleanBytes(want)
+			if want == "" {
+				if _, ok := chs[0].Params[name]; ok {
+					t.Fatalf("empty %s sent", name)
+				}
+				continue
+			}
+			if chs[0].Params[name] != w {
+				t.Fatalf("%s: got %q, want %q (header %q)", name, chs[0].Params[name], w, h)
+			}
+		}
+	})
+}
+
+// cleanBytes drops the bytes buildChallenge cannot put in a quoted string.
+func cleanBytes(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}

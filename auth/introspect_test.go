@@ -1,0 +1,106 @@
+package auth_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+// twoIssuers: jwtAS's tokens are verified as JWTs, introAS's introspected.
+func twoIssuers(t *testing.T, cacheTTL time.Duration) (*env, *oauthtest.Server) {
+	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	t.Cleanup(introAS.Close)
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+		o.Issuers = append(o.Issuers, auth.Issuer{
+			Issuer: introAS.Issuer,
+			Introspection: &auth.Introspection{
+				Endpoint:     introAS.Issuer + "/introspect",
+				ClientID:     introAS.IntrospectionClientID,
+				ClientSecret: introAS.IntrospectionSecret,
+				CacheTTL:     cacheTTL,
+			},
+		})
+	}})
+	return e, introAS
+}
+
+func TestIntrospection(t *testing.T) {
+	e, introAS := twoIssuers(t, 0)
+	ok := want{status: 200, text: "hello user-1 via client-1"}
+	invalid := want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest}
+	aud := []string{e.resource}
+
+	opaque := introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp"})
+	check(t, e, e.do(t, opaque, call("echo")), ok)
+	if n := introAS.Introspections(); n != 1 {
+		t.Fatalf("%d introspections, want 1", n)
+	}
+	// Cached: no second call.
+	check(t, e, e.do(t, opaque, call("echo")), ok)
+	if n := introAS.Introspections(); n != 1 {
+		t.Fatalf("%d introspections with a warm cache, want 1", n)
+	}
+	// A JWT of the JWT issuer is never introspected.
+	check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+	// A JWT naming the introspecting issuer is introspected.
+	introJWT := introAS.Mint(oauthtest.Claims{Audience: aud, Scope: "mcp"})
+	check(t, e, e.do(t, introJWT, call("echo")), ok)
+	if n := introAS.Introspections(); n != 2 {
+		t.Fatalf("%d introspections, want 2", n)
+	}
+	// Inactive, wrong audience, missing scope, write scope.
+	check(t, e, e.do(t, "opaque-unknown", call("echo")), invalid)
+	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: []string{"https://other.example"}, Scope: "mcp"}), call("echo")), invalid)
+	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp", NoExpiry: true}), call("echo")), invalid)
+	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "other"}), call("echo")),
+		want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest})
+	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp files:write"}), call("write")), want{status: 200, text: "written"})
+
+	// An outage is 503 with Retry-After, never invalid_token.
+	introAS.SetIntrospectionDown(true)
+	r := e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp"}), call("echo"))
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
+		t.Fatalf("outage: %d %v %s", r.status, r.header, r.body)
+	}
+	// Cached answers keep serving during the outage.
+	check(t, e, e.do(t, opaque, call("echo")), ok)
+	introAS.SetIntrospectionDown(false)
+}
+
+// TestIntrospectionCacheBoundedByExp: an answer is never reused beyond the
+// token's exp, even when the cache TTL is longer.
+func TestIntrospectionCacheBoundedByExp(t *testing.T) {
+	e, introAS := twoIssuers(t, time.Hour)
+	tok := introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+	check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via client-1"})
+	e.clock.set(time.Now().Add(2*time.Minute + auth.DefaultLeeway + time.Second))
+	check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+	if n := introAS.Introspections(); n != 2 {
+		t.Fatalf("%d introspections, want 2 (the cached answer expired with the token)", n)
+	}
+}
+
+// TestIntrospectionCacheSize: many distinct tokens keep the cache within its
+// bound (one hostile caller cannot grow memory without limit).
+func TestIntrospectionCacheSize(t *testing.T) {
+	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	t.Cleanup(introAS.Close)
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+		o.Issuers = []auth.Issuer{{Issuer: introAS.Issuer, Introspection: &auth.Introspection{
+			Endpoint: introAS.Issuer + "/introspect", ClientID: introAS.IntrospectionClientID,
+			ClientSecret: introAS.IntrospectionSecret, CacheSize: 8}}}
+		o.HTTPClient = introAS.Client()
+	}})
+	for i := 0; i < 50; i++ {
+		tok := introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+		e.do(t, tok, call("echo"))
+	}
+	if n := auth.IntrospectionCacheLen(e.rs); n > 8 {
+		t.Fatalf("cache holds %d entries, bound 8", n)
+	}
+}

@@ -1,0 +1,33 @@
+// Package oauthtest runs a real OAuth 2.1 authorization server on loopback
+// for tests of the resource (package auth) and of clients. Nothing is
+// mocked: it speaks HTTP on an httptest.Server and signs tokens with
+// lestrrat-go/jwx.
+//
+// It serves, under its issuer URL (Server.Issuer):
+//
+//   - RFC 8414 metadata at /.well-known/oauth-authorization-server (path
+//     insertion for issuers with a path) and OpenID Connect discovery at
+//     /.well-known/openid-configuration (both forms);
+//   - a JWKS with an RSA and an EC P-256 key, rotated by Server.Rotate
+//     (the previous generation stays published until the next rotation);
+//   - /authorize, which approves at once: it redirects to redirect_uri with
+//     code, state and iss (RFC 9207); PKCE S256 is required;
+//   - /token for authorization_code (PKCE verified, resource per RFC 8707
+//     becoming the aud) and refresh_token grants (refresh tokens rotate);
+//   - /register, RFC 7591 dynamic client registration (public clients);
+//   - /introspect, RFC 7662 introspection, authenticated with
+//     client_secret_basic (IntrospectionClientID/IntrospectionSecret);
+//     SetIntrospectionDown makes it answer 503.
+//
+// Tests mint tokens directly with Mint, MintWith and Opaque. Access tokens
+// from /token are JWTs (typ at+jwt) unless Options.OpaqueTokens is set,
+// in which case they are opaque and only introspection knows them.
+//
+// Quick start:
+//
+//	as := oauthtest.New(nil)
+//	defer as.Close()
+//	tok := as.Mint(oauthtest.Claims{Audience: []string{resourceURL}, Scope: "read"})
+//
+// A Server is safe for concurrent use.
+package oauthtest

@@ -1,0 +1,645 @@
+package oauthtest
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwa"
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
+)
+
+// Options configures New. A nil *Options means defaults.
+type Options struct {
+	// IssuerPath is appended to the server URL to form the issuer, e.g.
+	// "/tenant1". Empty means the issuer is the server URL.
+	IssuerPath string
+	// OpaqueTokens makes /token issue opaque access tokens (known only to
+	// introspection) instead of JWTs.
+	OpaqueTokens bool
+	// Alg is the algorithm of access tokens from /token: "RS256" (default)
+	// or "ES256".
+	Alg string
+	// TokenTTL is the lifetime of access tokens from /token. Zero means one
+	// hour.
+	TokenTTL time.Duration
+	// Scopes is the metadata's scopes_supported.
+	Scopes []string
+}
+
+// Claims describes a token to mint.
+type Claims struct {
+	// Issuer overrides iss; empty means the server's issuer.
+	Issuer string
+	// Subject is sub; empty means "user-1".
+	Subject string
+	// ClientID is client_id; empty means "client-1".
+	ClientID string
+	// Audience is aud (omitted when empty).
+	Audience []string
+	// Scope is the space-separated scope claim.
+	Scope string
+	// Expiry is exp; zero means an hour from now. NoExpiry omits it.
+	Expiry   time.Time
+	NoExpiry bool
+	// NotBefore and IssuedAt are nbf and iat; zero omits nbf and sets iat to
+	// now.
+	NotBefore, IssuedAt time.Time
+	// Extra holds further claims (they override the above; a nil value
+	// removes the claim).
+	Extra map[string]any
+}
+
+// MintOptions changes how MintWith signs.
+type MintOptions struct {
+	// Alg is "RS256" (default), "ES256", or any other value to sign with
+	// Key under that name.
+	Alg string
+	// Kid overrides the kid header; "-" omits it.
+	Kid string
+	// Typ overrides the typ header (default "at+jwt"); "-" omits it.
+	Typ string
+	// Key signs instead of the current key of Alg's type (a key the JWKS
+	// does not publish, or []byte for HMAC).
+	Key any
+	// Header holds extra protected header members.
+	Header map[string]any
+}
+
+type keyPair struct {
+	kid  string
+	priv crypto.Signer
+}
+
+type generation struct{ rsa, ec keyPair }
+
+type grant struct {
+	client, redirect, challenge, scope, resource, subject string
+	expires                                               time.Time
+}
+
+type opaque struct {
+	claims  map[string]any
+	expires time.Time
+}
+
+// Server is a running authorization server.
+type Server struct {
+	// URL is the base URL of the HTTP server.
+	URL string
+	// Issuer is the issuer identifier (URL + IssuerPath).
+	Issuer string
+	// IntrospectionClientID and IntrospectionSecret authenticate calls to
+	// /introspect.
+	IntrospectionClientID, IntrospectionSecret string
+
+	opts Options
+	ts   *httptest.Server
+
+	mu       sync.Mutex
+	gens     []generation // newest first; at most two
+	codes    map[string]grant
+	refresh  map[string]grant
+	opaque   map[string]opaque
+	clients  map[string][]string // client id -> redirect URIs
+	revoked  map[string]bool
+	intDown  atomic.Bool
+	jwksDown atomic.Bool
+
+	jwksFetches, introspections atomic.Int64
+	seq                         atomic.Int64
+}
+
+// New starts a server on a loopback port. Close stops it.
+func New(opts *Options) *Server {
+	s := &Server{
+		IntrospectionClientID: "resource-server",
+		IntrospectionSecret:   "resource-secret:with/odd chars",
+		codes:                 map[string]grant{},
+		refresh:               map[string]grant{},
+		opaque:                map[string]opaque{},
+		clients:               map[string][]string{},
+		revoked:               map[string]bool{},
+	}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Alg == "" {
+		s.opts.Alg = "RS256"
+	}
+	if s.opts.TokenTTL == 0 {
+		s.opts.TokenTTL = time.Hour
+	}
+	s.gens = []generation{newGeneration(1)}
+	s.ts = httptest.NewServer(s.routes())
+	s.URL = s.ts.URL
+	s.Issuer = s.URL + s.opts.IssuerPath
+	return s
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.ts.Close() }
+
+// Client returns an *http.Client for the server.
+func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+func newGeneration(n int) generation {
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return generation{
+		rsa: keyPair{kid: fmt.Sprintf("rsa-%d", n), priv: rk},
+		ec:  keyPair{kid: fmt.Sprintf("ec-%d", n), priv: ek},
+	}
+}
+
+// Rotate makes a new RSA and EC key current. The previous keys stay in the
+// JWKS until the next rotation.
+func (s *Server) Rotate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := newGeneration(int(s.seq.Add(1)) + 1)
+	s.gens = append([]generation{g}, s.gens[0])
+}
+
+// Kids returns the key ids of the current RSA and EC keys.
+func (s *Server) Kids() (rsaKid, ecKid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gens[0].rsa.kid, s.gens[0].ec.kid
+}
+
+// SetIntrospectionDown makes /introspect answer 503 (an outage) or recover.
+func (s *Server) SetIntrospectionDown(down bool) { s.intDown.Store(down) }
+
+// SetJWKSDown makes the JWKS and metadata endpoints answer 503 or recover.
+func (s *Server) SetJWKSDown(down bool) { s.jwksDown.Store(down) }
+
+// JWKSFetches counts the JWKS requests served.
+func (s *Server) JWKSFetches() int64 { return s.jwksFetches.Load() }
+
+// Introspections counts the introspection requests served.
+func (s *Server) Introspections() int64 { return s.introspections.Load() }
+
+// Revoke makes introspection answer inactive for tok.
+func (s *Server) Revoke(tok string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked[tok] = true
+}
+
+// claimsMap turns c into JWT claims.
+func (s *Server) claimsMap(c Claims) map[string]any {
+	now := time.Now()
+	m := map[string]any{
+		"iss":       s.Issuer,
+		"sub":       "user-1",
+		"client_id": "client-1",
+		"iat":       now.Unix(),
+		"exp":       now.Add(time.Hour).Unix(),
+		"jti":       randomString(12),
+	}
+	if c.Issuer != "" {
+		m["iss"] = c.Issuer
+	}
+	if c.Subject != "" {
+		m["sub"] = c.Subject
+	}
+	if c.ClientID != "" {
+		m["client_id"] = c.ClientID
+	}
+	if len(c.Audience) == 1 {
+		m["aud"] = c.Audience[0]
+	} else if len(c.Audience) > 1 {
+		m["aud"] = c.Audience
+	}
+	if c.Scope != "" {
+		m["scope"] = c.Scope
+	}
+	if !c.Expiry.IsZero() {
+		m["exp"] = c.Expiry.Unix()
+	}
+	if c.NoExpiry {
+		delete(m, "exp")
+	}
+	if !c.NotBefore.IsZero() {
+		m["nbf"] = c.NotBefore.Unix()
+	}
+	if !c.IssuedAt.IsZero() {
+		m["iat"] = c.IssuedAt.Unix()
+	}
+	for k, v := range c.Extra {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Mint returns a JWT access token for c, signed RS256 with the current key.
+func (s *Server) Mint(c Claims) string { return s.MintWith(c, MintOptions{}) }
+
+// MintWith returns a JWT access token for c signed as o says.
+func (s *Server) MintWith(c Claims, o MintOptions) string {
+	payload, err := json.Marshal(s.claimsMap(c))
+	if err != nil {
+		panic(err)
+	}
+	return s.sign(payload, o)
+}
+
+func (s *Server) sign(payload []byte, o MintOptions) string {
+	alg := o.Alg
+	if alg == "" {
+		alg = "RS256"
+	}
+	s.mu.Lock()
+	g := s.gens[0]
+	s.mu.Unlock()
+	kp := g.rsa
+	if strings.HasPrefix(alg, "ES") {
+		kp = g.ec
+	}
+	var key any = kp.priv
+	kid := kp.kid
+	if o.Key != nil {
+		key = o.Key
+	}
+	if o.Kid != "" {
+		kid = o.Kid
+	}
+	hdr := jws.NewHeaders()
+	if kid != "-" {
+		hdr.Set(jws.KeyIDKey, kid)
+	}
+	typ := "at+jwt"
+	if o.Typ != "" {
+		typ = o.Typ
+	}
+	if typ != "-" {
+		hdr.Set(jws.TypeKey, typ)
+	}
+	for k, v := range o.Header {
+		hdr.Set(k, v)
+	}
+	b, err := jws.Sign(payload, jws.WithKey(jwa.SignatureAlgorithm(alg), key, jws.WithProtectedHeaders(hdr)))
+	if err != nil {
+		panic(fmt.Sprintf("oauthtest: sign: %v", err))
+	}
+	return string(b)
+}
+
+// Opaque returns an opaque access token for c, known to introspection until
+// its expiry.
+func (s *Server) Opaque(c Claims) string {
+	tok := "opaque-" + randomString(24)
+	m := s.claimsMap(c)
+	exp := time.Now().Add(time.Hour)
+	if v, ok := m["exp"].(int64); ok {
+		exp = time.Unix(v, 0)
+	}
+	s.mu.Lock()
+	s.opaque[tok] = opaque{claims: m, expires: exp}
+	s.mu.Unlock()
+	return tok
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	p := s.opts.IssuerPath
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+p, s.metadata)
+	mux.HandleFunc("GET /.well-known/openid-configuration"+p, s.metadata)
+	if p != "" {
+		mux.HandleFunc("GET "+p+"/.well-known/openid-configuration", s.metadata)
+	}
+	mux.HandleFunc("GET "+p+"/jwks", s.jwks)
+	mux.HandleFunc("GET "+p+"/authorize", s.authorize)
+	mux.HandleFunc("POST "+p+"/token", s.token)
+	mux.HandleFunc("POST "+p+"/register", s.register)
+	mux.HandleFunc("POST "+p+"/introspect", s.introspect)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	if s.jwksDown.Load() {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	is := s.Issuer
+	md := map[string]any{
+		"issuer":                                         is,
+		"authorization_endpoint":                         is + "/authorize",
+		"token_endpoint":                                 is + "/token",
+		"registration_endpoint":                          is + "/register",
+		"introspection_endpoint":                         is + "/introspect",
+		"jwks_uri":                                       is + "/jwks",
+		"scopes_supported":                               s.opts.Scopes,
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic"},
+		"authorization_response_iss_parameter_supported": true,
+		"subject_types_supported":                        []string{"public"},
+		"id_token_signing_alg_values_supported":          []string{"RS256"},
+	}
+	if len(s.opts.Scopes) == 0 {
+		delete(md, "scopes_supported") // RECOMMENDED, but never null
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+	s.jwksFetches.Add(1)
+	if s.jwksDown.Load() {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	s.mu.Lock()
+	gens := append([]generation(nil), s.gens...)
+	s.mu.Unlock()
+	set := jwk.NewSet()
+	for _, g := range gens {
+		for _, kp := range []keyPair{g.rsa, g.ec} {
+			k, err := jwk.FromRaw(kp.priv.Public())
+			if err != nil {
+				panic(err)
+			}
+			k.Set(jwk.KeyIDKey, kp.kid)
+			k.Set(jwk.KeyUsageKey, "sig")
+			set.AddKey(k)
+		}
+	}
+	writeJSON(w, http.StatusOK, set)
+}
+
+// authorize approves every valid request at once (no user interaction).
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	client, redirect := q.Get("client_id"), q.Get("redirect_uri")
+	s.mu.Lock()
+	uris, known := s.clients[client]
+	s.mu.Unlock()
+	if !known {
+		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		return
+	}
+	ok := false
+	for _, u := range uris {
+		ok = ok || u == redirect
+	}
+	if !ok {
+		http.Error(w, "redirect_uri not registered", http.StatusBadRequest)
+		return
+	}
+	ru, err := url.Parse(redirect)
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	back := ru.Query()
+	back.Set("iss", s.Issuer)
+	if st := q.Get("state"); st != "" {
+		back.Set("state", st)
+	}
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		back.Set("error", "invalid_request")
+		back.Set("error_description", "response_type=code and PKCE S256 are required")
+	} else {
+		code := randomString(16)
+		s.mu.Lock()
+		s.codes[code] = grant{client: client, redirect: redirect, challenge: q.Get("code_challenge"),
+			scope: q.Get("scope"), resource: q.Get("resource"), subject: "user-1", expires: time.Now().Add(time.Minute)}
+		s.mu.Unlock()
+		back.Set("code", code)
+	}
+	ru.RawQuery = back.Encode()
+	http.Redirect(w, r, ru.String(), http.StatusFound)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
+		return
+	}
+	f := r.PostForm
+	var g grant
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		s.mu.Lock()
+		c, ok := s.codes[f.Get("code")]
+		delete(s.codes, f.Get("code"))
+		s.mu.Unlock()
+		if !ok || time.Now().After(c.expires) || c.client != f.Get("client_id") || c.redirect != f.Get("redirect_uri") {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or mismatched code")
+			return
+		}
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.challenge)) != 1 {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "PKCE verification failed")
+			return
+		}
+		if res := f.Get("resource"); res != "" && res != c.resource {
+			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request")
+			return
+		}
+		g = c
+	case "refresh_token":
+		s.mu.Lock()
+		c, ok := s.refresh[f.Get("refresh_token")]
+		delete(s.refresh, f.Get("refresh_token"))
+		s.mu.Unlock()
+		if !ok || c.client != f.Get("client_id") {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
+			return
+		}
+		if sc := f.Get("scope"); sc != "" {
+			c.scope = sc
+		}
+		if res := f.Get("resource"); res != "" {
+			c.resource = res
+		}
+		g = c
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "")
+		return
+	}
+	cl := Claims{Subject: g.subject, ClientID: g.client, Scope: g.scope, Expiry: time.Now().Add(s.opts.TokenTTL)}
+	if g.resource != "" {
+		cl.Audience = []string{g.resource}
+	}
+	var access string
+	if s.opts.OpaqueTokens {
+		access = s.Opaque(cl)
+	} else {
+		access = s.MintWith(cl, MintOptions{Alg: s.opts.Alg})
+	}
+	rt := randomString(24)
+	s.mu.Lock()
+	s.refresh[rt] = g
+	s.mu.Unlock()
+	resp := map[string]any{
+		"access_token":  access,
+		"token_type":    "Bearer",
+		"expires_in":    int(s.opts.TokenTTL / time.Second),
+		"refresh_token": rt,
+	}
+	if g.scope != "" {
+		resp["scope"] = g.scope
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// register implements RFC 7591 for public clients.
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var md map[string]any
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&md); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "bad JSON")
+		return
+	}
+	var uris []string
+	if l, ok := md["redirect_uris"].([]any); ok {
+		for _, u := range l {
+			if s, ok := u.(string); ok {
+				uris = append(uris, s)
+			}
+		}
+	}
+	if len(uris) == 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris is required")
+		return
+	}
+	id := "dcr-" + randomString(9)
+	s.mu.Lock()
+	s.clients[id] = uris
+	s.mu.Unlock()
+	md["client_id"] = id
+	md["client_id_issued_at"] = time.Now().Unix()
+	md["token_endpoint_auth_method"] = "none"
+	writeJSON(w, http.StatusCreated, md)
+}
+
+// RegisterClient registers a public client with redirect URIs and returns
+// its id (as /register would).
+func (s *Server) RegisterClient(redirectURIs ...string) string {
+	id := "client-" + randomString(6)
+	s.mu.Lock()
+	s.clients[id] = redirectURIs
+	s.mu.Unlock()
+	return id
+}
+
+func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
+	s.introspections.Add(1)
+	if s.intDown.Load() {
+		http.Error(w, "introspection is down", http.StatusServiceUnavailable)
+		return
+	}
+	id, secret, ok := r.BasicAuth()
+	if ok {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	}
+	if !ok || id != s.IntrospectionClientID || secret != s.IntrospectionSecret {
+		w.Header().Set("WWW-Authenticate", `Basic realm="introspection"`)
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "")
+		return
+	}
+	tok := r.PostForm.Get("token")
+	s.mu.Lock()
+	o, known := s.opaque[tok]
+	revoked := s.revoked[tok]
+	s.mu.Unlock()
+	if revoked {
+		writeJSON(w, http.StatusOK, map[string]any{"active": false})
+		return
+	}
+	var claims map[string]any
+	switch {
+	case known && time.Now().Before(o.expires):
+		claims = o.claims
+	case strings.Count(tok, ".") == 2:
+		claims = s.verifyOwn(tok)
+	}
+	if claims == nil {
+		writeJSON(w, http.StatusOK, map[string]any{"active": false})
+		return
+	}
+	out := map[string]any{"active": true, "token_type": "Bearer"}
+	for k, v := range claims {
+		out[k] = v
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// verifyOwn returns the claims of a JWT this server signed and that has not
+// expired, or nil.
+func (s *Server) verifyOwn(tok string) map[string]any {
+	s.mu.Lock()
+	gens := append([]generation(nil), s.gens...)
+	s.mu.Unlock()
+	for _, g := range gens {
+		for _, kp := range []keyPair{g.rsa, g.ec} {
+			alg := jwa.RS256
+			if _, ok := kp.priv.(*ecdsa.PrivateKey); ok {
+				alg = jwa.ES256
+			}
+			payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, kp.priv.Public()))
+			if err != nil {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal(payload, &m) != nil {
+				return nil
+			}
+			if exp, ok := m["exp"].(float64); ok && time.Now().Unix() >= int64(exp) {
+				return nil
+			}
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package oauthtest_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(f.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if user != "" {
+		req.SetBasicAuth(url.QueryEscape(user), url.QueryEscape(pass))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	json.NewDecoder(res.Body).Decode(&m)
+	return res.StatusCode, m
+}
+
+// TestCodeFlow: authorize (PKCE required, state and iss returned), token
+// (verifier checked, resource becomes aud), refresh (rotated, single use),
+// introspection (authenticated, outage switch).
+func TestCodeFlow(t *testing.T) {
+	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	defer as.Close()
+	redirect := "http://127.0.0.1:1/cb"
+	client := as.RegisterClient(redirect)
+	verifier := "a-verifier-that-is-long-enough-0123456789abcdef"
+	sum := sha256.Sum256([]byte(verifier))
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	authorize := func(extra url.Values) url.Values {
+		q := url.Values{"response_type": {"code"}, "client_id": {client}, "redirect_uri": {redirect}, "state": {"s1"},
+			"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
+			"scope": {"a b"}, "resource": {"https://mcp.example.com/mcp"}}
+		for k, v := range extra {
+			q[k] = v
+		}
+		res, err := noFollow.Get(as.Issuer + "/authorize?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		loc, _ := url.Parse(res.Header.Get("Location"))
+		return loc.Query()
+	}
+	if back := authorize(url.Values{"code_challenge_method": {"plain"}}); back.Get("error") != "invalid_request" {
+		t.Fatalf("plain PKCE accepted: %v", back)
+	}
+	back := authorize(nil)
+	if back.Get("state") != "s1" || back.Get("iss") != as.Issuer || back.Get("code") == "" {
+		t.Fatalf("redirect %v", back)
+	}
+	token := url.Values{"grant_type": {"authorization_code"}, "code": {back.Get("code")}, "redirect_uri": {redirect},
+		"client_id": {client}, "code_verifier": {"wrong-verifier-0123456789-0123456789-0123"}}
+	if st, _ := postForm(t, as.Issuer+"/token", token, "", ""); st != 400 {
+		t.Fatalf("wrong verifier: %d", st)
+	}
+	back = authorize(nil)
+	token.Set("code", back.Get("code"))
+	token.Set("code_verifier", verifier)
+	st, tok := postForm(t, as.Issuer+"/token", token, "", "")
+	if st != 200 || tok["access_token"] == nil || tok["refresh_token"] == nil || tok["scope"] != "a b" {
+		t.Fatalf("token: %d %v", st, tok)
+	}
+	if st, _ := postForm(t, as.Issuer+"/token", token, "", ""); st != 400 {
+		t.Fatalf("code reused: %d", st)
+	}
+	refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}, "client_id": {client}}
+	st, tok2 := postForm(t, as.Issuer+"/token", refresh, "", "")
+	if st != 200 || tok2["access_token"] == tok["access_token"] {
+		t.Fatalf("refresh: %d %v", st, tok2)
+	}
+	if st, _ := postForm(t, as.Issuer+"/token", refresh, "", ""); st != 400 {
+		t.Fatalf("refresh token reused: %d", st)
+	}
+
+	in := url.Values{"token": {tok2["access_token"].(string)}}
+	if st, _ := postForm(t, as.Issuer+"/introspect", in, "", ""); st != 401 {
+		t.Fatalf("unauthenticated introspection: %d", st)
+	}
+	st, info := postForm(t, as.Issuer+"/introspect", in, as.IntrospectionClientID, as.IntrospectionSecret)
+	if st != 200 || info["active"] != true || info["aud"] != "https://mcp.example.com/mcp" || info["scope"] != "a b" {
+		t.Fatalf("introspection: %d %v", st, info)
+	}
+	as.SetIntrospectionDown(true)
+	if st, _ := postForm(t, as.Issuer+"/introspect", in, as.IntrospectionClientID, as.IntrospectionSecret); st != 503 {
+		t.Fatalf("outage: %d", st)
+	}
+	as.SetIntrospectionDown(false)
+	as.Revoke(tok2["access_token"].(string))
+	if _, info := postForm(t, as.Issuer+"/introspect", in, as.IntrospectionClientID, as.IntrospectionSecret); info["active"] != false {
+		t.Fatalf("revoked: %v", info)
+	}
+}
+
+func TestRegistrationAndMetadata(t *testing.T) {
+	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/t1"})
+	defer as.Close()
+	res, err := http.Post(as.Issuer+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg map[string]any
+	json.NewDecoder(res.Body).Decode(&reg)
+	res.Body.Close()
+	if res.StatusCode != 201 || reg["client_id"] == "" {
+		t.Fatalf("registration: %d %v", res.StatusCode, reg)
+	}
+	for _, u := range []string{as.URL + "/.well-known/oauth-authorization-server/t1", as.URL + "/.well-known/openid-configuration/t1",
+		as.Issuer + "/.well-known/openid-configuration"} {
+		res, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md map[string]any
+		json.NewDecoder(res.Body).Decode(&md)
+		res.Body.Close()
+		if md["issuer"] != as.Issuer || md["jwks_uri"] != as.Issuer+"/jwks" {
+			t.Fatalf("%s: %v", u, md)
+		}
+		if _, ok := md["scopes_supported"]; ok {
+			t.Fatalf("%s: scopes_supported without scopes: %v", u, md["scopes_supported"])
+		}
+	}
+	// Rotation keeps the previous keys published.
+	rk, ek := as.Kids()
+	as.Rotate()
+	res, _ = http.Get(as.Issuer + "/jwks")
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	json.NewDecoder(res.Body).Decode(&set)
+	res.Body.Close()
+	kids := map[any]bool{}
+	for _, k := range set.Keys {
+		kids[k["kid"]] = true
+	}
+	nrk, nek := as.Kids()
+	if len(set.Keys) != 4 || !kids[rk] || !kids[ek] || !kids[nrk] || !kids[nek] || nrk == rk {
+		t.Fatalf("JWKS after rotation: %v", kids)
+	}
+}

