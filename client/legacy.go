@@ -270,6 +270,10 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 			s.headers(h, sid, ver)
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				c.cancelled(s, id, ctx.Err())
+				return nil, ctx.Err()
+			}
 			var he *HTTPError
 			if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && sid != "" && attempt == 0 {
 				// The session is gone: start over, once (2025-11-25
