@@ -355,7 +355,9 @@ func TestHeaderMismatchRefreshes(t *testing.T) {
 	ctx := context.Background()
 	url, rec := newServer(t, nil, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "hdr", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
-			func(ctx context.Context, req *core.CallToolRequest, in map[string]any) (string, error) { return "ok", nil })
+			func(ctx context.Context, req *core.CallToolRequest, in map[string]any) (string, error) {
+				return "ok", nil
+			})
 	})
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "eu"})
