@@ -21,7 +21,7 @@ const (
 // a new id, except for tools/call, which is never repeated
 // (2026-07-28 basic/transports/streamable-http §Sending messages).
 func (c *Conn) callModern(ctx context.Context, method string, p params, co *callOptions, extra http.Header) (json.RawMessage, string, error) {
-	resent := false
+	resent, versionRetried := false, false
 	for {
 		id := c.nextID.Add(1)
 		meta := c.metaBase
@@ -52,6 +52,14 @@ func (c *Conn) callModern(ctx context.Context, method string, p params, co *call
 				resent = true
 				continue
 			}
+			// -32022 naming our version among the supported ones (a server
+			// that changed its mind, or a gateway): retry once
+			// (2026-07-28 basic/versioning).
+			var uv *UnsupportedVersionError
+			if !versionRetried && (co == nil || !co.noVersionRetry) && errors.As(err, &uv) && pickVersion(uv.Supported) == c.version {
+				versionRetried = true
+				continue
+			}
 			return nil, "", err
 		}
 		rt, err := resultTypeOf(res)
@@ -80,8 +88,8 @@ func resultTypeOf(res json.RawMessage) (string, error) {
 }
 
 // discover sends server/discover.
-func (c *Conn) discover(ctx context.Context) (*Discovery, error) {
-	res, rt, err := c.callModern(ctx, "server/discover", nil, nil, nil)
+func (c *Conn) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
+	res, rt, err := c.callModern(ctx, "server/discover", nil, co, nil)
 	if err != nil {
 		return nil, err
 	}
