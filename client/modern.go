@@ -39,14 +39,14 @@ func (c *Conn) callModern(ctx context.Context, method string, p params, co *call
 				h["Mcp-Name"] = []string{core.EncodeHeaderValue(name)}
 			}
 		})
-		if err != nil {
-			return nil, "", err
+		var res json.RawMessage
+		if err == nil {
+			x := &exchange{c: c, id: id, method: method}
+			if co != nil {
+				x.progress = co.progress
+			}
+			res, err = x.read(ctx, resp)
 		}
-		x := &exchange{c: c, id: id, method: method}
-		if co != nil {
-			x.progress = co.progress
-		}
-		res, err := x.read(ctx, resp)
 		if err != nil {
 			if errors.Is(err, ErrStreamBroken) && !resent && method != "tools/call" && ctx.Err() == nil {
 				resent = true
