@@ -42,6 +42,8 @@ type Conn struct {
 
 	mu      sync.Mutex
 	headers map[string]*toolHeaders // x-mcp-header declarations by tool name
+	// toolsMemo: the decoding of the last tools/list page per cursor.
+	toolsMemo map[string]*toolsMemo
 	closed  bool
 
 	legacy *legacyState

@@ -129,6 +129,16 @@ func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOp
 	if err != nil {
 		return nil, err
 	}
+	// A page served from the cache is the same byte slice as last time:
+	// reuse its decoding.
+	c.mu.Lock()
+	m := c.toolsMemo[target]
+	c.mu.Unlock()
+	if m != nil && len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0] {
+		out := *m.res
+		out.Tools = append([]*Tool(nil), m.res.Tools...)
+		return &out, nil
+	}
 	var w struct {
 		Tools      []json.RawMessage `json:"tools"`
 		NextCursor *string           `json:"nextCursor"`
@@ -159,7 +169,20 @@ func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOp
 		c.mu.Unlock()
 		out.Tools = append(out.Tools, t)
 	}
+	c.mu.Lock()
+	if c.toolsMemo == nil || len(c.toolsMemo) > 64 {
+		c.toolsMemo = map[string]*toolsMemo{}
+	}
+	memo := *out
+	memo.Tools = append([]*Tool(nil), out.Tools...)
+	c.toolsMemo[target] = &toolsMemo{raw: res, res: &memo}
+	c.mu.Unlock()
 	return out, nil
+}
+
+type toolsMemo struct {
+	raw json.RawMessage
+	res *ListToolsResult
 }
 
 // maxPages bounds the pages one List* call follows.
