@@ -44,7 +44,7 @@ type Conn struct {
 	headers map[string]*toolHeaders // x-mcp-header declarations by tool name
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
-	closed  bool
+	closed    bool
 
 	legacy *legacyState
 	cache  *cache
