@@ -40,8 +40,10 @@ type Conn struct {
 
 	discovery *Discovery // modern: the server/discover result, if any
 
-	mu      sync.Mutex
-	headers map[string]*toolHeaders // x-mcp-header declarations by tool name
+	mu           sync.Mutex
+	headers      map[string]*toolHeaders // x-mcp-header declarations by tool name
+	lastToken    string                  // the token of the last cacheable request
+	eraFromCache bool                    // the era came from eraCache, not a probe
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
 	closed    bool
@@ -183,6 +185,7 @@ func Connect(ctx context.Context, url string, opts *Options) (*Conn, error) {
 		return c, nil
 	}
 	if v, ok := eraCache.Load(url); ok {
+		c.eraFromCache = true
 		if v.(bool) {
 			c.setModern(core.ProtocolVersion20260728)
 			return c, nil
@@ -531,6 +534,8 @@ type exchange struct {
 	lastID   string   // last SSE event id (legacy resumption)
 	retry    time.Duration
 	sawEvent bool
+	// onNote, when set, takes the notifications of the stream.
+	onNote func(*wireMessage) bool
 }
 
 // read returns the result of the response, an error response as *RPCError,
@@ -606,6 +611,9 @@ func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (jso
 			}
 			continue // not ours
 		}
+		if x.onNote != nil && m.ID == nil && x.onNote(m) {
+			continue
+		}
 		x.c.dispatch(ctx, m, x)
 	}
 }
@@ -659,6 +667,9 @@ func (c *Conn) dispatch(ctx context.Context, m *wireMessage, x *exchange) {
 	}
 	if c.opts.Notification != nil {
 		c.opts.Notification(m.Method, m.Params)
+	}
+	if c.legacy != nil {
+		c.legacy.listen.deliver(Notification{Method: m.Method, Params: m.Params})
 	}
 }
 

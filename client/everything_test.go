@@ -235,3 +235,47 @@ func TestEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestListen: a tool-list change made by a call reaches a listener, in
+// each era.
+func TestListen(t *testing.T) {
+	url := startEverything(t, "auto")
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		t.Run(mode.String(), func(t *testing.T) {
+			c, err := client.Connect(context.Background(), url, &client.Options{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			acked := make(chan client.ListenFilter, 1)
+			got := make(chan client.Notification, 16)
+			done := make(chan error, 1)
+			go func() {
+				done <- c.Listen(ctx, client.ListenFilter{ToolsListChanged: true},
+					func(f client.ListenFilter) { acked <- f },
+					func(n client.Notification) { got <- n })
+			}()
+			if f := <-acked; !f.ToolsListChanged {
+				t.Fatalf("ack %+v", f)
+			}
+			if _, err := c.CallTool(context.Background(), "test_trigger_tool_change", nil); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case n := <-got:
+				if n.Method != "notifications/tools/list_changed" {
+					t.Fatalf("notification %s", n.Method)
+				}
+			case err := <-done:
+				t.Fatalf("Listen ended: %v", err)
+			case <-time.After(20 * time.Second):
+				t.Fatal("no notification")
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Listen: %v", err)
+			}
+		})
+	}
+}

@@ -19,6 +19,8 @@ import (
 type legacyState struct {
 	def *session
 
+	listen listeners // the Listen calls
+
 	mu     sync.Mutex
 	byAuth map[string]*session
 	order  []string // least recently used first

@@ -34,6 +34,7 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 		if tok, err = c.token(ctx, co); err != nil {
 			return nil, err
 		}
+		c.noteToken(tok)
 		if co.cacheMode == CacheDefault {
 			if r, ok := c.cache.get(method, target, tok); ok {
 				return r, nil
@@ -54,6 +55,9 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 	}
 	if err != nil {
 		c.invalidateOnError(method, target, err)
+		if c.eraFromCache && legacyEvidence(err) {
+			ForgetEra(c.url) // the next Connect probes again
+		}
 		return nil, err
 	}
 	// Never cache what answered inputResponses or requestState.
@@ -497,4 +501,16 @@ func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, er
 		return nil, err
 	}
 	return decodeDiscovery(c.url, res)
+}
+
+// noteToken drops the private cache entries when the access token changes
+// (a new authorization context).
+func (c *Conn) noteToken(tok string) {
+	c.mu.Lock()
+	changed := c.lastToken != tok
+	c.lastToken = tok
+	c.mu.Unlock()
+	if changed {
+		c.cache.dropPrivate()
+	}
 }
