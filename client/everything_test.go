@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,12 +53,13 @@ var serveLine = regexp.MustCompile(`serving MCP on (http\S+)`)
 
 // startEverything runs the fixture in the given server mode (auto, modern,
 // legacy) and returns its endpoint URL.
-func startEverything(t testing.TB, mode string) string {
+func startEverything(t testing.TB, mode string, extra ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs examples/everything")
 	}
-	cmd := exec.Command(everythingBinary(t), "-addr", "127.0.0.1:0", "-mode", mode, "-log", "error")
+	args := append([]string{"-addr", "127.0.0.1:0", "-mode", mode, "-log", "error"}, extra...)
+	cmd := exec.Command(everythingBinary(t), args...)
 	cmd.Env = append(os.Environ(), "MCPFN_STATE_KEY=", "MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -84,6 +87,20 @@ func startEverything(t testing.TB, mode string) string {
 				for sc.Scan() {
 				}
 			}()
+			// The Functions Framework prints its line before it listens: wait
+			// until the port accepts (an external process sends no event).
+			u, _ := neturl.Parse(m[1])
+			for i := 0; ; i++ {
+				conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+				if err == nil {
+					conn.Close()
+					break
+				}
+				if i == 200 {
+					t.Fatalf("everything does not accept connections: %v", err)
+				}
+				time.Sleep(25 * time.Millisecond)
+			}
 			return m[1]
 		}
 	}
@@ -141,7 +158,18 @@ func handlers() *client.Options {
 // TestEverything runs the client's features against the conformance fixture
 // in each client mode, and checks the era each mode ends up in.
 func TestEverything(t *testing.T) {
-	url := startEverything(t, "auto")
+	// The fixture behind the platforms of test/conformance/adapters that
+	// need no emulator: net/http, net/http buffered (as Lambda without
+	// streaming), and the Functions Framework (gcf).
+	for _, p := range []struct {
+		name string
+		args []string
+	}{{"nethttp", nil}, {"buffered", []string{"-buffered"}}, {"gcf", []string{"-platform", "gcf"}}} {
+		t.Run(p.name, func(t *testing.T) { testEverything(t, startEverything(t, "auto", p.args...)) })
+	}
+}
+
+func testEverything(t *testing.T, url string) {
 	for _, tc := range []struct {
 		mode   client.Mode
 		modern bool
