@@ -748,3 +748,46 @@ func TestVersionRetry(t *testing.T) {
 		t.Fatalf("discover %d", rec.count("server/discover"))
 	}
 }
+
+// TestHostileResponses: what one hostile response costs the client is
+// bounded by MaxResponseBytes, whatever the server sends.
+func TestHostileResponses(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, MaxResponseBytes: 64 << 10})
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		switch s.RPC {
+		case "tools/list": // a JSON body far over the bound
+			w.Header().Set("Content-Type", "application/json")
+			chunk := bytes.Repeat([]byte(" "), 32<<10)
+			for i := 0; i < 1024; i++ { // up to 32 MiB, until the client stops reading
+				if _, err := w.Write(chunk); err != nil {
+					break
+				}
+			}
+			return true
+		case "prompts/list": // one endless SSE event
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("data: "))
+			chunk := bytes.Repeat([]byte("x"), 32<<10)
+			for i := 0; i < 1024; i++ {
+				if _, err := w.Write(chunk); err != nil {
+					break
+				}
+			}
+			return true
+		}
+		return false
+	}
+	if _, err := c.ListToolsPage(ctx, nil, client.WithCache(client.CacheBypass)); err == nil {
+		t.Fatal("oversized JSON accepted")
+	}
+	if _, err := c.ListPrompts(ctx, nil); !errors.Is(err, client.ErrStreamBroken) {
+		t.Fatalf("oversized SSE event: %v", err)
+	}
+	// The connection still works.
+	rec.fault = nil
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "ok"}); err != nil {
+		t.Fatal(err)
+	}
+}
