@@ -791,3 +791,24 @@ func TestHostileResponses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestExtraHeaders: Options.Header and WithHeader reach the server in both
+// eras.
+func TestExtraHeaders(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		c, err := client.Connect(ctx, url, &client.Options{Mode: mode, Header: http.Header{"X-Conn": {"c"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.CallTool(ctx, "echo", nil, client.WithHeader(http.Header{"X-Call": {"k"}})); err != nil {
+			t.Fatal(err)
+		}
+		h := rec.last("tools/call").Header
+		if h.Get("X-Conn") != "c" || h.Get("X-Call") != "k" {
+			t.Fatalf("%v: headers %v", mode, h)
+		}
+	}
+}

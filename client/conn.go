@@ -194,6 +194,7 @@ func Connect(ctx context.Context, url string, opts *Options) (*Conn, error) {
 			return c, nil
 		}
 		eraCache.Delete(url) // re-probe on failure
+		c.legacy, c.eraFromCache = nil, false
 	}
 	if err := c.probe(ctx); err != nil {
 		return nil, err

@@ -371,7 +371,13 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 		}
 		body := appendRequest(nil, id, method, p, meta, false)
 		sid, ver := s.snapshot()
-		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: method, co: s.co}, func(h http.Header) {
+		// The call's options carry its headers; its credential is the
+		// session's (sessionFor chose the session by it).
+		hco := s.co
+		if co != nil {
+			hco = co
+		}
+		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: method, co: hco}, func(h http.Header) {
 			s.headers(h, sid, ver)
 		})
 		if err != nil {
