@@ -812,3 +812,57 @@ func TestExtraHeaders(t *testing.T) {
 		}
 	}
 }
+
+// answerWith answers the first request of method with result (raw JSON),
+// echoing the request id.
+func answerWith(method, result string) func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+	var done atomic.Bool
+	return func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if s.RPC != method || !done.CompareAndSwap(false, true) {
+			return false
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(s.Body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+		return true
+	}
+}
+
+func TestMRTRProtocolErrors(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
+	// An input request of a kind the client did not declare.
+	rec.fault = answerWith("tools/call", `{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{}}}}`)
+	if _, err := c.CallTool(ctx, "echo", nil); !errors.Is(err, client.ErrProtocol) || rec.count("tools/call") != 1 {
+		t.Fatalf("undeclared kind: %v", err)
+	}
+	// An unknown resultType.
+	rec.fault = answerWith("tools/call", `{"resultType":"later","content":[]}`)
+	if _, err := c.CallTool(ctx, "echo", nil); !errors.Is(err, client.ErrProtocol) {
+		t.Fatalf("unknown resultType: %v", err)
+	}
+	// input_required on a method that may not return it.
+	rec.fault = answerWith("tools/list", `{"resultType":"input_required","requestState":"x"}`)
+	if _, err := c.ListTools(ctx, client.WithCache(client.CacheBypass)); !errors.Is(err, client.ErrProtocol) {
+		t.Fatalf("input_required on tools/list: %v", err)
+	}
+	// requestState alone: retried at once, state echoed byte for byte,
+	// no inputResponses.
+	first := answerWith("tools/call", `{"resultType":"input_required","requestState":"busy\u002fwait"}`)
+	second := answerWith("tools/call", `{"resultType":"complete","content":[{"type":"text","text":"later"}]}`)
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		return first(w, r, s) || second(w, r, s)
+	}
+	r, err := c.CallTool(ctx, "echo", map[string]any{"s": "again"})
+	if err != nil || textOf(t, r) != "later" {
+		t.Fatalf("state-only retry: %v", err)
+	}
+	retry := rec.last("tools/call").Body
+	if !bytes.Contains(retry, []byte(`"requestState":"busy\u002fwait"`)) || bytes.Contains(retry, []byte("inputResponses")) {
+		t.Fatalf("retry body %s", retry)
+	}
+}
