@@ -866,3 +866,51 @@ func TestMRTRProtocolErrors(t *testing.T) {
 		t.Fatalf("retry body %s", retry)
 	}
 }
+
+func TestPagination(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, &core.ServerOptions{PageSize: 1, CacheHints: map[string]core.CacheHint{
+		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}}}, func(s *core.Server) {
+		for _, n := range []string{"a", "b", "c"} {
+			core.AddTool(s, &core.Tool{Name: n}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) { return n, nil })
+		}
+	})
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		c, err := client.Connect(ctx, url, &client.Options{Mode: mode, NoGETStream: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		before := rec.count("tools/list")
+		tools, err := c.ListTools(ctx)
+		if err != nil || len(tools) != 4 {
+			t.Fatalf("%v: %d tools, %v", mode, len(tools), err)
+		}
+		if n := rec.count("tools/list") - before; n != 4 {
+			t.Fatalf("%v: %d pages fetched", mode, n)
+		}
+	}
+	// "" is a cursor like any other: it is sent.
+	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
+	empty := ""
+	_, err := c.ListToolsPage(ctx, &empty)
+	if !bytes.Contains(rec.last("tools/list").Body, []byte(`"cursor":""`)) {
+		t.Fatalf("empty cursor not sent (err %v)", err)
+	}
+	// A rejected cursor drops the cached pages of that list.
+	c.ListTools(ctx)
+	n := rec.count("tools/list")
+	c.ListTools(ctx)
+	if rec.count("tools/list") != n {
+		t.Fatal("pages not cached")
+	}
+	bad := "not-a-cursor"
+	if _, err := c.ListToolsPage(ctx, &bad); !errors.Is(err, &client.RPCError{Code: core.CodeInvalidParams}) {
+		t.Fatalf("bad cursor: %v", err)
+	}
+	n = rec.count("tools/list")
+	c.ListTools(ctx)
+	if rec.count("tools/list") != n+4 {
+		t.Fatalf("pages still cached after a rejected cursor (%d requests)", rec.count("tools/list")-n)
+	}
+}
