@@ -277,3 +277,13 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestAppendJSONString(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "ctl\x01", "ü", "<&>", "\x7f"} {
+		got := appendJSONString(nil, s)
+		want, _ := json.Marshal(s)
+		if string(got) != string(want) {
+			t.Errorf("%q: %s, want %s", s, got, want)
+		}
+	}
+}

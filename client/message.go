@@ -72,8 +72,16 @@ func sameID(raw json.RawMessage, id int64) bool {
 	return err == nil && n == id
 }
 
-// appendJSONString appends s as a JSON string.
+// appendJSONString appends s as a JSON string: plain printable ASCII
+// directly, anything else through encoding/json.
 func appendJSONString(b []byte, s string) []byte {
-	j, _ := json.Marshal(s)
-	return append(b, j...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			j, _ := json.Marshal(s)
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
