@@ -36,6 +36,7 @@ stage unit test/unit.sh
 stage conformance test/conformance/all.sh
 stage conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2025-11-25
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
+[ -x test/interop/client.sh ] && stage interop-client test/interop/client.sh
 stage benchmarks-smoke go test -run '^$' -bench . -benchtime=1x ./...
 if [ -d test/clientbench ]; then stage clientbench bash -c 'cd test/clientbench && go vet ./... && go test -count=1 -run . -bench . -benchtime=1x ./...'; fi
 if [ -d test/bench ]; then stage bench-harness-tests bash -c 'cd test/bench && go vet ./... && go test -count=1 ./...'; fi
