@@ -583,7 +583,10 @@ func (x *exchange) response(m *wireMessage, status int) (json.RawMessage, error)
 func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (json.RawMessage, error) {
 	r := newSSEReader(body, x.c.opts.MaxResponseBytes)
 	defer func() {
-		x.lastID = r.lastID
+		// A resumed stream that sends no id keeps the last one known.
+		if r.lastID != "" {
+			x.lastID = r.lastID
+		}
 		if r.retry > 0 {
 			x.retry = r.retry
 		}
