@@ -25,6 +25,7 @@ const maxAuthAttempts = 3
 
 type staticToken string
 
+// Token returns the static token.
 func (s staticToken) Token(context.Context) (string, error) { return string(s), nil }
 
 // StaticToken returns a TokenSource that always supplies token. It answers no

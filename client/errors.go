@@ -20,6 +20,7 @@ type HTTPError struct {
 	Body       []byte      // the start of the response body (at most 4 KiB)
 }
 
+// Error implements error.
 func (e *HTTPError) Error() string {
 	s := "mcp client: HTTP " + strconv.Itoa(e.StatusCode)
 	if t := http.StatusText(e.StatusCode); t != "" {
@@ -44,6 +45,7 @@ type RPCError struct {
 	StatusCode int
 }
 
+// Error implements error.
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("mcp client: %s: JSON-RPC error %d: %s", e.Method, e.Code, e.Message)
 }
@@ -140,6 +142,7 @@ type MaxRoundsError struct {
 	Rounds int
 }
 
+// Error implements error.
 func (e *MaxRoundsError) Error() string {
 	return fmt.Sprintf("mcp client: %s: still input_required after %d rounds", e.Method, e.Rounds)
 }

@@ -25,6 +25,7 @@ const (
 	ModeLegacy
 )
 
+// String returns "auto", "modern" or "legacy".
 func (m Mode) String() string {
 	switch m {
 	case ModeModern:
