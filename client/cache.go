@@ -20,12 +20,23 @@ type cache struct {
 	maxTTL time.Duration
 	now    func() time.Time
 	ll     *list.List
-	items  map[string]*list.Element
+	items  map[cacheKeyT]*list.Element
 	hits   int64
+	// hasPrivate: some entry is private (saves hashing the token on
+	// lookups in public-only caches).
+	hasPrivate bool
+}
+
+// cacheKeyT: method, target, and for private entries a digest of the
+// token (never the token itself); the zero digest means public.
+type cacheKeyT struct {
+	method, target string
+	private        bool
+	token          [16]byte
 }
 
 type cacheEntry struct {
-	key     string
+	key     cacheKeyT
 	method  string
 	target  string // cursor or uri
 	private bool
@@ -34,16 +45,17 @@ type cacheEntry struct {
 }
 
 func newCache(max int, maxTTL time.Duration, now func() time.Time) *cache {
-	return &cache{max: max, maxTTL: maxTTL, now: now, ll: list.New(), items: map[string]*list.Element{}}
+	return &cache{max: max, maxTTL: maxTTL, now: now, ll: list.New(), items: map[cacheKeyT]*list.Element{}}
 }
 
-// cacheKey: method, target, and for private entries a digest of the token.
-func cacheKey(method, target string, private bool, token string) string {
-	if !private {
-		return method + "\x00" + target + "\x00public"
+// cacheKey builds the key of an entry.
+func cacheKey(method, target string, private bool, token string) cacheKeyT {
+	k := cacheKeyT{method: method, target: target, private: private}
+	if private {
+		sum := sha256.Sum256([]byte(token))
+		copy(k.token[:], sum[:16])
 	}
-	sum := sha256.Sum256([]byte(token))
-	return method + "\x00" + target + "\x00" + string(sum[:16])
+	return k
 }
 
 // get returns a fresh result: the public entry, else the private one of
@@ -52,7 +64,10 @@ func (c *cache) get(method, target, token string) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	for _, private := range []bool{false, true} {
+	for _, private := range [2]bool{false, true} {
+		if private && !c.hasPrivate {
+			break
+		}
 		k := cacheKey(method, target, private, token)
 		if el, ok := c.items[k]; ok {
 			e := el.Value.(*cacheEntry)
@@ -91,6 +106,9 @@ func (c *cache) put(method, target, token string, result json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := &cacheEntry{key: k, method: method, target: target, private: private, expires: c.now().Add(ttl), result: result}
+	if private {
+		c.hasPrivate = true
+	}
 	if el, ok := c.items[k]; ok {
 		el.Value = e
 		c.ll.MoveToFront(el)

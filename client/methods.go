@@ -10,7 +10,13 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 )
 
+// noOptions is the options of a call given none; it is never modified.
+var noOptions callOptions
+
 func callOpts(opts []CallOption) *callOptions {
+	if len(opts) == 0 {
+		return &noOptions
+	}
 	co := &callOptions{}
 	for _, o := range opts {
 		o(co)
@@ -201,10 +207,13 @@ func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*Tool, erro
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, page.Tools...)
 		if page.NextCursor == nil {
-			return all, nil
+			if all == nil {
+				return page.Tools, nil // one page: its slice is already a copy
+			}
+			return append(all, page.Tools...), nil
 		}
+		all = append(all, page.Tools...)
 		cursor = page.NextCursor
 	}
 	return nil, fmt.Errorf("mcp client: tools/list: more than %d pages", maxPages)
