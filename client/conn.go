@@ -42,11 +42,11 @@ type Conn struct {
 
 	mu           sync.Mutex
 	headers      map[string]*toolHeaders // x-mcp-header declarations by tool name
-	lastToken    string                  // the token of the last cacheable request
+	lastToken    atomic.Pointer[string]  // the token of the last cacheable request
 	eraFromCache bool                    // the era came from eraCache, not a probe
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
-	closed    bool
+	closed    atomic.Bool
 
 	legacy *legacyState
 	cache  *cache
@@ -389,13 +389,9 @@ func (c *Conn) InitializeResult() *InitializeResult {
 // Close ends the connection: legacy sessions are ended with DELETE, the
 // cache is dropped. Calls after Close fail with ErrClosed.
 func (c *Conn) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	c.closed = true
-	c.mu.Unlock()
 	if c.cache != nil {
 		c.cache.clear()
 	}
@@ -405,11 +401,7 @@ func (c *Conn) Close() error {
 	return nil
 }
 
-func (c *Conn) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *Conn) isClosed() bool { return c.closed.Load() }
 
 // --- HTTP -------------------------------------------------------------------
 

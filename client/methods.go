@@ -515,11 +515,12 @@ func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, er
 // noteToken drops the private cache entries when the access token changes
 // (a new authorization context).
 func (c *Conn) noteToken(tok string) {
-	c.mu.Lock()
-	changed := c.lastToken != tok
-	c.lastToken = tok
-	c.mu.Unlock()
-	if changed {
+	if p := c.lastToken.Load(); p != nil && *p == tok {
+		return
+	}
+	t := new(string) // allocated only when the token changes
+	*t = tok
+	if old := c.lastToken.Swap(t); old != nil && *old != tok {
 		c.cache.dropPrivate()
 	}
 }
