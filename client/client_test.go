@@ -914,3 +914,37 @@ func TestPagination(t *testing.T) {
 		t.Fatalf("pages still cached after a rejected cursor (%d requests)", rec.count("tools/list")-n)
 	}
 }
+
+// TestEraReprobe: a remembered era that fails with legacy evidence is
+// forgotten, and the next Connect probes again.
+func TestEraReprobe(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, _ := client.Connect(ctx, url, nil) // probes, remembers modern
+	c.Close()
+	c, _ = client.Connect(ctx, url, nil) // from memory
+	defer c.Close()
+	if rec.count("server/discover") != 1 {
+		t.Fatal("remembered era not used")
+	}
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if s.RPC == "tools/list" {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return true
+		}
+		return false
+	}
+	var he *client.HTTPError
+	if _, err := c.ListTools(ctx); !errors.As(err, &he) || he.StatusCode != 405 {
+		t.Fatalf("err = %v", err)
+	}
+	rec.fault = nil
+	c2, err := client.Connect(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if rec.count("server/discover") != 2 {
+		t.Fatalf("not probed again (%d discovers)", rec.count("server/discover"))
+	}
+}
