@@ -948,3 +948,48 @@ func TestEraReprobe(t *testing.T) {
 		t.Fatalf("not probed again (%d discovers)", rec.count("server/discover"))
 	}
 }
+
+func TestDiscoverAdopt(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, &core.ServerOptions{Instructions: "be nice",
+		CompletionHandler: func(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
+			return &core.CompleteResult{Completion: core.Completion{Values: []string{"a", "b"}}}, nil
+		}}, func(s *core.Server) {
+		s.AddPrompt(&core.Prompt{Name: "p", Arguments: []core.PromptArgument{{Name: "x"}}}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return &core.GetPromptResult{}, nil
+		})
+	})
+	d, err := client.Discover(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Instructions != "be nice" || d.ServerInfo == nil || d.ServerInfo.Name != "test" || d.Capabilities.Tools == nil {
+		t.Fatalf("discovery %+v", d)
+	}
+	c, err := client.Adopt(d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec.count("server/discover") != 1 {
+		t.Fatal("Adopt probed again")
+	}
+	req := &core.CompleteParams{Ref: core.CompletionReference{Type: "ref/prompt", Name: "p"}}
+	req.Argument.Name, req.Argument.Value = "x", "y"
+	r, err := c.Complete(ctx, req)
+	if err != nil || len(r.Completion.Values) != 2 {
+		t.Fatalf("complete: %v %+v", err, r)
+	}
+	// InitializeLegacy talks legacy to the same endpoint.
+	l, err := client.InitializeLegacy(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.Modern() || l.InitializeResult() == nil || l.InitializeResult().ServerInfo.Name != "test" {
+		t.Fatal("InitializeLegacy")
+	}
+}
