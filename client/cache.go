@@ -21,7 +21,6 @@ type cache struct {
 	now    func() time.Time
 	ll     *list.List
 	items  map[cacheKeyT]*list.Element
-	hits   int64
 	// hasPrivate: some entry is private (saves hashing the token on
 	// lookups in public-only caches).
 	hasPrivate bool
@@ -73,7 +72,6 @@ func (c *cache) get(method, target, token string) (json.RawMessage, bool) {
 			e := el.Value.(*cacheEntry)
 			if now.Before(e.expires) {
 				c.ll.MoveToFront(el)
-				c.hits++
 				return e.result, true
 			}
 			c.ll.Remove(el)

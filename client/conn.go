@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,7 +81,6 @@ var (
 	legacyVersions = []string{core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326}
 )
 
-func isModern(v string) bool { return contains(modernVersions, v) }
 func isLegacy(v string) bool { return contains(legacyVersions, v) }
 
 func contains(list []string, v string) bool {
@@ -526,7 +524,6 @@ type exchange struct {
 	sess     *session // legacy
 	lastID   string   // last SSE event id (legacy resumption)
 	retry    time.Duration
-	sawEvent bool
 	// onNote, when set, takes the notifications of the stream.
 	onNote func(*wireMessage) bool
 }
@@ -746,5 +743,3 @@ func mcpName(method string, p params) (string, bool) {
 const acceptBoth = "application/json, text/event-stream"
 
 func quoteJSON(s string) []byte { return appendJSONString(nil, s) }
-
-func trimSpace(s string) string { return strings.TrimSpace(s) }
