@@ -433,13 +433,24 @@ func TestMRTRRules(t *testing.T) {
 	if b := rec.last("tools/call").Body; bytes.Contains(b, []byte("requestState")) || bytes.Contains(b, []byte("inputResponses")) {
 		t.Fatalf("unrelated call carried MRTR state: %s", b)
 	}
-	raw, k2, err := k.Answer(ctx)
+	res, k2, err := k.Answer(ctx)
 	if err != nil || k2 != nil {
 		t.Fatalf("Answer: %v %v", err, k2)
 	}
-	res, _ := client.DecodeCallToolResult(raw)
 	if textOf(t, res) != "done" {
-		t.Fatalf("result %s", raw)
+		t.Fatalf("result %s", res.Raw)
+	}
+	// Resume with answers given by the caller.
+	_, k, err = c.CallToolOnce(ctx, "stateful", nil)
+	if err != nil || k == nil {
+		t.Fatalf("CallToolOnce: %v", err)
+	}
+	if _, _, err := k.Resume(ctx, map[string]json.RawMessage{}); err == nil {
+		t.Fatal("Resume without the answer sent anyway")
+	}
+	res, k2, err = k.Resume(ctx, map[string]json.RawMessage{"q": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)})
+	if err != nil || k2 != nil || textOf(t, res) != "done" {
+		t.Fatalf("Resume: %v %v", err, k2)
 	}
 	// A kind the client did not declare is refused by the server (-32021).
 	c2, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})

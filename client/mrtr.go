@@ -113,9 +113,9 @@ func (c *Conn) callOnce(ctx context.Context, method string, p params, co *callOp
 	return nil, &Continuation{c: c, method: method, base: p, co: co, extra: extra, Requests: ir.requests, hasReqs: ir.hasReqs, state: ir.state, round: round + 1}, nil
 }
 
-// Continuation is an unanswered input_required round of a multi
-// round-trip request (CallToolOnce). Its state belongs to this request
-// only: other calls carry none of it.
+// Continuation is an unanswered input_required round of a tool call
+// (CallToolOnce). Its state belongs to this call only: other calls carry
+// none of it. Answer or Resume it once.
 type Continuation struct {
 	c        *Conn
 	method   string
@@ -128,10 +128,10 @@ type Continuation struct {
 	Requests []InputRequest // the inputs asked for, in the server's order
 }
 
-// Resume retries the request with the given answers (a result per
+// Resume retries the tool call with the given answers (a result per
 // Requests key: ElicitResult, CreateMessageResult or ListRootsResult JSON).
 // It returns the complete result, or the next Continuation.
-func (k *Continuation) Resume(ctx context.Context, responses map[string]json.RawMessage) (json.RawMessage, *Continuation, error) {
+func (k *Continuation) Resume(ctx context.Context, responses map[string]json.RawMessage) (*CallToolResult, *Continuation, error) {
 	var b []byte
 	if k.hasReqs {
 		b = []byte{'{'}
@@ -147,11 +147,12 @@ func (k *Continuation) Resume(ctx context.Context, responses map[string]json.Raw
 		}
 		b = append(b, '}')
 	}
-	return k.resume(ctx, b)
+	return k.toolResult(k.resume(ctx, b))
 }
 
-// Answer answers the inputs with the Conn's handlers and resumes.
-func (k *Continuation) Answer(ctx context.Context) (json.RawMessage, *Continuation, error) {
+// Answer answers the inputs with the Conn's handlers (Options.Elicitation,
+// Sampling, Roots) and resumes.
+func (k *Continuation) Answer(ctx context.Context) (*CallToolResult, *Continuation, error) {
 	b, err := k.c.answerAll(ctx, k.Requests)
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +160,15 @@ func (k *Continuation) Answer(ctx context.Context) (json.RawMessage, *Continuati
 	if !k.hasReqs {
 		b = nil
 	}
-	return k.resume(ctx, b)
+	return k.toolResult(k.resume(ctx, b))
+}
+
+func (k *Continuation) toolResult(raw json.RawMessage, next *Continuation, err error) (*CallToolResult, *Continuation, error) {
+	if err != nil || next != nil {
+		return nil, next, err
+	}
+	r, err := decodeCallToolResult(raw)
+	return r, nil, err
 }
 
 func (k *Continuation) resume(ctx context.Context, responses json.RawMessage) (json.RawMessage, *Continuation, error) {

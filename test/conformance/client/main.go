@@ -235,12 +235,8 @@ func runMRTR(ctx context.Context, c *client.Conn) error {
 		return err
 	}
 	for k != nil {
-		var raw json.RawMessage
-		if raw, k, err = k.Answer(ctx); err != nil {
+		if r, k, err = k.Answer(ctx); err != nil {
 			return err
-		}
-		if k == nil {
-			r, _ = client.DecodeCallToolResult(raw)
 		}
 	}
 	if r != nil {
