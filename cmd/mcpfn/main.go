@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -208,8 +209,9 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		return bad("--oauth and --token exclude each other")
 	}
 	url := a[1]
-	opts := &client.Options{Mode: cfg.mode, Header: cfg.header,
-		ClientInfo: clientInfo}
+	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
+		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	switch {
 	case cfg.token != "":
 		opts.TokenSource = client.StaticToken(cfg.token)
