@@ -1004,3 +1004,35 @@ func TestDiscoverAdopt(t *testing.T) {
 		t.Fatal("InitializeLegacy")
 	}
 }
+
+// TestModernCancel: cancelling the context closes the stream, which the
+// server takes as the cancellation (no notifications/cancelled).
+func TestModernCancel(t *testing.T) {
+	started, stopped := make(chan struct{}), make(chan struct{})
+	url, rec := newServer(t, nil, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+			close(started)
+			select {
+			case <-ctx.Done():
+				close(stopped)
+				return "", ctx.Err()
+			case <-time.After(10 * time.Second):
+				return "not cancelled", nil
+			}
+		})
+	})
+	c, _ := client.Connect(context.Background(), url, &client.Options{Mode: client.ModeModern})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	if _, err := c.CallTool(ctx, "block", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's handler was not cancelled")
+	}
+	if rec.count("notifications/cancelled") != 0 {
+		t.Fatal("notifications/cancelled sent in 2026-07-28")
+	}
+}
