@@ -1036,3 +1036,48 @@ func TestModernCancel(t *testing.T) {
 		t.Fatal("notifications/cancelled sent in 2026-07-28")
 	}
 }
+
+// TestConcurrentUse: one Conn, many goroutines, both eras (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
+	url, _ := newServer(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{
+		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePrivate}}}, nil)
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		c, err := client.Connect(ctx, url, &client.Options{Mode: mode, TokenSource: client.StaticToken("t")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 4 {
+					var err error
+					switch (i + j) % 3 {
+					case 0:
+						_, err = c.ListTools(ctx)
+					case 1:
+						var r *client.CallToolResult
+						r, err = c.CallTool(ctx, "echo", map[string]any{"s": "x"})
+						if err == nil && textOf(t, r) != "echo:x" {
+							err = errors.New("wrong result " + string(r.Raw))
+						}
+					case 2:
+						_, err = c.CallTool(ctx, "echo", nil, client.WithAuthorization("other"))
+					}
+					if err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("%v: %v", mode, err)
+		}
+	}
+}
