@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -227,6 +228,29 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 		if rec.count("server/discover") != 2 {
 			t.Fatalf("discover %d, want 2 (one retry)", rec.count("server/discover"))
+		}
+	})
+	t.Run("-32020 and -32021 are modern, surfaced", func(t *testing.T) {
+		for _, code := range []int{core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability} {
+			url, rec := newServer(t, nil, nil)
+			rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+				if s.RPC != "server/discover" {
+					return false
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(400)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":%d,"message":"m","data":{"requiredCapabilities":{"roots":{}}}}}`, code)
+				return true
+			}
+			_, err := client.Connect(ctx, url, nil)
+			var hm *client.HeaderMismatchError
+			var mc *client.MissingCapabilityError
+			if !(errors.As(err, &hm) || errors.As(err, &mc)) || rec.count("initialize") != 0 {
+				t.Fatalf("%d: err %v, initialize %d", code, err, rec.count("initialize"))
+			}
+			if mc != nil && string(mc.Required) != `{"roots":{}}` {
+				t.Fatalf("requiredCapabilities %s", mc.Required)
+			}
 		}
 	})
 	t.Run("405 without body is legacy evidence", func(t *testing.T) {
