@@ -36,7 +36,9 @@ fi
 stage lint test/lint.sh
 stage unit test/unit.sh
 stage conformance test/conformance/all.sh
+stage conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2025-11-25
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
+[ -x test/interop/client.sh ] && stage interop-client test/interop/client.sh
 [ -x test/interop/auth.sh ] && stage interop-auth test/interop/auth.sh
 # Every benchmark once, except the side-by-side harness of test/bench (whose
 # own tests ran in the unit stage; it runs with `go run ./cmd/mcpbench`).

@@ -32,6 +32,7 @@ var ourModules = map[string]string{
 	module + "/examples":             "examples",
 	module + "/test":                 "test",
 	module + "/test/bench":           "test/bench",
+	module + "/test/clientbench":     "test/clientbench",
 	"example.com/awstrim":            "tools/tfcheck/awstrim",
 }
 

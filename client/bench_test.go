@@ -1,0 +1,75 @@
+package client_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+func benchServer(b *testing.B) string {
+	srv := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.ServerOptions{
+		CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Hour, Scope: core.CacheScopePublic}},
+	})
+	core.AddTool(srv, &core.Tool{Name: "add"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (struct {
+		Sum int `json:"sum"`
+	}, error) {
+		return struct {
+			Sum int `json:"sum"`
+		}{in.A + in.B}, nil
+	})
+	ts := httptest.NewServer(nethttp.Handler(srv))
+	b.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// BenchmarkListToolsCached: tools/list served from the cache (ttlMs from the
+// server's hint).
+func BenchmarkListToolsCached(b *testing.B) {
+	url := benchServer(b)
+	ctx := context.Background()
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ListTools(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.ListTools(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCallTool: one tools/call round trip over loopback, per era.
+func BenchmarkCallTool(b *testing.B) {
+	url := benchServer(b)
+	ctx := context.Background()
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, err := client.Connect(ctx, url, &client.Options{Mode: mode, NoGETStream: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			args := map[string]any{"a": 2, "b": 3}
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := c.CallTool(ctx, "add", args)
+				if err != nil || r.IsError {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,60 @@
+// Package client is an MCP client for Streamable HTTP that speaks both eras
+// of the protocol: the stateless 2026-07-28 revision (per-request _meta,
+// server/discover, multi round-trip requests, cache hints, x-mcp-header) and
+// the initialize-based revisions 2025-11-25, 2025-06-18 and 2025-03-26
+// (Mcp-Session-Id sessions, server requests answered by POST, SSE
+// resumption).
+//
+// Connect returns a *Conn; a Conn is safe for concurrent use:
+//
+//	c, err := client.Connect(ctx, "https://example.com/mcp", nil)
+//	if err != nil { ... }
+//	defer c.Close()
+//	tools, err := c.ListTools(ctx)
+//	res, err := c.CallTool(ctx, "search", map[string]any{"q": "mcp"})
+//
+// # Eras
+//
+// In ModeAuto (the default) Connect sends server/discover and picks the era
+// from the answer: a modern version the client speaks → 2026-07-28; only
+// legacy versions → initialize; -32022 → one retry with a version from
+// data.supported; 400/404/405 without a recognised JSON-RPC error, or
+// -32601 → initialize. 401 and 403 are never taken as era evidence. The era
+// found is remembered per endpoint for later Connects (ForgetEra drops it).
+// ModeModern and ModeLegacy skip the probe.
+//
+// # Input rounds
+//
+// CallTool, GetPrompt and ReadResource answer input_required results with the
+// handlers of Options (Elicitation, Sampling, Roots) and retry with the
+// original params plus inputResponses and the requestState byte for byte,
+// up to Options.MaxRounds. CallToolOnce stops after one round and returns a
+// Continuation to answer later. In legacy sessions the same handlers answer
+// the server's elicitation/create, sampling/createMessage and roots/list
+// requests.
+//
+// # Authorization
+//
+// Options.TokenSource supplies the bearer token. A TokenSource that also
+// implements Challenger (package client/oauth) is asked to authorize on a
+// 401, or a 403 with error="insufficient_scope", and the request is sent
+// again, at most three times per operation. WithAuthorization sets the
+// token of one call; it bypasses the cache, and on legacy servers such calls
+// run in a session per credential.
+//
+// # Cache
+//
+// Complete results of server/discover, the list methods and resources/read
+// are cached per their ttlMs and cacheScope (2026-07-28
+// server/utilities/caching), "private" ones per access token, bounded by
+// Options.CacheEntries (LRU) and Options.MaxTTL. WithCache chooses per call.
+//
+// # Errors
+//
+// A JSON-RPC error is an *RPCError; -32022, -32020 and -32021 come as
+// *UnsupportedVersionError, *HeaderMismatchError and *MissingCapabilityError,
+// which unwrap to it. HTTP failures without a JSON-RPC body are *HTTPError.
+// ErrStreamBroken, ErrProtocol, ErrMaxRounds, ErrUnauthorized and ErrClosed
+// are matched with errors.Is. A tool's own failure is a CallToolResult with
+// IsError set, not an error.
+package client

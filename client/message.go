@@ -1,0 +1,87 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// wireMessage is any JSON-RPC 2.0 message: a request (Method and ID), a
+// notification (Method, no ID) or a response (ID with Result or Error).
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *wireError      `json:"error,omitempty"`
+}
+
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (m *wireMessage) isResponse() bool { return m.Method == "" }
+
+// decodeMessage decodes and checks one JSON-RPC message from the server.
+func decodeMessage(b []byte) (*wireMessage, error) {
+	var m wireMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, protocolError("undecodable message: %v", err)
+	}
+	if m.JSONRPC != "2.0" {
+		return nil, protocolError("message without jsonrpc \"2.0\"")
+	}
+	if bytes.Equal(m.ID, []byte("null")) {
+		m.ID = nil
+	}
+	if m.ID != nil && !validID(m.ID) {
+		return nil, protocolError("invalid id %.40s", m.ID)
+	}
+	if m.Method == "" {
+		if (m.Result == nil) == (m.Error == nil) {
+			return nil, protocolError("response needs exactly one of result and error")
+		}
+		if m.ID == nil && m.Error == nil {
+			return nil, protocolError("result without id")
+		}
+		if m.Result != nil && (len(m.Result) == 0 || m.Result[0] != '{') {
+			return nil, protocolError("result is not an object")
+		}
+	}
+	return &m, nil
+}
+
+// validID reports whether raw is a JSON string or integer.
+func validID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		return true // json.Unmarshal already checked the string
+	}
+	_, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil
+}
+
+// sameID reports whether the raw id equals our integer id.
+func sameID(raw json.RawMessage, id int64) bool {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return err == nil && n == id
+}
+
+// appendJSONString appends s as a JSON string: plain printable ASCII
+// directly, anything else through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			j, _ := json.Marshal(s)
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -1,0 +1,526 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// noOptions is the options of a call given none; it is never modified.
+var noOptions callOptions
+
+func callOpts(opts []CallOption) *callOptions {
+	if len(opts) == 0 {
+		return &noOptions
+	}
+	co := &callOptions{}
+	for _, o := range opts {
+		o(co)
+	}
+	return co
+}
+
+// do sends a request in the Conn's era, through the cache when the method
+// is cacheable (modern only).
+func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions, extra http.Header, cacheable bool, target string) (json.RawMessage, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	if !c.modern {
+		return c.callLegacy(ctx, method, p, co)
+	}
+	useCache := cacheable && c.cache != nil && co.cacheMode != CacheBypass && !co.hasAuth
+	var tok string
+	if useCache {
+		var err error
+		if tok, err = c.token(ctx, co); err != nil {
+			return nil, err
+		}
+		c.noteToken(tok)
+		if co.cacheMode == CacheDefault {
+			if r, ok := c.cache.get(method, target, tok); ok {
+				return r, nil
+			}
+		}
+	}
+	var res json.RawMessage
+	var err error
+	rounds := 0
+	if mrtrMethod(method) {
+		res, rounds, err = c.callMRTR(ctx, method, p, co, extra)
+	} else {
+		var rt string
+		res, rt, err = c.callModern(ctx, method, p, co, extra)
+		if err == nil && rt != resultComplete {
+			err = protocolError("%s answered %s", method, rt)
+		}
+	}
+	if err != nil {
+		c.invalidateOnError(method, target, err)
+		if c.eraFromCache && legacyEvidence(err) {
+			ForgetEra(c.url) // the next Connect probes again
+		}
+		return nil, err
+	}
+	// Never cache what answered inputResponses or requestState.
+	if useCache && rounds == 0 {
+		c.cache.put(method, target, tok, res)
+	}
+	return res, nil
+}
+
+// invalidateOnError drops cached pages a failure shows to be stale: all
+// pages of a list whose cursor was rejected, and the tool list on -32020.
+func (c *Conn) invalidateOnError(method, target string, err error) {
+	if c.cache == nil {
+		return
+	}
+	var re *RPCError
+	if !errors.As(err, &re) {
+		return
+	}
+	switch {
+	case re.Code == core.CodeHeaderMismatch:
+		c.cache.dropMethod("tools/list", "")
+	case re.Code == core.CodeInvalidParams && target != "" && isList(method):
+		c.cache.dropMethod(method, "")
+	}
+}
+
+func isList(m string) bool {
+	switch m {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		return true
+	}
+	return false
+}
+
+func cursorParams(cursor *string) (params, string) {
+	if cursor == nil {
+		return nil, ""
+	}
+	// "" is a real cursor: it is sent, and it is a cache key of its own.
+	return params{{"cursor", quoteJSON(*cursor)}}, "c:" + *cursor
+}
+
+// Tool is one entry of tools/list. Schemas stay raw JSON: no keyword is
+// dropped and no $ref is fetched.
+type Tool struct {
+	Name         string                `json:"name"`
+	Title        string                `json:"title,omitempty"`
+	Description  string                `json:"description,omitempty"`
+	InputSchema  json.RawMessage       `json:"inputSchema"`
+	OutputSchema json.RawMessage       `json:"outputSchema,omitempty"`
+	Annotations  *core.ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []core.Icon           `json:"icons,omitempty"`
+	Meta         json.RawMessage       `json:"_meta,omitempty"`
+	// Raw is the entry as the server sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// ListToolsResult is one page of tools/list.
+type ListToolsResult struct {
+	Tools []*Tool
+	// NextCursor is nil on the last page; "" is a cursor like any other.
+	NextCursor *string
+}
+
+// ListToolsPage fetches one page of tools/list (cursor nil: the first).
+// In 2026-07-28, tools whose x-mcp-header declarations are invalid are left
+// out (and logged as a warning).
+func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOption) (*ListToolsResult, error) {
+	co := callOpts(opts)
+	p, target := cursorParams(cursor)
+	res, err := c.do(ctx, "tools/list", p, co, nil, true, target)
+	if err != nil {
+		return nil, err
+	}
+	// A page served from the cache is the same byte slice as last time:
+	// reuse its decoding.
+	c.mu.Lock()
+	m := c.toolsMemo[target]
+	c.mu.Unlock()
+	if m != nil && len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0] {
+		out := *m.res
+		out.Tools = append([]*Tool(nil), m.res.Tools...)
+		return &out, nil
+	}
+	var w struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor *string           `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(res, &w); err != nil {
+		return nil, protocolError("tools/list result: %v", err)
+	}
+	out := &ListToolsResult{NextCursor: w.NextCursor, Tools: make([]*Tool, 0, len(w.Tools))}
+	for _, raw := range w.Tools {
+		t := &Tool{Raw: raw}
+		if err := json.Unmarshal(raw, t); err != nil {
+			c.log.Warn("mcp client: tool dropped: undecodable", "err", err)
+			continue
+		}
+		th, err := parseToolHeaders(t.InputSchema)
+		if err != nil {
+			if c.modern {
+				c.log.Warn("mcp client: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err.Error())
+				c.mu.Lock()
+				delete(c.headers, t.Name)
+				c.mu.Unlock()
+				continue
+			}
+			th = &toolHeaders{}
+		}
+		c.mu.Lock()
+		c.headers[t.Name] = th
+		c.mu.Unlock()
+		out.Tools = append(out.Tools, t)
+	}
+	c.mu.Lock()
+	if c.toolsMemo == nil || len(c.toolsMemo) > 64 {
+		c.toolsMemo = map[string]*toolsMemo{}
+	}
+	memo := *out
+	memo.Tools = append([]*Tool(nil), out.Tools...)
+	c.toolsMemo[target] = &toolsMemo{raw: res, res: &memo}
+	c.mu.Unlock()
+	return out, nil
+}
+
+type toolsMemo struct {
+	raw json.RawMessage
+	res *ListToolsResult
+}
+
+// maxPages bounds the pages one List* call follows.
+const maxPages = 1000
+
+// ListTools returns every tool, following nextCursor across all pages.
+func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*Tool, error) {
+	var all []*Tool
+	var cursor *string
+	for range maxPages {
+		page, err := c.ListToolsPage(ctx, cursor, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if page.NextCursor == nil {
+			if all == nil {
+				return page.Tools, nil // one page: its slice is already a copy
+			}
+			return append(all, page.Tools...), nil
+		}
+		all = append(all, page.Tools...)
+		cursor = page.NextCursor
+	}
+	return nil, fmt.Errorf("mcp client: tools/list: more than %d pages", maxPages)
+}
+
+// CallToolResult is the complete result of tools/call. A tool's own failure
+// is a result with IsError set, not a Go error.
+type CallToolResult struct {
+	Content []core.Content
+	// StructuredContent is the raw structuredContent, nil when absent.
+	StructuredContent json.RawMessage
+	IsError           bool
+	Meta              json.RawMessage
+	// Raw is the result as received.
+	Raw json.RawMessage
+}
+
+func decodeCallToolResult(res json.RawMessage) (*CallToolResult, error) {
+	var w struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+		Meta              json.RawMessage   `json:"_meta"`
+	}
+	if err := json.Unmarshal(res, &w); err != nil {
+		return nil, protocolError("tools/call result: %v", err)
+	}
+	r := &CallToolResult{StructuredContent: w.StructuredContent, IsError: w.IsError, Meta: w.Meta, Raw: res}
+	for _, cb := range w.Content {
+		ct, err := core.UnmarshalContent(cb)
+		if err != nil {
+			continue // a block type this package does not model stays in Raw
+		}
+		r.Content = append(r.Content, ct)
+	}
+	return r, nil
+}
+
+// toolCall builds the params and headers of a tools/call.
+func (c *Conn) toolCall(name string, args any) (params, http.Header, *toolHeaders, error) {
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case nil:
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("mcp client: arguments: %w", err)
+		}
+		raw = b
+	}
+	if len(raw) > 0 && string(raw) == "null" {
+		raw = nil
+	}
+	if len(raw) > 0 {
+		if err := checkObject(raw); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	p := params{{"name", quoteJSON(name)}}
+	if raw != nil {
+		p = append(p, field{"arguments", raw})
+	}
+	c.mu.Lock()
+	th := c.headers[name]
+	c.mu.Unlock()
+	var h http.Header
+	if c.modern && th != nil {
+		ph, err := th.paramHeaders(raw)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(ph) > 0 {
+			h = http.Header{}
+			for _, kv := range ph {
+				h[http.CanonicalHeaderKey(kv[0])] = []string{kv[1]}
+			}
+		}
+	}
+	return p, h, th, nil
+}
+
+// errNotObject: tool arguments must be a JSON object.
+var errNotObject = errors.New("mcp client: tool arguments must be a JSON object")
+
+func checkObject(raw json.RawMessage) error {
+	for _, b := range raw {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			if !json.Valid(raw) {
+				return fmt.Errorf("mcp client: arguments are not valid JSON")
+			}
+			return nil
+		}
+		return errNotObject
+	}
+	return errNotObject
+}
+
+// CallTool calls a tool and runs its input rounds (2026-07-28) with the
+// configured handlers; in legacy sessions server requests are answered the
+// same way. In 2026-07-28 the arguments named by the tool's x-mcp-header
+// declarations (learnt from ListTools) are mirrored into Mcp-Param-*
+// headers; after a -32020 the tool list is refreshed and the call sent once
+// more.
+func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+	co := callOpts(opts)
+	p, h, _, err := c.toolCall(name, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.do(ctx, "tools/call", p, co, h, false, "")
+	if err != nil && c.modern && errors.As(err, new(*HeaderMismatchError)) {
+		if _, lerr := c.ListTools(ctx, WithCache(CacheRefresh)); lerr == nil {
+			if p, h, _, err = c.toolCall(name, args); err != nil {
+				return nil, err
+			}
+			res, err = c.do(ctx, "tools/call", p, co, h, false, "")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeCallToolResult(res)
+}
+
+// CallToolOnce sends one round of a tools/call. If the server needs input,
+// it returns a Continuation to answer later (Answer, with the handlers, or
+// Resume, with answers given); no other call carries its state. On a
+// legacy connection it is CallTool.
+func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, *Continuation, error) {
+	if !c.modern {
+		r, err := c.CallTool(ctx, name, args, opts...)
+		return r, nil, err
+	}
+	if c.isClosed() {
+		return nil, nil, ErrClosed
+	}
+	co := callOpts(opts)
+	p, h, _, err := c.toolCall(name, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, k, err := c.callOnce(ctx, "tools/call", p, co, h, 0)
+	if err != nil || k != nil {
+		return nil, k, err
+	}
+	r, err := decodeCallToolResult(res)
+	return r, nil, err
+}
+
+// DecodeCallToolResult decodes the raw result a Continuation returned.
+func DecodeCallToolResult(raw json.RawMessage) (*CallToolResult, error) {
+	return decodeCallToolResult(raw)
+}
+
+// GetPrompt gets a prompt, running its input rounds like CallTool.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*core.GetPromptResult, error) {
+	p := params{{"name", quoteJSON(name)}}
+	if args != nil {
+		b, _ := json.Marshal(args)
+		p = append(p, field{"arguments", b})
+	}
+	res, err := c.do(ctx, "prompts/get", p, callOpts(opts), nil, false, "")
+	if err != nil {
+		return nil, err
+	}
+	var r core.GetPromptResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, protocolError("prompts/get result: %v", err)
+	}
+	return &r, nil
+}
+
+// ReadResource reads a resource, running its input rounds like CallTool.
+// Modern results are cached per their ttlMs and cacheScope.
+func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*core.ReadResourceResult, error) {
+	p := params{{"uri", quoteJSON(uri)}}
+	res, err := c.do(ctx, "resources/read", p, callOpts(opts), nil, true, uri)
+	if err != nil {
+		return nil, err
+	}
+	var r core.ReadResourceResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, protocolError("resources/read result: %v", err)
+	}
+	return &r, nil
+}
+
+// Complete asks for completion/complete suggestions.
+func (c *Conn) Complete(ctx context.Context, req *core.CompleteParams, opts ...CallOption) (*core.CompleteResult, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	p := params{}
+	for _, k := range []string{"ref", "argument", "context"} {
+		if v, ok := m[k]; ok {
+			p = append(p, field{k, v})
+		}
+	}
+	res, err := c.do(ctx, "completion/complete", p, callOpts(opts), nil, false, "")
+	if err != nil {
+		return nil, err
+	}
+	var r core.CompleteResult
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, protocolError("completion/complete result: %v", err)
+	}
+	return &r, nil
+}
+
+// ListPromptsResult is one page of prompts/list.
+type ListPromptsResult struct {
+	Prompts    []core.Prompt `json:"prompts"`
+	NextCursor *string       `json:"nextCursor"`
+}
+
+// ListPrompts fetches one page of prompts/list.
+func (c *Conn) ListPrompts(ctx context.Context, cursor *string, opts ...CallOption) (*ListPromptsResult, error) {
+	var r ListPromptsResult
+	return &r, c.list(ctx, "prompts/list", cursor, opts, &r)
+}
+
+// ListResourcesResult is one page of resources/list.
+type ListResourcesResult struct {
+	Resources  []core.Resource `json:"resources"`
+	NextCursor *string         `json:"nextCursor"`
+}
+
+// ListResources fetches one page of resources/list.
+func (c *Conn) ListResources(ctx context.Context, cursor *string, opts ...CallOption) (*ListResourcesResult, error) {
+	var r ListResourcesResult
+	return &r, c.list(ctx, "resources/list", cursor, opts, &r)
+}
+
+// ListResourceTemplatesResult is one page of resources/templates/list.
+type ListResourceTemplatesResult struct {
+	ResourceTemplates []core.ResourceTemplate `json:"resourceTemplates"`
+	NextCursor        *string                 `json:"nextCursor"`
+}
+
+// ListResourceTemplates fetches one page of resources/templates/list.
+func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts ...CallOption) (*ListResourceTemplatesResult, error) {
+	var r ListResourceTemplatesResult
+	return &r, c.list(ctx, "resources/templates/list", cursor, opts, &r)
+}
+
+func (c *Conn) list(ctx context.Context, method string, cursor *string, opts []CallOption, out any) error {
+	p, target := cursorParams(cursor)
+	res, err := c.do(ctx, method, p, callOpts(opts), nil, true, target)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return protocolError("%s result: %v", method, err)
+	}
+	return nil
+}
+
+// Call sends any request and returns its raw result (2026-07-28 requests
+// get the standard _meta and headers; input rounds are run for the three
+// methods that have them). params must be a JSON object or nil.
+func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
+	var p params
+	if len(paramsJSON) > 0 {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(paramsJSON, &m); err != nil {
+			return nil, errNotObject
+		}
+		for k, v := range m {
+			if k != "_meta" {
+				p = append(p, field{k, v})
+			}
+		}
+	}
+	return c.do(ctx, method, p, callOpts(opts), nil, false, "")
+}
+
+// Discover sends server/discover on a modern Conn (through the cache).
+func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, error) {
+	if !c.modern {
+		return nil, errors.New("mcp client: server/discover on a legacy connection")
+	}
+	res, err := c.do(ctx, "server/discover", nil, callOpts(opts), nil, true, "")
+	if err != nil {
+		return nil, err
+	}
+	return decodeDiscovery(c.url, res)
+}
+
+// noteToken drops the private cache entries when the access token changes
+// (a new authorization context).
+func (c *Conn) noteToken(tok string) {
+	if p := c.lastToken.Load(); p != nil && *p == tok {
+		return
+	}
+	t := new(string) // allocated only when the token changes
+	*t = tok
+	if old := c.lastToken.Swap(t); old != nil && *old != tok {
+		c.cache.dropPrivate()
+	}
+}

@@ -1,0 +1,225 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// Mode selects the protocol era a Conn speaks.
+type Mode int
+
+// Modes.
+const (
+	// ModeAuto probes the server with server/discover and picks the era from
+	// the answer (2026-07-28 basic/transports/streamable-http §Backward
+	// Compatibility). The era found is remembered per endpoint.
+	ModeAuto Mode = iota
+	// ModeModern speaks the stateless 2026-07-28 revision only.
+	ModeModern
+	// ModeLegacy speaks the initialize-based revisions only.
+	ModeLegacy
+)
+
+// String returns "auto", "modern" or "legacy".
+func (m Mode) String() string {
+	switch m {
+	case ModeModern:
+		return "modern"
+	case ModeLegacy:
+		return "legacy"
+	}
+	return "auto"
+}
+
+// Defaults.
+const (
+	// DefaultMaxRounds bounds the input rounds of one multi round-trip
+	// request.
+	DefaultMaxRounds = 8
+	// DefaultMaxResponseBytes bounds one response body or SSE event.
+	DefaultMaxResponseBytes = 32 << 20
+	// DefaultMaxSessions bounds the legacy sessions kept for per-call
+	// credentials.
+	DefaultMaxSessions = 8
+	// DefaultCacheEntries bounds the result cache.
+	DefaultCacheEntries = 512
+	// DefaultMaxTTL caps the freshness lifetime a server may grant.
+	DefaultMaxTTL = time.Hour
+)
+
+// Options configures a Conn. A nil *Options means defaults. The struct is
+// copied by Connect; later changes have no effect.
+type Options struct {
+	// Mode selects the era. Zero is ModeAuto.
+	Mode Mode
+	// HTTPClient sends the requests. Nil means a client with no timeout
+	// that follows no redirects. Responses are never followed across
+	// redirects by the default client.
+	HTTPClient *http.Client
+	// TokenSource supplies the bearer token of every request; nil means
+	// none. If it also implements Challenger, 401 and insufficient_scope
+	// 403 responses are answered through it.
+	TokenSource TokenSource
+	// Header holds extra headers sent on every request.
+	Header http.Header
+	// ClientInfo names this client. Zero means {"mcpfn-client", "0"}.
+	ClientInfo core.Implementation
+	// OmitClientInfo leaves io.modelcontextprotocol/clientInfo out of
+	// 2026-07-28 requests (it is sent by default).
+	OmitClientInfo bool
+
+	// Elicitation answers elicitation requests; nil means the capability is
+	// not declared.
+	Elicitation ElicitationHandler
+	// ElicitationURL declares URL-mode elicitation as well as form mode.
+	ElicitationURL bool
+	// ElicitationDefaults fills the defaults of requestedSchema into an
+	// accepted form that omits those fields, and declares so.
+	ElicitationDefaults bool
+	// Sampling answers sampling/createMessage requests; nil means not
+	// declared.
+	Sampling SamplingHandler
+	// Roots answers roots/list requests; nil means not declared.
+	Roots RootsHandler
+
+	// Notification receives every notification the server sends that is not
+	// progress (which goes to the request's WithProgress function). Calls may
+	// come from several goroutines.
+	Notification func(method string, params json.RawMessage)
+	// LogLevel, if set, asks for notifications/message at or above it
+	// (per request in 2026-07-28; logging/setLevel in legacy sessions).
+	LogLevel core.LoggingLevel
+
+	// NoGETStream keeps legacy sessions from opening the GET stream on
+	// which servers send requests and notifications outside a request.
+	NoGETStream bool
+
+	// MaxRounds bounds the input rounds of a multi round-trip request. Zero
+	// means DefaultMaxRounds.
+	MaxRounds int
+	// MaxResponseBytes bounds one response body or SSE event. Zero means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// MaxSessions bounds the legacy sessions held for per-call credentials.
+	// Zero means DefaultMaxSessions.
+	MaxSessions int
+	// CacheEntries bounds the result cache; negative disables caching. Zero
+	// means DefaultCacheEntries.
+	CacheEntries int
+	// MaxTTL caps the lifetime a server's ttlMs may grant. Zero means
+	// DefaultMaxTTL.
+	MaxTTL time.Duration
+	// Logger receives warnings (tools dropped for invalid x-mcp-header
+	// declarations, failed cleanup). Nil means slog.DiscardHandler.
+	Logger *slog.Logger
+
+	// now is the clock (tests).
+	now func() time.Time
+}
+
+// ElicitRequest is an elicitation/create request, from an input_required
+// result (2026-07-28) or a server request (legacy).
+type ElicitRequest struct {
+	// Mode is "form" or "url" (an absent mode is "form").
+	Mode    string
+	Message string
+	// RequestedSchema is the form's schema, raw (form mode).
+	RequestedSchema json.RawMessage
+	// URL is the page to show the user (URL mode). The client never opens
+	// it itself.
+	URL string
+	// ElicitationID identifies a legacy URL-mode elicitation.
+	ElicitationID string
+}
+
+// Elicitation actions.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
+// ElicitResult is the user's answer. Content is sent only with an accepted
+// form.
+type ElicitResult struct {
+	Action  string
+	Content map[string]any
+}
+
+// ElicitationHandler asks the user. It must honour ctx.
+type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
+
+// SamplingHandler answers sampling/createMessage: params and result are raw
+// CreateMessageRequest params and CreateMessageResult.
+type SamplingHandler func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+
+// RootsHandler answers roots/list.
+type RootsHandler func(ctx context.Context) ([]core.Root, error)
+
+// Progress is a notifications/progress for one request.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// CacheMode chooses how one call uses the result cache.
+type CacheMode int
+
+// Cache modes.
+const (
+	// CacheDefault serves a fresh cached result and stores new ones.
+	CacheDefault CacheMode = iota
+	// CacheRefresh skips the lookup but stores the new result.
+	CacheRefresh
+	// CacheBypass neither reads nor writes the cache.
+	CacheBypass
+)
+
+// CallOption configures one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	progress  func(Progress)
+	auth      string
+	hasAuth   bool
+	cacheMode CacheMode
+	header    http.Header
+	// noVersionRetry: the probe retries -32022 itself.
+	noVersionRetry bool
+}
+
+// WithProgress asks for progress notifications of this request (a
+// progressToken in _meta) and hands them to fn.
+func WithProgress(fn func(Progress)) CallOption {
+	return func(o *callOptions) { o.progress = fn }
+}
+
+// WithAuthorization sends token as the bearer token of this call instead of
+// the TokenSource's; "" sends no Authorization. It bypasses the cache, and in
+// legacy sessions the call runs in a session of its own credential.
+func WithAuthorization(token string) CallOption {
+	return func(o *callOptions) { o.auth, o.hasAuth = token, true }
+}
+
+// WithCache sets the cache mode of this call.
+func WithCache(m CacheMode) CallOption { return func(o *callOptions) { o.cacheMode = m } }
+
+// WithHeader adds HTTP headers to this call.
+func WithHeader(h http.Header) CallOption {
+	return func(o *callOptions) {
+		if o.header == nil {
+			o.header = http.Header{}
+		}
+		for k, vs := range h {
+			for _, v := range vs {
+				o.header.Add(k, v)
+			}
+		}
+	}
+}

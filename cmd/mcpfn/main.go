@@ -1,0 +1,396 @@
+// Command mcpfn is a command-line MCP client for Streamable HTTP servers of
+// either era (2026-07-28, or the initialize-based 2025 revisions).
+//
+//	mcpfn discover URL            the server/discover (or initialize) result
+//	mcpfn tools URL               every tool, across all pages: {"tools":[...]}
+//	mcpfn call URL NAME [JSON]    the CallToolResult of one call
+//
+// Flags, accepted before or after the command word:
+//
+//	--mode auto|modern|legacy   protocol era (default auto)
+//	--header 'K: V'             extra HTTP header (repeatable)
+//	--token TOKEN               bearer token
+//	--oauth                     authorize with OAuth (when built in)
+//	--answer A                  answer elicitations without asking: accept,
+//	                            decline, cancel, or a JSON object to accept
+//	                            with (repeatable: one per elicitation, the
+//	                            last one repeats)
+//
+// Stdout carries exactly one JSON document; diagnostics go to stderr.
+// Elicitations are asked on the terminal (stdin/stderr) unless --answer is
+// given: form fields one by one, URLs shown in full and never opened.
+// Exit status: 0 success, 1 the tool reported an error (isError), 2 usage,
+// 3 failure.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpfn/mcpfn/client"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitIsError = 1
+	exitUsage   = 2
+	exitFailure = 3
+)
+
+// OAuth, when set (by the build that includes client/oauth), returns the
+// token source of --oauth for an endpoint.
+var OAuth func(ctx context.Context, endpoint string, stderr io.Writer) (client.TokenSource, error)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage: mcpfn [flags] discover URL
+       mcpfn [flags] tools URL
+       mcpfn [flags] call URL NAME [JSON-OBJECT]
+flags (before or after the command word):
+  --mode auto|modern|legacy   --header 'K: V' (repeatable)   --token TOKEN   --oauth
+  --answer accept|decline|cancel|JSON (repeatable; answers elicitations without asking)
+`
+
+type config struct {
+	mode    client.Mode
+	header  http.Header
+	token   string
+	oauth   bool
+	answers []string
+	args    []string
+}
+
+func parseArgs(argv []string) (*config, error) {
+	cfg := &config{header: http.Header{}}
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			cfg.args = append(cfg.args, argv[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			cfg.args = append(cfg.args, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		needVal := func() (string, error) {
+			if hasVal {
+				return val, nil
+			}
+			if i+1 >= len(argv) {
+				return "", fmt.Errorf("flag --%s needs a value", name)
+			}
+			i++
+			return argv[i], nil
+		}
+		switch name {
+		case "mode":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			switch v {
+			case "auto":
+				cfg.mode = client.ModeAuto
+			case "modern":
+				cfg.mode = client.ModeModern
+			case "legacy":
+				cfg.mode = client.ModeLegacy
+			default:
+				return nil, fmt.Errorf("--mode must be auto, modern or legacy, not %q", v)
+			}
+		case "header", "H":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			k, hv, ok := strings.Cut(v, ":")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, fmt.Errorf("--header wants 'Name: value', got %q", v)
+			}
+			cfg.header.Add(strings.TrimSpace(k), strings.TrimSpace(hv))
+		case "token":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.token = v
+		case "oauth":
+			cfg.oauth = true
+		case "answer":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := parseAnswer(v); err != nil {
+				return nil, err
+			}
+			cfg.answers = append(cfg.answers, v)
+		case "h", "help":
+			return nil, errHelp
+		default:
+			return nil, fmt.Errorf("unknown flag %s", a)
+		}
+	}
+	return cfg, nil
+}
+
+var errHelp = errors.New("help")
+
+func parseAnswer(v string) (*client.ElicitResult, error) {
+	switch v {
+	case client.ActionAccept, client.ActionDecline, client.ActionCancel:
+		return &client.ElicitResult{Action: v}, nil
+	}
+	var content map[string]any
+	if err := json.Unmarshal([]byte(v), &content); err != nil || content == nil {
+		return nil, fmt.Errorf("--answer must be accept, decline, cancel or a JSON object, not %q", v)
+	}
+	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+}
+
+func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(argv)
+	if err != nil {
+		if err != errHelp {
+			fmt.Fprintln(stderr, "mcpfn:", err)
+		}
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	a := cfg.args
+	bad := func(msg string) int {
+		fmt.Fprintln(stderr, "mcpfn:", msg)
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	if len(a) == 0 {
+		return bad("missing command")
+	}
+	var args json.RawMessage
+	switch a[0] {
+	case "discover", "tools":
+		if len(a) != 2 {
+			return bad(a[0] + " takes one URL")
+		}
+	case "call":
+		if len(a) < 3 || len(a) > 4 {
+			return bad("call takes URL NAME [JSON-OBJECT]")
+		}
+		if len(a) == 4 {
+			args = json.RawMessage(a[3])
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+				return bad("the arguments must be a JSON object")
+			}
+		}
+	default:
+		return bad("unknown command " + strconv.Quote(a[0]))
+	}
+	if cfg.oauth && cfg.token != "" {
+		return bad("--oauth and --token exclude each other")
+	}
+	url := a[1]
+	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
+		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	switch {
+	case cfg.token != "":
+		opts.TokenSource = client.StaticToken(cfg.token)
+	case cfg.oauth:
+		if OAuth == nil {
+			return bad("--oauth is not available in this build")
+		}
+		ts, err := OAuth(ctx, url, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "mcpfn:", err)
+			return exitFailure
+		}
+		opts.TokenSource = ts
+	}
+	e := &elicitor{answers: cfg.answers, in: bufio.NewReader(stdin), out: stderr}
+	opts.Elicitation = e.elicit
+	opts.ElicitationURL = true
+	opts.ElicitationDefaults = true
+
+	c, err := client.Connect(ctx, url, opts)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer c.Close()
+	var doc json.RawMessage
+	code := exitOK
+	switch a[0] {
+	case "discover":
+		switch {
+		case c.Discovery() != nil:
+			doc = c.Discovery().Raw
+		case c.InitializeResult() != nil:
+			doc = c.InitializeResult().Raw
+		default:
+			d, err := c.Discover(ctx)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			doc = d.Raw
+		}
+	case "tools":
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		raws := make([]json.RawMessage, len(tools))
+		for i, t := range tools {
+			raws[i] = t.Raw
+		}
+		doc, _ = json.Marshal(struct {
+			Tools []json.RawMessage `json:"tools"`
+		}{raws})
+	case "call":
+		r, err := c.CallTool(ctx, a[2], args)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		doc = r.Raw
+		if r.IsError {
+			code = exitIsError
+		}
+	}
+	out := append([]byte(nil), doc...)
+	if _, err := stdout.Write(append(out, '\n')); err != nil {
+		return exitFailure
+	}
+	return code
+}
+
+var clientInfo = clientImpl()
+
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "mcpfn:", err)
+	var he *client.HTTPError
+	if errors.As(err, &he) && len(he.Body) > 0 {
+		fmt.Fprintf(stderr, "mcpfn: response body: %s\n", he.Body)
+	}
+	var re *client.RPCError
+	if errors.As(err, &re) && len(re.Data) > 0 {
+		fmt.Fprintf(stderr, "mcpfn: error data: %s\n", re.Data)
+	}
+	return exitFailure
+}
+
+// elicitor answers elicitations: from --answer values, else on the
+// terminal.
+type elicitor struct {
+	mu      sync.Mutex
+	answers []string
+	n       int
+	in      *bufio.Reader
+	out     io.Writer
+}
+
+func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fmt.Fprintf(e.out, "mcpfn: the server asks (%s): %s\n", req.Mode, req.Message)
+	if req.Mode == "url" {
+		fmt.Fprintf(e.out, "mcpfn: URL (not opened by mcpfn): %s\n", req.URL)
+	}
+	if len(e.answers) > 0 {
+		i := min(e.n, len(e.answers)-1)
+		e.n++
+		r, err := parseAnswer(e.answers[i])
+		if err != nil {
+			return nil, err
+		}
+		if req.Mode == "url" && r.Action == client.ActionAccept {
+			r.Content = nil
+		}
+		fmt.Fprintf(e.out, "mcpfn: answered %s (--answer)\n", r.Action)
+		return r, nil
+	}
+	if req.Mode == "url" {
+		fmt.Fprint(e.out, "Open this URL yourself and continue? [y = accept, n = decline, c = cancel]: ")
+		switch e.line() {
+		case "y", "yes":
+			return &client.ElicitResult{Action: client.ActionAccept}, nil
+		case "n", "no":
+			return &client.ElicitResult{Action: client.ActionDecline}, nil
+		}
+		return &client.ElicitResult{Action: client.ActionCancel}, nil
+	}
+	fmt.Fprint(e.out, "Answer? [y = fill the form, n = decline, c = cancel]: ")
+	switch e.line() {
+	case "y", "yes":
+	case "n", "no":
+		return &client.ElicitResult{Action: client.ActionDecline}, nil
+	default:
+		return &client.ElicitResult{Action: client.ActionCancel}, nil
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type        string          `json:"type"`
+			Description string          `json:"description"`
+			Default     json.RawMessage `json:"default"`
+			Enum        []any           `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	json.Unmarshal(req.RequestedSchema, &schema)
+	names := make([]string, 0, len(schema.Properties))
+	for n := range schema.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	content := map[string]any{}
+	for _, n := range names {
+		p := schema.Properties[n]
+		fmt.Fprintf(e.out, "  %s (%s)", n, p.Type)
+		if p.Description != "" {
+			fmt.Fprintf(e.out, " - %s", p.Description)
+		}
+		if len(p.Enum) > 0 {
+			fmt.Fprintf(e.out, " %v", p.Enum)
+		}
+		if p.Default != nil {
+			fmt.Fprintf(e.out, " [default %s]", p.Default)
+		}
+		fmt.Fprint(e.out, ": ")
+		v := e.line()
+		if v == "" {
+			continue // defaults are filled in by the client
+		}
+		switch p.Type {
+		case "integer", "number", "boolean":
+			var x any
+			if json.Unmarshal([]byte(v), &x) == nil {
+				content[n] = x
+				continue
+			}
+		}
+		content[n] = v
+	}
+	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+}
+
+func (e *elicitor) line() string {
+	s, _ := e.in.ReadString('\n')
+	return strings.TrimSpace(s)
+}
