@@ -3,6 +3,7 @@
 #   make test                      every test: lint, unit (-race), conformance, interop, ...
 #   make conformance REV=2026-07-28 ADAPTER=nethttp
 #   make conformance-all           both revisions, every adapter
+#   make conformance-client REV=2026-07-28,2025-11-25   the client scenarios (package client)
 #   make lambda-zip                build examples/lambda into deployable zips
 #
 # The test targets install what they need (Node 22 and the conformance suite
@@ -12,7 +13,7 @@ REV ?= 2026-07-28
 ADAPTER ?= nethttp
 GO ?= go
 
-.PHONY: test lint unit conformance conformance-all lambda-zip
+.PHONY: test lint unit conformance conformance-all conformance-client lambda-zip
 
 # lambda-zip: the deployable zips of examples/lambda (provided.al2023
 # bootstrap, arm64 and amd64) in examples/lambda/build/.
@@ -37,3 +38,8 @@ conformance:
 
 conformance-all:
 	@test/conformance/all.sh
+
+# conformance-client: the suite's client scenarios against
+# test/conformance/client, scored per test/conformance/expected/client-REV.yaml.
+conformance-client:
+	@test/conformance/run.sh --leg client --rev $(REV)

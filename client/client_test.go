@@ -688,3 +688,63 @@ func TestLegacyCancel(t *testing.T) {
 		t.Fatal("no notifications/cancelled")
 	}
 }
+
+// breakFirst answers the first request of method with an SSE stream that
+// ends before the response.
+func breakFirst(method string) func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+	var done atomic.Bool
+	return func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if s.RPC != method || !done.CompareAndSwap(false, true) {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.Write([]byte(": keep-alive\n\n"))
+		return true
+	}
+}
+
+func TestBrokenStream(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
+	// An idempotent request is sent again, once, with a new id.
+	rec.fault = breakFirst("tools/list")
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range rec.all() {
+		if s.RPC == "tools/list" {
+			var b struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(s.Body, &b)
+			ids = append(ids, string(b.ID))
+		}
+	}
+	if len(ids) != 2 || ids[0] == ids[1] {
+		t.Fatalf("tools/list ids %v", ids)
+	}
+	// tools/call is never repeated.
+	rec.fault = breakFirst("tools/call")
+	_, err := c.CallTool(ctx, "echo", nil)
+	if !errors.Is(err, client.ErrStreamBroken) || rec.count("tools/call") != 1 {
+		t.Fatalf("err %v, calls %d", err, rec.count("tools/call"))
+	}
+}
+
+// TestVersionRetry: -32022 on an ordinary request that lists our version
+// makes the client send it once more.
+func TestVersionRetry(t *testing.T) {
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
+	rec.fault = unsupported(1, "2026-07-28")
+	if _, err := c.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rec.count("server/discover") != 2 {
+		t.Fatalf("discover %d", rec.count("server/discover"))
+	}
+}

@@ -216,7 +216,7 @@ func Discover(ctx context.Context, url string, opts *Options) (*Discovery, error
 		return nil, err
 	}
 	c.setModern(core.ProtocolVersion20260728)
-	return c.discover(ctx)
+	return c.discover(ctx, nil)
 }
 
 // Adopt returns a modern Conn for the endpoint d was discovered at, using a
@@ -257,7 +257,8 @@ func (c *Conn) setModern(version string) {
 // probe implements ModeAuto's era detection.
 func (c *Conn) probe(ctx context.Context) error {
 	c.setModern(modernVersions[0])
-	d, err := c.discover(ctx)
+	probeOpts := &callOptions{noVersionRetry: true}
+	d, err := c.discover(ctx, probeOpts)
 	var uv *UnsupportedVersionError
 	if errors.As(err, &uv) {
 		// Retry once with a version from data.supported (even the one
@@ -266,7 +267,7 @@ func (c *Conn) probe(ctx context.Context) error {
 		switch {
 		case next != "":
 			c.setModern(next)
-			d, err = c.discover(ctx)
+			d, err = c.discover(ctx, probeOpts)
 		case hasAny(uv.Supported, legacyVersions):
 			return c.connectLegacyFromProbe(ctx, uv.Supported)
 		default:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,8 @@ type session struct {
 	version string
 	init    *InitializeResult
 	ready   bool
+	// stopGET ends the session's GET stream.
+	stopGET context.CancelFunc
 }
 
 func (s *session) snapshot() (id, version string) {
@@ -74,6 +77,7 @@ func (s *session) ensure(ctx context.Context, failedID string) error {
 	}
 	s.ready, s.id = false, ""
 	s.mu.Unlock()
+	s.stopGETStream()
 	return s.initialize(ctx)
 }
 
@@ -127,7 +131,105 @@ func (s *session) initialize(ctx context.Context) error {
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()
+	if !c.opts.NoGETStream {
+		// Wait until the stream is open (or refused): a server may send
+		// a request there as soon as the next call arrives.
+		ready := s.startGET()
+		t := time.NewTimer(getOpenWait)
+		select {
+		case <-ready:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
 	return nil
+}
+
+// getOpenWait bounds how long initialize waits for the GET stream to open.
+const getOpenWait = 2 * time.Second
+
+// startGET opens the session's GET stream, on which the server may send
+// requests and notifications unrelated to a client request (2025-11-25
+// basic/transports §Listening for Messages from the Server). A server that
+// answers 405 has none.
+func (s *session) startGET() <-chan struct{} {
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	if s.stopGET != nil {
+		s.stopGET()
+	}
+	s.stopGET = cancel
+	s.mu.Unlock()
+	go s.getLoop(ctx, ready)
+	return ready
+}
+
+func (s *session) stopGETStream() {
+	s.mu.Lock()
+	if s.stopGET != nil {
+		s.stopGET()
+		s.stopGET = nil
+	}
+	s.mu.Unlock()
+}
+
+func (s *session) getLoop(ctx context.Context, ready chan struct{}) {
+	defer func() {
+		if ready != nil {
+			close(ready)
+		}
+	}()
+	c := s.c
+	x := &exchange{c: c, id: 0, method: "GET", sess: s} // id 0 matches no request
+	for attempt := 0; attempt < maxResumes && ctx.Err() == nil; attempt++ {
+		sid, ver := s.snapshot()
+		last := x.lastID
+		resp, err := c.send(ctx, &httpReq{method: http.MethodGet, co: s.co}, func(h http.Header) {
+			h["Accept"] = []string{"text/event-stream"}
+			if sid != "" {
+				h["Mcp-Session-Id"] = []string{sid}
+			}
+			if ver != "" && ver != core.ProtocolVersion20250326 {
+				h["Mcp-Protocol-Version"] = []string{ver}
+			}
+			if last != "" {
+				h["Last-Event-Id"] = []string{last}
+			}
+		})
+		if err != nil {
+			return // 405: no GET stream; anything else: give up quietly
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+			resp.Body.Close()
+			return
+		}
+		if ready != nil {
+			close(ready)
+			ready = nil
+		}
+		before := x.lastID
+		x.readSSE(ctx, resp.Body, resp.StatusCode)
+		resp.Body.Close()
+		if x.lastID == "" {
+			return // not resumable
+		}
+		if x.lastID != before {
+			attempt = 0 // progress: the budget is per silent reconnect
+		}
+		d := x.retry
+		if d <= 0 {
+			d = time.Second
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // legacyHeaders sets the headers of a request in session s.
@@ -218,6 +320,7 @@ func (l *legacyState) close(ctx context.Context, c *Conn) error {
 // end sends DELETE for the session (2025-11-25 basic/transports §Session
 // Management); 405 (the server does not let clients end sessions) is fine.
 func (s *session) end(ctx context.Context) error {
+	s.stopGETStream()
 	sid, ver := s.snapshot()
 	if sid == "" {
 		return nil

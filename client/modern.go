@@ -21,7 +21,7 @@ const (
 // a new id, except for tools/call, which is never repeated
 // (2026-07-28 basic/transports/streamable-http §Sending messages).
 func (c *Conn) callModern(ctx context.Context, method string, p params, co *callOptions, extra http.Header) (json.RawMessage, string, error) {
-	resent := false
+	resent, versionRetried := false, false
 	for {
 		id := c.nextID.Add(1)
 		meta := c.metaBase
@@ -39,17 +39,25 @@ func (c *Conn) callModern(ctx context.Context, method string, p params, co *call
 				h["Mcp-Name"] = []string{core.EncodeHeaderValue(name)}
 			}
 		})
-		if err != nil {
-			return nil, "", err
+		var res json.RawMessage
+		if err == nil {
+			x := &exchange{c: c, id: id, method: method}
+			if co != nil {
+				x.progress = co.progress
+			}
+			res, err = x.read(ctx, resp)
 		}
-		x := &exchange{c: c, id: id, method: method}
-		if co != nil {
-			x.progress = co.progress
-		}
-		res, err := x.read(ctx, resp)
 		if err != nil {
 			if errors.Is(err, ErrStreamBroken) && !resent && method != "tools/call" && ctx.Err() == nil {
 				resent = true
+				continue
+			}
+			// -32022 naming our version among the supported ones (a server
+			// that changed its mind, or a gateway): retry once
+			// (2026-07-28 basic/versioning).
+			var uv *UnsupportedVersionError
+			if !versionRetried && (co == nil || !co.noVersionRetry) && errors.As(err, &uv) && pickVersion(uv.Supported) == c.version {
+				versionRetried = true
 				continue
 			}
 			return nil, "", err
@@ -80,8 +88,8 @@ func resultTypeOf(res json.RawMessage) (string, error) {
 }
 
 // discover sends server/discover.
-func (c *Conn) discover(ctx context.Context) (*Discovery, error) {
-	res, rt, err := c.callModern(ctx, "server/discover", nil, nil, nil)
+func (c *Conn) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
+	res, rt, err := c.callModern(ctx, "server/discover", nil, co, nil)
 	if err != nil {
 		return nil, err
 	}

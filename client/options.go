@@ -94,6 +94,10 @@ type Options struct {
 	// (per request in 2026-07-28; logging/setLevel in legacy sessions).
 	LogLevel core.LoggingLevel
 
+	// NoGETStream keeps legacy sessions from opening the GET stream on
+	// which servers send requests and notifications outside a request.
+	NoGETStream bool
+
 	// MaxRounds bounds the input rounds of a multi round-trip request. Zero
 	// means DefaultMaxRounds.
 	MaxRounds int
@@ -185,6 +189,8 @@ type callOptions struct {
 	hasAuth   bool
 	cacheMode CacheMode
 	header    http.Header
+	// noVersionRetry: the probe retries -32022 itself.
+	noVersionRetry bool
 }
 
 // WithProgress asks for progress notifications of this request (a

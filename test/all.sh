@@ -34,6 +34,7 @@ fi
 stage lint make -s lint
 stage unit test/unit.sh
 stage conformance test/conformance/all.sh
+stage conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2025-11-25
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
 stage benchmarks-smoke go test -run '^$' -bench . -benchtime=1x ./...
 if [ -d test/bench ]; then stage bench-harness-tests bash -c 'cd test/bench && go vet ./... && go test -count=1 ./...'; fi

@@ -5,6 +5,8 @@
 #
 #   test/conformance/run.sh --rev 2026-07-28 [--adapter nethttp] [--scenario NAME] [--url URL]
 #   test/conformance/run.sh --rev 2025-11-25,2026-07-28   # both, one after the other, same process
+#   test/conformance/run.sh --leg client --rev 2026-07-28  # the client scenarios against
+#                                                          # test/conformance/client (package client)
 #
 # It builds and starts the fixture on a free loopback port (unless --url points
 # at a running server), runs the pinned suite, stops the fixture and scores the
@@ -23,19 +25,21 @@ ROOT=$(cd "$HERE/../.." && pwd)
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 
-rev="" adapter=nethttp scenario="" url="" extra=()
+rev="" adapter=nethttp scenario="" url="" leg=server extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --rev|--requirements) rev=${2:-}; shift 2 ;;
     --adapter) adapter=${2:-}; shift 2 ;;
     --scenario) scenario=${2:-}; shift 2 ;;
     --url) url=${2:-}; shift 2 ;;
+    --leg) leg=${2:-}; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) extra+=("$1"); shift ;;
   esac
 done
 [[ "$rev" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}(,[0-9]{4}-[0-9]{2}-[0-9]{2})*$ ]] || die "--rev REVISION[,REVISION] is required (2026-07-28, 2025-11-25)"
 revs=(${rev//,/ })
+[ "$leg" = server ] || [ "$leg" = client ] || die "--leg is server or client"
 
 # --- install the pinned Node and suite (idempotent) ---------------------------
 case "$(uname -m)" in
@@ -82,6 +86,29 @@ wait_url() {
   done
   echo "run.sh: the server did not start; its output:" >&2; cat "$1" >&2; return 1
 }
+
+# --- client leg: the suite's scenario servers against test/conformance/client ----
+if [ "$leg" = client ]; then
+  (cd "$ROOT" && go build -o "$work/conformance-client" ./test/conformance/client)
+  status=0
+  for rev in "${revs[@]}"; do
+    out="$CACHE/results/client-$rev-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+    mkdir -p "$out"
+    if [ -n "$scenario" ]; then
+      select=(--scenario "$scenario" --spec-version "$rev")
+    else
+      select=(--requirements "$rev")
+    fi
+    echo "run.sh: suite $SUITE_VERSION client scenarios against test/conformance/client, revision $rev; log: $out/suite.log"
+    set +e
+    "$node" "$cli" client --command "$work/conformance-client" "${select[@]}" -o "$out" ${extra[@]+"${extra[@]}"} > "$out/suite.log" 2>&1
+    "$node" "$HERE/score.js" "$mods" "$out" "$rev" "$scenario" "$HERE/expected/client-$rev.yaml" client
+    rc=$?
+    set -e
+    [ "$rc" = 0 ] || status=$rc
+  done
+  exit $status
+fi
 
 if [ -z "$url" ]; then
   (cd "$ROOT" && go build -o "$work/everything" ./examples/everything)

@@ -1,28 +1,45 @@
 // score.js: turn the conformance suite's results into one score line.
-// usage: node score.js NODE_MODULES RESULTS_DIR REVISION SCENARIO EXPECTED_FILE
+// usage: node score.js NODE_MODULES RESULTS_DIR REVISION SCENARIO EXPECTED_FILE [LEG]
+// LEG is server (the default) or client.
 // Prints PASS/FAIL/XFAIL per scored scenario, info lines for unscored ones,
 // and last: "conformance-<revision>: N passed, M failed". Exit 0 when every
 // failing scenario is listed in EXPECTED_FILE, 1 otherwise.
 const fs = require('fs'), path = require('path');
-const [mods, out, rev, only, expectedFile] = process.argv.slice(2);
+const [mods, out, rev, only, expectedFile, legArg] = process.argv.slice(2);
+const leg = legArg || 'server';
 const YAML = require(path.join(mods, 'yaml'));
 const reqs = YAML.parse(fs.readFileSync(path.join(mods, '@modelcontextprotocol/conformance/requirements', rev + '.yaml'), 'utf8')) || {};
-const scored = only ? [only] : (reqs.server || []);
-const unscored = only ? [] : (reqs.not_scored || []).filter((e) => e.leg === 'server');
+const scored = only ? [only] : (reqs[leg] || []);
+const unscored = only ? [] : (reqs.not_scored || []).filter((e) => e.leg === leg);
 
-// <out>/server-<scenario>-<ISO time>/checks.json; keep the newest per scenario.
+// Server leg: <out>/server-<scenario>-<ISO time>/checks.json. Client leg:
+// <out>/<scenario>-<ISO time>/checks.json, where a scenario such as
+// auth/metadata-default makes a subdirectory. Keep the newest per scenario.
 const results = {};
-for (const d of fs.readdirSync(out).sort()) {
-  const m = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(d);
-  const f = path.join(out, d, 'checks.json');
-  if (m && fs.existsSync(f)) results[m[1]] = JSON.parse(fs.readFileSync(f, 'utf8'));
+const stamp = '-\\d{4}-\\d\\d-\\d\\dT[\\d-]+Z$';
+if (leg === 'server') {
+  for (const d of fs.readdirSync(out).sort()) {
+    const m = new RegExp('^server-(.+)' + stamp).exec(d);
+    const f = path.join(out, d, 'checks.json');
+    if (m && fs.existsSync(f)) results[m[1]] = JSON.parse(fs.readFileSync(f, 'utf8'));
+  }
+} else {
+  for (const name of [...scored, ...unscored.map((e) => e.scenario)]) {
+    const dir = path.dirname(path.join(out, name)), base = path.basename(name);
+    if (!fs.existsSync(dir)) continue;
+    const re = new RegExp('^' + base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + stamp);
+    for (const d of fs.readdirSync(dir).sort()) {
+      const f = path.join(dir, d, 'checks.json');
+      if (re.test(d) && fs.existsSync(f)) results[name] = JSON.parse(fs.readFileSync(f, 'utf8'));
+    }
+  }
 }
 const failing = (name) => results[name] ? results[name].filter((c) => c.status === 'FAILURE') : null;
 
 // Expected failures: YAML 'server:' list of 'scenario' or 'scenario:check-id'.
 const allowed = {};
 if (expectedFile && fs.existsSync(expectedFile)) {
-  for (const e of (YAML.parse(fs.readFileSync(expectedFile, 'utf8')) || {}).server || []) {
+  for (const e of (YAML.parse(fs.readFileSync(expectedFile, 'utf8')) || {})[leg] || []) {
     const [s, id] = String(e).split(/:(.*)/s);
     (allowed[s] = allowed[s] || new Set()).add(id || '*');
   }
@@ -52,5 +69,5 @@ for (const e of unscored) {
   console.log(`info (not scored, ${e.reason}) ${st} ${e.scenario}` + (bad && bad.length ? `: ${[...new Set(bad.map((c) => c.id))].join(', ')}` : ''));
 }
 console.log(`results: ${out}`);
-console.log(`conformance-${rev}: ${passed} passed, ${failed} failed`);
+console.log(`conformance${leg === 'client' ? '-client' : ''}-${rev}: ${passed} passed, ${failed} failed`);
 process.exit(uncovered > 0 ? 1 : 0);

@@ -1,0 +1,109 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// exampleServer starts a small MCP server on loopback.
+func exampleServer() *httptest.Server {
+	srv := core.NewServer(core.Implementation{Name: "example", Version: "1"}, nil)
+	core.AddTool(srv, &core.Tool{Name: "greet", Description: "Greets someone."},
+		func(ctx context.Context, req *core.CallToolRequest, in struct {
+			Name string `json:"name"`
+		}) (string, error) {
+			return "Hello, " + in.Name + "!", nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "confirm", Description: "Asks before acting."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			if r, ok := req.Input.Elicitation("ok"); ok {
+				return "answer: " + r.Action, nil
+			}
+			return "", core.InputRequired(core.InputRequests{"ok": core.ElicitForm("Proceed?",
+				json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}, "")
+		})
+	return httptest.NewServer(nethttp.Handler(srv))
+}
+
+func Example() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+
+	c, err := client.Connect(ctx, ts.URL+"/mcp", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	fmt.Println("modern:", c.Modern(), c.ProtocolVersion())
+
+	tools, _ := c.ListTools(ctx)
+	for _, t := range tools {
+		fmt.Println("tool:", t.Name)
+	}
+	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*core.TextContent).Text)
+	// Output:
+	// modern: true 2026-07-28
+	// tool: confirm
+	// tool: greet
+	// Hello, Ada!
+}
+
+// Input requests (elicitation) are answered by the handlers of Options, in
+// both eras.
+func ExampleOptions_elicitation() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		c, err := client.Connect(ctx, ts.URL+"/mcp", &client.Options{
+			Mode: mode,
+			Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+				return &client.ElicitResult{Action: client.ActionAccept, Content: map[string]any{"ok": true}}, nil
+			},
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res, err := c.CallTool(ctx, "confirm", nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(mode, res.Content[0].(*core.TextContent).Text)
+		c.Close()
+	}
+	// Output:
+	// modern answer: accept
+	// legacy answer: accept
+}
+
+// Errors are typed: JSON-RPC errors are *client.RPCError.
+func ExampleRPCError() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeModern})
+	defer c.Close()
+	_, err := c.CallTool(ctx, "no-such-tool", nil)
+	var re *client.RPCError
+	if errors.As(err, &re) {
+		fmt.Println(re.Code)
+	}
+	// Output:
+	// -32602
+}

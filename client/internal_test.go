@@ -1,0 +1,279 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSSEReader(t *testing.T) {
+	in := ": comment\r\n" +
+		"id: 1\nretry: 500\ndata:\n\n" + // priming: not dispatched
+		"data: {\"a\":1}\n\n" +
+		"event: message\ndata: x\ndata: y\r\n\r\n" +
+		"event: other\rdata: z\r\r" +
+		"id: 7\ndata:no-space\n\n" +
+		"data: unterminated"
+	r := newSSEReader(strings.NewReader(in), 1<<10)
+	var got []string
+	for {
+		ev, err := r.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Event+"|"+ev.ID+"|"+string(ev.Data))
+	}
+	want := []string{`|1|{"a":1}`, "message|1|x\ny", "other|1|z", "|7|no-space"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("got %q", got)
+	}
+	if r.retry != 500*time.Millisecond || r.lastID != "7" {
+		t.Fatalf("retry %v lastID %q", r.retry, r.lastID)
+	}
+	// One event is bounded.
+	r = newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 2000)+"\n\n"), 1000)
+	if _, err := r.next(); !errors.Is(err, errEventTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+	r = newSSEReader(strings.NewReader(strings.Repeat("data: xxxxxxxx\n", 200)+"\n"), 1000)
+	if _, err := r.next(); !errors.Is(err, errEventTooLarge) {
+		t.Fatalf("many lines: err = %v", err)
+	}
+}
+
+func TestParseWWWAuthenticate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource"`, `Bearer{resource_metadata=https://x/.well-known/oauth-protected-resource}`},
+		{`Bearer error="insufficient_scope", scope="a b", error_description="need \"b\""`, `Bearer{error=insufficient_scope,error_description=need "b",scope=a b}`},
+		{`Basic realm="x", Bearer realm=y,error=invalid_token`, `Basic{realm=x};Bearer{error=invalid_token,realm=y}`},
+		{`Negotiate abc123==, Bearer`, `Negotiate[abc123==]{};Bearer{}`},
+		{`Bearer , , Basic`, `Bearer{};Basic{}`},
+		{`bearer SCOPE="A"`, `bearer{scope=A}`},
+		{`Bearer realm="unterminated`, `Bearer{}`},
+		{``, ``},
+	} {
+		h := http.Header{"Www-Authenticate": {tc.in}}
+		var parts []string
+		for _, c := range ParseWWWAuthenticate(h) {
+			s := c.Scheme
+			if c.Token68 != "" {
+				s += "[" + c.Token68 + "]"
+			}
+			var ps []string
+			for k, v := range c.Params {
+				ps = append(ps, k+"="+v)
+			}
+			sortStrings(ps)
+			parts = append(parts, s+"{"+strings.Join(ps, ",")+"}")
+		}
+		if got := strings.Join(parts, ";"); got != tc.want {
+			t.Errorf("%q: got %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	p, ok := BearerChallenge(http.Header{"Www-Authenticate": {`Basic realm=a`, `Bearer scope="s"`}})
+	if !ok || p["scope"] != "s" {
+		t.Fatalf("BearerChallenge %v %v", p, ok)
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestParseToolHeaders(t *testing.T) {
+	valid := []string{
+		`{"type":"object"}`,
+		`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`,
+		`{"type":"object","properties":{"o":{"type":"object","properties":{"k":{"type":"string","x-mcp-header":"K"}}}}}`,
+		// A property named x-mcp-header is not an annotation.
+		`{"type":"object","properties":{"x-mcp-header":{"type":"string"}}}`,
+		`{"type":"object","properties":{"e":{"type":"string","enum":[{"x-mcp-header":"v"}]}}}`,
+	}
+	for _, s := range valid {
+		if _, err := parseToolHeaders(json.RawMessage(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	invalid := []string{
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":""}}}`,
+		`{"type":"object","properties":{"v":{"type":"object","x-mcp-header":"D"}}}`,
+		`{"type":"object","properties":{"v":{"type":"array","items":{"type":"string"},"x-mcp-header":"I"}}}`,
+		`{"type":"object","properties":{"v":{"type":"null","x-mcp-header":"N"}}}`,
+		`{"type":"object","properties":{"v":{"type":"number","x-mcp-header":"F"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"R"},"b":{"type":"string","x-mcp-header":"R"}}}`,
+		`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"MyField"},"b":{"type":"string","x-mcp-header":"myfield"}}}`,
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"a b"}}}`,
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"a:b"}}}`,
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"Région"}}}`,
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"a\u0001b"}}}`,
+		`{"type":"object","properties":{"v":{"type":"array","items":{"type":"string","x-mcp-header":"I"}}}}`,
+		`{"type":"object","properties":{"v":{"anyOf":[{"type":"string","x-mcp-header":"A"}]}}}`,
+		`{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"D"}},"properties":{"v":{"$ref":"#/$defs/d"}}}`,
+		`{"type":"string","x-mcp-header":"Root"}`,
+		`{"type":"object","properties":{"v":{"type":"string","x-mcp-header":7}}}`,
+	}
+	for _, s := range invalid {
+		if _, err := parseToolHeaders(json.RawMessage(s)); err == nil {
+			t.Errorf("%s: accepted", s)
+		}
+	}
+}
+
+func TestDecodeMessage(t *testing.T) {
+	ok := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}`,
+		`{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+	}
+	for _, s := range ok {
+		if _, err := decodeMessage([]byte(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	bad := []string{
+		``, `[]`, `{"id":1,"result":{}}`, `{"jsonrpc":"1.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":[]}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+	}
+	for _, s := range bad {
+		if _, err := decodeMessage([]byte(s)); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestResultType(t *testing.T) {
+	for in, want := range map[string]string{`{}`: "complete", `{"resultType":"complete"}`: "complete", `{"resultType":"input_required"}`: "input_required"} {
+		if got, err := resultTypeOf(json.RawMessage(in)); err != nil || got != want {
+			t.Errorf("%s: %q %v", in, got, err)
+		}
+	}
+	if _, err := resultTypeOf(json.RawMessage(`{"resultType":"task"}`)); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("unknown resultType: %v", err)
+	}
+}
+
+func TestParseInputRequiredOrder(t *testing.T) {
+	ir, err := parseInputRequired(json.RawMessage(`{"resultType":"input_required","inputRequests":{"z":{"method":"roots/list"},"a":{"method":"elicitation/create","params":{}}},"requestState":"s\u0041"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ir.requests[0].Key != "z" || ir.requests[1].Key != "a" {
+		t.Fatalf("order %v", ir.requests)
+	}
+	if string(ir.state) != `"s\u0041"` {
+		t.Fatalf("requestState not kept byte for byte: %s", ir.state)
+	}
+	if _, err := parseInputRequired(json.RawMessage(`{"resultType":"input_required"}`)); !errors.Is(err, ErrProtocol) {
+		t.Fatal("empty input_required accepted")
+	}
+}
+
+func TestCacheBounds(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := newCache(2, time.Minute, func() time.Time { return now })
+	res := func(ttl string) json.RawMessage {
+		return json.RawMessage(`{"ttlMs":` + ttl + `,"cacheScope":"public"}`)
+	}
+	c.put("tools/list", "a", "", res("1000"))
+	c.put("tools/list", "b", "", res("1000"))
+	c.get("tools/list", "a", "")
+	c.put("tools/list", "c", "", res("1000")) // evicts b, the least recently used
+	if _, ok := c.get("tools/list", "b", ""); ok || c.len() != 2 {
+		t.Fatal("LRU bound")
+	}
+	c.put("x", "neg", "", res("-5"))
+	c.put("x", "abs", "", json.RawMessage(`{}`))
+	if _, ok := c.get("x", "neg", ""); ok {
+		t.Fatal("negative ttl cached")
+	}
+	c.put("x", "long", "", res("99999999999"))
+	now = now.Add(time.Minute)
+	if _, ok := c.get("x", "long", ""); ok {
+		t.Fatal("MaxTTL not applied")
+	}
+	// Fresh while now < received + ttl.
+	c.put("x", "edge", "", res("1000"))
+	now = now.Add(time.Second)
+	if _, ok := c.get("x", "edge", ""); ok {
+		t.Fatal("fresh at received + ttl")
+	}
+}
+
+func FuzzSSEReader(f *testing.F) {
+	f.Add([]byte("data: {}\n\n"))
+	f.Add([]byte("id: 1\r\nretry: 10\r\ndata:\r\n\r\n:c\rdata: x\r\r"))
+	f.Add([]byte("event: a\ndata: 1\ndata: 2\n\nid\n\nretry: 99999999999999\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := newSSEReader(bytes.NewReader(b), 256)
+		for range len(b) + 1 {
+			ev, err := r.next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > 256 {
+				t.Fatalf("event of %d bytes past the bound", len(ev.Data))
+			}
+		}
+		t.Fatal("more events than input bytes")
+	})
+}
+
+func FuzzWWWAuthenticate(f *testing.F) {
+	f.Add(`Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x/y"`)
+	f.Add(`Basic realm=x, Bearer abc==, Digest a="\"", b=c`)
+	f.Add(`,,, Bearer realm="`)
+	f.Fuzz(func(t *testing.T, s string) {
+		cs := parseChallenges(s)
+		if len(cs) > len(s) {
+			t.Fatalf("%d challenges from %d bytes", len(cs), len(s))
+		}
+		for _, c := range cs {
+			if c.Scheme == "" || !isTokenString(c.Scheme) {
+				t.Fatalf("bad scheme %q", c.Scheme)
+			}
+		}
+	})
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"x"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","error":{"code":-32022,"message":"m","data":{"supported":["2026-07-28"]}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := decodeMessage(b)
+		if err != nil {
+			if !errors.Is(err, ErrProtocol) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if m.isResponse() {
+			if m.Error != nil {
+				_ = newRPCError("m", 400, m.Error).Error()
+				return
+			}
+			if rt, err := resultTypeOf(m.Result); err == nil && rt == resultInputRequired {
+				parseInputRequired(m.Result)
+			}
+		}
+	})
+}
