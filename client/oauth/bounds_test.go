@@ -110,3 +110,30 @@ func TestConcurrentChallenges(t *testing.T) {
 		t.Fatalf("authorizations %d, token requests %d, registrations %d; want 1 each", len(auth), len(tok), len(reg))
 	}
 }
+
+// TestScopeFlood: a challenge naming a flood of scopes is refused before
+// anything is fetched, instead of costing quadratic time in the scope
+// bookkeeping.
+func TestScopeFlood(t *testing.T) {
+	var b strings.Builder
+	for i := range 50000 {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("s")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString(string(rune('a' + i%26)))
+		b.WriteString(strings.Repeat("y", i/182))
+	}
+	as := newAS(t, asOptions{})
+	rs := newRS(t, as, core.ModeAuto)
+	src := oauth.New(codeConfig())
+	resp := challenge401(`Bearer resource_metadata="` + rs.srv.URL + `/.well-known/oauth-protected-resource/mcp", scope="` + b.String() + `"`)
+	err := src.Challenge(t.Context(), rs.url, resp)
+	if !errors.Is(err, oauth.ErrTooManyScopes) {
+		t.Fatalf("err %v, want ErrTooManyScopes", err)
+	}
+	if auth, _, _ := as.snapshot(); len(auth) != 0 {
+		t.Fatal("authorization requested")
+	}
+}

@@ -68,6 +68,9 @@ var (
 	// ErrBackoff: the authorization server answered 503 recently; the
 	// Source waits before asking again.
 	ErrBackoff = errors.New("oauth: authorization server unavailable, backing off")
+	// ErrTooManyScopes: a challenge or metadata document names more than
+	// MaxScopes scopes.
+	ErrTooManyScopes = errors.New("oauth: too many scopes")
 	// ErrNoAuthorize: an authorization code flow is needed but
 	// Config.Authorize is nil.
 	ErrNoAuthorize = errors.New("oauth: no user agent (Config.Authorize) for the authorization code flow")

@@ -239,6 +239,10 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 		return err
 	}
 	params, _ := client.BearerChallenge(resp.Header)
+	challenged := strings.Fields(params["scope"])
+	if len(challenged) > MaxScopes {
+		return ErrTooManyScopes
+	}
 	prm, err := s.fetchResourceMetadata(ctx, ep, params["resource_metadata"])
 	if err != nil {
 		return err
@@ -267,7 +271,6 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 
 	// Scope selection (2026-07-28 basic/authorization §Scope Selection
 	// Strategy, §Step-Up Authorization Flow).
-	challenged := strings.Fields(params["scope"])
 	var scopes []string
 	switch {
 	case len(challenged) > 0:
@@ -276,6 +279,9 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 		scopes = prev
 	default:
 		scopes = append([]string(nil), prm.ScopesSupported...)
+	}
+	if len(scopes) > MaxScopes {
+		return ErrTooManyScopes
 	}
 
 	stepUp := resp.StatusCode == http.StatusForbidden
@@ -358,20 +364,33 @@ func (s *Source) noteFailure(err error) {
 	s.retryAt = s.now().Add(wait)
 }
 
-// union is a followed by the members of b not in a.
+// MaxScopes bounds the scopes of one authorization: a challenge or
+// protected resource metadata naming more is refused (ErrTooManyScopes).
+const MaxScopes = 256
+
+// union is a followed by the members of b not in a, each once.
 func union(a, b []string) []string {
-	out := append([]string(nil), a...)
-	for _, s := range b {
-		if !contains(out, s) {
-			out = append(out, s)
+	seen := make(map[string]struct{}, len(a)+len(b))
+	out := make([]string, 0, len(a)+len(b))
+	for _, l := range [2][]string{a, b} {
+		for _, s := range l {
+			if _, dup := seen[s]; !dup {
+				seen[s] = struct{}{}
+				out = append(out, s)
+			}
 		}
 	}
 	return out
 }
 
+// subset reports whether every member of a is in b.
 func subset(a, b []string) bool {
+	in := make(map[string]struct{}, len(b))
+	for _, s := range b {
+		in[s] = struct{}{}
+	}
 	for _, s := range a {
-		if !contains(b, s) {
+		if _, ok := in[s]; !ok {
 			return false
 		}
 	}
