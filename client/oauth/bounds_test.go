@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
 )
@@ -136,4 +137,38 @@ func TestScopeFlood(t *testing.T) {
 	if auth, _, _ := as.snapshot(); len(auth) != 0 {
 		t.Fatal("authorization requested")
 	}
+}
+
+// BenchmarkToken: the per-request cost of a Source with a valid token,
+// beside client.StaticToken.
+func BenchmarkToken(b *testing.B) {
+	as := newAS(&testing.T{}, asOptions{})
+	defer as.srv.Close()
+	b.Run("static", func(b *testing.B) {
+		ts := client.StaticToken("x")
+		b.ReportAllocs()
+		for b.Loop() {
+			ts.Token(b.Context())
+		}
+	})
+	b.Run("oauth", func(b *testing.B) {
+		rs := newRS(&testing.T{}, as, core.ModeAuto)
+		defer rs.srv.Close()
+		src := oauth.New(codeConfig())
+		req, _ := http.NewRequest(http.MethodPost, rs.url, strings.NewReader(`{}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if err := src.Challenge(b.Context(), rs.url, resp); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if tok, _ := src.Token(b.Context()); tok == "" {
+				b.Fatal("no token")
+			}
+		}
+	})
 }
