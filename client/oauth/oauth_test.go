@@ -2,9 +2,13 @@ package oauth_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/url"
@@ -519,5 +523,66 @@ func TestEnterprise(t *testing.T) {
 	_, tok, _ := as.snapshot()
 	if len(tok) != 1 || tok[0].Get("grant_type") != oauth.GrantJWTBearer || exchanges.Load() != 1 {
 		t.Fatalf("token requests %v, exchanges %d", tok, exchanges.Load())
+	}
+}
+
+// TestPrivateKeyJWTKeys: PEM keys of each form sign assertions the server
+// verifies (ES256 from PKCS #8 and SEC 1, RS256 from PKCS #1).
+func TestPrivateKeyJWTKeys(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	p8, _ := x509.MarshalPKCS8PrivateKey(ec)
+	sec1, _ := x509.MarshalECPrivateKey(ec)
+	cases := []struct {
+		name string
+		pem  []byte
+		pub  crypto.PublicKey
+	}{
+		{"pkcs8 ec", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), &ec.PublicKey},
+		{"sec1 ec", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}), &ec.PublicKey},
+		{"pkcs1 rsa", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rk)}), &rk.PublicKey},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := oauth.ParsePrivateKeyPEM(tc.pem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			as := newAS(t, asOptions{authMethods: []string{"private_key_jwt"}, clientKey: tc.pub})
+			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
+				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key}, true }})
+			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := oauth.ParsePrivateKeyPEM([]byte("not pem")); err == nil {
+		t.Fatal("garbage parsed")
+	}
+}
+
+// TestRefreshRejected: a 401 whose refresh is refused (invalid_grant)
+// falls back to a new authorization.
+func TestRefreshRejected(t *testing.T) {
+	var rejectRefresh atomic.Bool
+	as := newAS(t, asOptions{tokenStatus: func(f url.Values) int {
+		if rejectRefresh.Load() && f.Get("grant_type") == "refresh_token" {
+			return 400
+		}
+		return 0
+	}})
+	rs := newRS(t, as, core.ModeAuto)
+	c, err := connect(t, rs, oauth.New(codeConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejectRefresh.Store(true)
+	as.revokeAll()
+	if _, err := c.ListTools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	auth, tok, _ := as.snapshot()
+	if len(auth) != 2 || len(tok) != 3 || tok[1].Get("grant_type") != "refresh_token" {
+		t.Fatalf("authorizations %d, token requests %d", len(auth), len(tok))
 	}
 }

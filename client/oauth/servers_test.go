@@ -11,7 +11,9 @@ package oauth_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -43,7 +45,7 @@ type asOptions struct {
 	noDCR            bool
 	noPKCE           bool
 	clients          map[string]string // pre-registered id → secret
-	clientKey        *ecdsa.PublicKey  // for private_key_jwt
+	clientKey        crypto.PublicKey  // for private_key_jwt: *ecdsa or *rsa
 	regMethod        string            // method the registration answers with
 	tokenStatus      func(form url.Values) int
 	errorOnAuthorize string // error code sent to the redirect
@@ -270,7 +272,7 @@ func (a *testAS) clientAuth(r *http.Request, form url.Values) (string, bool) {
 	}
 	id := form.Get("client_id")
 	if form.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
-		iss, ok := verifyES256(form.Get("client_assertion"), a.opts.clientKey, a.issuer)
+		iss, ok := verifyJWT(form.Get("client_assertion"), a.opts.clientKey, a.issuer)
 		return iss, ok
 	}
 	a.mu.Lock()
@@ -298,8 +300,12 @@ func (a *testAS) token(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	if a.opts.tokenStatus != nil {
 		if st := a.opts.tokenStatus(form); st != 0 {
-			w.Header().Set("Retry-After", "7")
-			oauthErr(w, st, "temporarily_unavailable")
+			if st == 503 {
+				w.Header().Set("Retry-After", "7")
+				oauthErr(w, st, "temporarily_unavailable")
+			} else {
+				oauthErr(w, st, "invalid_grant")
+			}
 			return
 		}
 	}
@@ -388,23 +394,33 @@ func decodeJWT(s string) (map[string]any, bool) {
 	return m, json.Unmarshal(b, &m) == nil
 }
 
-// verifyES256 verifies a client assertion and returns its iss.
-func verifyES256(s string, pub *ecdsa.PublicKey, aud string) (string, bool) {
+// verifyJWT verifies a client assertion (ES256 or RS256) and returns its
+// iss.
+func verifyJWT(s string, pub crypto.PublicKey, aud string) (string, bool) {
 	parts := strings.Split(s, ".")
 	if pub == nil || len(parts) != 3 {
 		return "", false
 	}
 	hb, _ := base64.RawURLEncoding.DecodeString(parts[0])
 	var hdr map[string]string
-	if json.Unmarshal(hb, &hdr) != nil || hdr["alg"] != "ES256" {
+	if json.Unmarshal(hb, &hdr) != nil {
 		return "", false
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
+	if err != nil {
 		return "", false
 	}
 	d := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if !ecdsa.Verify(pub, d[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		if hdr["alg"] != "ES256" || len(sig) != 64 || !ecdsa.Verify(k, d[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+			return "", false
+		}
+	case *rsa.PublicKey:
+		if hdr["alg"] != "RS256" || rsa.VerifyPKCS1v15(k, crypto.SHA256, d[:], sig) != nil {
+			return "", false
+		}
+	default:
 		return "", false
 	}
 	c, ok := decodeJWT(s)
