@@ -10,7 +10,7 @@
 //	--mode auto|modern|legacy   protocol era (default auto)
 //	--header 'K: V'             extra HTTP header (repeatable)
 //	--token TOKEN               bearer token
-//	--oauth                     authorize with OAuth (when built in)
+//	--oauth                     authorize with OAuth: browser + loopback redirect
 //	--answer A                  answer elicitations without asking: accept,
 //	                            decline, cancel, or a JSON object to accept
 //	                            with (repeatable: one per elicitation, the

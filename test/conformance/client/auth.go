@@ -2,18 +2,73 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/client/oauth"
 )
 
-// errAuthNotImplemented: the authorization scenarios need client/oauth.
-var errAuthNotImplemented = errors.New("authorization scenarios are not implemented yet (client/oauth)")
+// cimdURL is the Client ID Metadata Document URL the suite's authorization
+// servers accept as client_id (auth/basic-cimd).
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// authContext is what authorization scenarios put in MCP_CONFORMANCE_CONTEXT.
+type authContext struct {
+	ClientID         string `json:"client_id"`
+	ClientSecret     string `json:"client_secret"`
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+}
 
 // tokenSource returns the token source for an authorization scenario
 // ("auth/..."), built from the scenario's context (sc.Raw holds the whole
 // MCP_CONFORMANCE_CONTEXT: client credentials, keys, assertions). It is the
 // one place the OAuth client is wired into the conformance client.
+//
+// The suite's authorization servers approve at once, so the user-agent step
+// is oauth.Headless: a GET of the authorization URL whose redirect is read,
+// not followed. Credentials in the context are pre-registered with the
+// scenario's (only) authorization server; the context does not name its
+// issuer, so they are offered to any.
 func tokenSource(ctx context.Context, scenario, url string, sc *scenarioContext) (client.TokenSource, error) {
-	return nil, errAuthNotImplemented
+	var ac authContext
+	if len(sc.Raw) > 0 {
+		if err := json.Unmarshal(sc.Raw, &ac); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	cfg := oauth.Config{
+		RedirectURL:       "http://127.0.0.1:3000/callback",
+		Authorize:         oauth.Headless(nil),
+		ClientMetadataURL: cimdURL,
+		ClientName:        "mcpfn-conformance-client",
+	}
+	if ac.ClientID != "" {
+		cl := oauth.Client{ID: ac.ClientID, Secret: ac.ClientSecret}
+		if ac.PrivateKeyPEM != "" {
+			key, err := oauth.ParsePrivateKeyPEM([]byte(ac.PrivateKeyPEM))
+			if err != nil {
+				return nil, err
+			}
+			cl.Key, cl.AuthMethod = key, oauth.AuthPrivateKeyJWT
+		}
+		cfg.Clients = func(string) (oauth.Client, bool) { return cl, true }
+	}
+	switch scenario {
+	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
+		cfg.Grant = oauth.GrantClientCredentials
+	case "auth/enterprise-managed-authorization":
+		cfg.Grant = oauth.GrantJWTBearer
+		idToken := ac.IdPIDToken
+		cfg.Assertion = oauth.IDJAG(oauth.IdP{
+			TokenEndpoint: ac.IdPTokenEndpoint,
+			ClientID:      ac.IdPClientID,
+			IDToken:       func(context.Context) (string, error) { return idToken, nil },
+		})
+	}
+	return oauth.New(cfg), nil
 }

@@ -1,0 +1,83 @@
+// Package oauth authorizes an MCP client (package client) with OAuth 2.1,
+// as the MCP authorization specification describes it for both eras
+// (2026-07-28 basic/authorization, 2025-11-25 basic/authorization).
+//
+// A *Source is a client.TokenSource and a client.Challenger: give it to
+// client.Options.TokenSource. It sends no token until the server first
+// answers 401; then it discovers, registers, authorizes and hands the
+// client a token to retry with.
+//
+//	lb, _ := oauth.NewLoopback(openBrowser)
+//	defer lb.Close()
+//	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
+//	c, err := client.Connect(ctx, "https://mcp.example.com/mcp", &client.Options{TokenSource: src})
+//
+// # Discovery
+//
+// On a 401 the Source reads the Bearer challenge of WWW-Authenticate and
+// fetches the protected resource metadata (RFC 9728) from its
+// resource_metadata URL, else from the path-form and then the root
+// well-known URL of the endpoint. The document's resource must have the
+// endpoint's origin and a path that prefixes the endpoint's on a segment
+// boundary, else the Source stops (ErrResourceMismatch); it is sent as the
+// RFC 8707 resource of every authorization and token request. The first of
+// authorization_servers is used; its metadata is looked up at the RFC 8414
+// path-insertion URL, then the OpenID Connect ones, and a document whose
+// issuer is not exactly that issuer is never used (ErrIssuerMismatch).
+// Metadata requests follow no redirects, are limited to 256 KiB, and go to
+// https URLs only (http only to loopback hosts).
+//
+// # Registration
+//
+// In this order: Config.Clients (pre-registered, per issuer); the Client
+// ID Metadata Document URL (Config.ClientMetadataURL) when the server sets
+// client_id_metadata_document_supported; dynamic client registration
+// (RFC 7591) with application_type and the authorization_code and
+// refresh_token grants. Registrations are kept per issuer: when the
+// protected resource names a new authorization server, nothing of the old
+// one (client, tokens, scopes) is used there. The token endpoint
+// authentication is client_secret_basic, client_secret_post, none or
+// private_key_jwt, as the registration and the server's metadata say.
+//
+// # Authorization
+//
+// The authorization code flow uses PKCE S256 (servers that do not list it
+// are refused, ErrNoPKCE), a random state, and checks the response's iss
+// against the issuer recorded before the user agent left, by simple string
+// comparison, as the table of 2026-07-28 §Authorization Response
+// Validation says; on a mismatch the response's error fields are ignored.
+// The user-agent step is Config.Authorize: Loopback opens a browser and
+// listens on 127.0.0.1 for the redirect; Headless GETs the authorization
+// URL and reads the redirect's Location without following it (for servers
+// that approve without a user).
+//
+// Scopes: those of the challenge, else the resource's scopes_supported,
+// else none (no scope parameter). offline_access is added when, and only
+// when, the authorization server lists it in scopes_supported (and some
+// scope is requested). A 403 with error="insufficient_scope" authorizes
+// again with the union of the scopes requested before and those
+// challenged. The Source never retries by itself: package client bounds an
+// operation to three attempts.
+//
+// Tokens are refreshed when they are about to expire, and a 401 with a
+// refresh token at hand tries the refresh first. When the authorization
+// server answers 503 (or temporarily_unavailable) the current token is
+// kept and the Source backs off (Retry-After, else doubling from one
+// second to five minutes), answering challenges with ErrBackoff meanwhile.
+//
+// # Extensions
+//
+// Config.Grant selects the grant: GrantClientCredentials for machine
+// clients (a pre-registered client with a secret, or a Key for
+// private_key_jwt, RFC 7523), or GrantJWTBearer for enterprise-managed
+// authorization: Config.Assertion supplies an Identity Assertion JWT
+// Authorization Grant (IDJAG obtains one from an identity provider by
+// RFC 8693 token exchange), which is traded for the access token; only
+// the access token is kept.
+//
+// # Errors
+//
+// Error answers of the token, authorization and registration endpoints are
+// *OAuthError (errors.As). The sentinel errors (ErrResourceMismatch,
+// ErrIssuerMismatch, ErrNoPKCE, ...) are matched with errors.Is.
+package oauth

@@ -1,0 +1,459 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
+type tokenResponse struct {
+	AccessToken  string          `json:"access_token"`
+	TokenType    string          `json:"token_type"`
+	ExpiresIn    json.RawMessage `json:"expires_in"`
+	RefreshToken string          `json:"refresh_token"`
+	Scope        string          `json:"scope"`
+	// IssuedTokenType is set by token exchange (RFC 8693 §2.2.1).
+	IssuedTokenType string `json:"issued_token_type"`
+}
+
+// postForm POSTs form to a token-style endpoint with the client's
+// authentication and decodes the JSON answer. Errors are *OAuthError when
+// the server answered with an OAuth error (or any non-200 status).
+func (s *Source) postForm(ctx context.Context, which, endpoint string, form url.Values, basic *[2]string) (*tokenResponse, error) {
+	if err := checkSecure(endpoint); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if basic != nil {
+		// RFC 6749 §2.3.1: both parts form-urlencoded first.
+		req.SetBasicAuth(url.QueryEscape(basic[0]), url.QueryEscape(basic[1]))
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := readLimited(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, decodeOAuthError(which, resp, body)
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal(body, &tr); err != nil {
+		return nil, fmt.Errorf("oauth: %s endpoint: %w", which, err)
+	}
+	if tr.AccessToken == "" {
+		return nil, fmt.Errorf("oauth: %s endpoint: no access_token", which)
+	}
+	return &tr, nil
+}
+
+// decodeOAuthError builds the *OAuthError of a non-200 answer.
+func decodeOAuthError(which string, resp *http.Response, body []byte) *OAuthError {
+	var e struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+		URI         string `json:"error_uri"`
+	}
+	_ = json.Unmarshal(body, &e)
+	oe := &OAuthError{Endpoint: which, StatusCode: resp.StatusCode, Code: e.Error, Description: e.Description, URI: e.URI}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if n, err := strconv.Atoi(ra); err == nil && n >= 0 {
+			oe.RetryAfter = time.Duration(n) * time.Second
+		} else if t, err := http.ParseTime(ra); err == nil {
+			oe.RetryAfter = time.Until(t)
+		}
+	}
+	return oe
+}
+
+// store keeps the tokens of tr, requested with scopes.
+func (s *Source) store(tr *tokenResponse, scopes []string, keepRefresh string) error {
+	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
+		return fmt.Errorf("oauth: token_type %q is not Bearer", tr.TokenType)
+	}
+	t := &token{access: tr.AccessToken, refresh: tr.RefreshToken}
+	if t.refresh == "" {
+		t.refresh = keepRefresh
+	}
+	if n, err := strconv.ParseInt(strings.Trim(string(tr.ExpiresIn), `"`), 10, 64); err == nil && n > 0 {
+		t.expiry = s.now().Add(time.Duration(n) * time.Second)
+	}
+	s.mu.Lock()
+	s.tok = t
+	if scopes != nil {
+		s.scopes = scopes
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// clientFor returns the client to use with the authorization server of
+// meta: pre-registered, else an earlier dynamic registration with this
+// issuer, else the Client ID Metadata Document URL when the server supports
+// it, else a new dynamic registration (2026-07-28
+// basic/authorization/client-registration, priority order).
+func (s *Source) clientFor(ctx context.Context, meta *ServerMetadata) (Client, error) {
+	if s.cfg.Clients != nil {
+		if c, ok := s.cfg.Clients(meta.Issuer); ok {
+			return c, nil
+		}
+	}
+	s.mu.Lock()
+	c, ok := s.registered[meta.Issuer]
+	s.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	if meta.ClientIDMetadataDocumentSupported && s.cfg.ClientMetadataURL != "" {
+		return Client{ID: s.cfg.ClientMetadataURL, AuthMethod: AuthNone}, nil
+	}
+	if meta.RegistrationEndpoint == "" {
+		return Client{}, ErrNoRegistration
+	}
+	c, err := s.register(ctx, meta)
+	if err != nil {
+		return Client{}, err
+	}
+	s.mu.Lock()
+	s.registered[meta.Issuer] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// register performs dynamic client registration (RFC 7591 §3).
+func (s *Source) register(ctx context.Context, meta *ServerMetadata) (Client, error) {
+	method := AuthNone
+	if sup := meta.TokenEndpointAuthMethodsSupported; len(sup) > 0 && !contains(sup, AuthNone) {
+		switch {
+		case contains(sup, AuthClientSecretBasic):
+			method = AuthClientSecretBasic
+		case contains(sup, AuthClientSecretPost):
+			method = AuthClientSecretPost
+		}
+	}
+	appType := s.cfg.ApplicationType
+	if appType == "" {
+		appType = "web"
+		if u, err := url.Parse(s.cfg.RedirectURL); err == nil && (u.Scheme == "http" && isLoopback(u.Hostname()) || u.Scheme != "https" && u.Scheme != "http") {
+			appType = "native"
+		}
+	}
+	name := s.cfg.ClientName
+	if name == "" {
+		name = "mcpfn"
+	}
+	body := map[string]any{
+		"client_name":                name,
+		"grant_types":                []string{GrantAuthorizationCode, GrantRefreshToken},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           appType,
+	}
+	if s.cfg.RedirectURL != "" {
+		body["redirect_uris"] = []string{s.cfg.RedirectURL}
+	}
+	b, _ := json.Marshal(body)
+	if err := checkSecure(meta.RegistrationEndpoint); err != nil {
+		return Client{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.RegistrationEndpoint, bytes.NewReader(b))
+	if err != nil {
+		return Client{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return Client{}, err
+	}
+	defer resp.Body.Close()
+	rb, err := readLimited(resp.Body)
+	if err != nil {
+		return Client{}, err
+	}
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		return Client{}, decodeOAuthError("registration", resp, rb)
+	}
+	var out struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+	}
+	if err := json.Unmarshal(rb, &out); err != nil {
+		return Client{}, fmt.Errorf("oauth: registration response: %w", err)
+	}
+	if out.ClientID == "" {
+		return Client{}, errors.New("oauth: registration response has no client_id")
+	}
+	c := Client{ID: out.ClientID, Secret: out.ClientSecret, AuthMethod: out.AuthMethod}
+	if c.AuthMethod == "" {
+		c.AuthMethod = method
+		if c.Secret == "" {
+			c.AuthMethod = AuthNone
+		} else if method == AuthNone {
+			c.AuthMethod = "" // choose from metadata
+		}
+	}
+	return c, nil
+}
+
+// authenticate adds client authentication to a token request
+// (RFC 6749 §2.3, RFC 7523 §2.2) and returns Basic credentials if any.
+func (s *Source) authenticate(c Client, meta *ServerMetadata, form url.Values) (*[2]string, error) {
+	method := c.AuthMethod
+	if method == "" {
+		sup := meta.TokenEndpointAuthMethodsSupported
+		switch {
+		case c.Key != nil && contains(sup, AuthPrivateKeyJWT):
+			method = AuthPrivateKeyJWT
+		case c.Secret == "":
+			method = AuthNone
+		case len(sup) == 0 || contains(sup, AuthClientSecretBasic):
+			// RFC 8414 §2: client_secret_basic is the default.
+			method = AuthClientSecretBasic
+		case contains(sup, AuthClientSecretPost):
+			method = AuthClientSecretPost
+		case c.Key != nil:
+			method = AuthPrivateKeyJWT
+		default:
+			method = AuthClientSecretBasic
+		}
+	}
+	switch method {
+	case AuthNone:
+		form.Set("client_id", c.ID)
+	case AuthClientSecretPost:
+		form.Set("client_id", c.ID)
+		form.Set("client_secret", c.Secret)
+	case AuthClientSecretBasic:
+		return &[2]string{c.ID, c.Secret}, nil
+	case AuthPrivateKeyJWT:
+		if c.Key == nil {
+			return nil, errors.New("oauth: private_key_jwt needs Client.Key")
+		}
+		jwt, err := signAssertion(c, meta.Issuer, s.now())
+		if err != nil {
+			return nil, err
+		}
+		form.Set("client_id", c.ID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", jwt)
+	default:
+		return nil, fmt.Errorf("oauth: unsupported token endpoint auth method %q", method)
+	}
+	return nil, nil
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// withOffline adds offline_access when the authorization server lists it
+// and scopes is not empty (2026-07-28 basic/authorization §Refresh Tokens).
+func withOffline(meta *ServerMetadata, scopes []string) []string {
+	if len(scopes) == 0 || !contains(meta.ScopesSupported, "offline_access") || contains(scopes, "offline_access") {
+		return scopes
+	}
+	return append(append([]string(nil), scopes...), "offline_access")
+}
+
+// authorizationCode runs the authorization code flow with PKCE S256,
+// state, resource and the RFC 9207 iss check.
+func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, resource string, scopes []string) error {
+	if !meta.supportsS256() {
+		return ErrNoPKCE
+	}
+	if meta.AuthorizationEndpoint == "" {
+		return errors.New("oauth: authorization server metadata has no authorization_endpoint")
+	}
+	if s.cfg.Authorize == nil || s.cfg.RedirectURL == "" {
+		return ErrNoAuthorize
+	}
+	c, err := s.clientFor(ctx, meta)
+	if err != nil {
+		return err
+	}
+	verifier := randomString(32)
+	sum := sha256.Sum256([]byte(verifier))
+	state := randomString(16)
+	issuer := meta.Issuer // recorded before the user agent leaves
+
+	au, err := url.Parse(meta.AuthorizationEndpoint)
+	if err != nil {
+		return err
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.ID)
+	q.Set("redirect_uri", s.cfg.RedirectURL)
+	q.Set("code_challenge", base64.RawURLEncoding.EncodeToString(sum[:]))
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", resource)
+	requested := withOffline(meta, scopes)
+	if len(requested) > 0 {
+		q.Set("scope", strings.Join(requested, " "))
+	}
+	au.RawQuery = q.Encode()
+
+	got, err := s.cfg.Authorize(ctx, au.String())
+	if err != nil {
+		return err
+	}
+	if err := checkAuthorizationResponse(got, issuer, meta.AuthorizationResponseIssParamSupported); err != nil {
+		return err
+	}
+	if got.Get("state") != state {
+		return ErrStateMismatch
+	}
+	if e := got.Get("error"); e != "" {
+		return &OAuthError{Endpoint: "authorization", Code: e, Description: got.Get("error_description"), URI: got.Get("error_uri")}
+	}
+	code := got.Get("code")
+	if code == "" {
+		return errors.New("oauth: authorization response has no code")
+	}
+
+	form := url.Values{
+		"grant_type":    {GrantAuthorizationCode},
+		"code":          {code},
+		"redirect_uri":  {s.cfg.RedirectURL},
+		"code_verifier": {verifier},
+		"resource":      {resource},
+	}
+	basic, err := s.authenticate(c, meta, form)
+	if err != nil {
+		return err
+	}
+	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
+	if err != nil {
+		return err
+	}
+	return s.store(tr, scopes, "")
+}
+
+// checkAuthorizationResponse applies RFC 9207 §2.4 as 2026-07-28
+// basic/authorization §Authorization Response Validation tabulates it: a
+// present iss must equal the recorded issuer by simple string comparison;
+// an absent iss is refused when the server advertised it. On a mismatch
+// the response's error fields are not looked at.
+func checkAuthorizationResponse(got url.Values, issuer string, advertised bool) error {
+	iss, present := got["iss"]
+	switch {
+	case present:
+		if len(iss) != 1 || iss[0] != issuer {
+			return fmt.Errorf("%w: authorization response iss is not %q", ErrIssuerMismatch, issuer)
+		}
+	case advertised:
+		return fmt.Errorf("%w: authorization response lacks the iss the server advertises", ErrIssuerMismatch)
+	}
+	return nil
+}
+
+// refresh uses the refresh token of t (RFC 6749 §6).
+func (s *Source) refresh(ctx context.Context, t *token) error {
+	s.mu.Lock()
+	meta, resource := s.meta, s.resource
+	s.mu.Unlock()
+	if meta == nil {
+		return errors.New("oauth: no authorization server to refresh with")
+	}
+	c, err := s.clientFor(ctx, meta)
+	if err != nil {
+		return err
+	}
+	form := url.Values{
+		"grant_type":    {GrantRefreshToken},
+		"refresh_token": {t.refresh},
+		"resource":      {resource},
+	}
+	basic, err := s.authenticate(c, meta, form)
+	if err != nil {
+		return err
+	}
+	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
+	if err != nil {
+		return err
+	}
+	return s.store(tr, nil, t.refresh)
+}
+
+// clientCredentials runs the client_credentials grant (RFC 6749 §4.4) with
+// the pre-registered client: client secret or private_key_jwt.
+func (s *Source) clientCredentials(ctx context.Context, meta *ServerMetadata, resource string, scopes []string) error {
+	c, ok := s.preRegistered(meta)
+	if !ok {
+		return fmt.Errorf("oauth: client_credentials needs a pre-registered client for %s", meta.Issuer)
+	}
+	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	basic, err := s.authenticate(c, meta, form)
+	if err != nil {
+		return err
+	}
+	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
+	if err != nil {
+		return err
+	}
+	return s.store(tr, scopes, "")
+}
+
+// jwtBearer runs enterprise-managed authorization: an ID-JAG from
+// Config.Assertion traded at the authorization server with the RFC 7523
+// jwt-bearer grant. The ID-JAG is not kept.
+func (s *Source) jwtBearer(ctx context.Context, meta *ServerMetadata, resource string, scopes []string) error {
+	if s.cfg.Assertion == nil {
+		return errors.New("oauth: the jwt-bearer grant needs Config.Assertion")
+	}
+	c, ok := s.preRegistered(meta)
+	if !ok {
+		return fmt.Errorf("oauth: enterprise-managed authorization needs a pre-registered client for %s", meta.Issuer)
+	}
+	jag, err := s.cfg.Assertion(ctx, AssertionRequest{Issuer: meta.Issuer, Resource: resource, Scopes: scopes, ClientID: c.ID})
+	if err != nil {
+		return err
+	}
+	form := url.Values{"grant_type": {GrantJWTBearer}, "assertion": {jag}, "resource": {resource}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	basic, err := s.authenticate(c, meta, form)
+	if err != nil {
+		return err
+	}
+	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
+	if err != nil {
+		return err
+	}
+	return s.store(tr, scopes, "")
+}
+
+func (s *Source) preRegistered(meta *ServerMetadata) (Client, bool) {
+	if s.cfg.Clients == nil {
+		return Client{}, false
+	}
+	return s.cfg.Clients(meta.Issuer)
+}

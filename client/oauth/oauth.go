@@ -1,0 +1,398 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpfn/mcpfn/client"
+)
+
+// Grant types (RFC 6749, RFC 7523).
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+	GrantRefreshToken      = "refresh_token"
+	// GrantJWTBearer is the RFC 7523 grant that enterprise-managed
+	// authorization uses to trade an ID-JAG for an access token.
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+)
+
+// Token endpoint authentication methods (RFC 7591 §2, RFC 7523 §2.2).
+const (
+	AuthNone              = "none"
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+)
+
+// Client is an OAuth client registered with one authorization server.
+type Client struct {
+	ID     string
+	Secret string // for client_secret_basic / client_secret_post
+	// AuthMethod is the token endpoint authentication method; "" picks one
+	// from the server's token_endpoint_auth_methods_supported and what the
+	// client has (a Key, a Secret, or nothing).
+	AuthMethod string
+	// Key signs private_key_jwt client assertions (RFC 7523 §2.2): an
+	// *ecdsa.PrivateKey (P-256/384/521 → ES256/384/512) or an
+	// *rsa.PrivateKey (RS256).
+	Key   crypto.Signer
+	KeyID string // the JWS kid, if the server needs one
+}
+
+// AssertionRequest asks the caller for an Identity Assertion JWT
+// Authorization Grant (ID-JAG) for enterprise-managed authorization.
+type AssertionRequest struct {
+	Issuer   string   // the authorization server: the ID-JAG's audience
+	Resource string   // the MCP server's resource identifier
+	Scopes   []string // the scopes wanted (may be empty)
+	ClientID string   // the client the ID-JAG is for
+}
+
+// Config configures a Source. The zero value (plus Authorize and
+// RedirectURL) runs the authorization code flow with dynamic registration.
+type Config struct {
+	// HTTPClient does the metadata, registration and token requests; nil
+	// means http.DefaultClient. Redirects are never followed.
+	HTTPClient *http.Client
+
+	// Grant is GrantAuthorizationCode (the default, ""),
+	// GrantClientCredentials or GrantJWTBearer (enterprise-managed
+	// authorization, with Assertion).
+	Grant string
+
+	// RedirectURL is the redirect URI of the authorization code flow: a
+	// loopback http URL or an https URL.
+	RedirectURL string
+	// Authorize is the user-agent step of the authorization code flow: it
+	// takes the user to authURL and returns the query parameters the
+	// authorization server redirected back to RedirectURL with (code,
+	// state, iss, or error). See Loopback for a browser-based one.
+	Authorize func(ctx context.Context, authURL string) (url.Values, error)
+
+	// Clients returns the pre-registered client for an authorization
+	// server, by its issuer identifier, if there is one. Pre-registered
+	// clients come first (2026-07-28 basic/authorization/client-registration).
+	// The client_credentials and jwt-bearer grants need one.
+	Clients func(issuer string) (Client, bool)
+	// ClientMetadataURL is this client's Client ID Metadata Document URL
+	// (an https URL with a path), used as client_id with servers that set
+	// client_id_metadata_document_supported.
+	ClientMetadataURL string
+	// ClientName is the client_name sent in dynamic registration; "" means
+	// "mcpfn".
+	ClientName string
+	// ApplicationType is sent in dynamic registration; "" means "native"
+	// for a loopback RedirectURL and "web" otherwise.
+	ApplicationType string
+
+	// Assertion supplies the ID-JAG of the GrantJWTBearer grant. It is
+	// asked anew for every token; only the access token is kept. IDJAG
+	// builds one from an identity provider's token exchange.
+	Assertion func(ctx context.Context, req AssertionRequest) (string, error)
+
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Source is a client.TokenSource and client.Challenger that obtains and
+// renews OAuth access tokens for one MCP endpoint. It is safe for
+// concurrent use.
+type Source struct {
+	cfg Config
+	hc  *http.Client
+
+	flow sync.Mutex // serialises challenges and refreshes
+
+	mu         sync.Mutex // guards the fields below
+	issuer     string     // the authorization server in use
+	meta       *ServerMetadata
+	resource   string
+	registered map[string]Client // dynamic registrations, by issuer
+	tok        *token
+	scopes     []string // the scope set last requested
+	backoff    time.Duration
+	retryAt    time.Time
+}
+
+var (
+	_ client.TokenSource = (*Source)(nil)
+	_ client.Challenger  = (*Source)(nil)
+)
+
+type token struct {
+	access  string
+	refresh string
+	expiry  time.Time // zero: unknown
+}
+
+// New returns a Source for cfg. It does no I/O: the first 401 starts the
+// discovery.
+func New(cfg Config) *Source {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Source{cfg: cfg, hc: &c, registered: map[string]Client{}}
+}
+
+func (s *Source) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+// expirySkew renews tokens this long before they expire.
+const expirySkew = 30 * time.Second
+
+// Token returns the current access token, refreshing it first when it is
+// about to expire and a refresh token is at hand. Before the first
+// challenge it returns "" (no Authorization). If the refresh fails because
+// the server is unavailable the old token is returned.
+func (s *Source) Token(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	t := s.tok
+	s.mu.Unlock()
+	if t == nil {
+		return "", nil
+	}
+	if t.expiry.IsZero() || s.now().Add(expirySkew).Before(t.expiry) || t.refresh == "" {
+		return t.access, nil
+	}
+	s.flow.Lock()
+	defer s.flow.Unlock()
+	s.mu.Lock()
+	cur := s.tok
+	s.mu.Unlock()
+	if cur != t { // renewed meanwhile
+		if cur == nil {
+			return "", nil
+		}
+		return cur.access, nil
+	}
+	if s.backingOff() {
+		return t.access, nil
+	}
+	err := s.refresh(ctx, t)
+	var oe *OAuthError
+	switch {
+	case err == nil:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.tok.access, nil
+	case errors.As(err, &oe) && !oe.Temporary():
+		// The refresh token is dead: drop the tokens; the server's 401
+		// will start a new authorization.
+		s.mu.Lock()
+		s.tok = nil
+		s.mu.Unlock()
+		return "", nil
+	default:
+		s.noteFailure(err)
+		return t.access, nil
+	}
+}
+
+// Challenge answers a 401, or a 403 with error="insufficient_scope", from
+// the MCP endpoint: it discovers the authorization server, registers if it
+// must, and obtains a new access token. It returns nil when the request
+// should be retried with Token. It never retries by itself; the caller
+// bounds the attempts.
+func (s *Source) Challenge(ctx context.Context, endpoint string, resp *http.Response) error {
+	s.flow.Lock()
+	defer s.flow.Unlock()
+
+	// A concurrent challenge may have renewed the token already.
+	sent := sentBearer(resp)
+	s.mu.Lock()
+	cur := s.tok
+	s.mu.Unlock()
+	if cur != nil && sent != cur.access {
+		return nil
+	}
+	if s.backingOff() {
+		return ErrBackoff
+	}
+	err := s.challenge(ctx, endpoint, resp)
+	if err != nil {
+		s.noteFailure(err)
+		return err
+	}
+	s.mu.Lock()
+	s.backoff = 0
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Response) error {
+	ep, err := url.Parse(endpoint)
+	if err != nil {
+		return err
+	}
+	params, _ := client.BearerChallenge(resp.Header)
+	challenged := strings.Fields(params["scope"])
+	if len(challenged) > MaxScopes {
+		return ErrTooManyScopes
+	}
+	prm, err := s.fetchResourceMetadata(ctx, ep, params["resource_metadata"])
+	if err != nil {
+		return err
+	}
+	issuer := prm.AuthorizationServers[0]
+
+	s.mu.Lock()
+	if s.issuer != issuer {
+		// A new authorization server: nothing of the old one is used
+		// (2026-07-28 basic/authorization/client-registration
+		// §Authorization Server Binding).
+		s.issuer, s.meta, s.tok, s.scopes = issuer, nil, nil, nil
+	}
+	meta, prev, old := s.meta, s.scopes, s.tok
+	s.resource = prm.Resource
+	s.mu.Unlock()
+
+	if meta == nil {
+		if meta, err = s.fetchServerMetadata(ctx, issuer); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.meta = meta
+		s.mu.Unlock()
+	}
+
+	// Scope selection (2026-07-28 basic/authorization §Scope Selection
+	// Strategy, §Step-Up Authorization Flow).
+	var scopes []string
+	switch {
+	case len(challenged) > 0:
+		scopes = union(prev, challenged)
+	case len(prev) > 0:
+		scopes = prev
+	default:
+		scopes = append([]string(nil), prm.ScopesSupported...)
+	}
+	if len(scopes) > MaxScopes {
+		return ErrTooManyScopes
+	}
+
+	stepUp := resp.StatusCode == http.StatusForbidden
+	if !stepUp && old != nil && old.refresh != "" && subset(scopes, prev) {
+		err := s.refresh(ctx, old)
+		if err == nil {
+			return nil
+		}
+		var oe *OAuthError
+		if !errors.As(err, &oe) || oe.Temporary() {
+			return err
+		}
+		// invalid_grant and the like: authorize afresh.
+	}
+
+	switch s.cfg.Grant {
+	case "", GrantAuthorizationCode:
+		return s.authorizationCode(ctx, meta, prm.Resource, scopes)
+	case GrantClientCredentials:
+		return s.clientCredentials(ctx, meta, prm.Resource, scopes)
+	case GrantJWTBearer:
+		return s.jwtBearer(ctx, meta, prm.Resource, scopes)
+	default:
+		return errors.New("oauth: unknown grant " + s.cfg.Grant)
+	}
+}
+
+// sentBearer is the bearer token of the request resp answers.
+func sentBearer(resp *http.Response) string {
+	if resp == nil || resp.Request == nil {
+		return ""
+	}
+	a := resp.Request.Header.Get("Authorization")
+	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return a[7:]
+	}
+	return ""
+}
+
+// Back-off after 503s and transport failures of the authorization server.
+const (
+	minBackoff = time.Second
+	maxBackoff = 5 * time.Minute
+)
+
+func (s *Source) backingOff() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now().Before(s.retryAt)
+}
+
+// noteFailure starts or doubles the back-off when err says the server is
+// unavailable (503, temporarily_unavailable).
+func (s *Source) noteFailure(err error) {
+	var oe *OAuthError
+	var se *httpStatusError
+	var wait time.Duration
+	switch {
+	case errors.As(err, &oe) && oe.Temporary():
+		wait = oe.RetryAfter
+	case errors.As(err, &se) && se.status == http.StatusServiceUnavailable:
+	default:
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backoff *= 2
+	if s.backoff < minBackoff {
+		s.backoff = minBackoff
+	}
+	if s.backoff > maxBackoff {
+		s.backoff = maxBackoff
+	}
+	if wait < s.backoff {
+		wait = s.backoff
+	}
+	if wait > maxBackoff {
+		wait = maxBackoff
+	}
+	s.retryAt = s.now().Add(wait)
+}
+
+// MaxScopes bounds the scopes of one authorization: a challenge or
+// protected resource metadata naming more is refused (ErrTooManyScopes).
+const MaxScopes = 256
+
+// union is a followed by the members of b not in a, each once.
+func union(a, b []string) []string {
+	seen := make(map[string]struct{}, len(a)+len(b))
+	out := make([]string, 0, len(a)+len(b))
+	for _, l := range [2][]string{a, b} {
+		for _, s := range l {
+			if _, dup := seen[s]; !dup {
+				seen[s] = struct{}{}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// subset reports whether every member of a is in b.
+func subset(a, b []string) bool {
+	in := make(map[string]struct{}, len(b))
+	for _, s := range b {
+		in[s] = struct{}{}
+	}
+	for _, s := range a {
+		if _, ok := in[s]; !ok {
+			return false
+		}
+	}
+	return true
+}

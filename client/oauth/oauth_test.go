@@ -1,0 +1,588 @@
+package oauth_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+const redirect = "http://127.0.0.1:9/callback"
+
+func codeConfig() oauth.Config {
+	return oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
+}
+
+func connect(t *testing.T, rs *testRS, src *oauth.Source) (*client.Conn, error) {
+	t.Helper()
+	c, err := client.Connect(t.Context(), rs.url, &client.Options{TokenSource: src})
+	if err == nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	return c, err
+}
+
+// TestCodeFlowStepUp: the whole authorization code flow in both eras, with
+// a step-up on tools/call that must ask for the union of the scopes.
+func TestCodeFlowStepUp(t *testing.T) {
+	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
+		t.Run(string(rune('0'+mode)), func(t *testing.T) {
+			as := newAS(t, asOptions{})
+			rs := newRS(t, as, mode)
+			rs.challenge = true
+			rs.scopeFor = func(m string) []string {
+				if m == "tools/call" {
+					return []string{"mcp:write"}
+				}
+				return []string{"mcp:basic"}
+			}
+			src := oauth.New(codeConfig())
+			c, err := connect(t, rs, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ListTools(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(t.Context(), "write", nil)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %+v", err, res)
+			}
+			auth, tok, reg := as.snapshot()
+			if len(auth) != 2 || len(tok) != 2 || len(reg) != 1 {
+				t.Fatalf("authorize %d, token %d, register %d; want 2, 2, 1", len(auth), len(tok), len(reg))
+			}
+			if got := auth[0].Get("scope"); got != "mcp:basic" {
+				t.Errorf("first scope %q", got)
+			}
+			if got := auth[1].Get("scope"); got != "mcp:basic mcp:write" {
+				t.Errorf("step-up scope %q, want the union", got)
+			}
+			for i, q := range auth {
+				if q.Get("resource") != rs.url || tok[i].Get("resource") != rs.url {
+					t.Errorf("resource %q / %q, want %q", q.Get("resource"), tok[i].Get("resource"), rs.url)
+				}
+				if q.Get("state") == "" || q.Get("code_challenge_method") != "S256" {
+					t.Errorf("authorize request %v", q)
+				}
+			}
+			if reg[0]["application_type"] != "native" || !slices.Equal(toStrings(reg[0]["grant_types"]), []string{"authorization_code", "refresh_token"}) {
+				t.Errorf("registration %v", reg[0])
+			}
+		})
+	}
+}
+
+func toStrings(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, x := range l {
+		s, _ := x.(string)
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestScopeSelection: challenge scope, else PRM scopes_supported, else
+// none; offline_access only when the AS lists it.
+func TestScopeSelection(t *testing.T) {
+	cases := []struct {
+		name      string
+		challenge bool
+		prm, as   []string
+		want      string
+	}{
+		{"challenge", true, []string{"a", "b"}, nil, "mcp:basic"},
+		{"scopes_supported", false, []string{"a", "b"}, nil, "a b"},
+		{"omitted", false, nil, nil, ""},
+		{"offline_access listed", false, []string{"a"}, []string{"a", "offline_access"}, "a offline_access"},
+		{"offline_access not listed", false, []string{"a"}, []string{"a", "b"}, "a"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			as := newAS(t, asOptions{scopes: tc.as})
+			rs := newRS(t, as, core.ModeAuto)
+			rs.challenge, rs.scopes = tc.challenge, tc.prm
+			rs.scopeFor = func(string) []string {
+				if tc.challenge {
+					return []string{"mcp:basic"}
+				}
+				return nil
+			}
+			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
+				t.Fatal(err)
+			}
+			auth, _, _ := as.snapshot()
+			if len(auth) != 1 {
+				t.Fatalf("%d authorization requests", len(auth))
+			}
+			if _, has := auth[0]["scope"]; auth[0].Get("scope") != tc.want || (tc.want == "" && has) {
+				t.Fatalf("scope %q (present %v), want %q", auth[0].Get("scope"), has, tc.want)
+			}
+		})
+	}
+}
+
+// TestDiscoveryOrder: the metadata URLs tried, in order.
+func TestDiscoveryOrder(t *testing.T) {
+	cases := []struct {
+		name, prefix, metaPath string
+		want                   []string
+	}{
+		{"root issuer, oauth", "", "", []string{"/.well-known/oauth-authorization-server"}},
+		{"root issuer, oidc", "", "/.well-known/openid-configuration",
+			[]string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"}},
+		{"path issuer, insertion", "/tenant1", "", []string{"/.well-known/oauth-authorization-server/tenant1"}},
+		{"path issuer, oidc appended", "/tenant1", "/tenant1/.well-known/openid-configuration",
+			[]string{"/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1", "/tenant1/.well-known/openid-configuration"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			as := newAS(t, asOptions{prefix: tc.prefix, metadataPath: tc.metaPath})
+			rs := newRS(t, as, core.ModeAuto)
+			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
+				t.Fatal(err)
+			}
+			as.mu.Lock()
+			got := as.metaGets
+			as.mu.Unlock()
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("metadata GETs %v, want %v", got, tc.want)
+			}
+			rs.mu.Lock()
+			prm := rs.prmGets
+			rs.mu.Unlock()
+			if !slices.Equal(prm, []string{"/.well-known/oauth-protected-resource/mcp"}) {
+				t.Fatalf("PRM GETs %v", prm)
+			}
+		})
+	}
+}
+
+// challengeFor runs one Challenge of src against rs directly, as the
+// client would after a 401 without a token.
+func challengeFor(t *testing.T, rs *testRS, src *oauth.Source) error {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, rs.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("status %d, want 401", resp.StatusCode)
+	}
+	return src.Challenge(t.Context(), rs.url, resp)
+}
+
+// TestResourceMismatch: a PRM resource of another origin or a path that
+// does not prefix the endpoint aborts before any authorization request.
+func TestResourceMismatch(t *testing.T) {
+	for _, res := range []string{"https://evil.example.com/mcp", "{origin}/other", "{origin}/mc"} {
+		as := newAS(t, asOptions{})
+		rs := newRS(t, as, core.ModeAuto)
+		rs.resource = strings.ReplaceAll(res, "{origin}", rs.srv.URL)
+		err := challengeFor(t, rs, oauth.New(codeConfig()))
+		if !errors.Is(err, oauth.ErrResourceMismatch) {
+			t.Fatalf("%s: %v, want ErrResourceMismatch", res, err)
+		}
+		if auth, _, _ := as.snapshot(); len(auth) != 0 {
+			t.Fatalf("%s: authorization requested", res)
+		}
+	}
+	// The origin alone covers the endpoint.
+	as := newAS(t, asOptions{})
+	rs := newRS(t, as, core.ModeAuto)
+	rs.resource = rs.srv.URL
+	if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
+		t.Fatal(err)
+	}
+	if _, tok, _ := as.snapshot(); tok[0].Get("resource") != rs.srv.URL {
+		t.Fatalf("resource sent %q, want the PRM's %q", tok[0].Get("resource"), rs.srv.URL)
+	}
+}
+
+// TestIss: the RFC 9207 table of 2026-07-28 §Authorization Response
+// Validation.
+func TestIss(t *testing.T) {
+	no := false
+	cases := []struct {
+		name       string
+		iss        string
+		advertised *bool
+		ok         bool
+	}{
+		{"advertised present", "correct", nil, true},
+		{"advertised absent", "omit", nil, false},
+		{"not advertised present wrong", "wrong", &no, false},
+		{"not advertised absent", "omit", &no, true},
+		{"advertised wrong", "wrong", nil, false},
+		{"trailing slash variant", "normalized", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			as := newAS(t, asOptions{iss: tc.iss, advertiseIss: tc.advertised})
+			rs := newRS(t, as, core.ModeAuto)
+			err := challengeFor(t, rs, oauth.New(codeConfig()))
+			_, tok, _ := as.snapshot()
+			if tc.ok != (err == nil) || tc.ok != (len(tok) == 1) {
+				t.Fatalf("err %v, token requests %d, want ok=%v", err, len(tok), tc.ok)
+			}
+			if !tc.ok && !errors.Is(err, oauth.ErrIssuerMismatch) {
+				t.Fatalf("err %v, want ErrIssuerMismatch", err)
+			}
+		})
+	}
+	// On an iss mismatch the error fields are not acted on.
+	as := newAS(t, asOptions{iss: "wrong", errorOnAuthorize: "access_denied"})
+	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
+	var oe *oauth.OAuthError
+	if !errors.Is(err, oauth.ErrIssuerMismatch) || errors.As(err, &oe) {
+		t.Fatalf("err %v, want an issuer mismatch and no OAuthError", err)
+	}
+	// With a matching iss the error is reported as an *OAuthError.
+	as = newAS(t, asOptions{errorOnAuthorize: "access_denied"})
+	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
+	if !errors.As(err, &oe) || oe.Code != "access_denied" || oe.Endpoint != "authorization" {
+		t.Fatalf("err %v, want OAuthError access_denied", err)
+	}
+}
+
+// TestMetadataChecks: an issuer mismatch in the metadata, or no S256,
+// stops before the metadata's endpoints are used.
+func TestMetadataChecks(t *testing.T) {
+	as := newAS(t, asOptions{metadataIssuer: "https://attacker.example.com"})
+	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
+	auth, tok, reg := as.snapshot()
+	if !errors.Is(err, oauth.ErrIssuerMismatch) || len(auth)+len(tok)+len(reg) != 0 {
+		t.Fatalf("issuer mismatch: err %v, used %d/%d/%d", err, len(auth), len(tok), len(reg))
+	}
+	as = newAS(t, asOptions{noPKCE: true})
+	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
+	auth, _, _ = as.snapshot()
+	if !errors.Is(err, oauth.ErrNoPKCE) || len(auth) != 0 {
+		t.Fatalf("no PKCE: err %v, %d authorization requests", err, len(auth))
+	}
+}
+
+// TestTokenEndpointAuth: the method the registration and metadata name.
+func TestTokenEndpointAuth(t *testing.T) {
+	for _, m := range []string{"client_secret_basic", "client_secret_post", "none"} {
+		t.Run(m, func(t *testing.T) {
+			as := newAS(t, asOptions{authMethods: []string{m}, regMethod: m})
+			rs := newRS(t, as, core.ModeAuto)
+			if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
+				t.Fatal(err)
+			}
+			_, tok, reg := as.snapshot()
+			as.mu.Lock()
+			hdr := as.tokenAuth[0]
+			as.mu.Unlock()
+			basic := strings.HasPrefix(hdr, "Basic ")
+			post := tok[0].Get("client_secret") != ""
+			if basic != (m == "client_secret_basic") || post != (m == "client_secret_post") || reg[0]["token_endpoint_auth_method"] != m {
+				t.Fatalf("basic %v post %v registered %v", basic, post, reg[0]["token_endpoint_auth_method"])
+			}
+		})
+	}
+}
+
+// TestRegistrationChoice: pre-registered beats CIMD beats DCR; CIMD only
+// when the AS supports it.
+func TestRegistrationChoice(t *testing.T) {
+	const cimd = "https://client.example.com/client.json"
+	t.Run("pre-registered", func(t *testing.T) {
+		as := newAS(t, asOptions{noDCR: true, cimd: true, authMethods: []string{"client_secret_basic"}, clients: map[string]string{"pre": "s3cret"}})
+		cfg := codeConfig()
+		cfg.ClientMetadataURL = cimd
+		cfg.Clients = func(issuer string) (oauth.Client, bool) {
+			return oauth.Client{ID: "pre", Secret: "s3cret"}, issuer == as.issuer
+		}
+		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		auth, _, _ := as.snapshot()
+		if auth[0].Get("client_id") != "pre" {
+			t.Fatalf("client_id %q", auth[0].Get("client_id"))
+		}
+	})
+	t.Run("cimd", func(t *testing.T) {
+		as := newAS(t, asOptions{cimd: true})
+		cfg := codeConfig()
+		cfg.ClientMetadataURL = cimd
+		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		auth, tok, reg := as.snapshot()
+		if auth[0].Get("client_id") != cimd || tok[0].Get("client_id") != cimd || len(reg) != 0 {
+			t.Fatalf("client_id %q, registrations %d", auth[0].Get("client_id"), len(reg))
+		}
+	})
+	t.Run("no cimd support: dcr", func(t *testing.T) {
+		as := newAS(t, asOptions{})
+		cfg := codeConfig()
+		cfg.ClientMetadataURL = cimd
+		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, reg := as.snapshot(); len(reg) != 1 {
+			t.Fatalf("%d registrations", len(reg))
+		}
+	})
+	t.Run("nothing", func(t *testing.T) {
+		as := newAS(t, asOptions{noDCR: true})
+		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig())); !errors.Is(err, oauth.ErrNoRegistration) {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+// TestMigration: a new authorization server in the PRM means a new
+// registration there and no credentials of the old one.
+func TestMigration(t *testing.T) {
+	as1 := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}})
+	as2 := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}})
+	rs := newRS(t, as1, core.ModeAuto)
+	c, err := connect(t, rs, oauth.New(codeConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.setAS(as2)
+	if _, err := c.ListTools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	auth1, _, reg1 := as1.snapshot()
+	auth2, _, reg2 := as2.snapshot()
+	if len(reg1) != 1 || len(reg2) != 1 || len(auth2) != 1 {
+		t.Fatalf("registrations %d/%d, authorizations at AS2 %d", len(reg1), len(reg2), len(auth2))
+	}
+	as2.mu.Lock()
+	hdr := as2.tokenAuth[0]
+	as2.mu.Unlock()
+	if auth2[0].Get("client_id") == auth1[0].Get("client_id") || hdr == "" {
+		t.Fatalf("AS2 saw client %q (AS1's is %q)", auth2[0].Get("client_id"), auth1[0].Get("client_id"))
+	}
+}
+
+// TestRefresh: an expired token is refreshed (rotation kept); a 401 with
+// a refresh token refreshes instead of authorizing again.
+func TestRefresh(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().Unix())
+	as := newAS(t, asOptions{})
+	rs := newRS(t, as, core.ModeAuto)
+	cfg := codeConfig()
+	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
+	src := oauth.New(cfg)
+	c, err := connect(t, rs, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := src.Token(t.Context())
+	now.Add(3600)
+	second, err := src.Token(t.Context())
+	if err != nil || second == first || second == "" {
+		t.Fatalf("after expiry: %q (was %q), %v", second, first, err)
+	}
+	// The server forgets every token: the 401 is answered by a refresh.
+	as.revokeAll()
+	if _, err := c.ListTools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	auth, tok, _ := as.snapshot()
+	var grants []string
+	for _, f := range tok {
+		grants = append(grants, f.Get("grant_type"))
+	}
+	if len(auth) != 1 || !slices.Equal(grants, []string{"authorization_code", "refresh_token", "refresh_token"}) {
+		t.Fatalf("authorizations %d, grants %v", len(auth), grants)
+	}
+	for _, f := range tok[1:] {
+		if f.Get("resource") != rs.url {
+			t.Fatalf("refresh without resource: %v", f)
+		}
+	}
+}
+
+// TestUnavailable: a 503 from the token endpoint keeps the token and backs
+// off; no request reaches the server while backing off.
+func TestUnavailable(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().Unix())
+	var down atomic.Bool
+	as := newAS(t, asOptions{tokenStatus: func(url.Values) int {
+		if down.Load() {
+			return 503
+		}
+		return 0
+	}})
+	rs := newRS(t, as, core.ModeAuto)
+	cfg := codeConfig()
+	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
+	src := oauth.New(cfg)
+	if err := challengeFor(t, rs, src); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := src.Token(t.Context())
+	down.Store(true)
+	now.Add(3600)
+	got, err := src.Token(t.Context())
+	if err != nil || got != first {
+		t.Fatalf("Token during 503: %q, %v; want the old token", got, err)
+	}
+	_, tok, _ := as.snapshot()
+	n := len(tok)
+	if got, _ := src.Token(t.Context()); got != first {
+		t.Fatal("token lost")
+	}
+	if _, tok, _ := as.snapshot(); len(tok) != n {
+		t.Fatalf("token endpoint asked again while backing off (%d → %d)", n, len(tok))
+	}
+	now.Add(8) // past Retry-After: 7
+	down.Store(false)
+	if got, _ := src.Token(t.Context()); got == first {
+		t.Fatal("not refreshed after the back-off")
+	}
+}
+
+// TestOAuthError: token endpoint errors are *OAuthError.
+func TestOAuthError(t *testing.T) {
+	as := newAS(t, asOptions{tokenStatus: func(f url.Values) int { return 400 }})
+	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
+	var oe *oauth.OAuthError
+	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Endpoint != "token" || oe.Code == "" {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestClientCredentials: client_secret_basic and private_key_jwt.
+func TestClientCredentials(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, m := range []string{"client_secret_basic", "private_key_jwt"} {
+		t.Run(m, func(t *testing.T) {
+			as := newAS(t, asOptions{authMethods: []string{m}, grants: []string{"client_credentials"},
+				clients: map[string]string{"svc": "pw"}, clientKey: &key.PublicKey})
+			rs := newRS(t, as, core.ModeAuto)
+			cl := oauth.Client{ID: "svc", Secret: "pw"}
+			if m == "private_key_jwt" {
+				cl = oauth.Client{ID: "svc", Key: key}
+			}
+			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
+				Clients: func(string) (oauth.Client, bool) { return cl, true }})
+			c, err := connect(t, rs, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ListTools(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			auth, tok, _ := as.snapshot()
+			if len(auth) != 0 || len(tok) != 1 || tok[0].Get("grant_type") != "client_credentials" || tok[0].Get("resource") != rs.url {
+				t.Fatalf("authorizations %d, token requests %v", len(auth), tok)
+			}
+		})
+	}
+}
+
+// TestEnterprise: ID token → ID-JAG at the IdP (RFC 8693) → access token
+// at the AS (RFC 7523); only the access token is kept.
+func TestEnterprise(t *testing.T) {
+	as := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}, clients: map[string]string{"xaa": "pw"}})
+	rs := newRS(t, as, core.ModeAuto)
+	var exchanges atomic.Int32
+	idp := newIdP(t, &exchanges)
+	src := oauth.New(oauth.Config{
+		Grant:   oauth.GrantJWTBearer,
+		Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "xaa", Secret: "pw"}, true },
+		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.URL + "/token", ClientID: "idp-client",
+			IDToken: func(context.Context) (string, error) { return "the-id-token", nil }}),
+	})
+	c, err := connect(t, rs, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(t.Context(), "write", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, tok, _ := as.snapshot()
+	if len(tok) != 1 || tok[0].Get("grant_type") != oauth.GrantJWTBearer || exchanges.Load() != 1 {
+		t.Fatalf("token requests %v, exchanges %d", tok, exchanges.Load())
+	}
+}
+
+// TestPrivateKeyJWTKeys: PEM keys of each form sign assertions the server
+// verifies (ES256 from PKCS #8 and SEC 1, RS256 from PKCS #1).
+func TestPrivateKeyJWTKeys(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	p8, _ := x509.MarshalPKCS8PrivateKey(ec)
+	sec1, _ := x509.MarshalECPrivateKey(ec)
+	cases := []struct {
+		name string
+		pem  []byte
+		pub  crypto.PublicKey
+	}{
+		{"pkcs8 ec", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), &ec.PublicKey},
+		{"sec1 ec", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}), &ec.PublicKey},
+		{"pkcs1 rsa", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rk)}), &rk.PublicKey},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := oauth.ParsePrivateKeyPEM(tc.pem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			as := newAS(t, asOptions{authMethods: []string{"private_key_jwt"}, clientKey: tc.pub})
+			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
+				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key}, true }})
+			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	if _, err := oauth.ParsePrivateKeyPEM([]byte("not pem")); err == nil {
+		t.Fatal("garbage parsed")
+	}
+}
+
+// TestRefreshRejected: a 401 whose refresh is refused (invalid_grant)
+// falls back to a new authorization.
+func TestRefreshRejected(t *testing.T) {
+	var rejectRefresh atomic.Bool
+	as := newAS(t, asOptions{tokenStatus: func(f url.Values) int {
+		if rejectRefresh.Load() && f.Get("grant_type") == "refresh_token" {
+			return 400
+		}
+		return 0
+	}})
+	rs := newRS(t, as, core.ModeAuto)
+	c, err := connect(t, rs, oauth.New(codeConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejectRefresh.Store(true)
+	as.revokeAll()
+	if _, err := c.ListTools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	auth, tok, _ := as.snapshot()
+	if len(auth) != 2 || len(tok) != 3 || tok[1].Get("grant_type") != "refresh_token" {
+		t.Fatalf("authorizations %d, token requests %d", len(auth), len(tok))
+	}
+}
