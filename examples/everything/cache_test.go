@@ -3,16 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
+	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
@@ -75,7 +78,8 @@ var cacheHints = map[string]core.CacheHint{
 
 // adapters serve the fixture as each adapter a test reaches on loopback
 // does: net/http (streaming and buffered, as the conformance scripts run
-// it) and the Cloud Functions adapter.
+// it), the Cloud Functions adapter and the Lambda adapter behind a
+// buffered Function URL.
 var adapters = []struct {
 	name    string
 	handler func(*core.Server) http.Handler
@@ -85,6 +89,54 @@ var adapters = []struct {
 		return nethttp.NewHandler(s, &nethttp.Options{Middleware: buffered})
 	}},
 	{"gcf", func(s *core.Server) http.Handler { return http.HandlerFunc(gcf.Handler(s)) }},
+	{"lambda-url-buffered", func(s *core.Server) http.Handler { return functionURL(lambda.Wrap(s, nil)) }},
+}
+
+// functionURL is a minimal buffered Function URL front for a Lambda handler
+// (adapters/lambda.Wrap) in process: the request becomes a payload 2.0
+// event with a lambda-url domain, the buffered response is written back.
+// (test/lambdafront is the full front door, with the emulator.)
+func functionURL(fn func(context.Context, json.RawMessage) (any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		headers := map[string]string{}
+		for k, vs := range r.Header {
+			headers[strings.ToLower(k)] = strings.Join(vs, ",")
+		}
+		headers["host"] = r.Host
+		ev, _ := json.Marshal(map[string]any{
+			"version": "2.0", "rawPath": r.URL.Path, "rawQueryString": r.URL.RawQuery, "headers": headers,
+			"requestContext": map[string]any{"domainName": "abc.lambda-url.us-east-1.on.aws",
+				"http": map[string]any{"method": r.Method, "path": r.URL.Path, "sourceIp": "127.0.0.1"}},
+			"body": base64.StdEncoding.EncodeToString(body), "isBase64Encoded": true,
+		})
+		res, err := fn(r.Context(), ev)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		b, _ := json.Marshal(res)
+		var out struct {
+			StatusCode      int               `json:"statusCode"`
+			Headers         map[string]string `json:"headers"`
+			Cookies         []string          `json:"cookies"`
+			Body            string            `json:"body"`
+			IsBase64Encoded bool              `json:"isBase64Encoded"`
+		}
+		if err := json.Unmarshal(b, &out); err != nil || out.StatusCode == 0 {
+			http.Error(w, "not a buffered Function URL response", http.StatusBadGateway)
+			return
+		}
+		for k, v := range out.Headers {
+			w.Header().Set(k, v)
+		}
+		payload := []byte(out.Body)
+		if out.IsBase64Encoded {
+			payload, _ = base64.StdEncoding.DecodeString(out.Body)
+		}
+		w.WriteHeader(out.StatusCode)
+		w.Write(payload)
+	})
 }
 
 // switchToken is a TokenSource whose token the test changes.
