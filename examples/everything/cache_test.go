@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -90,11 +91,15 @@ var adapters = []struct {
 	}},
 	{"gcf", func(s *core.Server) http.Handler { return http.HandlerFunc(gcf.Handler(s)) }},
 	{"lambda-url-buffered", func(s *core.Server) http.Handler { return functionURL(lambda.Wrap(s, nil)) }},
+	{"lambda-url-streaming", func(s *core.Server) http.Handler {
+		return functionURL(lambda.Wrap(s, &lambda.Options{Streaming: true}))
+	}},
 }
 
-// functionURL is a minimal buffered Function URL front for a Lambda handler
+// functionURL is a minimal Function URL front for a Lambda handler
 // (adapters/lambda.Wrap) in process: the request becomes a payload 2.0
-// event with a lambda-url domain, the buffered response is written back.
+// event with a lambda-url domain; a buffered response is written back
+// whole, a streamed one (prelude, 8 NUL bytes, body) as it arrives.
 // (test/lambdafront is the full front door, with the emulator.)
 func functionURL(fn func(context.Context, json.RawMessage) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +118,11 @@ func functionURL(fn func(context.Context, json.RawMessage) (any, error)) http.Ha
 		res, err := fn(r.Context(), ev)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if rc, ok := res.(io.ReadCloser); ok {
+			defer rc.Close()
+			streamed(w, rc)
 			return
 		}
 		b, _ := json.Marshal(res)
@@ -137,6 +147,40 @@ func functionURL(fn func(context.Context, json.RawMessage) (any, error)) http.Ha
 		w.WriteHeader(out.StatusCode)
 		w.Write(payload)
 	})
+}
+
+// streamed writes a streamed Function URL response to w, flushing each
+// chunk of the body.
+func streamed(w http.ResponseWriter, rc io.Reader) {
+	br := bufio.NewReader(rc)
+	prelude, err := br.ReadBytes(0)
+	var nul [7]byte
+	if err == nil {
+		_, err = io.ReadFull(br, nul[:])
+	}
+	var p struct {
+		StatusCode int               `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+	}
+	if err != nil || nul != [7]byte{} || json.Unmarshal(prelude[:len(prelude)-1], &p) != nil || p.StatusCode == 0 {
+		http.Error(w, "bad streamed response", http.StatusBadGateway)
+		return
+	}
+	for k, v := range p.Headers {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(p.StatusCode)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			http.NewResponseController(w).Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // switchToken is a TokenSource whose token the test changes.
