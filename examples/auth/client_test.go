@@ -182,7 +182,7 @@ func TestClientAuthorization(t *testing.T) {
 				if n := len(rec.find(http.MethodGet, "/.well-known/oauth-protected-resource/mcp")); n == 0 {
 					t.Error("protected resource metadata never fetched")
 				}
-				if n := len(rec.find(http.MethodGet, "/register")) + len(rec.find(http.MethodPost, "/register")); n != 1 {
+				if n := len(rec.find(http.MethodPost, "/register")); n != 1 {
 					t.Errorf("%d registrations, want 1 (kept across step-ups)", n)
 				}
 
