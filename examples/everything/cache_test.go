@@ -151,8 +151,8 @@ func functionURL(fn func(context.Context, json.RawMessage) (any, error)) http.Ha
 
 // streamed writes a streamed Function URL response to w, flushing each
 // chunk of the body.
-func streamed(w http.ResponseWriter, rc io.Reader) {
-	br := bufio.NewReader(rc)
+func streamed(w http.ResponseWriter, body io.Reader) {
+	br := bufio.NewReader(body)
 	prelude, err := br.ReadBytes(0)
 	var nul [7]byte
 	if err == nil {
@@ -170,12 +170,14 @@ func streamed(w http.ResponseWriter, rc io.Reader) {
 		w.Header().Set(k, v)
 	}
 	w.WriteHeader(p.StatusCode)
+	rc := http.NewResponseController(w)
+	rc.Flush() // the headers leave now, as a Function URL sends them
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := br.Read(buf)
 		if n > 0 {
 			w.Write(buf[:n])
-			http.NewResponseController(w).Flush()
+			rc.Flush()
 		}
 		if err != nil {
 			return
