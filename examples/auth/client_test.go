@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	mcpclient "github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+// exchange is one HTTP request the client sent and the status it got.
+type exchange struct {
+	method string
+	url    *url.URL
+	form   url.Values // POST form bodies (token requests)
+	status int
+}
+
+// recorder is a RoundTripper that keeps every request the client (MCP and
+// OAuth alike) sends on the wire, with its response status.
+type recorder struct {
+	mu  sync.Mutex
+	log []exchange
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	x := exchange{method: req.Method, url: req.URL}
+	if req.Body != nil && req.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		x.form, _ = url.ParseQuery(string(b))
+		req.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil {
+		x.status = resp.StatusCode
+	}
+	r.mu.Lock()
+	r.log = append(r.log, x)
+	r.mu.Unlock()
+	return resp, err
+}
+
+// find returns the exchanges whose path ends with suffix, sent with method.
+func (r *recorder) find(method, suffix string) []exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []exchange
+	for _, x := range r.log {
+		if x.method == method && strings.HasSuffix(x.url.Path, suffix) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (r *recorder) client() *http.Client {
+	return &http.Client{Transport: r, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// scopeSet is a scope parameter as a sorted list.
+func scopeSet(s string) []string {
+	f := strings.Fields(s)
+	slices.Sort(f)
+	return slices.Compact(f)
+}
+
+// startExample serves the example (newServer, as main does) on loopback with
+// cfg and returns its endpoint.
+func startExample(t *testing.T, cfg config) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg.resource = "http://" + ln.Addr().String() + "/mcp"
+	go func() { done <- serve(ctx, cfg, ln, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return cfg.resource
+}
+
+// TestClientAuthorization runs the Go client (package client with
+// client/oauth) against the example and a real authorization server, in
+// each client mode and for each kind of issuer (JWT verified by JWKS,
+// opaque tokens introspected): 401 → resource and authorization server
+// metadata → dynamic registration → code + PKCE (oauth.Headless follows
+// the authorize redirect to the redirect URI, no browser) → call → 403
+// insufficient_scope → step-up with the union of scopes → success, twice
+// (write_note's declared scope, purge's run-time one). It asserts the
+// scopes and resource of every authorization request on the wire
+// (2026-07-28 basic/authorization §Scope Selection Strategy, §Step-Up
+// Authorization Flow) and the results.
+func TestClientAuthorization(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers on loopback")
+	}
+	// The JWT issuer lists offline_access: the client must then add it to
+	// every request; the introspection one does not list it.
+	issuers := []struct {
+		name    string
+		opts    oauthtest.Options
+		offline bool
+	}{
+		{"jwt", oauthtest.Options{Alg: "ES256", Scopes: []string{"notes:read", "notes:write", "notes:admin", "offline_access"}}, true},
+		{"introspection", oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"}, false},
+	}
+	modes := []mcpclient.Mode{mcpclient.ModeAuto, mcpclient.ModeModern, mcpclient.ModeLegacy}
+	for _, is := range issuers {
+		for _, mode := range modes {
+			t.Run(is.name+"/"+mode.String(), func(t *testing.T) {
+				ctx := context.Background()
+				as := oauthtest.New(&is.opts)
+				defer as.Close()
+				cfg := config{}
+				if is.opts.OpaqueTokens {
+					cfg.introIssuer, cfg.introEndpoint = as.Issuer, as.Issuer+"/introspect"
+					cfg.introID, cfg.introSK = as.IntrospectionClientID, as.IntrospectionSecret
+				} else {
+					cfg.jwtIssuer = as.Issuer
+				}
+				endpoint := startExample(t, cfg)
+
+				rec := &recorder{}
+				hc := rec.client()
+				const redirect = "http://127.0.0.1:1/callback" // never reached: Headless reads the Location
+				src := oauth.New(oauth.Config{HTTPClient: hc, RedirectURL: redirect, Authorize: oauth.Headless(hc), ClientName: "clientauth-test"})
+				c, err := mcpclient.Connect(ctx, endpoint, &mcpclient.Options{Mode: mode, HTTPClient: hc, TokenSource: src})
+				if err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+				defer c.Close()
+				if c.Modern() != (mode != mcpclient.ModeLegacy) {
+					t.Fatalf("modern=%v in mode %v", c.Modern(), mode)
+				}
+
+				res, err := c.CallTool(ctx, "list_notes", map[string]any{})
+				if err != nil || res.IsError {
+					t.Fatalf("list_notes: %v %+v", err, res)
+				}
+				res, err = c.CallTool(ctx, "write_note", map[string]any{"text": "hi"})
+				if err != nil || res.IsError || !strings.Contains(text(res), "1 notes") {
+					t.Fatalf("write_note after step-up: %v %q", err, text(res))
+				}
+				res, err = c.CallTool(ctx, "purge", map[string]any{"all": true})
+				if err != nil || res.IsError || !strings.Contains(text(res), "deleted the notes of 1 users") {
+					t.Fatalf("purge all after step-up: %v %q", err, text(res))
+				}
+
+				// The MCP endpoint answered 401, then 403 twice, each
+				// followed by a successful retry.
+				var challenges []int
+				for _, x := range rec.find(http.MethodPost, "/mcp") {
+					if x.status == 401 || x.status == 403 {
+						challenges = append(challenges, x.status)
+					}
+				}
+				if !slices.Equal(challenges, []int{401, 403, 403}) {
+					t.Errorf("challenges on the wire: %v, want [401 403 403]", challenges)
+				}
+				// Metadata: the resource's document (as the challenge
+				// named it), then the authorization server's.
+				if n := len(rec.find(http.MethodGet, "/.well-known/oauth-protected-resource/mcp")); n == 0 {
+					t.Error("protected resource metadata never fetched")
+				}
+				if n := len(rec.find(http.MethodPost, "/register")); n != 1 {
+					t.Errorf("%d registrations, want 1 (kept across step-ups)", n)
+				}
+
+				// The scopes asked at each authorization: the challenge's,
+				// then the union with each 403's.
+				want := [][]string{
+					{"notes:read"},
+					{"notes:read", "notes:write"},
+					{"notes:admin", "notes:read", "notes:write"},
+				}
+				if is.offline {
+					for i := range want {
+						want[i] = scopeSet(strings.Join(want[i], " ") + " offline_access")
+					}
+				}
+				authz := rec.find(http.MethodGet, "/authorize")
+				if len(authz) != len(want) {
+					t.Fatalf("%d authorization requests, want %d", len(authz), len(want))
+				}
+				for i, x := range authz {
+					q := x.url.Query()
+					if got := scopeSet(q.Get("scope")); !slices.Equal(got, want[i]) {
+						t.Errorf("authorization %d: scope %v, want %v", i+1, got, want[i])
+					}
+					if q.Get("resource") != endpoint || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("state") == "" {
+						t.Errorf("authorization %d: %v", i+1, q)
+					}
+					if x.status != http.StatusFound {
+						t.Errorf("authorization %d: status %d", i+1, x.status)
+					}
+				}
+				var codes int
+				for _, x := range rec.find(http.MethodPost, "/token") {
+					if x.form.Get("grant_type") != "authorization_code" {
+						continue
+					}
+					codes++
+					if x.form.Get("resource") != endpoint || x.form.Get("code_verifier") == "" || x.status != 200 {
+						t.Errorf("token request: %v → %d", x.form, x.status)
+					}
+				}
+				if codes != len(want) {
+					t.Errorf("%d code exchanges, want %d", codes, len(want))
+				}
+				if is.opts.OpaqueTokens && as.Introspections() == 0 {
+					t.Error("the opaque tokens were never introspected")
+				}
+			})
+		}
+	}
+}
+
+// text returns the result as received (its text content and structured
+// content).
+func text(r *mcpclient.CallToolResult) string {
+	if r == nil {
+		return ""
+	}
+	return string(r.Raw)
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+// buildAuthfn builds the OAuth-protected bootstrap, once per test binary.
+var buildAuthfn = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(tmpDir, "authfn")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, "./internal/authfn")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./internal/authfn: %v\n%s", err, b)
+	}
+	return path, nil
+})
+
+// TestAuthEmulator runs an MCP server protected by an auth.Resource (JWT
+// issuer: an oauthtest server on loopback) as a buffered Lambda function
+// under the AWS Lambda Runtime Interface Emulator, behind every front door,
+// and checks what reaches the client (2026-07-28 basic/authorization): no
+// token → 401 whose WWW-Authenticate names resource_metadata; the RFC 9728
+// document at that well-known URL; a valid token → the call succeeds; a
+// token lacking the tool's scope → 403 insufficient_scope; the stepped-up
+// token → success.
+func TestAuthEmulator(t *testing.T) {
+	rie := requireRIE(t)
+	bootstrap, err := buildAuthfn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := oauthtest.New(nil)
+	t.Cleanup(as.Close)
+	for _, door := range doors {
+		t.Run(string(door), func(t *testing.T) {
+			// The function must know its resource before the door
+			// listens: reserve the port first.
+			ports, err := freePorts(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+			resource := base + "/mcp"
+			var out bytes.Buffer
+			s, err := start(context.Background(), config{
+				Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), Door: door, Mode: ModeBuffered,
+				Bootstrap: bootstrap, RIE: rie, Concurrency: 1, Timeout: 20 * time.Second,
+				Env:    append(os.Environ(), "AUTHFN_RESOURCE="+resource, "AUTHFN_ISSUER="+as.Issuer),
+				Log:    &lockedWriter{w: &out},
+				Logger: testLogger(t),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := s.Shutdown(ctx); err != nil {
+					t.Error(err)
+				}
+				if t.Failed() {
+					t.Logf("emulator output:\n%s", out.String())
+				}
+			})
+			if s.URL() != base {
+				t.Fatalf("door at %s, want %s", s.URL(), base)
+			}
+
+			call := func(tool string) []byte {
+				return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` +
+					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+			}
+			hdr := func(tool, tok string) http.Header {
+				h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+					"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
+				if tok != "" {
+					h.Set("Authorization", "Bearer "+tok)
+				}
+				return h
+			}
+
+			// No token: 401 naming the metadata document.
+			res, body := do(t, http.MethodPost, resource, call("read"), hdr("read", ""))
+			wantPRM := base + "/.well-known/oauth-protected-resource/mcp"
+			if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+wantPRM+`"`) {
+				t.Fatalf("no token: %d %q %s", res.StatusCode, res.Header.Get("WWW-Authenticate"), body)
+			}
+
+			// The metadata document, through the emulator.
+			res, body = do(t, http.MethodGet, wantPRM, nil, nil)
+			var prm struct {
+				Resource             string   `json:"resource"`
+				AuthorizationServers []string `json:"authorization_servers"`
+			}
+			if res.StatusCode != 200 || json.Unmarshal(body, &prm) != nil || prm.Resource != resource ||
+				!slices.Equal(prm.AuthorizationServers, []string{as.Issuer}) {
+				t.Fatalf("metadata: %d %s", res.StatusCode, body)
+			}
+
+			// A valid token: the call succeeds.
+			tok := as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp"})
+			res, body = do(t, http.MethodPost, resource, call("read"), hdr("read", tok))
+			if res.StatusCode != 200 || !strings.Contains(string(body), "read by user-1") {
+				t.Fatalf("valid token: %d %s", res.StatusCode, body)
+			}
+
+			// The tool's scope is missing: 403 insufficient_scope.
+			res, body = do(t, http.MethodPost, resource, call("write"), hdr("write", tok))
+			ch := res.Header.Get("WWW-Authenticate")
+			if res.StatusCode != 403 || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="mcp write"`) {
+				t.Fatalf("missing scope: %d %q %s", res.StatusCode, ch, body)
+			}
+
+			// Stepped up: success.
+			tok = as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
+			res, body = do(t, http.MethodPost, resource, call("write"), hdr("write", tok))
+			if res.StatusCode != 200 || !strings.Contains(string(body), "written by user-1") {
+				t.Fatalf("stepped up: %d %s", res.StatusCode, body)
+			}
+		})
+	}
+}
