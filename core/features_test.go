@@ -14,8 +14,8 @@ import (
 )
 
 // TestResources checks resources/read of static resources and templates,
-// and the errors for missing resources in both eras (WIRE.md §10, §15
-// item 3).
+// and the errors for missing resources in both eras (2026-07-28
+// server/resources).
 func TestResources(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -165,7 +165,8 @@ func TestResources(t *testing.T) {
 	})
 }
 
-// TestPrompts checks prompts/get errors and results (WIRE.md §10).
+// TestPrompts checks prompts/get errors and results (2026-07-28
+// server/prompts).
 func TestPrompts(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -251,7 +252,7 @@ func TestCompletion(t *testing.T) {
 
 // TestPagination walks every list method with PageSize 2: cursors round
 // trip, every item appears once and in order, and a forged cursor is -32602
-// (WIRE.md §10 Pagination).
+// (2026-07-28 server/utilities/pagination).
 func TestPagination(t *testing.T) {
 	t.Parallel()
 	srv := core.NewServer(testImpl, &core.ServerOptions{PageSize: 2})
@@ -347,7 +348,8 @@ func cacheableReq(method string) *testReq {
 }
 
 // TestCacheHints checks ttlMs and cacheScope: defaults, configured values,
-// where they must not appear, and option validation (WIRE.md §7).
+// where they must not appear, and option validation (2026-07-28
+// server/utilities/caching).
 func TestCacheHints(t *testing.T) {
 	t.Parallel()
 	t.Run("defaults", func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Fuzz targets of the request path's building blocks (STYLE.md §6.8), seeded
+// Fuzz targets of the request path's building blocks, seeded
 // from the golden wire files and the official examples.
 
 // seedBodies returns the JSON bodies of the golden requests and examples.
@@ -321,7 +321,7 @@ func FuzzSealerOpen(f *testing.F) {
 
 // TestSealerRejectsEveryVariant replaces each character of sealed tokens by
 // every other character of the token alphabet (and a few others): no
-// variant may verify (WIRE.md §6 server rule 4).
+// variant may verify (2026-07-28 basic/patterns/mrtr).
 func TestSealerRejectsEveryVariant(t *testing.T) {
 	t.Parallel()
 	s := fuzzSealer()

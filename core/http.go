@@ -318,8 +318,9 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	s.serveLegacyPost(w, r, m, acc)
 }
 
-// isModernRequest classifies a POSTed message (CONFORMANCE_FIXTURE.md §9 and
-// WIRE.md §1): modern _meta makes it modern whatever its method; a session
+// isModernRequest classifies a POSTed message (2026-07-28
+// basic/versioning; docs/design.md, "Two eras, one endpoint"): modern _meta
+// makes it modern whatever its method; a session
 // id, initialize, a legacy MCP-Protocol-Version header or no version at all
 // make it legacy; anything else is modern, whose validation then answers.
 func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {

@@ -43,7 +43,7 @@ func initialize(t testing.TB, h http.Handler, version string, caps map[string]an
 }
 
 // TestLegacyInitialize checks version negotiation and the session id
-// (WIRE.md §1, §5.1, §5.2).
+// (2025-11-25 basic/lifecycle, basic/transports).
 func TestLegacyInitialize(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -85,7 +85,7 @@ func TestLegacyInitialize(t *testing.T) {
 	lreq(1, "initialize", map[string]any{"capabilities": map[string]any{}}, "", "").do(t, srv).wantError(t, 200, core.CodeInvalidParams)
 	lreq(1, "initialize", nil, "", "").do(t, srv).wantError(t, 200, core.CodeInvalidParams)
 	// A modern-only server names its versions in the error it gives
-	// initialize (WIRE.md §1, §15 item 14).
+	// initialize (2025-11-25 basic/lifecycle).
 	modern := newFixture(t, &core.ServerOptions{Mode: core.ModeModern})
 	r := lreq(1, "initialize", map[string]any{"protocolVersion": legacyVersion, "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "").do(t, modern)
@@ -101,7 +101,7 @@ func TestLegacyInitialize(t *testing.T) {
 	}
 }
 
-// TestLegacySessions checks the session rules (WIRE.md §5.2, §5.5, §5.7).
+// TestLegacySessions checks the session rules (2025-11-25 basic/transports).
 func TestLegacySessions(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -214,7 +214,7 @@ func TestLegacySessions(t *testing.T) {
 	})
 }
 
-// TestLegacyBatches checks 2025-03-26 batches (WIRE.md §5.3).
+// TestLegacyBatches checks 2025-03-26 batches (2025-03-26 basic/index).
 func TestLegacyBatches(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -443,7 +443,7 @@ func answer(t *testing.T, url, session, version string, id json.RawMessage, resu
 // TestLegacyBridge runs a multi round-trip tool for a legacy session over a
 // real HTTP server: the input requests arrive as server-to-client requests
 // on the call's SSE stream, the client POSTs its answers, and the call
-// completes (WIRE.md §5.7).
+// completes (2025-11-25 basic/transports).
 func TestLegacyBridge(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, &core.ServerOptions{KeepAlive: -1, BridgeTimeout: 10 * time.Second})

@@ -156,7 +156,9 @@ func (s *Server) decodeCaps(raw []byte) (*ClientCapabilities, error) {
 	return c, nil
 }
 
-// serveModern runs the 2026-07-28 pipeline in the order of WIRE.md §4.7.
+// serveModern runs the 2026-07-28 pipeline in the validation order of
+// 2026-07-28 basic/transports/streamable-http (see docs/design.md,
+// "Two eras, one endpoint").
 func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMessage, acc acceptance) {
 	x := newExchange(w, acc)
 	if m.isResponse {

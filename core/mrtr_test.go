@@ -222,7 +222,7 @@ var samplingAnswer = map[string]any{"role": "assistant", "content": map[string]a
 var rootsAnswer = map[string]any{"roots": []any{map[string]any{"uri": "file:///test/root", "name": "Test Root"}}}
 
 // TestMRTRRoundTrips runs every kind of input request through a full round
-// trip, for tools/call, prompts/get and resources/read (WIRE.md §6).
+// trip, for tools/call, prompts/get and resources/read (2026-07-28 basic/patterns/mrtr).
 func TestMRTRRoundTrips(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, nil)
@@ -350,7 +350,7 @@ func wantText(t *testing.T, res map[string]any, want string) {
 }
 
 // TestAccepted checks Accepted[T]: absent, declined, cancelled or
-// non-convertible answers report false (WIRE.md §6 server rule 7).
+// non-convertible answers report false (2026-07-28 basic/patterns/mrtr).
 func TestAccepted(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, nil)
@@ -384,7 +384,8 @@ func TestAccepted(t *testing.T) {
 }
 
 // TestInputRequiredChecks checks that malformed input requests are refused
-// with -32603 and a clear message before anything is sent (WIRE.md §6).
+// with -32603 and a clear message before anything is sent (2026-07-28
+// basic/patterns/mrtr).
 func TestInputRequiredChecks(t *testing.T) {
 	t.Parallel()
 	form := func(props string, extra string) *core.InputRequest {
@@ -461,7 +462,7 @@ func TestInputRequiredChecks(t *testing.T) {
 
 // TestMRTRCapabilities checks that input requests the client did not
 // declare in this request are refused with -32021 naming what is missing
-// (WIRE.md §6 server rule 3, §15 item 6).
+// (2026-07-28 basic/patterns/mrtr).
 func TestMRTRCapabilities(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, nil)
@@ -472,7 +473,7 @@ func TestMRTRCapabilities(t *testing.T) {
 		caps map[string]any
 		want []string // requiredCapabilities, any of
 	}{
-		// {"elicitation":{}} means form mode (WIRE.md §3), so it names form too.
+		// {"elicitation":{}} means form mode (2026-07-28 client/elicitation), so it names form too.
 		{"form without elicitation", "form_ask", map[string]any{"sampling": map[string]any{}}, []string{`{"elicitation":{"form":{}}}`, `{"elicitation":{}}`}},
 		{"form with url-only elicitation", "form_ask", el(map[string]any{"url": map[string]any{}}), []string{`{"elicitation":{"form":{}}}`, `{"elicitation":{}}`}},
 		{"url with empty elicitation", "url_ask", el(map[string]any{}), []string{`{"elicitation":{"url":{}}}`}},
@@ -548,7 +549,7 @@ const b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 // TestRequestStateTampering changes every byte position of a sealed state
 // in turn (to the next character of the base64url alphabet, or a dot to a
-// letter): every variant must be rejected (WIRE.md §6 server rules 4-5).
+// letter): every variant must be rejected (2026-07-28 basic/patterns/mrtr).
 func TestRequestStateTampering(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, nil)
@@ -757,7 +758,7 @@ func TestRequestStateKeyRotation(t *testing.T) {
 
 // TestMRTRLegacyWithoutSession checks that a legacy call without a session
 // of a tool that asks gets a JSON-RPC error, never an input_required result
-// (WIRE.md §5.7).
+// (2025-11-25 client/elicitation).
 func TestMRTRLegacyWithoutSession(t *testing.T) {
 	t.Parallel()
 	srv, _ := newMRTRServer(t, nil)

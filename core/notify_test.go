@@ -44,8 +44,8 @@ func newNotifyServer(t testing.TB) *core.Server {
 }
 
 // TestProgressAndLogs checks that notifications travel on an SSE response
-// before the result, only when asked for, and filtered by level (WIRE.md
-// §4.4, §9, §15 item 12).
+// before the result, only when asked for, and filtered by level (2026-07-28
+// basic/patterns/progress, server/utilities/logging).
 func TestProgressAndLogs(t *testing.T) {
 	t.Parallel()
 	srv := newNotifyServer(t)
@@ -124,7 +124,7 @@ func TestProgressAndLogs(t *testing.T) {
 
 // TestRequiredCapabilities checks -32021 with data.requiredCapabilities as
 // an object and HTTP 400, before any notification, from Tool and from the
-// handler (WIRE.md §3, §4.5).
+// handler (2026-07-28 basic/index).
 func TestRequiredCapabilities(t *testing.T) {
 	t.Parallel()
 	srv := newNotifyServer(t)
@@ -173,7 +173,7 @@ func TestRequiredCapabilities(t *testing.T) {
 }
 
 // TestDisconnectCancels checks that closing the response stream cancels the
-// handler's context (WIRE.md §9, §15 item 11), for JSON and SSE responses.
+// handler's context (2026-07-28 basic/patterns/cancellation), for JSON and SSE responses.
 func TestDisconnectCancels(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 1)
@@ -230,7 +230,8 @@ func TestDisconnectCancels(t *testing.T) {
 	}
 }
 
-// TestListen checks subscriptions/listen (WIRE.md §8, §15 item 13).
+// TestListen checks subscriptions/listen (2026-07-28
+// basic/patterns/subscriptions).
 func TestListen(t *testing.T) {
 	t.Parallel()
 	newSrv := func() *core.Server {
@@ -426,7 +427,7 @@ func assertServesLive(t *testing.T, url string) {
 }
 
 // TestOriginAndHost checks DNS rebinding protection and Origin validation
-// (WIRE.md §4.6, CONFORMANCE_FIXTURE.md §2) on a server reached on
+// (2025-11-25 basic/transports) on a server reached on
 // 127.0.0.1, and on a server that is not on loopback.
 func TestOriginAndHost(t *testing.T) {
 	t.Parallel()

@@ -56,7 +56,7 @@ type point struct {
 // TestStructuredOutputAuto checks OutputAuto for result types of every JSON
 // root: structuredContent is the raw value, the text block is the string
 // itself, its JSON, or absent for nil; the structured content conforms to
-// the advertised output schema (WIRE.md §10).
+// the advertised output schema (2026-07-28 server/tools).
 func TestStructuredOutputAuto(t *testing.T) {
 	t.Parallel()
 	srv := core.NewServer(testImpl, nil)
@@ -136,7 +136,7 @@ func TestStructuredOutputAuto(t *testing.T) {
 
 // TestStructuredOutputNil checks nil results of pointer and slice types: no
 // text block, and structured content that conforms to the advertised output
-// schema (WIRE.md §10: with an outputSchema the server MUST return
+// schema (2026-07-28 server/tools: with an outputSchema the server MUST return
 // conforming structuredContent).
 func TestStructuredOutputNil(t *testing.T) {
 	t.Parallel()
@@ -286,7 +286,7 @@ func TestOutputPolicies(t *testing.T) {
 }
 
 // TestToolRegistrationErrors checks that invalid definitions panic with a
-// message naming the tool (WIRE.md §4.3, §15 item 19).
+// message naming the tool (2026-07-28 server/tools §x-mcp-header).
 func TestToolRegistrationErrors(t *testing.T) {
 	t.Parallel()
 	obj := func(props string) json.RawMessage {
@@ -383,7 +383,7 @@ type headerArgs struct {
 }
 
 // TestParamHeaders checks the Mcp-Param-* validation of a tool declaring
-// x-mcp-header (WIRE.md §4.3, §15 item 9).
+// x-mcp-header (2026-07-28 server/tools §x-mcp-header).
 func TestParamHeaders(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
