@@ -7,34 +7,36 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // parseMRTRParams reads the members every MRTR-capable method shares.
 func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *string, hasState *bool) (handled bool, err error) {
 	switch {
-	case keyIs(k, "inputResponses"):
-		if isNull(v) {
+	case jsonwire.KeyIs(k, "inputResponses"):
+		if jsonwire.IsNull(v) {
 			return true, nil
 		}
-		if !isObject(v) {
+		if !jsonwire.IsObject(v) {
 			return true, InvalidParamsError("Invalid params: inputResponses must be an object")
 		}
 		if err := checkArguments("inputResponses", v); err != nil {
 			return true, err
 		}
 		m := map[string]json.RawMessage{}
-		eachMember(v, func(ik, iv []byte) bool {
-			key, _ := keyString(ik)
+		jsonwire.EachMember(v, func(ik, iv []byte) bool {
+			key, _ := jsonwire.KeyString(ik)
 			m[key] = iv
 			return true
 		})
 		*responses = m
 		return true, nil
-	case keyIs(k, "requestState"):
-		if isNull(v) {
+	case jsonwire.KeyIs(k, "requestState"):
+		if jsonwire.IsNull(v) {
 			return true, nil
 		}
-		s, ok := rawString(v)
+		s, ok := jsonwire.RawString(v)
 		if !ok {
 			return true, InvalidParamsError("Invalid params: requestState must be a string")
 		}
@@ -49,18 +51,18 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	var p CallToolParams
 	var hasName, hasState bool
 	var perr error
-	eachMember(params, func(k, v []byte) bool {
+	jsonwire.EachMember(params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name"):
-			p.Name, hasName = rawString(v)
+		case jsonwire.KeyIs(k, "name"):
+			p.Name, hasName = jsonwire.RawString(v)
 			if !hasName {
 				perr = InvalidParamsError("Invalid params: name must be a string")
 			}
-		case keyIs(k, "arguments"):
-			if isNull(v) {
+		case jsonwire.KeyIs(k, "arguments"):
+			if jsonwire.IsNull(v) {
 				return true
 			}
-			if !isObject(v) {
+			if !jsonwire.IsObject(v) {
 				perr = InvalidParamsError("Invalid params: arguments must be an object")
 				return false
 			}
@@ -345,7 +347,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 			// an object root, beside its text form in content (2025-06-18
 			// server/tools §Structured Content); other roots are text only.
 			// 2025-03-26 has no structured output.
-			include = r.ProtocolVersion != ProtocolVersion20250326 && isObject(sj[skipSpace(sj, 0):])
+			include = r.ProtocolVersion != ProtocolVersion20250326 && jsonwire.IsObject(sj[jsonwire.SkipSpace(sj, 0):])
 		}
 		if include {
 			b = append(b, `"structuredContent":`...)

@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Content is a content block of a tool result, prompt message or sampling
@@ -68,7 +70,7 @@ func (c *TextContent) MarshalJSON() ([]byte, error) {
 		// Hot path: one text block per tool result.
 		b := make([]byte, 0, len(c.Text)+32)
 		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, c.Text)
+		b = jsonwire.AppendString(b, c.Text)
 		return append(b, '}'), nil
 	}
 	return json.Marshal(struct {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // fastSchema proves common arguments valid without building a value tree:
@@ -220,7 +222,7 @@ func (f *fastSchema) valid(v []byte) bool {
 		if f.minLen < 0 && f.maxLen < 0 && f.enum == nil {
 			return true
 		}
-		s, ok := rawString(v)
+		s, ok := jsonwire.RawString(v)
 		if !ok {
 			return false
 		}
@@ -310,7 +312,7 @@ func (f *fastSchema) validNumber(v []byte) bool {
 func (f *fastSchema) validObject(v []byte) bool {
 	var seen uint64
 	ok := true
-	err := eachMember(v, func(k, val []byte) bool {
+	err := jsonwire.EachMember(v, func(k, val []byte) bool {
 		if bytes.IndexByte(k, '\\') >= 0 {
 			ok = false // an escaped key: not decided here
 			return false
@@ -340,16 +342,16 @@ func (f *fastSchema) validObject(v []byte) bool {
 
 func (f *fastSchema) validArray(v []byte) bool {
 	n := 0
-	i := skipSpace(v, 1)
+	i := jsonwire.SkipSpace(v, 1)
 	for i < len(v) && v[i] != ']' {
-		end := skipValue(v, i)
+		end := jsonwire.SkipValue(v, i)
 		if f.items != nil && !f.items.valid(v[i:end]) {
 			return false
 		}
 		n++
-		i = skipSpace(v, end)
+		i = jsonwire.SkipSpace(v, end)
 		if i < len(v) && v[i] == ',' {
-			i = skipSpace(v, i+1)
+			i = jsonwire.SkipSpace(v, i+1)
 		}
 	}
 	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Form is a form elicitation whose schema is generated once from the struct
@@ -86,7 +88,7 @@ func NewForm[T any]() (*Form[T], error) {
 			raw = append(raw, ',')
 		}
 		n++
-		raw = append(appendJSONString(raw, name), ':')
+		raw = append(jsonwire.AppendString(raw, name), ':')
 		raw = append(raw, pj...)
 		if !omit && !hasDefault {
 			required = append(required, name)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // ServeHTTP serves the MCP endpoint over Streamable HTTP: POST carries
@@ -302,7 +304,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
 		return
 	}
-	if first := body[skipSpace(body, 0)]; first == '[' {
+	if first := body[jsonwire.SkipSpace(body, 0)]; first == '[' {
 		s.serveBatch(w, r, body, acc)
 		return
 	}
@@ -351,9 +353,9 @@ func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
 // key.
 func hasVersionKey(meta []byte) bool {
 	found := false
-	if isObject(meta) {
-		eachMember(meta, func(k, _ []byte) bool {
-			found = keyIs(k, MetaProtocolVersion)
+	if jsonwire.IsObject(meta) {
+		jsonwire.EachMember(meta, func(k, _ []byte) bool {
+			found = jsonwire.KeyIs(k, MetaProtocolVersion)
 			return !found
 		})
 	}
@@ -441,7 +443,7 @@ func (x *exchange) notify(ctx context.Context, method string, params any) error 
 	if err != nil {
 		return err
 	}
-	return x.send(ctx, appendNotification(nil, method, p))
+	return x.send(ctx, jsonwire.AppendNotification(nil, method, p))
 }
 
 // open starts the SSE stream and flushes its headers.

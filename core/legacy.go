@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // This file serves the initialize-based revisions (2025-11-25, 2025-06-18,
@@ -262,7 +264,7 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 			s.replyError(ctx, x, m.id, err, false)
 			return
 		}
-		x.finish(http.StatusOK, appendResult(make([]byte, 0, len(res)+48), m.id, res))
+		x.finish(http.StatusOK, jsonwire.AppendResult(make([]byte, 0, len(res)+48), m.id, res))
 	}
 }
 
@@ -312,7 +314,7 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 		Instructions    string              `json:"instructions,omitempty"`
 	}{version, s.capabilities(false, true), s.implRaw, s.opts.Instructions}
 	b, _ := json.Marshal(res)
-	x.finish(http.StatusOK, appendResult(nil, m.id, b))
+	x.finish(http.StatusOK, jsonwire.AppendResult(nil, m.id, b))
 }
 
 // legacyNotification handles a client notification.
@@ -367,11 +369,11 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		logLevel:           -1,
 	}
 	if m.params != nil {
-		eachMember(m.params, func(k, v []byte) bool {
-			if keyIs(k, "_meta") && isObject(v) {
+		jsonwire.EachMember(m.params, func(k, v []byte) bool {
+			if jsonwire.KeyIs(k, "_meta") && jsonwire.IsObject(v) {
 				r.Meta = v
-				eachMember(v, func(k2, v2 []byte) bool {
-					if keyIs(k2, "progressToken") && (validID(v2) || (len(v2) > 0 && v2[0] == '"')) {
+				jsonwire.EachMember(v, func(k2, v2 []byte) bool {
+					if jsonwire.KeyIs(k2, "progressToken") && (validID(v2) || (len(v2) > 0 && v2[0] == '"')) {
 						r.progressToken = v2
 					}
 					return true
@@ -593,9 +595,9 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 			return nil, err
 		}
 		msg := []byte(`{"jsonrpc":"2.0","id":`)
-		msg = appendJSONString(msg, id)
+		msg = jsonwire.AppendString(msg, id)
 		msg = append(msg, `,"method":`...)
-		msg = appendJSONString(msg, ir.Requests[k].Method)
+		msg = jsonwire.AppendString(msg, ir.Requests[k].Method)
 		msg = append(append(append(msg, `,"params":`...), p...), '}')
 		if err := r.x.send(ctx, msg); err != nil {
 			return nil, fmt.Errorf("sending %s to the client: %w", ir.Requests[k].Method, err)
@@ -689,7 +691,7 @@ func sortedMapKeys(m map[string]string) []string {
 // to the waiter in this process, or through the session store to the
 // instance that waits.
 func (s *Server) deliverAnswer(ctx context.Context, sess *Session, m *rpcMessage) {
-	id, ok := rawString(m.id)
+	id, ok := jsonwire.RawString(m.id)
 	if !ok {
 		return
 	}
@@ -768,7 +770,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 		if uri == "" {
 			return nil
 		}
-		return append(appendJSONString([]byte(`{"uri":`), uri), '}')
+		return append(jsonwire.AppendString([]byte(`{"uri":`), uri), '}')
 	}
 	// alive re-reads the session: it may have ended, or its subscriptions
 	// changed, through another instance.
@@ -870,13 +872,13 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		return
 	}
 	var elems [][]byte
-	i := skipSpace(body, skipSpace(body, 0)+1)
+	i := jsonwire.SkipSpace(body, jsonwire.SkipSpace(body, 0)+1)
 	for i < len(body) && body[i] != ']' {
-		end := skipValue(body, i)
+		end := jsonwire.SkipValue(body, i)
 		elems = append(elems, body[i:end])
-		i = skipSpace(body, end)
+		i = jsonwire.SkipSpace(body, end)
 		if i < len(body) && body[i] == ',' {
-			i = skipSpace(body, i+1)
+			i = jsonwire.SkipSpace(body, i+1)
 		}
 	}
 	if len(elems) == 0 {
@@ -917,7 +919,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 				}
 				out = append(out, appendErrorResponse(nil, m.id, toWireError(err)))
 			} else {
-				out = append(out, appendResult(nil, m.id, res))
+				out = append(out, jsonwire.AppendResult(nil, m.id, res))
 			}
 		}
 	}

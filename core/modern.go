@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // methodHandler answers one request: it returns the encoded result object.
@@ -63,30 +65,30 @@ func parseRequestMeta(msg *rpcMessage) (requestMeta, *Error) {
 	if m.raw == nil {
 		return m, metaError("params._meta is required")
 	}
-	if !isObject(m.raw) {
+	if !jsonwire.IsObject(m.raw) {
 		return m, metaError("params._meta must be an object")
 	}
 	var bad *Error
-	eachMember(m.raw, func(k, v []byte) bool {
+	jsonwire.EachMember(m.raw, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, MetaProtocolVersion):
-			s, ok := rawString(v)
+		case jsonwire.KeyIs(k, MetaProtocolVersion):
+			s, ok := jsonwire.RawString(v)
 			if !ok {
 				bad = metaError(MetaProtocolVersion + " must be a string")
 				return false
 			}
 			m.version, m.hasVersion = s, true
-		case keyIs(k, MetaClientCapabilities):
-			if !isObject(v) {
+		case jsonwire.KeyIs(k, MetaClientCapabilities):
+			if !jsonwire.IsObject(v) {
 				bad = metaError(MetaClientCapabilities + " must be an object")
 				return false
 			}
 			m.caps, m.hasCaps = v, true
-		case keyIs(k, MetaClientInfo):
+		case jsonwire.KeyIs(k, MetaClientInfo):
 			m.clientInfo = v
-		case keyIs(k, MetaLogLevel):
+		case jsonwire.KeyIs(k, MetaLogLevel):
 			m.logLevel = v
-		case keyIs(k, "progressToken"):
+		case jsonwire.KeyIs(k, "progressToken"):
 			m.progressToken = v
 		}
 		return true
@@ -140,7 +142,7 @@ func (c *memo[V]) store(k []byte, v V, max int64) {
 // cache: clients send the same object on every request. The result is
 // shared and must not reach handlers (see Request.caps).
 func (s *Server) decodeCaps(raw []byte) (*ClientCapabilities, error) {
-	if raw == nil || isEmptyObject(raw) {
+	if raw == nil || jsonwire.IsEmptyObject(raw) {
 		return emptyCaps, nil
 	}
 	if c, ok := s.capsMemo.load(raw); ok {
@@ -195,7 +197,7 @@ func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMess
 	if result == nil { // the handler wrote its own answer (listen)
 		return
 	}
-	x.finish(http.StatusOK, appendResult(make([]byte, 0, len(result)+len(m.id)+32), m.id, result))
+	x.finish(http.StatusOK, jsonwire.AppendResult(make([]byte, 0, len(result)+len(m.id)+32), m.id, result))
 }
 
 // newModernRequest validates the envelope-level parts of a modern request
@@ -237,7 +239,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		if spec.nameParam == "uri" {
 			nv = m.pURI
 		}
-		body, has := rawString(nv)
+		body, has := jsonwire.RawString(nv)
 		hn, present, repeated := headerValue(h, canonName)
 		if !present || repeated {
 			return nil, headerMismatch("the " + HeaderName + " header is required for " + m.method)
@@ -267,20 +269,20 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		modern:             true,
 		logLevel:           -1,
 	}
-	if meta.clientInfo != nil && isObject(meta.clientInfo) {
+	if meta.clientInfo != nil && jsonwire.IsObject(meta.clientInfo) {
 		var ci Implementation
 		if json.Unmarshal(meta.clientInfo, &ci) == nil {
 			r.ClientInfo = &ci
 		}
 	}
-	if meta.progressToken != nil && !isNull(meta.progressToken) {
+	if meta.progressToken != nil && !jsonwire.IsNull(meta.progressToken) {
 		if meta.progressToken[0] != '"' && !validID(meta.progressToken) {
 			return nil, InvalidParamsError("Invalid params: progressToken must be a string or an integer")
 		}
 		r.progressToken = meta.progressToken
 	}
 	if meta.logLevel != nil {
-		lv, ok := rawString(meta.logLevel)
+		lv, ok := jsonwire.RawString(meta.logLevel)
 		rank := LoggingLevel(lv).rank()
 		if !ok || rank < 0 {
 			return nil, InvalidParamsError("Invalid params: unknown log level %s", string(meta.logLevel))
@@ -427,10 +429,10 @@ func (s *Server) discover(ctx context.Context, r *Request, params []byte) ([]byt
 // paramsCursor reads params.cursor.
 func paramsCursor(params []byte) (cursor string, has bool, err error) {
 	var bad bool
-	eachMember(params, func(k, v []byte) bool {
-		if keyIs(k, "cursor") {
-			cursor, has = rawString(v)
-			bad = !has && !isNull(v)
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if jsonwire.KeyIs(k, "cursor") {
+			cursor, has = jsonwire.RawString(v)
+			bad = !has && !jsonwire.IsNull(v)
 			return false
 		}
 		return true
@@ -497,7 +499,7 @@ func listPage[T, W any](r *Request, params []byte, items []T, key func(T) string
 	b := append(append(append([]byte(`{"`), member...), `":`...), lj...)
 	b = append(b, ',')
 	if next != "" {
-		b = append(appendJSONString(append(b, `"nextCursor":`...), next), ',')
+		b = append(jsonwire.AppendString(append(b, `"nextCursor":`...), next), ',')
 	}
 	b = r.resultTail(b, method, nil, nil)
 	return append(b, '}'), nil
@@ -535,7 +537,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		b = append(b, "],"...)
 		if res.NextCursor != "" {
 			b = append(b, `"nextCursor":`...)
-			b = appendJSONString(b, res.NextCursor)
+			b = jsonwire.AppendString(b, res.NextCursor)
 			b = append(b, ',')
 		}
 		b = r.resultTail(b, "tools/list", nil, res.Cache)
@@ -560,7 +562,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 	b = append(b, "],"...)
 	if next != "" {
 		b = append(b, `"nextCursor":`...)
-		b = appendJSONString(b, next)
+		b = jsonwire.AppendString(b, next)
 		b = append(b, ',')
 	}
 	b = r.resultTail(b, "tools/list", nil, nil)

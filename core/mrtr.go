@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Methods of input requests.
@@ -191,14 +193,14 @@ func (in *InputResponses) Len() int { return len(in.raw) }
 // Raw returns the raw answer for key.
 func (in *InputResponses) Raw(key string) (json.RawMessage, bool) {
 	v, ok := in.raw[key]
-	return v, ok && !isNull(v)
+	return v, ok && !jsonwire.IsNull(v)
 }
 
 // Elicitation returns the elicitation answer for key, including declined and
 // cancelled ones (check Action).
 func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
 	raw, ok := in.Raw(key)
-	if !ok || !isObject(raw) {
+	if !ok || !jsonwire.IsObject(raw) {
 		return nil, false
 	}
 	var r ElicitResult
@@ -215,7 +217,7 @@ func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
 // Sampling returns the sampling answer for key.
 func (in *InputResponses) Sampling(key string) (*CreateMessageResult, bool) {
 	raw, ok := in.Raw(key)
-	if !ok || !isObject(raw) {
+	if !ok || !jsonwire.IsObject(raw) {
 		return nil, false
 	}
 	var r CreateMessageResult
@@ -228,7 +230,7 @@ func (in *InputResponses) Sampling(key string) (*CreateMessageResult, bool) {
 // Roots returns the roots answer for key.
 func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
 	raw, ok := in.Raw(key)
-	if !ok || !isObject(raw) {
+	if !ok || !jsonwire.IsObject(raw) {
 		return nil, false
 	}
 	var r ListRootsResult
@@ -244,25 +246,25 @@ func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
 func Accepted[T any](in *InputResponses, key string) (T, bool) {
 	var zero T
 	raw, ok := in.Raw(key)
-	if !ok || !isObject(raw) {
+	if !ok || !jsonwire.IsObject(raw) {
 		return zero, false
 	}
 	var action string
 	var content []byte
-	eachMember(raw, func(k, v []byte) bool {
+	jsonwire.EachMember(raw, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "action"):
-			action, _ = rawString(v)
-		case keyIs(k, "content"):
+		case jsonwire.KeyIs(k, "action"):
+			action, _ = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "content"):
 			content = v
 		}
 		return true
 	})
-	if action != "accept" || !isObject(content) {
+	if action != "accept" || !jsonwire.IsObject(content) {
 		return zero, false
 	}
 	var v T
-	if err := bindJSON(content, &v); err != nil { // as validated: case-sensitive names
+	if err := jsonwire.Bind(content, &v); err != nil { // as validated: case-sensitive names
 		return zero, false
 	}
 	return v, true
@@ -354,7 +356,7 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(appendJSONString(out, k), ':')
+			out = append(jsonwire.AppendString(out, k), ':')
 			var err error
 			if out, err = appendInputRequest(out, e.Requests[k]); err != nil {
 				return nil, err
@@ -362,7 +364,7 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 		}
 		out = append(out, "},"...)
 	}
-	out = append(appendJSONString(append(out, `"requestState":`...), token), ',')
+	out = append(jsonwire.AppendString(append(out, `"requestState":`...), token), ',')
 	out = r.appendMeta(out, nil)
 	out[len(out)-1] = '}'
 	return out, nil
@@ -374,9 +376,9 @@ func appendInputRequest(b []byte, ir *InputRequest) ([]byte, error) {
 	if p, ok := ir.Params.(*ElicitFormParams); ok && p != nil && ir.Method == MethodElicit && json.Valid(p.RequestedSchema) {
 		b = append(b, `{"method":"elicitation/create","params":{`...)
 		if p.Mode != "" {
-			b = append(appendJSONString(append(b, `"mode":`...), p.Mode), ',')
+			b = append(jsonwire.AppendString(append(b, `"mode":`...), p.Mode), ',')
 		}
-		b = appendJSONString(append(b, `"message":`...), p.Message)
+		b = jsonwire.AppendString(append(b, `"message":`...), p.Message)
 		b = append(append(append(b, `,"requestedSchema":`...), p.RequestedSchema...), "}}"...)
 		return b, nil
 	}
@@ -699,12 +701,12 @@ func checkFormField(raw json.RawMessage, modern bool) error {
 }
 
 func containsJSON(list []json.RawMessage, v json.RawMessage) bool {
-	cv, err := canonicalJSON(v)
+	cv, err := jsonwire.Canonical(v)
 	if err != nil {
 		return false
 	}
 	for _, e := range list {
-		if ce, err := canonicalJSON(e); err == nil && string(ce) == string(cv) {
+		if ce, err := jsonwire.Canonical(e); err == nil && string(ce) == string(cv) {
 			return true
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // This file implements the legacy bridge for buffered platforms (SSE
@@ -85,8 +87,8 @@ func (s *Server) bridgePark(ctx context.Context, r *Request, ir *InputRequiredEr
 		if err != nil {
 			return err
 		}
-		msg := appendJSONString([]byte(`{"jsonrpc":"2.0","id":`), id)
-		msg = appendJSONString(append(msg, `,"method":`...), ir.Requests[k].Method)
+		msg := jsonwire.AppendString([]byte(`{"jsonrpc":"2.0","id":`), id)
+		msg = jsonwire.AppendString(append(msg, `,"method":`...), ir.Requests[k].Method)
 		msgs = append(msgs, append(append(append(msg, `,"params":`...), p...), '}'))
 	}
 	if err := r.Session.mutate(ctx, func(d *sessionData) error {
@@ -233,7 +235,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 	case err != nil:
 		s.replyError(ctx, x, pc.ID, err, false)
 	default:
-		x.finish(http.StatusOK, appendResult(nil, pc.ID, res))
+		x.finish(http.StatusOK, jsonwire.AppendResult(nil, pc.ID, res))
 	}
 	return true
 }

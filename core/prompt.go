@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // PromptHandler renders a prompt. The framework checks required arguments
@@ -53,12 +55,12 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 	var hasName, hasState bool
 	var argsRaw []byte
 	var perr error
-	eachMember(params, func(k, v []byte) bool {
+	jsonwire.EachMember(params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name"):
-			req.Name, hasName = rawString(v)
-		case keyIs(k, "arguments"):
-			if !isNull(v) {
+		case jsonwire.KeyIs(k, "name"):
+			req.Name, hasName = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "arguments"):
+			if !jsonwire.IsNull(v) {
 				argsRaw = v
 			}
 		default:

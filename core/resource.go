@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // ResourceHandler reads a resource. It returns the contents (never empty for
@@ -243,9 +245,9 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 	req := &ReadResourceRequest{Request: r}
 	var hasURI, hasState bool
 	var perr error
-	eachMember(params, func(k, v []byte) bool {
-		if keyIs(k, "uri") {
-			req.URI, hasURI = rawString(v)
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if jsonwire.KeyIs(k, "uri") {
+			req.URI, hasURI = jsonwire.RawString(v)
 			return true
 		}
 		if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {

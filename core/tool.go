@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -238,14 +240,14 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	structured := !raw && policy != OutputDisabled
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var args In
-		err := bindJSON(req.Params.Arguments, &args)
+		err := jsonwire.Bind(req.Params.Arguments, &args)
 		var te *jsonv1.UnmarshalTypeError
 		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
 			// The schema accepts 42.0 as an integer; the decoder does not.
 			// Retry with numbers in canonical form.
-			if canon, cerr := canonicalJSON(req.Params.Arguments); cerr == nil {
+			if canon, cerr := jsonwire.Canonical(req.Params.Arguments); cerr == nil {
 				args = *new(In)
-				err = bindJSON(canon, &args)
+				err = jsonwire.Bind(canon, &args)
 			}
 		}
 		if err != nil {
@@ -285,7 +287,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if s, ok := v.(string); ok {
 		r := &CallToolResult{Content: []Content{&TextContent{Text: s}}}
 		if structured {
-			r.StructuredContent = json.RawMessage(appendJSONString(nil, s))
+			r.StructuredContent = json.RawMessage(jsonwire.AppendString(nil, s))
 		}
 		return r, nil
 	}
@@ -294,7 +296,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 		return nil, fmt.Errorf("encoding tool result: %w", err)
 	}
 	r := &CallToolResult{Content: []Content{}}
-	if !isNull(b) {
+	if !jsonwire.IsNull(b) {
 		r.Content = []Content{&TextContent{Text: string(b)}}
 	}
 	if structured {
@@ -381,12 +383,12 @@ func toolJSON(t *Tool) ([]byte, error) {
 	if !ok1 || (t.OutputSchema != nil && !ok2) {
 		return json.Marshal(t)
 	}
-	b := appendJSONString(append(make([]byte, 0, 64+len(in)+len(out)+len(t.Description)), `{"name":`...), t.Name)
+	b := jsonwire.AppendString(append(make([]byte, 0, 64+len(in)+len(out)+len(t.Description)), `{"name":`...), t.Name)
 	if t.Title != "" {
-		b = appendJSONString(append(b, `,"title":`...), t.Title)
+		b = jsonwire.AppendString(append(b, `,"title":`...), t.Title)
 	}
 	if t.Description != "" {
-		b = appendJSONString(append(b, `,"description":`...), t.Description)
+		b = jsonwire.AppendString(append(b, `,"description":`...), t.Description)
 	}
 	for _, f := range [...]struct {
 		k  string
