@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/schema"
 )
 
 // parseMRTRParams reads the members every MRTR-capable method shares.
@@ -104,7 +105,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			return nil
 		}
 		decoded = true
-		if args, err = decodeForValidation(p.Arguments); err != nil {
+		if args, err = schema.DecodeForValidation(p.Arguments); err != nil {
 			return InvalidParamsError("Invalid params: arguments: %v", err)
 		}
 		return nil
@@ -129,11 +130,11 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	}
 	req := &CallToolRequest{Request: r, Params: p}
 	var res *CallToolResult
-	if st.input != nil && !st.input.provenValid(p.Arguments) {
+	if st.input != nil && !st.input.ProvenValid(p.Arguments) {
 		if err := decode(); err != nil {
 			return nil, err
 		}
-		if verr := st.input.validate(args); verr != nil {
+		if verr := st.input.Validate(args); verr != nil {
 			res = &CallToolResult{Content: []Content{&TextContent{
 				Text: fmt.Sprintf("Invalid arguments for tool %q: %v", p.Name, verr)}}, IsError: true}
 		}
@@ -223,7 +224,7 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 		return st, nil
 	}
 	tc := *t
-	in, err := normalizeSchema(tc.InputSchema)
+	in, err := schema.Normalize(tc.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 	}
@@ -232,7 +233,7 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 	}
 	tc.InputSchema = in
 	if tc.OutputSchema != nil {
-		if tc.OutputSchema, err = normalizeSchema(tc.OutputSchema); err != nil {
+		if tc.OutputSchema, err = schema.Normalize(tc.OutputSchema); err != nil {
 			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/mcpfn/mcpfn/core"
 )
 

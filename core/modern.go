@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/schema"
 )
 
 // methodHandler answers one request: it returns the encoded result object.
@@ -576,8 +577,8 @@ func advancedToolJSON(t *Tool, modern bool) ([]byte, error) {
 		tc.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	if !modern && tc.OutputSchema != nil {
-		out, err := normalizeSchema(tc.OutputSchema)
-		if err != nil || schemaRootType(out) != "object" {
+		out, err := schema.Normalize(tc.OutputSchema)
+		if err != nil || schema.RootType(out) != "object" {
 			tc.OutputSchema = nil
 		}
 	}

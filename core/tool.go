@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/schema"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
@@ -91,7 +92,7 @@ type serverTool struct {
 	// legacy0326JSON is the tools/list entry for 2025-03-26, which has no
 	// structured output (outputSchema came in 2025-06-18).
 	legacy0326JSON json.RawMessage
-	input          *compiledSchema
+	input          *schema.Compiled
 	headers        []headerParam
 	raw            bool // a typed tool returning *CallToolResult: its results are its own
 	// needsSession: the tool only serves legacy calls with a session; it is
@@ -183,9 +184,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	var in json.RawMessage
 	var err error
 	if tc.InputSchema != nil {
-		in, err = normalizeSchema(tc.InputSchema)
+		in, err = schema.Normalize(tc.InputSchema)
 	} else {
-		in, err = schemaFor(reflect.TypeFor[In]())
+		in, err = schema.For(reflect.TypeFor[In]())
 	}
 	if err != nil {
 		return nil, fail("input schema: %v", err)
@@ -199,7 +200,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		if tc.StructuredOutput == OutputDisabled {
 			return nil, fail("an OutputSchema was supplied but structured output is disabled")
 		}
-		if out, err = normalizeSchema(tc.OutputSchema); err != nil {
+		if out, err = schema.Normalize(tc.OutputSchema); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 	case raw:
@@ -212,17 +213,17 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 			return nil, fail("structured output is required but no output schema can be derived from %v", outType)
 		}
 	default:
-		if out, err = schemaFor(outType); err != nil {
+		if out, err = schema.For(outType); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 		switch outType.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map:
-			out = nullable(out) // a nil result is sent as null
+			out = schema.Nullable(out) // a nil result is sent as null
 		}
 	}
 	if out != nil && tc.OutputSchema != nil {
 		// A schema the user wrote must be valid; derived ones are.
-		if _, err := compileSchema(out, true); err != nil {
+		if _, err := schema.Compile(out, true); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 	}
@@ -329,10 +330,10 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	if in == nil {
 		return nil, errors.New("missing input schema")
 	}
-	if schemaRootType(in) != "object" {
+	if schema.RootType(in) != "object" {
 		return nil, errors.New(`the input schema must have an object root ("type": "object")`)
 	}
-	v, err := compileSchema(in, explicitInput)
+	v, err := schema.Compile(in, explicitInput)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
 	}
@@ -348,7 +349,7 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	// root (2025-06-18 server/tools §Output Schema: "type": "object");
 	// 2025-03-26 has no structured output at all.
 	lt := *t
-	if out, ok := t.OutputSchema.(json.RawMessage); ok && schemaRootType(out) != "object" {
+	if out, ok := t.OutputSchema.(json.RawMessage); ok && schema.RootType(out) != "object" {
 		lt.OutputSchema = nil
 	}
 	if st.legacyJSON, err = toolJSON(&lt); err != nil {
