@@ -12,16 +12,16 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 	ctx := hr.Context()
 	x := newExchange(w, acceptance{json: true})
 	if !s.servesLegacy() || s.opts.Mode == ModeModern {
-		s.replyError(ctx, x, nil, invalidRequest("batches are not supported"), false)
+		s.replyError(ctx, x, nil, invalidRequest("batches are not supported"), eraLegacy)
 		return
 	}
 	sess, version, err := s.sessionFor(ctx, hr)
 	if err != nil {
-		s.replyError(ctx, x, nil, err, false)
+		s.replyError(ctx, x, nil, err, eraLegacy)
 		return
 	}
 	if version != ProtocolVersion20250326 {
-		s.replyError(ctx, x, nil, invalidRequest("batches are only allowed in protocol version "+ProtocolVersion20250326), false)
+		s.replyError(ctx, x, nil, invalidRequest("batches are only allowed in protocol version "+ProtocolVersion20250326), eraLegacy)
 		return
 	}
 	var elems [][]byte
@@ -35,14 +35,14 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		}
 	}
 	if len(elems) == 0 {
-		s.replyError(ctx, x, nil, invalidRequest("empty batch"), false)
+		s.replyError(ctx, x, nil, invalidRequest("empty batch"), eraLegacy)
 		return
 	}
 	if sess != nil {
 		x.header = sessionHeader(sess.rec.ID)
 	}
 	if err := s.authorizeBatch(ctx, elems, version); err != nil {
-		s.replyError(ctx, x, nil, err, false)
+		s.replyError(ctx, x, nil, err, eraLegacy)
 		return
 	}
 	quiet := &exchange{acc: acceptance{json: true}} // no stream inside a batch

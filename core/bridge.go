@@ -15,10 +15,14 @@ import (
 )
 
 // bridgeNeeded is returned by a legacy method handler whose tool, prompt or
-// resource asked for input.
+// resource asked for input (legacyEra.inputRequired): runBridged catches it
+// and asks the client.
 type bridgeNeeded struct{ ir *InputRequiredError }
 
 func (b *bridgeNeeded) Error() string { return b.ir.Error() }
+
+// askBridge hands the input requests of a legacy call to runBridged.
+func askBridge(ir *InputRequiredError) error { return &bridgeNeeded{ir} }
 
 // runBridged runs a method handler; when it asks for input, it sends the
 // input requests to the legacy client as server-to-client requests on the

@@ -110,11 +110,11 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 		return nil
 	}
-	if r.modern && r.Header != nil && len(st.headers) > 0 {
+	if h := r.era.paramHeaders(r); h != nil && len(st.headers) > 0 {
 		if err := decode(); err != nil {
 			return nil, err
 		}
-		if err := checkParamHeaders(r.Header, st.headers, args); err != nil {
+		if err := checkParamHeaders(h, st.headers, args); err != nil {
 			return nil, err
 		}
 	}
@@ -167,10 +167,7 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 
 // inputRequired answers an input-required outcome in the request's era.
 func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
-	if r.modern {
-		return s.encodeInputRequired(ctx, r, ir, b)
-	}
-	return nil, &bridgeNeeded{ir}
+	return r.era.inputRequired(ctx, s, r, ir, b)
 }
 
 // findTool returns the registered tool, or in advanced mode the tool found by
@@ -179,8 +176,8 @@ func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequire
 func (s *Server) findTool(ctx context.Context, r *Request, name string) (*serverTool, error) {
 	if s.opts.CallToolHandler == nil {
 		st := s.reg.Load().tools[name]
-		if st != nil && st.needsSession && r.modern {
-			return nil, nil // not served to 2026-07-28 clients
+		if st != nil && !r.era.serves(st) {
+			return nil, nil // not served in this era
 		}
 		return st, nil
 	}
@@ -213,7 +210,7 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 // definition) a tool returned by the advanced list handler, so that its
 // schemas are compiled once.
 func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
-	def, err := advancedToolJSON(t, true)
+	def, err := advancedToolJSON(t, false)
 	if err != nil {
 		return nil, err
 	}
@@ -342,15 +339,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 				return nil, fmt.Errorf("encoding structuredContent: %w", err)
 			}
 		}
-		include := r.modern
-		if !r.modern {
-			// Legacy: 2025-06-18 and 2025-11-25 carry structuredContent with
-			// an object root, beside its text form in content (2025-06-18
-			// server/tools §Structured Content); other roots are text only.
-			// 2025-03-26 has no structured output.
-			include = r.ProtocolVersion != ProtocolVersion20250326 && jsonwire.IsObject(sj[jsonwire.SkipSpace(sj, 0):])
-		}
-		if include {
+		if r.era.structuredContent(r, sj) {
 			b = append(b, `"structuredContent":`...)
 			b = append(b, sj...)
 			b = append(b, ',')

@@ -32,7 +32,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	sess, version, err := s.sessionFor(ctx, hr)
 	if err != nil {
 		x := newExchange(w, acceptance{json: true})
-		s.replyError(ctx, x, nil, err, false)
+		s.replyError(ctx, x, nil, err, eraLegacy)
 		return
 	}
 	if last := hr.Header.Get("Last-Event-ID"); last != "" && s.resumeParked(ctx, w, hr, sess, version, last) {

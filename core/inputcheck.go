@@ -14,18 +14,19 @@ func internalf(format string, args ...any) *Error {
 	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
 }
 
-// checkInputRequired validates an input_required answer before it is sent,
+// checkInputRequired validates an input_required answer before it is sent
+// (strict: the 2026-07-28 form rules, era.strictForms),
 // with the server's cache of form verdicts.
-func (s *Server) checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
-	return checkInputRequiredWith(&s.formMemo, e, caps, modern)
+func (s *Server) checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, strict bool) error {
+	return checkInputRequiredWith(&s.formMemo, e, caps, strict)
 }
 
 // checkInputRequired validates an input_required answer without a cache.
-func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
-	return checkInputRequiredWith(nil, e, caps, modern)
+func checkInputRequired(e *InputRequiredError, caps *ClientCapabilities, strict bool) error {
+	return checkInputRequiredWith(nil, e, caps, strict)
 }
 
-func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *ClientCapabilities, modern bool) error {
+func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *ClientCapabilities, strict bool) error {
 	if len(e.Requests) == 0 && e.State == "" {
 		return internalf("an input_required result needs inputRequests or requestState")
 	}
@@ -41,7 +42,7 @@ func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *
 		if ir == nil {
 			return internalf("input request %q is nil", k)
 		}
-		need, err := checkInputRequest(forms, ir, modern)
+		need, err := checkInputRequest(forms, ir, strict)
 		if err != nil {
 			return internalf("input request %q: %v", k, err)
 		}
@@ -90,12 +91,12 @@ var (
 // checkFormSchemaCached checks a form schema through forms, the server's
 // cache of verdicts (schemas are usually the same on every call of a tool:
 // modern verdict, legacy verdict), or directly when forms is nil.
-func checkFormSchemaCached(forms *memo[[2]error], raw json.RawMessage, modern bool) error {
+func checkFormSchemaCached(forms *memo[[2]error], raw json.RawMessage, strict bool) error {
 	if forms == nil {
-		return schema.CheckForm(raw, modern)
+		return schema.CheckForm(raw, strict)
 	}
 	i := 0
-	if !modern {
+	if !strict {
 		i = 1
 	}
 	if v, ok := forms.load(raw); ok {
@@ -106,7 +107,7 @@ func checkFormSchemaCached(forms *memo[[2]error], raw json.RawMessage, modern bo
 	return verdict[i]
 }
 
-func checkInputRequest(forms *memo[[2]error], ir *InputRequest, modern bool) (*ClientCapabilities, error) {
+func checkInputRequest(forms *memo[[2]error], ir *InputRequest, strict bool) (*ClientCapabilities, error) {
 	// The builders' types are checked directly; anything else is checked
 	// on its JSON form below.
 	switch p := ir.Params.(type) {
@@ -120,7 +121,7 @@ func checkInputRequest(forms *memo[[2]error], ir *InputRequest, modern bool) (*C
 		if p.Mode != "" && p.Mode != "form" {
 			break
 		}
-		if err := checkFormSchemaCached(forms, p.RequestedSchema, modern); err != nil {
+		if err := checkFormSchemaCached(forms, p.RequestedSchema, strict); err != nil {
 			return nil, err
 		}
 		return needForm, nil
@@ -159,7 +160,7 @@ func checkInputRequest(forms *memo[[2]error], ir *InputRequest, modern bool) (*C
 		}
 		switch p.Mode {
 		case "", "form":
-			if err := schema.CheckForm(p.RequestedSchema, modern); err != nil {
+			if err := schema.CheckForm(p.RequestedSchema, strict); err != nil {
 				return nil, err
 			}
 			return needForm, nil

@@ -50,7 +50,7 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 		}
 		s.replyError(ctx, x, m.id, &Error{Code: CodeInvalidParams,
 			Message: "Unsupported protocol version: this server speaks " + strings.Join(modernVersions, ", ") + " only",
-			Data:    map[string]any{"supported": modernVersions, "requested": requested}, status: http.StatusBadRequest}, false)
+			Data:    map[string]any{"supported": modernVersions, "requested": requested}, status: http.StatusBadRequest}, eraLegacy)
 		return
 	}
 	if m.method == "initialize" && !m.isResponse {
@@ -63,7 +63,7 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 	}
 	sess, version, err := s.sessionFor(ctx, hr)
 	if err != nil {
-		s.replyError(ctx, x, m.id, err, false)
+		s.replyError(ctx, x, m.id, err, eraLegacy)
 		return
 	}
 	if sess != nil {
@@ -86,7 +86,7 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 			return
 		}
 		if err != nil {
-			s.replyError(ctx, x, m.id, err, false)
+			s.replyError(ctx, x, m.id, err, eraLegacy)
 			return
 		}
 		x.finish(http.StatusOK, jsonwire.AppendResult(make([]byte, 0, len(res)+48), m.id, res))
@@ -102,7 +102,7 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 		ClientInfo      *Implementation     `json:"clientInfo"`
 	}
 	if m.params == nil || json.Unmarshal(m.params, &p) != nil || p.ProtocolVersion == nil {
-		s.replyError(ctx, x, m.id, InvalidParamsError("Invalid params: initialize needs protocolVersion, capabilities and clientInfo"), false)
+		s.replyError(ctx, x, m.id, InvalidParamsError("Invalid params: initialize needs protocolVersion, capabilities and clientInfo"), eraLegacy)
 		return
 	}
 	version := negotiateVersion(*p.ProtocolVersion)
@@ -110,20 +110,20 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 	if caps == nil {
 		caps = &ClientCapabilities{}
 	}
-	if err := s.authorize(ctx, &Request{ProtocolVersion: version}, Operation{Method: "initialize"}); err != nil {
-		s.replyError(ctx, x, m.id, err, false)
+	if err := s.authorize(ctx, &Request{ProtocolVersion: version, era: eraLegacy}, Operation{Method: "initialize"}); err != nil {
+		s.replyError(ctx, x, m.id, err, eraLegacy)
 		return
 	}
 	owner := sessionOwner(PrincipalFromContext(ctx))
 	if !owner && s.opts.Sessions == SessionsStateful {
 		s.replyError(ctx, x, m.id, legacyError(http.StatusForbidden, CodeInvalidRequest,
-			"Forbidden: the credentials name no client or subject to own a session"), false)
+			"Forbidden: the credentials name no client or subject to own a session"), eraLegacy)
 		return
 	}
 	if s.opts.Sessions != SessionsStateless && owner {
 		sess, err := s.createSession(ctx, PrincipalFromContext(ctx), sessionData{Version: version, Caps: caps, ClientInfo: p.ClientInfo})
 		if err != nil {
-			s.replyError(ctx, x, m.id, storeFailure(err), false)
+			s.replyError(ctx, x, m.id, storeFailure(err), eraLegacy)
 			return
 		}
 		x.header = sessionHeader(sess.rec.ID)
@@ -133,7 +133,7 @@ func (s *Server) initialize(ctx context.Context, hr *http.Request, x *exchange, 
 		Capabilities    *ServerCapabilities `json:"capabilities"`
 		ServerInfo      json.RawMessage     `json:"serverInfo"`
 		Instructions    string              `json:"instructions,omitempty"`
-	}{version, s.capabilities(false, true), s.implRaw, s.opts.Instructions}
+	}{version, s.capabilities(eraLegacy, true), s.implRaw, s.opts.Instructions}
 	b, _ := json.Marshal(res)
 	x.finish(http.StatusOK, jsonwire.AppendResult(nil, m.id, b))
 }
@@ -186,6 +186,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		Principal:          PrincipalFromContext(ctx),
 		Session:            sess,
 		srv:                s,
+		era:                eraLegacy,
 		x:                  x,
 		logLevel:           -1,
 	}
@@ -208,7 +209,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		r.ClientCapabilities = sess.ClientCapabilities()
 		r.ClientInfo = sess.d.ClientInfo
 		if sess.d.LogLevel != "" {
-			r.logLevel = sess.d.LogLevel.rank()
+			r.logLevel = int32(sess.d.LogLevel.rank())
 		}
 		// Cancellation is notifications/cancelled, not a disconnect.
 		f := &inflight{}

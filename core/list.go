@@ -109,7 +109,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 				s.log.WarnContext(ctx, "tools/list: skipping an invalid tool", "tool", t.Name, "error", err.Error())
 				continue
 			}
-			tj, err := advancedToolJSON(t, r.modern)
+			tj, err := r.era.advancedTool(t)
 			if err != nil {
 				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 			}
@@ -128,10 +128,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		b = r.resultTail(b, "tools/list", nil, res.Cache)
 		return append(b, '}'), nil
 	}
-	list := s.reg.Load().toolList
-	if r.modern {
-		list = s.reg.Load().modernTools
-	}
+	list := r.era.tools(s.reg.Load())
 	page, next, err := paginate(list, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
 	if err != nil {
 		return nil, err
@@ -142,7 +139,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, t.listJSON(r)...)
+		b = append(b, r.era.toolEntry(t, r)...)
 	}
 	b = append(b, "],"...)
 	if next != "" {
@@ -154,13 +151,15 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 	return append(b, '}'), nil
 }
 
-// advancedToolJSON encodes a tool returned by an advanced list handler.
-func advancedToolJSON(t *Tool, modern bool) ([]byte, error) {
+// advancedToolJSON encodes a tool returned by an advanced list handler;
+// objectOutputOnly drops an output schema whose root is not an object
+// (legacy revisions).
+func advancedToolJSON(t *Tool, objectOutputOnly bool) ([]byte, error) {
 	tc := *t
 	if tc.InputSchema == nil {
 		tc.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	if !modern && tc.OutputSchema != nil {
+	if objectOutputOnly && tc.OutputSchema != nil {
 		out, err := schema.Normalize(tc.OutputSchema)
 		if err != nil || schema.RootType(out) != "object" {
 			tc.OutputSchema = nil

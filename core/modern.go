@@ -26,7 +26,7 @@ func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMess
 	ctx := hr.Context()
 	r, err := s.newModernRequest(hr, m)
 	if err != nil {
-		s.replyError(ctx, x, m.id, err, true)
+		s.replyError(ctx, x, m.id, err, eraModern)
 		return
 	}
 	r.x = x
@@ -36,13 +36,13 @@ func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMess
 		x.wantSSE = true
 	}
 	if err := s.authorizeMethod(ctx, r); err != nil {
-		s.replyError(ctx, x, m.id, err, true)
+		s.replyError(ctx, x, m.id, err, eraModern)
 		return
 	}
 	spec := methodTable[m.method]
 	result, err := s.invoke(ctx, spec.handle, r, m.params)
 	if err != nil {
-		s.replyError(ctx, x, m.id, err, true)
+		s.replyError(ctx, x, m.id, err, eraModern)
 		return
 	}
 	if result == nil { // the handler wrote its own answer (listen)
@@ -117,7 +117,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		Header:             h,
 		Principal:          PrincipalFromContext(hr.Context()),
 		srv:                s,
-		modern:             true,
+		era:                eraModern,
 		logLevel:           -1,
 	}
 	if meta.clientInfo != nil && jsonwire.IsObject(meta.clientInfo) {
@@ -138,7 +138,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		if !ok || rank < 0 {
 			return nil, InvalidParamsError("Invalid params: unknown log level %s", string(meta.logLevel))
 		}
-		r.logLevel = rank
+		r.logLevel = int32(rank)
 	}
 	return r, nil
 }
@@ -149,6 +149,6 @@ func (s *Server) discover(ctx context.Context, r *Request, params []byte) ([]byt
 		SupportedVersions []string            `json:"supportedVersions"`
 		Capabilities      *ServerCapabilities `json:"capabilities"`
 		Instructions      string              `json:"instructions,omitempty"`
-	}{s.supportedVersions(), s.capabilities(true, !isBuffered(ctx)), s.opts.Instructions}
+	}{s.supportedVersions(), s.capabilities(eraModern, !isBuffered(ctx)), s.opts.Instructions}
 	return r.encodeResult(v, "server/discover", nil, nil)
 }

@@ -68,7 +68,7 @@ func tooManyInputRounds(max int) *Error {
 // the spec and this request's client capabilities, seals its state and
 // encodes the result.
 func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRequiredError, b stateBinding) ([]byte, error) {
-	if err := s.checkInputRequired(e, r.declaredCaps(), r.modern); err != nil {
+	if err := s.checkInputRequired(e, r.declaredCaps(), r.era.strictForms()); err != nil {
 		return nil, err
 	}
 	round := 1 // this input_required result's number in the call
@@ -103,7 +103,7 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 		out = append(out, "},"...)
 	}
 	out = append(jsonwire.AppendString(append(out, `"requestState":`...), token), ',')
-	out = r.appendMeta(out, nil)
+	out = r.era.appendMeta(out, r, nil)
 	out[len(out)-1] = '}'
 	return out, nil
 }

@@ -177,7 +177,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		}
 		fresh, err := s.loadSession(ctx, sess.rec.ID, PrincipalFromContext(ctx))
 		if err != nil {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), false)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
 			return true
 		}
 		sess = fresh
@@ -204,7 +204,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		if errors.Is(err, errParked) {
 			x.endStream(pollRetryMillis)
 		} else {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), false)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
 		}
 		return true
 	}
@@ -233,7 +233,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 	switch {
 	case errors.Is(err, errParked):
 	case err != nil:
-		s.replyError(ctx, x, pc.ID, err, false)
+		s.replyError(ctx, x, pc.ID, err, eraLegacy)
 	default:
 		x.finish(http.StatusOK, jsonwire.AppendResult(nil, pc.ID, res))
 	}

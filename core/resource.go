@@ -310,8 +310,6 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 // notFound is the era's error for a missing resource.
 func (s *Server) notFound(r *Request, uri string) error {
 	e := ResourceNotFoundError(uri)
-	if !r.modern {
-		e.Code = CodeResourceNotFound
-	}
+	e.Code = r.era.resourceNotFoundCode()
 	return e
 }

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 )
 
-// replyError answers with a JSON-RPC error. Errors that are not *Error are
+// replyError answers with a JSON-RPC error, with the HTTP status of the
+// era. Errors that are not *Error are
 // logged and sent as a generic -32603.
-func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error, modern bool) {
+func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error, e0 era) {
 	var e *Error
 	if !errors.As(err, &e) {
 		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
@@ -25,77 +25,23 @@ func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err err
 	status := http.StatusOK
 	if e != nil && e.status != 0 {
 		status = e.status
-	} else if modern {
-		status = httpStatusModern(we.Code)
 	} else {
-		status = httpStatusLegacy(we.Code)
+		status = e0.errorStatus(we.Code)
 	}
 	x.finish(status, appendErrorResponse(make([]byte, 0, 128), id, we))
 }
 
-// resultTail appends the members every result shares: resultType (modern),
-// the cache hint of method (modern; "" for none) and _meta (serverInfo on
-// modern results, merged with the handler's meta).
+// resultTail appends the members every result shares: what the era puts
+// before _meta (resultType and the cache hint of cacheMethod, "" for none,
+// on modern results) and _meta (serverInfo on modern results, merged with
+// the handler's meta).
 func (r *Request) resultTail(b []byte, cacheMethod string, userMeta Meta, hint *CacheHint) []byte {
-	if r.modern {
-		b = append(b, `"resultType":"complete"`...)
-		if cacheMethod != "" {
-			h := r.srv.hints[cacheMethod]
-			if hint != nil {
-				h = cacheWire{ttlMs: hint.TTL.Milliseconds(), scope: hint.Scope}
-				if h.scope == "" {
-					h.scope = CacheScopePrivate
-				}
-				if h.ttlMs < 0 {
-					h.ttlMs = 0
-				}
-			}
-			b = append(b, `,"ttlMs":`...)
-			b = strconv.AppendInt(b, h.ttlMs, 10)
-			b = append(b, `,"cacheScope":"`...)
-			b = append(b, h.scope...)
-			b = append(b, '"')
-		}
-		b = append(b, ',')
-	}
-	b = r.appendMeta(b, userMeta)
+	b = r.era.appendResultHead(b, r, cacheMethod, hint)
+	b = r.era.appendMeta(b, r, userMeta)
 	if b[len(b)-1] == ',' {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// appendMeta appends `"_meta":{...},` when there is anything to send.
-func (r *Request) appendMeta(b []byte, user Meta) []byte {
-	if !r.modern {
-		if len(user) == 0 {
-			return b
-		}
-		m, err := json.Marshal(user)
-		if err != nil {
-			return b
-		}
-		b = append(b, `"_meta":`...)
-		b = append(b, m...)
-		return append(b, ',')
-	}
-	b = append(b, `"_meta":`...)
-	if len(user) == 0 {
-		b = append(b, r.srv.infoRaw...)
-		return append(b, ',')
-	}
-	merged := make(map[string]any, len(user)+1)
-	for k, v := range user {
-		merged[k] = v
-	}
-	merged[MetaServerInfo] = r.srv.implRaw
-	m, err := json.Marshal(merged)
-	if err != nil {
-		b = append(b, r.srv.infoRaw...)
-	} else {
-		b = append(b, m...)
-	}
-	return append(b, ',')
 }
 
 // encodeResult marshals v (a struct of method-specific members) and appends

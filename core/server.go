@@ -405,9 +405,9 @@ func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
 // travel on subscriptions/listen in 2026-07-28 and on the GET stream in
 // legacy revisions, and neither exists when the response is buffered (live
 // is false) on a modern request.
-func (s *Server) capabilities(modern, live bool) *ServerCapabilities {
+func (s *Server) capabilities(e era, live bool) *ServerCapabilities {
 	r := s.reg.Load()
-	notify := live || !modern
+	notify := e.notifies(live)
 	c := &ServerCapabilities{}
 	if s.hasTools(r) {
 		c.Tools = &ToolCapabilities{ListChanged: notify}

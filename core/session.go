@@ -453,15 +453,15 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 	}
 	x := newExchange(w, acceptance{json: true})
 	if id == "" {
-		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"), false)
+		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"), eraLegacy)
 		return
 	}
 	if _, _, err := s.sessionFor(ctx, hr); err != nil {
-		s.replyError(ctx, x, nil, err, false)
+		s.replyError(ctx, x, nil, err, eraLegacy)
 		return
 	}
 	if err := s.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrSessionNotFound) {
-		s.replyError(ctx, x, nil, storeFailure(err), false)
+		s.replyError(ctx, x, nil, storeFailure(err), eraLegacy)
 		return
 	}
 	s.endLocalSession(id)

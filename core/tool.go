@@ -365,17 +365,6 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	return st, nil
 }
 
-// listJSON returns the tools/list entry for the revision r speaks.
-func (st *serverTool) listJSON(r *Request) json.RawMessage {
-	switch {
-	case r.modern:
-		return st.modernJSON
-	case r.ProtocolVersion == ProtocolVersion20250326:
-		return st.legacy0326JSON
-	}
-	return st.legacyJSON
-}
-
 // toolJSON encodes a prepared tool (schemas are compact JSON) as
 // encoding/json would, reflecting only over the optional members a tool has.
 func toolJSON(t *Tool) ([]byte, error) {
