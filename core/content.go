@@ -106,23 +106,13 @@ func nonNilBytes(b []byte) []byte {
 	return b
 }
 
-type resourceLinkWire struct {
-	Type        string       `json:"type"`
-	URI         string       `json:"uri"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MIMEType    string       `json:"mimeType,omitempty"`
-	Size        *int64       `json:"size,omitempty"`
-	Icons       []Icon       `json:"icons,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	Meta        Meta         `json:"_meta,omitempty"`
-}
-
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler: a resource_link block carries
+// the members of a Resource (the fields are the same).
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resourceLinkWire{"resource_link", c.URI, c.Name, c.Title, c.Description,
-		c.MIMEType, c.Size, c.Icons, c.Annotations, c.Meta})
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Resource
+	}{"resource_link", Resource(*c)})
 }
 
 // MarshalJSON implements json.Marshaler.

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/testseeds"
 )
 
 // Fuzz targets of the request path's building blocks, seeded
@@ -19,50 +18,21 @@ import (
 
 // seedBodies returns the JSON bodies of the golden requests and examples.
 func seedBodies(t testing.TB) [][]byte {
-	var out [][]byte
-	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*", "*.txtar"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(b)
-		i := strings.Index(s, "-- request --\n")
-		j := strings.Index(s, "-- response --")
-		if i < 0 || j < i {
-			continue
-		}
-		req := s[i+len("-- request --\n") : j]
-		if k := strings.Index(req, "\n\n"); k >= 0 {
-			out = append(out, []byte(strings.TrimSpace(req[k+2:])))
-		}
+	b, err := testseeds.Bodies("testdata")
+	if err != nil {
+		t.Fatal(err)
 	}
-	ex, _ := filepath.Glob(filepath.Join("testdata", "spec", "2026-07-28", "examples", "*", "*.json"))
-	for _, f := range ex {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	if len(out) < 10 {
-		t.Fatalf("only %d seeds", len(out))
-	}
-	return out
+	return b
 }
 
 // hostileSeeds are malformed or unusual JSON-RPC messages
 // (testdata/hostile_seeds.json, shared with internal/jsonwire's fuzz targets).
 var hostileSeeds = func() []string {
-	b, err := os.ReadFile(filepath.Join("testdata", "hostile_seeds.json"))
+	h, err := testseeds.Hostile("testdata")
 	if err != nil {
 		panic(err)
 	}
-	var out []string
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
-	}
-	return out
+	return h
 }()
 
 // FuzzParseMessage checks parseMessage on valid JSON: it never panics, an

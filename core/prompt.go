@@ -35,12 +35,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 
 // RemovePrompts unregisters prompts by name and notifies listeners.
 func (s *Server) RemovePrompts(names ...string) {
-	s.update(func(r *registry) {
-		for _, n := range names {
-			delete(r.prompts, n)
-		}
-	})
-	s.hub.publish(changePrompts, "")
+	unregister(s, changePrompts, names, func(r *registry) map[string]*serverPrompt { return r.prompts })
 }
 
 // listPrompts answers prompts/list.

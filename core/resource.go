@@ -68,12 +68,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 
 // RemoveResources unregisters resources by URI and notifies listeners.
 func (s *Server) RemoveResources(uris ...string) {
-	s.update(func(reg *registry) {
-		for _, u := range uris {
-			delete(reg.resources, u)
-		}
-	})
-	s.hub.publish(changeResources, "")
+	unregister(s, changeResources, uris, func(r *registry) map[string]*serverResource { return r.resources })
 }
 
 // AddResourceTemplate registers a family of resources by an RFC 6570 URI

@@ -156,12 +156,7 @@ func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In,
 
 // RemoveTools unregisters the named tools and notifies listeners.
 func (s *Server) RemoveTools(names ...string) {
-	s.update(func(r *registry) {
-		for _, n := range names {
-			delete(r.tools, n)
-		}
-	})
-	s.hub.publish(changeTools, "")
+	unregister(s, changeTools, names, func(r *registry) map[string]*serverTool { return r.tools })
 }
 
 func (s *Server) addTool(st *serverTool) {

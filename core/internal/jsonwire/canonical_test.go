@@ -11,21 +11,9 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// manyKeys returns an object with n distinct keys in reverse order.
-func manyKeys(n int) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := n - 1; i >= 0; i-- {
-		if i < n-1 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"k%07d":"v"`, i)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
+	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+)
 
 // TestCanonicalJSONCost bounds the work of canonicalizing an object with
 // 100,000 distinct keys (the hostile prompts/get of issue 11, defect 2) by
@@ -37,7 +25,7 @@ func TestCanonicalJSONCost(t *testing.T) {
 	saved := cmpMember
 	cmpMember = func(a, b member) int { calls++; return bytes.Compare(a.key, b.key) }
 	defer func() { cmpMember = saved }()
-	out, err := Canonical(manyKeys(n))
+	out, err := Canonical(testseeds.ManyKeys(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +69,7 @@ func TestCanonicalJSONDepth(t *testing.T) {
 // of growing size: it must stay flat (O(n log n) with a small log factor).
 func BenchmarkCanonicalJSON(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		in := manyKeys(n)
+		in := testseeds.ManyKeys(n)
 		b.Run(fmt.Sprintf("keys=%dk", n/1000), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))

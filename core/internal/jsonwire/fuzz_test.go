@@ -3,61 +3,33 @@ package jsonwire
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/core/internal/testseeds"
 )
 
 // Fuzz targets of the scanner and the canonical form, seeded from core's
 // golden wire files, the official examples and core's hostile seeds.
 
-// seedBodies returns the JSON bodies of the golden requests and examples.
+// seedBodies returns the JSON bodies of core's golden requests and of the
+// official examples.
 func seedBodies(t testing.TB) [][]byte {
-	var out [][]byte
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "wire", "*", "*.txtar"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(b)
-		i := strings.Index(s, "-- request --\n")
-		j := strings.Index(s, "-- response --")
-		if i < 0 || j < i {
-			continue
-		}
-		req := s[i+len("-- request --\n") : j]
-		if k := strings.Index(req, "\n\n"); k >= 0 {
-			out = append(out, []byte(strings.TrimSpace(req[k+2:])))
-		}
+	b, err := testseeds.Bodies(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	ex, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "spec", "2026-07-28", "examples", "*", "*.json"))
-	for _, f := range ex {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	if len(out) < 10 {
-		t.Fatalf("only %d seeds", len(out))
-	}
-	return out
+	return b
 }
 
 // hostileSeeds returns core's malformed or unusual JSON-RPC messages.
 func hostileSeeds(t testing.TB) []string {
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hostile_seeds.json"))
+	h, err := testseeds.Hostile(filepath.Join("..", "..", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return h
 }
 
 // FuzzEachMember compares EachMember with encoding/json's tokenizer on

@@ -67,6 +67,10 @@ func compileFast(raw json.RawMessage) *fastSchema {
 	return compileFastMap(m, true)
 }
 
+// fastTypes maps the JSON Schema type names to their bits.
+var fastTypes = map[string]uint8{"object": fastObject, "array": fastArray, "string": fastString,
+	"integer": fastInteger, "number": fastNumber, "boolean": fastBoolean, "null": fastNull}
+
 func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 	f := &fastSchema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 	num := func(v json.RawMessage) (*float64, bool) {
@@ -83,6 +87,8 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 		}
 		return x, true
 	}
+	bounds := map[string]**float64{"minimum": &f.min, "maximum": &f.max, "exclusiveMinimum": &f.xmin, "exclusiveMaximum": &f.xmax}
+	counts := map[string]*int{"minLength": &f.minLen, "maxLength": &f.maxLen, "minItems": &f.minItems, "maxItems": &f.maxItems}
 	for k, v := range m {
 		var ok = true
 		switch {
@@ -99,24 +105,11 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 				return nil
 			}
 			for _, t := range many {
-				switch t {
-				case "object":
-					f.types |= fastObject
-				case "array":
-					f.types |= fastArray
-				case "string":
-					f.types |= fastString
-				case "integer":
-					f.types |= fastInteger
-				case "number":
-					f.types |= fastNumber
-				case "boolean":
-					f.types |= fastBoolean
-				case "null":
-					f.types |= fastNull
-				default:
+				bit, known := fastTypes[t]
+				if !known {
 					return nil
 				}
+				f.types |= bit
 			}
 		case k == "properties":
 			var props map[string]map[string]json.RawMessage
@@ -139,22 +132,10 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 				return nil // a schema: not handled
 			}
 			f.closed = !b
-		case k == "minimum":
-			f.min, ok = num(v)
-		case k == "maximum":
-			f.max, ok = num(v)
-		case k == "exclusiveMinimum":
-			f.xmin, ok = num(v)
-		case k == "exclusiveMaximum":
-			f.xmax, ok = num(v)
-		case k == "minLength":
-			f.minLen, ok = count(v)
-		case k == "maxLength":
-			f.maxLen, ok = count(v)
-		case k == "minItems":
-			f.minItems, ok = count(v)
-		case k == "maxItems":
-			f.maxItems, ok = count(v)
+		case bounds[k] != nil:
+			*bounds[k], ok = num(v)
+		case counts[k] != nil:
+			*counts[k], ok = count(v)
 		case k == "enum":
 			ok = json.Unmarshal(v, &f.enum) == nil && f.enum != nil
 		case k == "items":
