@@ -106,9 +106,10 @@ func nonNilBytes(b []byte) []byte {
 	return b
 }
 
-// MarshalJSON implements json.Marshaler: a resource_link block carries
-// the members of a Resource (the fields are the same).
+// MarshalJSON implements json.Marshaler.
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
+	// A resource_link block carries the members of a Resource (the fields
+	// are the same).
 	return json.Marshal(struct {
 		Type string `json:"type"`
 		Resource

@@ -82,9 +82,8 @@ func jsonNames(t reflect.Type) []string {
 	return names
 }
 
-// checkEncoder compares got with encoding/json's encoding of v and checks
-// it names every member of v's type.
-func checkEncoder(t *testing.T, name string, got []byte, v any) {
+// sameAsJSON compares got with encoding/json's encoding of v.
+func sameAsJSON(t *testing.T, name string, got []byte, v any) {
 	t.Helper()
 	want, err := json.Marshal(v)
 	if err != nil {
@@ -93,6 +92,13 @@ func checkEncoder(t *testing.T, name string, got []byte, v any) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s:\n got %s\nwant %s (encoding/json)", name, got, want)
 	}
+}
+
+// checkEncoder compares got with encoding/json's encoding of v and checks
+// it names every member of v's type.
+func checkEncoder(t *testing.T, name string, got []byte, v any) {
+	t.Helper()
+	sameAsJSON(t, name, got, v)
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(got, &members); err != nil {
 		t.Fatalf("%s: %s: %v", name, got, err)
@@ -136,26 +142,18 @@ func TestHandEncodersWriteEveryField(t *testing.T) {
 func TestHandEncodersMinimal(t *testing.T) {
 	t.Parallel()
 	impl := &Implementation{Name: "n", Version: "1"}
-	if got, want := appendImplementation(nil, impl), mustJSON(t, impl); !bytes.Equal(got, want) {
-		t.Errorf("appendImplementation = %s, want %s", got, want)
-	}
+	sameAsJSON(t, "appendImplementation", appendImplementation(nil, impl), impl)
 	tool := &Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}
-	if got, err := toolJSON(tool); err != nil || !bytes.Equal(got, mustJSON(t, tool)) {
-		t.Errorf("toolJSON = %s, %v; want %s", got, err, mustJSON(t, tool))
-	}
-	ir := &InputRequest{Method: MethodElicit, Params: &ElicitFormParams{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object"}`)}}
-	if got, err := appendInputRequest(nil, ir); err != nil || !bytes.Equal(got, mustJSON(t, ir)) {
-		t.Errorf("appendInputRequest = %s, %v; want %s", got, err, mustJSON(t, ir))
-	}
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
+	got, err := toolJSON(tool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	sameAsJSON(t, "toolJSON", got, tool)
+	ir := &InputRequest{Method: MethodElicit, Params: &ElicitFormParams{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object"}`)}}
+	if got, err = appendInputRequest(nil, ir); err != nil {
+		t.Fatal(err)
+	}
+	sameAsJSON(t, "appendInputRequest", got, ir)
 }
 
 // TestArgumentLimitsAgree keeps core's exported limits equal to the ones
