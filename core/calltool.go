@@ -12,6 +12,23 @@ import (
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 )
 
+// parseParams walks the members of params: own reads the method's own
+// members and reports whether it took k; the others go to parseMRTRParams.
+func parseParams(params []byte, own func(k, v []byte) bool, responses *map[string]json.RawMessage, state *string, hasState *bool) error {
+	var perr error
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if own(k, v) {
+			return true
+		}
+		if _, err := parseMRTRParams(k, v, responses, state, hasState); err != nil {
+			perr = err
+			return false
+		}
+		return true
+	})
+	return perr
+}
+
 // parseMRTRParams reads the members every MRTR-capable method shares.
 func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *string, hasState *bool) (handled bool, err error) {
 	switch {

@@ -197,42 +197,29 @@ func (in *InputResponses) Raw(key string) (json.RawMessage, bool) {
 // Elicitation returns the elicitation answer for key, including declined and
 // cancelled ones (check Action).
 func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
-	raw, ok := in.Raw(key)
-	if !ok || !jsonwire.IsObject(raw) {
-		return nil, false
-	}
-	var r ElicitResult
-	if json.Unmarshal(raw, &r) != nil {
-		return nil, false
-	}
-	switch r.Action {
-	case "accept", "decline", "cancel":
-		return &r, true
-	}
-	return nil, false
+	return answerAs(in, key, func(r *ElicitResult) bool {
+		return r.Action == "accept" || r.Action == "decline" || r.Action == "cancel"
+	})
 }
 
 // Sampling returns the sampling answer for key.
 func (in *InputResponses) Sampling(key string) (*CreateMessageResult, bool) {
-	raw, ok := in.Raw(key)
-	if !ok || !jsonwire.IsObject(raw) {
-		return nil, false
-	}
-	var r CreateMessageResult
-	if json.Unmarshal(raw, &r) != nil || r.Content == nil {
-		return nil, false
-	}
-	return &r, true
+	return answerAs(in, key, func(r *CreateMessageResult) bool { return r.Content != nil })
 }
 
 // Roots returns the roots answer for key.
 func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
+	return answerAs(in, key, func(r *ListRootsResult) bool { return r.Roots != nil })
+}
+
+// answerAs decodes the object answer for key into T, which valid accepts.
+func answerAs[T any](in *InputResponses, key string, valid func(*T) bool) (*T, bool) {
 	raw, ok := in.Raw(key)
 	if !ok || !jsonwire.IsObject(raw) {
 		return nil, false
 	}
-	var r ListRootsResult
-	if json.Unmarshal(raw, &r) != nil || r.Roots == nil {
+	var r T
+	if json.Unmarshal(raw, &r) != nil || !valid(&r) {
 		return nil, false
 	}
 	return &r, true

@@ -49,8 +49,7 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 	req := &GetPromptRequest{Request: r}
 	var hasName, hasState bool
 	var argsRaw []byte
-	var perr error
-	jsonwire.EachMember(params, func(k, v []byte) bool {
+	err := parseParams(params, func(k, v []byte) bool {
 		switch {
 		case jsonwire.KeyIs(k, "name"):
 			req.Name, hasName = jsonwire.RawString(v)
@@ -59,15 +58,12 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 				argsRaw = v
 			}
 		default:
-			if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
-				perr = err
-				return false
-			}
+			return false
 		}
 		return true
-	})
-	if perr != nil {
-		return nil, perr
+	}, &req.inputResponses, &req.requestState, &hasState)
+	if err != nil {
+		return nil, err
 	}
 	if !hasName {
 		return nil, InvalidParamsError("Invalid params: name must be a string")

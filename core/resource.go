@@ -239,20 +239,15 @@ func (s *Server) listTemplates(ctx context.Context, r *Request, params []byte) (
 func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	req := &ReadResourceRequest{Request: r}
 	var hasURI, hasState bool
-	var perr error
-	jsonwire.EachMember(params, func(k, v []byte) bool {
-		if jsonwire.KeyIs(k, "uri") {
-			req.URI, hasURI = jsonwire.RawString(v)
-			return true
-		}
-		if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
-			perr = err
+	err := parseParams(params, func(k, v []byte) bool {
+		if !jsonwire.KeyIs(k, "uri") {
 			return false
 		}
+		req.URI, hasURI = jsonwire.RawString(v)
 		return true
-	})
-	if perr != nil {
-		return nil, perr
+	}, &req.inputResponses, &req.requestState, &hasState)
+	if err != nil {
+		return nil, err
 	}
 	if !hasURI || req.URI == "" {
 		return nil, InvalidParamsError("Invalid params: uri must be a non-empty string")
