@@ -11,16 +11,13 @@ import (
 )
 
 // This file serves the initialize-based revisions (2025-11-25, 2025-06-18,
-// 2025-03-26) on the same endpoint as 2026-07-28: the handshake, sessions,
-// legacy-only methods, the GET stream, DELETE, 2025-03-26 batches, and the
-// bridge that lets a tool written in the multi round-trip style ask a legacy
-// client for input with server-to-client requests.
+// 2025-03-26) on the same endpoint as 2026-07-28: the handshake, legacy
+// POSTs and notifications. Sessions and DELETE are in session.go, the GET
+// stream in getstream.go, 2025-03-26 batches in batch.go, per-process state
+// in local.go, and the bridge that lets a tool written in the multi
+// round-trip style ask a legacy client for input in bridge.go and poll.go.
 
-// The methods of local hold l.mu only around map operations, each released
-// by a deferred Unlock: a panic under l.mu would otherwise leave every later
-// legacy request of the process waiting for it.
-
-// legacyVersionFor returns the version a legacy initialize negotiates.
+// negotiateVersion returns the version a legacy initialize negotiates.
 func negotiateVersion(requested string) string {
 	if isLegacyVersion(requested) {
 		return requested

@@ -8,6 +8,10 @@ import (
 	"sync/atomic"
 )
 
+// The methods of local hold l.mu only around map operations, each released
+// by a deferred Unlock: a panic under l.mu would otherwise leave every later
+// legacy request of the process waiting for it.
+
 // local is per-process state of legacy sessions: GET streams, the waiters of
 // server-to-client requests, and in-flight requests that can be cancelled.
 type local struct {

@@ -6,27 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzCheckForm checks that CheckForm never panics, and that every schema
-// Form derives passes it in both eras.
-func FuzzCheckForm(f *testing.F) {
-	for _, s := range []string{
-		`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"],"default":"x"}},"required":["a"]}`,
-		`{"type":"object","properties":{"n":{"type":"integer","minimum":3,"maximum":1}}}`,
-		`{"type":"object","properties":{"m":{"type":"array","items":{"type":"string","enum":[]}}}}`,
-		`{"type":"object","properties":{"e":{"type":"string","enum":["a"],"enumNames":["A"]}}}`,
-		`{"type":"object"}`, `null`, `[]`, `{"type":"object","properties":{"x":{"type":"object"}}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		modern := CheckForm(raw, true)
-		legacy := CheckForm(raw, false)
-		if modern == nil && legacy != nil {
-			t.Fatalf("accepted for 2026-07-28 but refused for legacy: %v", legacy)
-		}
-	})
-}
-
+// TestFormPassesCheckForm derives a form and checks it passes CheckForm in
+// both eras, with the fields that have no default and are not omitempty
+// required.
 func TestFormPassesCheckForm(t *testing.T) {
 	t.Parallel()
 	type booking struct {
@@ -51,4 +33,25 @@ func TestFormPassesCheckForm(t *testing.T) {
 	if !reflect.DeepEqual(s.Required, []string{"time"}) {
 		t.Errorf("required %v, want [time]", s.Required)
 	}
+}
+
+// FuzzCheckForm checks that CheckForm never panics, and that every schema
+// Form derives passes it in both eras.
+func FuzzCheckForm(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"],"default":"x"}},"required":["a"]}`,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":3,"maximum":1}}}`,
+		`{"type":"object","properties":{"m":{"type":"array","items":{"type":"string","enum":[]}}}}`,
+		`{"type":"object","properties":{"e":{"type":"string","enum":["a"],"enumNames":["A"]}}}`,
+		`{"type":"object"}`, `null`, `[]`, `{"type":"object","properties":{"x":{"type":"object"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		modern := CheckForm(raw, true)
+		legacy := CheckForm(raw, false)
+		if modern == nil && legacy != nil {
+			t.Fatalf("accepted for 2026-07-28 but refused for legacy: %v", legacy)
+		}
+	})
 }

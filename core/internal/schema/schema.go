@@ -13,7 +13,7 @@ import (
 // that the root is inline (no $ref, no $defs) and carries no $schema or $id.
 // Reflection happens once per tool, at registration. A recursive type is an
 // error (an inline schema of it would be infinite); jsonschema tags follow
-// the dialect described in schematag.go.
+// the dialect described in tag.go.
 func For(t reflect.Type) (json.RawMessage, error) {
 	if err := checkNotRecursive(t); err != nil {
 		return nil, err
