@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -77,15 +76,6 @@ func legacyCheck(ir *InputRequiredError, version string, caps *ClientCapabilitie
 	return nil
 }
 
-func sortedKeys(m InputRequests) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func randomID(prefix string) string {
 	b := make([]byte, 12)
 	rand.Read(b)
@@ -129,7 +119,7 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 	}
 	s.local.addWaiters(ids, answerCh)
 	defer s.local.dropWaiters(ids)
-	for _, id := range sortedMapKeys(ids) {
+	for _, id := range sortedKeys(ids) {
 		k := ids[id]
 		p, err := json.Marshal(legacyParams(ir.Requests[k]))
 		if err != nil {
@@ -217,15 +207,6 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		in.raw[ids[id]] = resp.Result
 	}
 	return in, nil
-}
-
-func sortedMapKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // deliverAnswer routes a client's response to a server-to-client request:

@@ -173,11 +173,7 @@ func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
 				p := append([]string(nil), path...)
 				out = append(out, headerParam{name: name, canon: canonicalHeader(HeaderParamPrefix + name), path: p, schema: t})
 			}
-			keys := make([]string, 0, len(n))
-			for k := range n {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := sortedKeys(n)
 			for _, k := range keys {
 				v := n[k]
 				if k == "properties" {

@@ -2,7 +2,6 @@ package core
 
 import (
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
@@ -40,11 +39,7 @@ type InputRequiredError struct {
 }
 
 func (e *InputRequiredError) Error() string {
-	keys := make([]string, 0, len(e.Requests))
-	for k := range e.Requests {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(e.Requests)
 	return "input required: " + strings.Join(keys, ", ")
 }
 

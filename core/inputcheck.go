@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/schema"
@@ -30,11 +29,7 @@ func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *
 	if len(e.Requests) == 0 && e.State == "" {
 		return internalf("an input_required result needs inputRequests or requestState")
 	}
-	keys := make([]string, 0, len(e.Requests))
-	for k := range e.Requests {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(e.Requests)
 	var missing ClientCapabilities
 	anyMissing := false
 	for _, k := range keys {

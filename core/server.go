@@ -440,3 +440,13 @@ func unregister[V any](s *Server, kind changeKind, keys []string, m func(*regist
 	})
 	s.hub.publish(kind, "")
 }
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
