@@ -30,6 +30,7 @@ const (
 // validation sees one of the two values, and a decoder may bind the other.
 func Check(v []byte) error { return checkValue(v, 0) }
 
+// Errors of Check past the limits.
 var (
 	ErrTooDeep        = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 	ErrTooManyMembers = fmt.Errorf("an object has more than %d members", MaxMembers)
@@ -38,6 +39,7 @@ var (
 // DupKeyError names a key that occurs twice in one object.
 type DupKeyError struct{ key string }
 
+// Error names the key, cut to 64 bytes.
 func (e *DupKeyError) Error() string {
 	k := e.key
 	if len(k) > 64 {

@@ -17,6 +17,7 @@ import (
 // All functions here assume their input is valid JSON (checked once with
 // json.Valid on the whole body) and only ever return sub-slices of it.
 
+// ErrNotObject is EachMember's error for a value that is not an object.
 var ErrNotObject = errors.New("not a JSON object")
 
 // SkipSpace returns the index of the first non-space byte at or after i.
