@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Authenticator plugs request authentication and authorization into the
@@ -121,13 +123,13 @@ func messageOperation(m *rpcMessage, version string) Operation {
 	if !targetedMethod(m.method) || m.params == nil {
 		return op
 	}
-	eachMember(m.params, func(k, v []byte) bool {
+	jsonwire.EachMember(m.params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name") && m.method != "resources/read":
-			op.Name, _ = rawString(v)
-		case keyIs(k, "uri") && m.method == "resources/read":
-			op.Name, _ = rawString(v)
-		case keyIs(k, "arguments") && m.method != "resources/read" && !isNull(v):
+		case jsonwire.KeyIs(k, "name") && m.method != "resources/read":
+			op.Name, _ = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "uri") && m.method == "resources/read":
+			op.Name, _ = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "arguments") && m.method != "resources/read" && !jsonwire.IsNull(v):
 			op.Arguments = v
 		}
 		return true

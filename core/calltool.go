@@ -7,34 +7,54 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/schema"
 )
+
+// parseParams walks the members of params: own reads the method's own
+// members and reports whether it took k; the others go to parseMRTRParams.
+func parseParams(params []byte, own func(k, v []byte) bool, responses *map[string]json.RawMessage, state *string, hasState *bool) error {
+	var perr error
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if own(k, v) {
+			return true
+		}
+		if _, err := parseMRTRParams(k, v, responses, state, hasState); err != nil {
+			perr = err
+			return false
+		}
+		return true
+	})
+	return perr
+}
 
 // parseMRTRParams reads the members every MRTR-capable method shares.
 func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *string, hasState *bool) (handled bool, err error) {
 	switch {
-	case keyIs(k, "inputResponses"):
-		if isNull(v) {
+	case jsonwire.KeyIs(k, "inputResponses"):
+		if jsonwire.IsNull(v) {
 			return true, nil
 		}
-		if !isObject(v) {
+		if !jsonwire.IsObject(v) {
 			return true, InvalidParamsError("Invalid params: inputResponses must be an object")
 		}
 		if err := checkArguments("inputResponses", v); err != nil {
 			return true, err
 		}
 		m := map[string]json.RawMessage{}
-		eachMember(v, func(ik, iv []byte) bool {
-			key, _ := keyString(ik)
+		jsonwire.EachMember(v, func(ik, iv []byte) bool {
+			key, _ := jsonwire.KeyString(ik)
 			m[key] = iv
 			return true
 		})
 		*responses = m
 		return true, nil
-	case keyIs(k, "requestState"):
-		if isNull(v) {
+	case jsonwire.KeyIs(k, "requestState"):
+		if jsonwire.IsNull(v) {
 			return true, nil
 		}
-		s, ok := rawString(v)
+		s, ok := jsonwire.RawString(v)
 		if !ok {
 			return true, InvalidParamsError("Invalid params: requestState must be a string")
 		}
@@ -49,18 +69,18 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	var p CallToolParams
 	var hasName, hasState bool
 	var perr error
-	eachMember(params, func(k, v []byte) bool {
+	jsonwire.EachMember(params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name"):
-			p.Name, hasName = rawString(v)
+		case jsonwire.KeyIs(k, "name"):
+			p.Name, hasName = jsonwire.RawString(v)
 			if !hasName {
 				perr = InvalidParamsError("Invalid params: name must be a string")
 			}
-		case keyIs(k, "arguments"):
-			if isNull(v) {
+		case jsonwire.KeyIs(k, "arguments"):
+			if jsonwire.IsNull(v) {
 				return true
 			}
-			if !isObject(v) {
+			if !jsonwire.IsObject(v) {
 				perr = InvalidParamsError("Invalid params: arguments must be an object")
 				return false
 			}
@@ -102,16 +122,16 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			return nil
 		}
 		decoded = true
-		if args, err = decodeForValidation(p.Arguments); err != nil {
+		if args, err = schema.DecodeForValidation(p.Arguments); err != nil {
 			return InvalidParamsError("Invalid params: arguments: %v", err)
 		}
 		return nil
 	}
-	if r.modern && r.Header != nil && len(st.headers) > 0 {
+	if h := r.era.paramHeaders(r); h != nil && len(st.headers) > 0 {
 		if err := decode(); err != nil {
 			return nil, err
 		}
-		if err := checkParamHeaders(r.Header, st.headers, args); err != nil {
+		if err := checkParamHeaders(h, st.headers, args); err != nil {
 			return nil, err
 		}
 	}
@@ -127,11 +147,11 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	}
 	req := &CallToolRequest{Request: r, Params: p}
 	var res *CallToolResult
-	if st.input != nil && !st.input.provenValid(p.Arguments) {
+	if st.input != nil && !st.input.ProvenValid(p.Arguments) {
 		if err := decode(); err != nil {
 			return nil, err
 		}
-		if verr := st.input.validate(args); verr != nil {
+		if verr := st.input.Validate(args); verr != nil {
 			res = &CallToolResult{Content: []Content{&TextContent{
 				Text: fmt.Sprintf("Invalid arguments for tool %q: %v", p.Name, verr)}}, IsError: true}
 		}
@@ -164,10 +184,7 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 
 // inputRequired answers an input-required outcome in the request's era.
 func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
-	if r.modern {
-		return s.encodeInputRequired(ctx, r, ir, b)
-	}
-	return nil, &bridgeNeeded{ir}
+	return r.era.inputRequired(ctx, s, r, ir, b)
 }
 
 // findTool returns the registered tool, or in advanced mode the tool found by
@@ -176,8 +193,8 @@ func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequire
 func (s *Server) findTool(ctx context.Context, r *Request, name string) (*serverTool, error) {
 	if s.opts.CallToolHandler == nil {
 		st := s.reg.Load().tools[name]
-		if st != nil && st.needsSession && r.modern {
-			return nil, nil // not served to 2026-07-28 clients
+		if st != nil && !r.era.serves(st) {
+			return nil, nil // not served in this era
 		}
 		return st, nil
 	}
@@ -210,7 +227,7 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 // definition) a tool returned by the advanced list handler, so that its
 // schemas are compiled once.
 func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
-	def, err := advancedToolJSON(t, true)
+	def, err := advancedToolJSON(t, false)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +238,7 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 		return st, nil
 	}
 	tc := *t
-	in, err := normalizeSchema(tc.InputSchema)
+	in, err := schema.Normalize(tc.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: input schema: %w", t.Name, err)
 	}
@@ -230,7 +247,7 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 	}
 	tc.InputSchema = in
 	if tc.OutputSchema != nil {
-		if tc.OutputSchema, err = normalizeSchema(tc.OutputSchema); err != nil {
+		if tc.OutputSchema, err = schema.Normalize(tc.OutputSchema); err != nil {
 			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 	}
@@ -339,15 +356,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 				return nil, fmt.Errorf("encoding structuredContent: %w", err)
 			}
 		}
-		include := r.modern
-		if !r.modern {
-			// Legacy: 2025-06-18 and 2025-11-25 carry structuredContent with
-			// an object root, beside its text form in content (2025-06-18
-			// server/tools §Structured Content); other roots are text only.
-			// 2025-03-26 has no structured output.
-			include = r.ProtocolVersion != ProtocolVersion20250326 && isObject(sj[skipSpace(sj, 0):])
-		}
-		if include {
+		if r.era.structuredContent(r, sj) {
 			b = append(b, `"structuredContent":`...)
 			b = append(b, sj...)
 			b = append(b, ',')

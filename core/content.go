@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Content is a content block of a tool result, prompt message or sampling
@@ -68,7 +70,7 @@ func (c *TextContent) MarshalJSON() ([]byte, error) {
 		// Hot path: one text block per tool result.
 		b := make([]byte, 0, len(c.Text)+32)
 		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, c.Text)
+		b = jsonwire.AppendString(b, c.Text)
 		return append(b, '}'), nil
 	}
 	return json.Marshal(struct {
@@ -104,23 +106,14 @@ func nonNilBytes(b []byte) []byte {
 	return b
 }
 
-type resourceLinkWire struct {
-	Type        string       `json:"type"`
-	URI         string       `json:"uri"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MIMEType    string       `json:"mimeType,omitempty"`
-	Size        *int64       `json:"size,omitempty"`
-	Icons       []Icon       `json:"icons,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	Meta        Meta         `json:"_meta,omitempty"`
-}
-
 // MarshalJSON implements json.Marshaler.
 func (c *ResourceLink) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resourceLinkWire{"resource_link", c.URI, c.Name, c.Title, c.Description,
-		c.MIMEType, c.Size, c.Icons, c.Annotations, c.Meta})
+	// A resource_link block carries the members of a Resource (the fields
+	// are the same).
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Resource
+	}{"resource_link", Resource(*c)})
 }
 
 // MarshalJSON implements json.Marshaler.

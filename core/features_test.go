@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -14,8 +13,8 @@ import (
 )
 
 // TestResources checks resources/read of static resources and templates,
-// and the errors for missing resources in both eras (WIRE.md §10, §15
-// item 3).
+// and the errors for missing resources in both eras (2026-07-28
+// server/resources).
 func TestResources(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -165,7 +164,8 @@ func TestResources(t *testing.T) {
 	})
 }
 
-// TestPrompts checks prompts/get errors and results (WIRE.md §10).
+// TestPrompts checks prompts/get errors and results (2026-07-28
+// server/prompts).
 func TestPrompts(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, nil)
@@ -251,7 +251,7 @@ func TestCompletion(t *testing.T) {
 
 // TestPagination walks every list method with PageSize 2: cursors round
 // trip, every item appears once and in order, and a forged cursor is -32602
-// (WIRE.md §10 Pagination).
+// (2026-07-28 server/utilities/pagination).
 func TestPagination(t *testing.T) {
 	t.Parallel()
 	srv := core.NewServer(testImpl, &core.ServerOptions{PageSize: 2})
@@ -347,7 +347,8 @@ func cacheableReq(method string) *testReq {
 }
 
 // TestCacheHints checks ttlMs and cacheScope: defaults, configured values,
-// where they must not appear, and option validation (WIRE.md §7).
+// where they must not appear, and option validation (2026-07-28
+// server/utilities/caching).
 func TestCacheHints(t *testing.T) {
 	t.Parallel()
 	t.Run("defaults", func(t *testing.T) {
@@ -445,55 +446,4 @@ func TestCacheHints(t *testing.T) {
 			}
 		}
 	})
-}
-
-// confirmForm is a one-boolean form elicitation.
-func confirmForm(msg string) *core.InputRequest {
-	return core.ElicitForm(msg, json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`))
-}
-
-// TestDiscover checks server/discover: the versions per mode and the
-// capabilities following what is registered.
-func TestDiscover(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		mode core.ProtocolMode
-		want []string
-	}{
-		{core.ModeAuto, []string{modernVersion, core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326}},
-		{core.ModeModern, []string{modernVersion}},
-	} {
-		srv := core.NewServer(testImpl, &core.ServerOptions{Mode: c.mode, Instructions: "Be nice."})
-		r := mreq("d", "server/discover", nil).do(t, srv)
-		res := r.result(t)
-		var got []string
-		for _, v := range res["supportedVersions"].([]any) {
-			got = append(got, str(v))
-		}
-		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("%v: supportedVersions = %v, want %v", c.mode, got, c.want)
-		}
-		if str(res["instructions"]) != "Be nice." || str(at(res, "_meta", core.MetaServerInfo, "name")) != testImpl.Name {
-			t.Errorf("discover: %s", r.Body)
-		}
-		if has(res, "capabilities", "tools") || has(res, "capabilities", "prompts") || has(res, "capabilities", "resources") {
-			t.Errorf("capabilities advertised for an empty server: %v", res["capabilities"])
-		}
-		validateSpec(t, modernVersion, "DiscoverResult", r.resultRaw(t))
-		// Unadvertised capabilities answer -32601 / 404.
-		for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
-			mreq(1, m, nil).do(t, srv).wantError(t, http.StatusNotFound, core.CodeMethodNotFound)
-		}
-		core.AddTool(srv, &core.Tool{Name: "add"}, add)
-		res = mreq("d", "server/discover", nil).do(t, srv).result(t)
-		if at(res, "capabilities", "tools", "listChanged") != true {
-			t.Errorf("tools capability not advertised after AddTool: %v", res["capabilities"])
-		}
-	}
-	// A legacy-only server answers a modern request with the versions it speaks.
-	srv := core.NewServer(testImpl, &core.ServerOptions{Mode: core.ModeLegacy})
-	e := mreq("d", "server/discover", nil).do(t, srv).wantError(t, http.StatusBadRequest, core.CodeUnsupportedProtocolVersion)
-	if got := toJSON(t, at(e, "data", "supported")); string(got) != `["2025-11-25","2025-06-18","2025-03-26"]` {
-		t.Errorf("data.supported = %s", got)
-	}
 }

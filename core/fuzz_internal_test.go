@@ -4,65 +4,36 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/testseeds"
 )
 
-// Fuzz targets of the request path's building blocks (STYLE.md §6.8), seeded
+// Fuzz targets of the request path's building blocks, seeded
 // from the golden wire files and the official examples.
 
 // seedBodies returns the JSON bodies of the golden requests and examples.
 func seedBodies(t testing.TB) [][]byte {
-	var out [][]byte
-	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*", "*.txtar"))
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(b)
-		i := strings.Index(s, "-- request --\n")
-		j := strings.Index(s, "-- response --")
-		if i < 0 || j < i {
-			continue
-		}
-		req := s[i+len("-- request --\n") : j]
-		if k := strings.Index(req, "\n\n"); k >= 0 {
-			out = append(out, []byte(strings.TrimSpace(req[k+2:])))
-		}
+	b, err := testseeds.Bodies("testdata")
+	if err != nil {
+		t.Fatal(err)
 	}
-	ex, _ := filepath.Glob(filepath.Join("testdata", "spec", "2026-07-28", "examples", "*", "*.json"))
-	for _, f := range ex {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	if len(out) < 10 {
-		t.Fatalf("only %d seeds", len(out))
-	}
-	return out
+	return b
 }
 
-var hostileSeeds = []string{
-	`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
-	`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
-	`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
-	`{"jsonrpc":"2.0","id":"\u0000","method":"\u0070ing"}`,
-	`{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`,
-	`{"jsonrpc":"2.0","id":1,"method":"a","params":[]}`,
-	`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`,
-	`{"\u006aSONRPC":"2.0","id":1,"method":"a"}`,
-	`{"jsonrpc":"2.0","id":{"a":[1,{"b":"}"}]},"method":"a"}`,
-	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"x"}]`,
-	`  {  "jsonrpc" : "2.0" , "id" : 123456789012345678901234567890 , "method" : "x" }  `,
-	`"just a string"`, `[]`, `{}`, `null`, `1e999`,
-}
+// hostileSeeds are malformed or unusual JSON-RPC messages
+// (testdata/hostile_seeds.json, shared with internal/jsonwire's fuzz targets).
+var hostileSeeds = func() []string {
+	h, err := testseeds.Hostile("testdata")
+	if err != nil {
+		panic(err)
+	}
+	return h
+}()
 
 // FuzzParseMessage checks parseMessage on valid JSON: it never panics, an
 // error's id is a valid id or absent, and what it decodes agrees with
@@ -114,74 +85,11 @@ func FuzzParseMessage(f *testing.F) {
 		if json.Unmarshal(mm["method"], &method) != nil || method != m.method || method == "" {
 			t.Fatalf("method %q, encoding/json says %s", m.method, mm["method"])
 		}
-		if m.params != nil && !isObject(m.params) {
+		if m.params != nil && !jsonwire.IsObject(m.params) {
 			t.Fatalf("params %q", m.params)
 		}
 		if m.params != nil && !bytes.Equal(bytes.TrimSpace(m.params), bytes.TrimSpace(mm["params"])) {
 			t.Fatalf("params %q, encoding/json says %q", m.params, mm["params"])
-		}
-	})
-}
-
-// FuzzEachMember compares eachMember with encoding/json's tokenizer on
-// every valid JSON object.
-func FuzzEachMember(f *testing.F) {
-	for _, b := range seedBodies(f) {
-		f.Add(b)
-	}
-	for _, s := range hostileSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) || !utf8.Valid(data) {
-			return
-		}
-		type member struct {
-			key string
-			val string
-		}
-		var got []member
-		err := eachMember(data, func(k, v []byte) bool {
-			var key string
-			if json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key) != nil {
-				t.Fatalf("key %q does not decode", k)
-			}
-			if !keyIs(k, key) {
-				t.Fatalf("keyIs(%q, %q) = false", k, key)
-			}
-			if !json.Valid(v) {
-				t.Fatalf("value %q is not JSON", v)
-			}
-			got = append(got, member{key, string(v)})
-			return true
-		})
-		dec := json.NewDecoder(bytes.NewReader(data))
-		tok, _ := dec.Token()
-		if d, ok := tok.(json.Delim); !ok || d != '{' {
-			if err == nil {
-				t.Fatalf("eachMember accepted a non-object %q", data)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("eachMember refused an object: %v", err)
-		}
-		var want []member
-		for dec.More() {
-			k, _ := dec.Token()
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				t.Fatal(err)
-			}
-			want = append(want, member{k.(string), string(v)})
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%d members, encoding/json sees %d", len(got), len(want))
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("member %d = %q, encoding/json sees %q", i, got[i], want[i])
-			}
 		}
 	})
 }
@@ -250,30 +158,6 @@ func FuzzCursor(f *testing.F) {
 	})
 }
 
-// FuzzCanonicalJSON checks the canonical form the state binding hashes: it
-// is valid JSON, idempotent, and independent of key order.
-func FuzzCanonicalJSON(f *testing.F) {
-	for _, s := range []string{`{"a":1,"b":[1.0,2e0,{"c":null}]}`, `{}`, `{"x":1e400}`, `{"n":-0}`, `{"f":0.1}`, `{"big":12345678901234567890}`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
-			return
-		}
-		c1, err := canonicalJSON(data)
-		if err != nil {
-			return
-		}
-		if !json.Valid(c1) {
-			t.Fatalf("canonical form %q is not JSON", c1)
-		}
-		c2, err := canonicalJSON(c1)
-		if err != nil || !bytes.Equal(c1, c2) {
-			t.Fatalf("not idempotent: %q -> %q (%v)", c1, c2, err)
-		}
-	})
-}
-
 // fuzzSealer is a sealer with a fixed key and clock.
 func fuzzSealer() *sealer {
 	now := func() time.Time { return time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC) }
@@ -321,7 +205,7 @@ func FuzzSealerOpen(f *testing.F) {
 
 // TestSealerRejectsEveryVariant replaces each character of sealed tokens by
 // every other character of the token alphabet (and a few others): no
-// variant may verify (WIRE.md §6 server rule 4).
+// variant may verify (2026-07-28 basic/patterns/mrtr).
 func TestSealerRejectsEveryVariant(t *testing.T) {
 	t.Parallel()
 	s := fuzzSealer()

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 )
 
-// Golden wire tests (STYLE.md §6.8): one txtar file per scenario under
+// Golden wire tests: one txtar file per scenario under
 // testdata/wire/{modern,legacy}. The archive comment holds options; the
 // "request" file is an HTTP request (request line, headers, blank line,
 // body), the "response" file the expected status, relevant headers and the
@@ -390,7 +390,7 @@ func TestGolden(t *testing.T) {
 }
 
 // assertNoModernLeak checks that a legacy response carries none of the
-// 2026-07-28 members (WIRE.md §5.7, §15 item 5).
+// 2026-07-28 members (docs/design.md, "Two eras, one endpoint").
 func assertNoModernLeak(t *testing.T, r *resp) {
 	t.Helper()
 	for _, m := range r.Msgs {

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,15 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpfn/mcpfn/core"
 )
 
@@ -243,169 +236,6 @@ func (r *testReq) post(t testing.TB, c *http.Client, url string) *resp {
 	return parseResp(t, res.StatusCode, res.Header, b)
 }
 
-// resp is a parsed HTTP response.
-type resp struct {
-	Status int
-	Header http.Header
-	Body   []byte
-	SSE    bool
-	// Msgs holds the JSON-RPC messages: one for a JSON body, every data
-	// event for an SSE body.
-	Msgs []json.RawMessage
-}
-
-func parseResp(t testing.TB, status int, h http.Header, body []byte) *resp {
-	t.Helper()
-	r := &resp{Status: status, Header: h.Clone(), Body: body}
-	ct := h.Get("Content-Type")
-	switch {
-	case strings.HasPrefix(ct, "text/event-stream"):
-		r.SSE = true
-		evs, err := parseSSE(body)
-		if err != nil {
-			t.Fatalf("bad SSE body: %v\n%s", err, body)
-		}
-		r.Msgs = evs
-	case strings.HasPrefix(ct, "application/json"):
-		if !json.Valid(body) {
-			t.Fatalf("response body is not valid JSON: %q", body)
-		}
-		r.Msgs = []json.RawMessage{body}
-	}
-	return r
-}
-
-// parseSSE returns the data of each event; every data must be valid JSON.
-func parseSSE(body []byte) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	var data []string
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	flush := func() error {
-		if len(data) == 0 {
-			return nil
-		}
-		d := strings.Join(data, "\n")
-		data = nil
-		if !json.Valid([]byte(d)) {
-			return fmt.Errorf("event data is not JSON: %q", d)
-		}
-		out = append(out, json.RawMessage(d))
-		return nil
-	}
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-		case strings.HasPrefix(line, "id:"), strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "retry:"):
-		default:
-			return nil, fmt.Errorf("unexpected SSE line %q", line)
-		}
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return out, sc.Err()
-}
-
-// final returns the last message, decoded.
-func (r *resp) final(t testing.TB) map[string]any {
-	t.Helper()
-	if len(r.Msgs) == 0 {
-		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
-	}
-	m, ok := decode(t, r.Msgs[len(r.Msgs)-1]).(map[string]any)
-	if !ok {
-		t.Fatalf("final message is not an object: %s", r.Msgs[len(r.Msgs)-1])
-	}
-	return m
-}
-
-// finalRaw returns the last message as raw JSON.
-func (r *resp) finalRaw(t testing.TB) json.RawMessage {
-	t.Helper()
-	if len(r.Msgs) == 0 {
-		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
-	}
-	return r.Msgs[len(r.Msgs)-1]
-}
-
-// notes returns the messages before the final one, decoded.
-func (r *resp) notes(t testing.TB) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for i := 0; i+1 < len(r.Msgs); i++ {
-		out = append(out, decode(t, r.Msgs[i]).(map[string]any))
-	}
-	return out
-}
-
-// result returns the result object of a successful response (HTTP 200).
-func (r *resp) result(t testing.TB) map[string]any {
-	t.Helper()
-	m := r.final(t)
-	if r.Status != http.StatusOK {
-		t.Fatalf("HTTP %d, want 200: %s", r.Status, r.Body)
-	}
-	res, ok := m["result"].(map[string]any)
-	if !ok {
-		t.Fatalf("no result object: %s", r.Body)
-	}
-	return res
-}
-
-// rpcError returns the error object of the final message.
-func (r *resp) rpcError(t testing.TB) map[string]any {
-	t.Helper()
-	m := r.final(t)
-	e, ok := m["error"].(map[string]any)
-	if !ok {
-		t.Fatalf("HTTP %d: no error object: %s", r.Status, r.Body)
-	}
-	return e
-}
-
-// wantError checks the HTTP status and the JSON-RPC error code.
-func (r *resp) wantError(t testing.TB, status, code int) map[string]any {
-	t.Helper()
-	if r.Status != status {
-		t.Errorf("HTTP status = %d, want %d; body %s", r.Status, status, r.Body)
-	}
-	e := r.rpcError(t)
-	if got := num(t, e["code"]); got != int64(code) {
-		t.Errorf("error code = %d, want %d; body %s", got, code, r.Body)
-	}
-	if s, _ := e["message"].(string); s == "" {
-		t.Errorf("error message is empty: %s", r.Body)
-	}
-	return e
-}
-
-// wantID checks the id of the final message: rawID is its JSON, or "" for
-// absent (never null).
-func (r *resp) wantID(t testing.TB, rawID string) {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
-		t.Fatal(err)
-	}
-	got, present := m["id"]
-	switch {
-	case rawID == "" && present:
-		t.Errorf(`"id" is %s, want it absent; body %s`, got, r.Body)
-	case rawID != "" && !present:
-		t.Errorf(`"id" is absent, want %s; body %s`, rawID, r.Body)
-	case rawID != "" && string(got) != rawID:
-		t.Errorf(`"id" = %s, want %s`, got, rawID)
-	}
-}
-
 // decode decodes JSON with numbers as json.Number.
 func decode(t testing.TB, b []byte) any {
 	t.Helper()
@@ -509,108 +339,6 @@ func textOf(res map[string]any) string { return str(at(res, "content", 0, "text"
 // which core already uses to validate arguments, so that no test-only
 // library reaches the root go.mod that users inherit (docs/design.md,
 // "Module layout"). TestSpecValidatorRejects proves the check can fail.
-
-var schemaCache = struct {
-	sync.Mutex
-	defs    map[string]json.RawMessage // rev -> the schema's $defs
-	schemas map[string]*jsonschema.Resolved
-}{defs: map[string]json.RawMessage{}, schemas: map[string]*jsonschema.Resolved{}}
-
-// specSchema returns $defs/<def> of the official schema of rev, resolved.
-func specSchema(t testing.TB, rev, def string) *jsonschema.Resolved {
-	t.Helper()
-	schemaCache.Lock()
-	defer schemaCache.Unlock()
-	key := rev + "#" + def
-	if s := schemaCache.schemas[key]; s != nil {
-		return s
-	}
-	defs := schemaCache.defs[rev]
-	if defs == nil {
-		b, err := os.ReadFile(filepath.Join("testdata", "spec", rev, "schema.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Defs json.RawMessage `json:"$defs"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil || doc.Defs == nil {
-			t.Fatalf("%s schema.json: no $defs (%v)", rev, err)
-		}
-		defs = doc.Defs
-		schemaCache.defs[rev] = defs
-	}
-	root := []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":` +
-		strconv.Quote("#/$defs/"+def) + `,"$defs":` + string(defs) + `}`)
-	var s jsonschema.Schema
-	if err := json.Unmarshal(root, &s); err != nil {
-		t.Fatalf("decoding %s $defs/%s: %v", rev, def, err)
-	}
-	rs, err := s.Resolve(&jsonschema.ResolveOptions{BaseURI: "file:///mcp-schema-" + rev + ".json"})
-	if err != nil {
-		t.Fatalf("resolving %s $defs/%s: %v", rev, def, err)
-	}
-	schemaCache.schemas[key] = rs
-	return rs
-}
-
-// specErr validates raw JSON against $defs/<def> of rev.
-func specErr(t testing.TB, rev, def string, raw []byte) error {
-	t.Helper()
-	var inst any
-	if err := json.Unmarshal(raw, &inst); err != nil {
-		t.Fatalf("not JSON: %v", err)
-	}
-	return specSchema(t, rev, def).Validate(inst)
-}
-
-// validateSpec validates raw JSON against $defs/<def> of rev.
-func validateSpec(t testing.TB, rev, def string, raw []byte) {
-	t.Helper()
-	if err := specErr(t, rev, def, raw); err != nil {
-		t.Errorf("not a valid %s %s: %v\n%s", rev, def, err, raw)
-	}
-}
-
-// TestSpecValidatorRejects checks that the schema check of the harness can
-// fail: messages that break the official schemas in a type, a required
-// member, a $ref'd definition or a const are rejected, and their valid
-// forms pass.
-func TestSpecValidatorRejects(t *testing.T) {
-	t.Parallel()
-	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
-		for _, c := range []struct {
-			def, good, bad string
-		}{
-			{"CallToolResult", `{"content":[{"type":"text","text":"5"}],"resultType":"complete"}`, `{"content":"5","resultType":"complete"}`},
-			{"CallToolResult", `{"content":[{"type":"text","text":"5"}],"resultType":"complete"}`, `{"content":[{"type":"text"}],"resultType":"complete"}`},
-			{"CallToolResult", `{"content":[{"type":"text","text":"5"}],"resultType":"complete"}`, `{"content":[{"type":"text","text":5}],"resultType":"complete"}`},
-			{"Tool", `{"name":"a","inputSchema":{"type":"object"}}`, `{"name":"a","inputSchema":{"type":"string"}}`},
-			{"Tool", `{"name":"a","inputSchema":{"type":"object"}}`, `{"inputSchema":{"type":"object"}}`},
-		} {
-			if err := specErr(t, rev, c.def, []byte(c.good)); err != nil {
-				t.Errorf("%s %s: valid %s rejected: %v", rev, c.def, c.good, err)
-			}
-			if err := specErr(t, rev, c.def, []byte(c.bad)); err == nil {
-				t.Errorf("%s %s: invalid %s accepted", rev, c.def, c.bad)
-			}
-		}
-	}
-}
-
-// resultRaw returns the raw result member of the final message.
-func (r *resp) resultRaw(t testing.TB) json.RawMessage {
-	t.Helper()
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
-		t.Fatal(err)
-	}
-	res, ok := m["result"]
-	if !ok {
-		t.Fatalf("no result: %s", r.Body)
-	}
-	return res
-}
 
 // mustPanic runs f and returns the panic message; it fails if f does not
 // panic.

@@ -13,7 +13,7 @@ import (
 // TestHostileRequests sends malformed and hostile requests through
 // ServeHTTP. Each case checks the HTTP status, the JSON-RPC error code, the
 // id (echoed when readable, absent otherwise, never null), and that the
-// server answers a valid request right after (WIRE.md §0, §4.5, §4.7).
+// server answers a valid request right after (2026-07-28 basic/index, basic/transports/streamable-http).
 func TestHostileRequests(t *testing.T) {
 	t.Parallel()
 	const big = 2048
@@ -79,7 +79,7 @@ func TestHostileRequests(t *testing.T) {
 		{name: "client response in modern-only", mode: core.ModeModern,
 			req:    func() *testReq { return rawReq(`{"jsonrpc":"2.0","id":"r1","result":{}}`, nil) },
 			status: 400, code: core.CodeInvalidRequest},
-		{name: "client response with 2026 header", // WIRE.md §1 item 8: modern → 400
+		{name: "client response with 2026 header", // 2026-07-28 basic/versioning: modern → 400
 			req: func() *testReq {
 				return rawReq(`{"jsonrpc":"2.0","id":"r1","result":{}}`, map[string]string{core.HeaderProtocolVersion: modernVersion})
 			},
@@ -333,7 +333,7 @@ func TestHostileRequests(t *testing.T) {
 
 func bytesContain(b []byte, s string) bool { return strings.Contains(string(b), s) }
 
-// checkUnsupported checks the data of a -32022 answer (WIRE.md §1): a
+// checkUnsupported checks the data of a -32022 answer (2026-07-28 basic/versioning): a
 // supported list that is a subset of discover's supportedVersions, and the
 // requested version.
 func checkUnsupported(t *testing.T, r *resp, srv *core.Server, requested string) {
@@ -361,7 +361,8 @@ func checkUnsupported(t *testing.T, r *resp, srv *core.Server, requested string)
 	}
 }
 
-// TestOtherHTTPMethods checks GET, DELETE and unknown methods (WIRE.md §4.1).
+// TestOtherHTTPMethods checks GET, DELETE and unknown methods (2026-07-28
+// basic/transports/streamable-http).
 func TestOtherHTTPMethods(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []core.ProtocolMode{core.ModeModern, core.ModeAuto} {

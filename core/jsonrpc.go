@@ -1,8 +1,7 @@
 package core
 
 import (
-	"encoding/json"
-	"strconv"
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // rpcMessage is one decoded JSON-RPC message. Its byte slices point into the
@@ -32,13 +31,13 @@ func (m *rpcMessage) indexParams() {
 	if m.params == nil {
 		return
 	}
-	eachMember(m.params, func(k, v []byte) bool {
+	jsonwire.EachMember(m.params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "_meta"):
+		case jsonwire.KeyIs(k, "_meta"):
 			m.pMeta = v
-		case keyIs(k, "name"):
+		case jsonwire.KeyIs(k, "name"):
 			m.pName = v
-		case keyIs(k, "uri"):
+		case jsonwire.KeyIs(k, "uri"):
 			m.pURI = v
 		}
 		return true
@@ -59,19 +58,19 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 	m := &rpcMessage{}
 	var version, method, idRaw []byte
 	var hasResult, hasError, hasMethod bool
-	err := eachMember(b, func(k, v []byte) bool {
+	err := jsonwire.EachMember(b, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "jsonrpc"):
+		case jsonwire.KeyIs(k, "jsonrpc"):
 			version = v
-		case keyIs(k, "id"):
+		case jsonwire.KeyIs(k, "id"):
 			idRaw = v
-		case keyIs(k, "method"):
+		case jsonwire.KeyIs(k, "method"):
 			method, hasMethod = v, true
-		case keyIs(k, "params"):
+		case jsonwire.KeyIs(k, "params"):
 			m.params = v
-		case keyIs(k, "result"):
+		case jsonwire.KeyIs(k, "result"):
 			m.result, hasResult = v, true
-		case keyIs(k, "error"):
+		case jsonwire.KeyIs(k, "error"):
 			m.errObj, hasError = v, true
 		}
 		return true
@@ -84,7 +83,7 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 	if idRaw != nil && idOK {
 		replyID = idRaw
 	}
-	if v, ok := rawString(version); !ok || v != "2.0" {
+	if v, ok := jsonwire.RawString(version); !ok || v != "2.0" {
 		return nil, replyID, invalidRequest(`"jsonrpc" must be "2.0"`)
 	}
 	if !idOK {
@@ -92,7 +91,7 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 	}
 	m.id = idRaw
 	if hasMethod {
-		s, ok := rawString(method)
+		s, ok := jsonwire.RawString(method)
 		if !ok || s == "" {
 			return nil, replyID, invalidRequest(`"method" must be a non-empty string`)
 		}
@@ -100,7 +99,7 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 			return nil, replyID, invalidRequest("a request cannot carry result or error")
 		}
 		m.method = s
-		if m.params != nil && !isObject(m.params) {
+		if m.params != nil && !jsonwire.IsObject(m.params) {
 			return nil, replyID, invalidRequest(`"params" must be an object`)
 		}
 		return m, nil, nil
@@ -139,45 +138,9 @@ func validID(raw []byte) bool {
 	return true
 }
 
-// appendResult appends a JSON-RPC result response.
-func appendResult(b, id, result []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
-}
-
-// appendErrorResponse appends a JSON-RPC error response. The id is omitted
-// when it could not be read (never "id": null, which the schema forbids).
+// appendErrorResponse appends a JSON-RPC error response for e. The id is
+// omitted when it could not be read (never "id": null, which the schema
+// forbids).
 func appendErrorResponse(b, id []byte, e *wireError) []byte {
-	b = append(b, `{"jsonrpc":"2.0",`...)
-	if id != nil {
-		b = append(b, `"id":`...)
-		b = append(b, id...)
-		b = append(b, ',')
-	}
-	b = append(b, `"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(e.Code), 10)
-	b = append(b, `,"message":`...)
-	b = appendJSONString(b, e.Message)
-	if e.Data != nil {
-		if d, err := json.Marshal(e.Data); err == nil {
-			b = append(b, `,"data":`...)
-			b = append(b, d...)
-		}
-	}
-	return append(b, `}}`...)
-}
-
-// appendNotification appends a JSON-RPC notification whose params are already
-// encoded.
-func appendNotification(b []byte, method string, params []byte) []byte {
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = appendJSONString(b, method)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
-	}
-	return append(b, '}')
+	return jsonwire.AppendError(b, id, e.Code, e.Message, e.Data)
 }

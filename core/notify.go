@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // changeKind is a set of change notification types.
@@ -137,7 +139,7 @@ func (sub *subscription) take() (changeKind, []string) {
 func changeMessages(kinds changeKind, uris []string, paramsFor func(uri string) []byte) [][]byte {
 	var out [][]byte
 	add := func(method, uri string) {
-		out = append(out, appendNotification(nil, method, paramsFor(uri)))
+		out = append(out, jsonwire.AppendNotification(nil, method, paramsFor(uri)))
 	}
 	if kinds&changeTools != 0 {
 		add("notifications/tools/list_changed", "")
@@ -212,7 +214,7 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		b := append([]byte(`{"_meta":`), idMeta...)
 		if uri != "" {
 			b = append(b, `,"uri":`...)
-			b = appendJSONString(b, uri)
+			b = jsonwire.AppendString(b, uri)
 		}
 		return append(b, '}')
 	}
@@ -220,7 +222,7 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 	ack := append([]byte(`{"_meta":`), idMeta...)
 	ack = append(append(append(ack, `,"notifications":`...), gj...), '}')
 	x := r.x
-	if err := x.send(ctx, appendNotification(nil, "notifications/subscriptions/acknowledged", ack)); err != nil {
+	if err := x.send(ctx, jsonwire.AppendNotification(nil, "notifications/subscriptions/acknowledged", ack)); err != nil {
 		return nil, nil
 	}
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // This file implements the legacy bridge for buffered platforms (SSE
@@ -85,8 +87,8 @@ func (s *Server) bridgePark(ctx context.Context, r *Request, ir *InputRequiredEr
 		if err != nil {
 			return err
 		}
-		msg := appendJSONString([]byte(`{"jsonrpc":"2.0","id":`), id)
-		msg = appendJSONString(append(msg, `,"method":`...), ir.Requests[k].Method)
+		msg := jsonwire.AppendString([]byte(`{"jsonrpc":"2.0","id":`), id)
+		msg = jsonwire.AppendString(append(msg, `,"method":`...), ir.Requests[k].Method)
 		msgs = append(msgs, append(append(append(msg, `,"params":`...), p...), '}'))
 	}
 	if err := r.Session.mutate(ctx, func(d *sessionData) error {
@@ -175,7 +177,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		}
 		fresh, err := s.loadSession(ctx, sess.rec.ID, PrincipalFromContext(ctx))
 		if err != nil {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), false)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
 			return true
 		}
 		sess = fresh
@@ -202,7 +204,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		if errors.Is(err, errParked) {
 			x.endStream(pollRetryMillis)
 		} else {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), false)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
 		}
 		return true
 	}
@@ -231,9 +233,9 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 	switch {
 	case errors.Is(err, errParked):
 	case err != nil:
-		s.replyError(ctx, x, pc.ID, err, false)
+		s.replyError(ctx, x, pc.ID, err, eraLegacy)
 	default:
-		x.finish(http.StatusOK, appendResult(nil, pc.ID, res))
+		x.finish(http.StatusOK, jsonwire.AppendResult(nil, pc.ID, res))
 	}
 	return true
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // PromptHandler renders a prompt. The framework checks required arguments
@@ -33,12 +35,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 
 // RemovePrompts unregisters prompts by name and notifies listeners.
 func (s *Server) RemovePrompts(names ...string) {
-	s.update(func(r *registry) {
-		for _, n := range names {
-			delete(r.prompts, n)
-		}
-	})
-	s.hub.publish(changePrompts, "")
+	unregister(s, changePrompts, names, func(r *registry) map[string]*serverPrompt { return r.prompts })
 }
 
 // listPrompts answers prompts/list.
@@ -52,25 +49,21 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 	req := &GetPromptRequest{Request: r}
 	var hasName, hasState bool
 	var argsRaw []byte
-	var perr error
-	eachMember(params, func(k, v []byte) bool {
+	err := parseParams(params, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "name"):
-			req.Name, hasName = rawString(v)
-		case keyIs(k, "arguments"):
-			if !isNull(v) {
+		case jsonwire.KeyIs(k, "name"):
+			req.Name, hasName = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "arguments"):
+			if !jsonwire.IsNull(v) {
 				argsRaw = v
 			}
 		default:
-			if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
-				perr = err
-				return false
-			}
+			return false
 		}
 		return true
-	})
-	if perr != nil {
-		return nil, perr
+	}, &req.inputResponses, &req.requestState, &hasState)
+	if err != nil {
+		return nil, err
 	}
 	if !hasName {
 		return nil, InvalidParamsError("Invalid params: name must be a string")

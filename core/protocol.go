@@ -2,6 +2,8 @@ package core
 
 import (
 	"encoding/json"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // Implementation names and versions an MCP client or server.
@@ -17,11 +19,11 @@ type Implementation struct {
 // appendImplementation encodes impl as encoding/json would, without
 // reflection (it runs at every cold start).
 func appendImplementation(b []byte, impl *Implementation) []byte {
-	b = appendJSONString(append(b, `{"name":`...), impl.Name)
-	b = appendJSONString(append(b, `,"version":`...), impl.Version)
+	b = jsonwire.AppendString(append(b, `{"name":`...), impl.Name)
+	b = jsonwire.AppendString(append(b, `,"version":`...), impl.Version)
 	for _, f := range [...]struct{ k, v string }{{"title", impl.Title}, {"description", impl.Description}} {
 		if f.v != "" {
-			b = appendJSONString(append(append(append(b, `,"`...), f.k...), `":`...), f.v)
+			b = jsonwire.AppendString(append(append(append(b, `,"`...), f.k...), `":`...), f.v)
 		}
 	}
 	if len(impl.Icons) > 0 {
@@ -30,7 +32,7 @@ func appendImplementation(b []byte, impl *Implementation) []byte {
 		}
 	}
 	if impl.WebsiteURL != "" {
-		b = appendJSONString(append(b, `,"websiteUrl":`...), impl.WebsiteURL)
+		b = jsonwire.AppendString(append(b, `,"websiteUrl":`...), impl.WebsiteURL)
 	}
 	return append(b, '}')
 }

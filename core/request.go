@@ -42,20 +42,20 @@ type Request struct {
 
 	// caps are the capabilities the server decides on, possibly shared
 	// with other requests; handlers get a copy in ClientCapabilities.
-	caps    *ClientCapabilities
-	ownCaps bool // ClientCapabilities is this request's own copy
+	caps *ClientCapabilities
 
 	srv           *Server
 	poll          *pollState // a resumed legacy call (SSE polling)
 	x             *exchange
-	modern        bool
+	era           era // what differs between 2026-07-28 and legacy requests
 	progressToken []byte
-	logLevel      int // rank of the requested level; -1: no log messages
+	logLevel      int32 // rank of the requested level; -1: no log messages
+	ownCaps       bool  // ClientCapabilities is this request's own copy
 }
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request
 // _meta) rather than a legacy revision.
-func (r *Request) Modern() bool { return r.modern }
+func (r *Request) Modern() bool { return r.era == eraModern }
 
 // Server returns the server handling the request.
 func (r *Request) Server() *Server { return r.srv }
@@ -103,7 +103,7 @@ func (r *Request) NotifyProgress(ctx context.Context, progress, total float64, m
 // data must not contain secrets or personal data.
 func (r *Request) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	rank := level.rank()
-	if r.x == nil || r.logLevel < 0 || rank < r.logLevel {
+	if r.x == nil || r.logLevel < 0 || int32(rank) < r.logLevel {
 		return nil
 	}
 	p := struct {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // ResourceHandler reads a resource. It returns the contents (never empty for
@@ -66,12 +68,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 
 // RemoveResources unregisters resources by URI and notifies listeners.
 func (s *Server) RemoveResources(uris ...string) {
-	s.update(func(reg *registry) {
-		for _, u := range uris {
-			delete(reg.resources, u)
-		}
-	})
-	s.hub.publish(changeResources, "")
+	unregister(s, changeResources, uris, func(r *registry) map[string]*serverResource { return r.resources })
 }
 
 // AddResourceTemplate registers a family of resources by an RFC 6570 URI
@@ -242,20 +239,15 @@ func (s *Server) listTemplates(ctx context.Context, r *Request, params []byte) (
 func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	req := &ReadResourceRequest{Request: r}
 	var hasURI, hasState bool
-	var perr error
-	eachMember(params, func(k, v []byte) bool {
-		if keyIs(k, "uri") {
-			req.URI, hasURI = rawString(v)
-			return true
-		}
-		if _, err := parseMRTRParams(k, v, &req.inputResponses, &req.requestState, &hasState); err != nil {
-			perr = err
+	err := parseParams(params, func(k, v []byte) bool {
+		if !jsonwire.KeyIs(k, "uri") {
 			return false
 		}
+		req.URI, hasURI = jsonwire.RawString(v)
 		return true
-	})
-	if perr != nil {
-		return nil, perr
+	}, &req.inputResponses, &req.requestState, &hasState)
+	if err != nil {
+		return nil, err
 	}
 	if !hasURI || req.URI == "" {
 		return nil, InvalidParamsError("Invalid params: uri must be a non-empty string")
@@ -308,8 +300,6 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 // notFound is the era's error for a missing resource.
 func (s *Server) notFound(r *Request, uri string) error {
 	e := ResourceNotFoundError(uri)
-	if !r.modern {
-		e.Code = CodeResourceNotFound
-	}
+	e.Code = r.era.resourceNotFoundCode()
 	return e
 }

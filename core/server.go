@@ -312,36 +312,18 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 		s.opts.AllowedHosts = append([]string(nil), opts.AllowedHosts...)
 	}
 	o := &s.opts
-	if o.PageSize == 0 {
-		o.PageSize = DefaultPageSize
-	}
-	if o.MaxRequestBytes == 0 {
-		o.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if o.KeepAlive == 0 {
-		o.KeepAlive = DefaultKeepAlive
-	}
-	if o.StateTTL == 0 {
-		o.StateTTL = DefaultStateTTL
-	}
+	setDefault(&o.PageSize, DefaultPageSize)
+	setDefault(&o.MaxRequestBytes, DefaultMaxRequestBytes)
+	setDefault(&o.KeepAlive, DefaultKeepAlive)
+	setDefault(&o.StateTTL, DefaultStateTTL)
 	if o.now == nil {
 		o.now = time.Now
 	}
-	if o.SessionIdleTimeout == 0 {
-		o.SessionIdleTimeout = DefaultSessionIdleTimeout
-	}
-	if o.MaxSessionsPerPrincipal == 0 {
-		o.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
-	}
-	if o.MaxAnonymousSessions == 0 {
-		o.MaxAnonymousSessions = DefaultMaxAnonymousSessions
-	}
-	if o.BridgeTimeout == 0 {
-		o.BridgeTimeout = DefaultBridgeTimeout
-	}
-	if o.MaxInputRounds == 0 {
-		o.MaxInputRounds = DefaultMaxInputRounds
-	}
+	setDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	setDefault(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
+	setDefault(&o.MaxAnonymousSessions, DefaultMaxAnonymousSessions)
+	setDefault(&o.BridgeTimeout, DefaultBridgeTimeout)
+	setDefault(&o.MaxInputRounds, DefaultMaxInputRounds)
 	s.advCache = map[string]*serverTool{}
 	s.store = o.SessionStore
 	if s.store == nil {
@@ -405,9 +387,9 @@ func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
 // travel on subscriptions/listen in 2026-07-28 and on the GET stream in
 // legacy revisions, and neither exists when the response is buffered (live
 // is false) on a modern request.
-func (s *Server) capabilities(modern, live bool) *ServerCapabilities {
+func (s *Server) capabilities(e era, live bool) *ServerCapabilities {
 	r := s.reg.Load()
-	notify := live || !modern
+	notify := e.notifies(live)
 	c := &ServerCapabilities{}
 	if s.hasTools(r) {
 		c.Tools = &ToolCapabilities{ListChanged: notify}
@@ -438,3 +420,33 @@ func (s *Server) supportedVersions() []string {
 
 func (s *Server) servesModern() bool { return s.opts.Mode != ModeLegacy }
 func (s *Server) servesLegacy() bool { return s.opts.Mode != ModeModern }
+
+// setDefault sets *p to def when it holds its zero value.
+func setDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
+// unregister deletes keys from the registry map that m selects and notifies
+// listeners of kind.
+func unregister[V any](s *Server, kind changeKind, keys []string, m func(*registry) map[string]V) {
+	s.update(func(r *registry) {
+		mm := m(r)
+		for _, k := range keys {
+			delete(mm, k)
+		}
+	})
+	s.hub.publish(kind, "")
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

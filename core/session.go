@@ -12,8 +12,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/mcpfn/mcpfn/internal/memstore"
 )
 
 // SessionMode selects how legacy (2025-*) clients get sessions.
@@ -392,43 +390,80 @@ func removeString(list []string, v string) []string {
 	return out
 }
 
-// localStore is the in-process SessionStore a server uses when
-// ServerOptions.SessionStore is nil: the one in-memory store of the project
-// (internal/memstore), which package store/memory exports and store/storetest
-// checks.
-type localStore struct {
-	now func() time.Time
-	m   memstore.Store
-}
-
-// memstoreError translates memstore's sentinels into core's.
-func memstoreError(err error) error {
-	switch err {
-	case memstore.ErrNotFound:
-		return ErrSessionNotFound
-	case memstore.ErrConflict:
-		return ErrSessionConflict
+// sessionFor resolves the session and protocol version of a legacy request.
+func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, string, error) {
+	hv := hr.Header.Get(HeaderProtocolVersion)
+	if id := hr.Header.Get(HeaderSessionID); id != "" {
+		if s.opts.Sessions == SessionsStateless {
+			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found: this server issues no sessions")
+		}
+		sess, err := s.loadSession(ctx, id, PrincipalFromContext(ctx))
+		switch {
+		case errors.Is(err, ErrSessionNotFound), errors.Is(err, errSessionForeign):
+			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found")
+		case err != nil:
+			return nil, "", storeFailure(err)
+		}
+		if hv != "" && hv != sess.d.Version {
+			return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest,
+				fmt.Sprintf("%s %q contradicts the session's version %q", HeaderProtocolVersion, hv, sess.d.Version))
+		}
+		return sess, sess.d.Version, nil
 	}
-	return err
-}
-
-func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
-	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), l.now())
-	return ev, memstoreError(err)
-}
-
-func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	r, err := l.m.Get(id, l.now())
-	if err != nil {
-		return nil, memstoreError(err)
+	if s.opts.Sessions == SessionsStateful {
+		return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required")
 	}
-	return (*SessionRecord)(r), nil
+	if hv == "" {
+		return nil, ProtocolVersion20250326, nil
+	}
+	if !isLegacyVersion(hv) {
+		return nil, "", &Error{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("Unsupported protocol version %q", hv),
+			Data: map[string]any{"supported": s.supportedVersions(), "requested": hv}, status: http.StatusBadRequest}
+	}
+	return nil, hv, nil
 }
 
-func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
-	return memstoreError(l.m.Update((*memstore.Record)(rec), l.now()))
+// storeFailure is the answer when the session store fails: 503, so clients
+// retry, with the detail logged rather than sent.
+func storeFailure(err error) *Error {
+	return &Error{Code: CodeInternalError, Message: "Session store unavailable", Cause: err, status: http.StatusServiceUnavailable}
 }
 
-func (l *localStore) Delete(ctx context.Context, id string) error {
-	return memstoreError(l.m.Delete(id, l.now()))
+func sessionHeader(id string) func(http.Header) {
+	return func(h http.Header) { h.Set(HeaderSessionID, id) }
+}
+
+// touchResult answers ping: {} (and renews the session).
+func (sess *Session) touchResult(ctx context.Context) ([]byte, error) {
+	if sess != nil {
+		if err := sess.touch(ctx); err != nil {
+			return nil, storeFailure(err)
+		}
+	}
+	return []byte("{}"), nil
+}
+
+// serveLegacyDelete ends a session.
+func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
+	ctx := hr.Context()
+	id := hr.Header.Get(HeaderSessionID)
+	if s.opts.Sessions == SessionsStateless {
+		s.methodNotAllowed(w)
+		return
+	}
+	x := newExchange(w, acceptance{json: true})
+	if id == "" {
+		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"), eraLegacy)
+		return
+	}
+	if _, _, err := s.sessionFor(ctx, hr); err != nil {
+		s.replyError(ctx, x, nil, err, eraLegacy)
+		return
+	}
+	if err := s.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrSessionNotFound) {
+		s.replyError(ctx, x, nil, storeFailure(err), eraLegacy)
+		return
+	}
+	s.endLocalSession(id)
+	w.WriteHeader(http.StatusNoContent)
 }

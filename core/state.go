@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -12,14 +11,14 @@ import (
 	"fmt"
 	"hash"
 	"log/slog"
-	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // DefaultStateTTL is how long a sealed requestState stays valid.
@@ -159,7 +158,7 @@ type stateBinding struct {
 }
 
 func (b stateBinding) digest() (string, error) {
-	canon, err := canonicalJSON(b.args)
+	canon, err := jsonwire.Canonical(b.args)
 	if err != nil {
 		return "", err
 	}
@@ -204,7 +203,7 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, rou
 	pj := make([]byte, 0, 96+len(state)+len(d))
 	pj = append(pj, '{')
 	if state != "" {
-		pj = append(appendJSONString(append(pj, `"s":`...), state), ',')
+		pj = append(jsonwire.AppendString(append(pj, `"s":`...), state), ',')
 	}
 	if len(inputKeys) > 0 {
 		pj = append(pj, `"k":[`...)
@@ -212,14 +211,14 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, rou
 			if i > 0 {
 				pj = append(pj, ',')
 			}
-			pj = appendJSONString(pj, k)
+			pj = jsonwire.AppendString(pj, k)
 		}
 		pj = append(pj, "],"...)
 	}
 	if round > 0 {
 		pj = append(strconv.AppendInt(append(pj, `"r":`...), int64(round), 10), ',')
 	}
-	pj = append(appendJSONString(append(pj, `"b":`...), d), ',')
+	pj = append(jsonwire.AppendString(append(pj, `"b":`...), d), ',')
 	pj = strconv.AppendInt(append(pj, `"e":`...), s.now().Add(s.ttl).UnixMilli(), 10)
 	pj = append(pj, '}')
 	k := keys[0]
@@ -341,25 +340,25 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	}
 	// The payload is authenticated: it is what seal wrote.
 	var p statePayload
-	if eachMember(pj, func(k, v []byte) bool {
+	if jsonwire.EachMember(pj, func(k, v []byte) bool {
 		switch string(k) {
 		case "s":
-			p.State, _ = rawString(v)
+			p.State, _ = jsonwire.RawString(v)
 		case "b":
-			p.Binding, _ = rawString(v)
+			p.Binding, _ = jsonwire.RawString(v)
 		case "e":
 			p.Expires, _ = strconv.ParseInt(string(v), 10, 64)
 		case "r":
 			p.Round, _ = strconv.Atoi(string(v))
 		case "k":
-			for i := skipSpace(v, 1); i < len(v) && v[i] == '"'; {
-				end := skipString(v, i)
-				if k, ok := rawString(v[i:end]); ok {
+			for i := jsonwire.SkipSpace(v, 1); i < len(v) && v[i] == '"'; {
+				end := jsonwire.SkipString(v, i)
+				if k, ok := jsonwire.RawString(v[i:end]); ok {
 					p.Keys = append(p.Keys, k)
 				}
-				i = skipSpace(v, end)
+				i = jsonwire.SkipSpace(v, end)
 				if i < len(v) && v[i] == ',' {
-					i = skipSpace(v, i+1)
+					i = jsonwire.SkipSpace(v, i+1)
 				}
 			}
 		}
@@ -378,117 +377,4 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 		return nil, errInvalidState(errors.New("issued for another call or caller"))
 	}
 	return &p, nil
-}
-
-// canonicalJSON re-encodes a valid JSON value (every caller passes request
-// bytes the server validated, or encoding/json output) with sorted object keys (duplicate
-// keys: the last wins, as when decoding), strings re-escaped and numbers in a
-// canonical form, so that equal arguments hash equally whatever their key
-// order or spelling. Absent or null arguments canonicalize to {}. Objects
-// are sorted, not scanned per key, so the cost is O(n log n) in the number of
-// members; a value nested deeper than MaxArgumentDepth is an error.
-func canonicalJSON(raw []byte) ([]byte, error) {
-	if len(raw) == 0 || isNull(raw) || isEmptyObject(raw) {
-		return []byte("{}"), nil
-	}
-	raw = raw[skipSpace(raw, 0):]
-	return appendCanonical(make([]byte, 0, len(raw)), raw[:skipValue(raw, 0)], 0)
-}
-
-// member is an object member: its decoded key (a sub-slice of the input
-// unless the key has escapes) and its raw value.
-type member struct {
-	key []byte
-	val []byte
-}
-
-// cmpMember orders members by key (a variable so that tests can count the
-// comparisons).
-var cmpMember = func(a, b member) int { return bytes.Compare(a.key, b.key) }
-
-// appendCanonical appends the canonical form of the valid JSON value v,
-// found at the given nesting depth.
-func appendCanonical(dst, v []byte, depth int) ([]byte, error) {
-	var err error
-	switch v[0] {
-	case '{', '[':
-		if depth >= MaxArgumentDepth {
-			return nil, errTooDeep
-		}
-	}
-	switch v[0] {
-	case '{':
-		var ms []member
-		eachMember(v, func(k, val []byte) bool {
-			ms = append(ms, member{decodedKey(k), val})
-			return true
-		})
-		// A stable sort keeps duplicates in document order: the last of a
-		// run is the one a decoder keeps.
-		slices.SortStableFunc(ms, cmpMember)
-		dst = append(dst, '{')
-		n := 0
-		for i, m := range ms {
-			if i+1 < len(ms) && bytes.Equal(ms[i+1].key, m.key) {
-				continue
-			}
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			n++
-			dst = append(appendJSONString(dst, string(m.key)), ':')
-			if dst, err = appendCanonical(dst, m.val, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
-	case '[':
-		dst = append(dst, '[')
-		i, n := skipSpace(v, 1), 0
-		for i < len(v) && v[i] != ']' {
-			end := skipValue(v, i)
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendCanonical(dst, v[i:end], depth+1); err != nil {
-				return nil, err
-			}
-			n++
-			i = skipSpace(v, end)
-			if i < len(v) && v[i] == ',' {
-				i = skipSpace(v, i+1)
-			}
-		}
-		return append(dst, ']'), nil
-	case '"':
-		s, _ := rawString(v)
-		return appendJSONString(dst, s), nil
-	case 't', 'f', 'n':
-		return append(dst, v...), nil
-	}
-	return appendCanonicalNumber(dst, string(v)), nil
-}
-
-// hasControl reports whether b holds a control character.
-func hasControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
-			return true
-		}
-	}
-	return false
-}
-
-func appendCanonicalNumber(dst []byte, n string) []byte {
-	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
-		return strconv.AppendInt(dst, i, 10)
-	}
-	f, err := strconv.ParseFloat(n, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return append(dst, n...)
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return strconv.AppendInt(dst, int64(f), 10)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }

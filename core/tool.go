@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/core/internal/schema"
+
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -89,7 +92,7 @@ type serverTool struct {
 	// legacy0326JSON is the tools/list entry for 2025-03-26, which has no
 	// structured output (outputSchema came in 2025-06-18).
 	legacy0326JSON json.RawMessage
-	input          *compiledSchema
+	input          *schema.Compiled
 	headers        []headerParam
 	raw            bool // a typed tool returning *CallToolResult: its results are its own
 	// needsSession: the tool only serves legacy calls with a session; it is
@@ -153,12 +156,7 @@ func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In,
 
 // RemoveTools unregisters the named tools and notifies listeners.
 func (s *Server) RemoveTools(names ...string) {
-	s.update(func(r *registry) {
-		for _, n := range names {
-			delete(r.tools, n)
-		}
-	})
-	s.hub.publish(changeTools, "")
+	unregister(s, changeTools, names, func(r *registry) map[string]*serverTool { return r.tools })
 }
 
 func (s *Server) addTool(st *serverTool) {
@@ -181,9 +179,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	var in json.RawMessage
 	var err error
 	if tc.InputSchema != nil {
-		in, err = normalizeSchema(tc.InputSchema)
+		in, err = schema.Normalize(tc.InputSchema)
 	} else {
-		in, err = schemaFor(reflect.TypeFor[In]())
+		in, err = schema.For(reflect.TypeFor[In]())
 	}
 	if err != nil {
 		return nil, fail("input schema: %v", err)
@@ -197,7 +195,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		if tc.StructuredOutput == OutputDisabled {
 			return nil, fail("an OutputSchema was supplied but structured output is disabled")
 		}
-		if out, err = normalizeSchema(tc.OutputSchema); err != nil {
+		if out, err = schema.Normalize(tc.OutputSchema); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 	case raw:
@@ -210,17 +208,17 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 			return nil, fail("structured output is required but no output schema can be derived from %v", outType)
 		}
 	default:
-		if out, err = schemaFor(outType); err != nil {
+		if out, err = schema.For(outType); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 		switch outType.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map:
-			out = nullable(out) // a nil result is sent as null
+			out = schema.Nullable(out) // a nil result is sent as null
 		}
 	}
 	if out != nil && tc.OutputSchema != nil {
 		// A schema the user wrote must be valid; derived ones are.
-		if _, err := compileSchema(out, true); err != nil {
+		if _, err := schema.Compile(out, true); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
 	}
@@ -238,14 +236,14 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	structured := !raw && policy != OutputDisabled
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var args In
-		err := bindJSON(req.Params.Arguments, &args)
+		err := jsonwire.Bind(req.Params.Arguments, &args)
 		var te *jsonv1.UnmarshalTypeError
 		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
 			// The schema accepts 42.0 as an integer; the decoder does not.
 			// Retry with numbers in canonical form.
-			if canon, cerr := canonicalJSON(req.Params.Arguments); cerr == nil {
+			if canon, cerr := jsonwire.Canonical(req.Params.Arguments); cerr == nil {
 				args = *new(In)
-				err = bindJSON(canon, &args)
+				err = jsonwire.Bind(canon, &args)
 			}
 		}
 		if err != nil {
@@ -285,7 +283,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if s, ok := v.(string); ok {
 		r := &CallToolResult{Content: []Content{&TextContent{Text: s}}}
 		if structured {
-			r.StructuredContent = json.RawMessage(appendJSONString(nil, s))
+			r.StructuredContent = json.RawMessage(jsonwire.AppendString(nil, s))
 		}
 		return r, nil
 	}
@@ -294,7 +292,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 		return nil, fmt.Errorf("encoding tool result: %w", err)
 	}
 	r := &CallToolResult{Content: []Content{}}
-	if !isNull(b) {
+	if !jsonwire.IsNull(b) {
 		r.Content = []Content{&TextContent{Text: string(b)}}
 	}
 	if structured {
@@ -327,10 +325,10 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	if in == nil {
 		return nil, errors.New("missing input schema")
 	}
-	if schemaRootType(in) != "object" {
+	if schema.RootType(in) != "object" {
 		return nil, errors.New(`the input schema must have an object root ("type": "object")`)
 	}
-	v, err := compileSchema(in, explicitInput)
+	v, err := schema.Compile(in, explicitInput)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %v", err)
 	}
@@ -346,7 +344,7 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	// root (2025-06-18 server/tools §Output Schema: "type": "object");
 	// 2025-03-26 has no structured output at all.
 	lt := *t
-	if out, ok := t.OutputSchema.(json.RawMessage); ok && schemaRootType(out) != "object" {
+	if out, ok := t.OutputSchema.(json.RawMessage); ok && schema.RootType(out) != "object" {
 		lt.OutputSchema = nil
 	}
 	if st.legacyJSON, err = toolJSON(&lt); err != nil {
@@ -362,17 +360,6 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	return st, nil
 }
 
-// listJSON returns the tools/list entry for the revision r speaks.
-func (st *serverTool) listJSON(r *Request) json.RawMessage {
-	switch {
-	case r.modern:
-		return st.modernJSON
-	case r.ProtocolVersion == ProtocolVersion20250326:
-		return st.legacy0326JSON
-	}
-	return st.legacyJSON
-}
-
 // toolJSON encodes a prepared tool (schemas are compact JSON) as
 // encoding/json would, reflecting only over the optional members a tool has.
 func toolJSON(t *Tool) ([]byte, error) {
@@ -381,12 +368,12 @@ func toolJSON(t *Tool) ([]byte, error) {
 	if !ok1 || (t.OutputSchema != nil && !ok2) {
 		return json.Marshal(t)
 	}
-	b := appendJSONString(append(make([]byte, 0, 64+len(in)+len(out)+len(t.Description)), `{"name":`...), t.Name)
+	b := jsonwire.AppendString(append(make([]byte, 0, 64+len(in)+len(out)+len(t.Description)), `{"name":`...), t.Name)
 	if t.Title != "" {
-		b = appendJSONString(append(b, `,"title":`...), t.Title)
+		b = jsonwire.AppendString(append(b, `,"title":`...), t.Title)
 	}
 	if t.Description != "" {
-		b = appendJSONString(append(b, `,"description":`...), t.Description)
+		b = jsonwire.AppendString(append(b, `,"description":`...), t.Description)
 	}
 	for _, f := range [...]struct {
 		k  string

@@ -1,4 +1,4 @@
-package core
+package jsonwire
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := appendJSONString(nil, s)
+		out := AppendString(nil, s)
 		if !json.Valid(out) {
 			t.Fatalf("%q encodes to invalid JSON %q", s, out)
 		}
@@ -41,6 +41,6 @@ func BenchmarkAppendJSONString(b *testing.B) {
 	buf := make([]byte, 0, 8192)
 	b.SetBytes(int64(len(s)))
 	for i := 0; i < b.N; i++ {
-		buf = appendJSONString(buf[:0], s)
+		buf = AppendString(buf[:0], s)
 	}
 }

@@ -1,4 +1,4 @@
-package core
+package schema
 
 import (
 	"encoding/json"
@@ -37,7 +37,7 @@ var fastInstances = []string{
 func TestFastSchemaAgreesWithValidator(t *testing.T) {
 	proven := 0
 	for _, sch := range fastSchemas {
-		c, err := compileSchema(json.RawMessage(sch), true)
+		c, err := Compile(json.RawMessage(sch), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,12 +45,12 @@ func TestFastSchemaAgreesWithValidator(t *testing.T) {
 			t.Fatalf("schema %s has no fast path", sch)
 		}
 		for _, inst := range fastInstances {
-			v, err := decodeForValidation([]byte(inst))
+			v, err := DecodeForValidation([]byte(inst))
 			if err != nil {
 				t.Fatal(err)
 			}
-			full := c.validate(v) == nil
-			if c.provenValid([]byte(inst)) {
+			full := c.Validate(v) == nil
+			if c.ProvenValid([]byte(inst)) {
 				proven++
 				if !full {
 					t.Errorf("schema %s: the fast path accepts %s, the validator rejects it", sch, inst)
@@ -84,9 +84,9 @@ func FuzzFastSchema(f *testing.F) {
 	for _, inst := range fastInstances {
 		f.Add(inst, 0)
 	}
-	compiled := make([]*compiledSchema, len(fastSchemas))
+	compiled := make([]*Compiled, len(fastSchemas))
 	for i, sch := range fastSchemas {
-		c, err := compileSchema(json.RawMessage(sch), true)
+		c, err := Compile(json.RawMessage(sch), true)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -100,14 +100,14 @@ func FuzzFastSchema(f *testing.F) {
 			which = -which
 		}
 		c := compiled[which%len(compiled)]
-		if !c.provenValid([]byte(inst)) {
+		if !c.ProvenValid([]byte(inst)) {
 			return
 		}
-		v, err := decodeForValidation([]byte(inst))
+		v, err := DecodeForValidation([]byte(inst))
 		if err != nil {
 			return
 		}
-		if err := c.validate(v); err != nil {
+		if err := c.Validate(v); err != nil {
 			t.Fatalf("fast path accepts %s, validator says %v", inst, err)
 		}
 	})
@@ -137,11 +137,11 @@ func TestDerivedSchemasResolve(t *testing.T) {
 	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[kitchen](), reflect.TypeFor[inner](), reflect.TypeFor[[]kitchen](),
 		reflect.TypeFor[map[string]any](), reflect.TypeFor[int](), reflect.TypeFor[string]()} {
-		raw, err := schemaFor(typ)
+		raw, err := For(typ)
 		if err != nil {
 			t.Fatalf("%v: %v", typ, err)
 		}
-		if _, err := compileSchema(raw, true); err != nil {
+		if _, err := Compile(raw, true); err != nil {
 			t.Errorf("%v: the derived schema %s does not resolve: %v", typ, raw, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package core
+package schema
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 )
 
 // fastSchema proves common arguments valid without building a value tree:
@@ -65,6 +67,10 @@ func compileFast(raw json.RawMessage) *fastSchema {
 	return compileFastMap(m, true)
 }
 
+// fastTypes maps the JSON Schema type names to their bits.
+var fastTypes = map[string]uint8{"object": fastObject, "array": fastArray, "string": fastString,
+	"integer": fastInteger, "number": fastNumber, "boolean": fastBoolean, "null": fastNull}
+
 func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 	f := &fastSchema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 	num := func(v json.RawMessage) (*float64, bool) {
@@ -81,6 +87,8 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 		}
 		return x, true
 	}
+	bounds := map[string]**float64{"minimum": &f.min, "maximum": &f.max, "exclusiveMinimum": &f.xmin, "exclusiveMaximum": &f.xmax}
+	counts := map[string]*int{"minLength": &f.minLen, "maxLength": &f.maxLen, "minItems": &f.minItems, "maxItems": &f.maxItems}
 	for k, v := range m {
 		var ok = true
 		switch {
@@ -97,24 +105,11 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 				return nil
 			}
 			for _, t := range many {
-				switch t {
-				case "object":
-					f.types |= fastObject
-				case "array":
-					f.types |= fastArray
-				case "string":
-					f.types |= fastString
-				case "integer":
-					f.types |= fastInteger
-				case "number":
-					f.types |= fastNumber
-				case "boolean":
-					f.types |= fastBoolean
-				case "null":
-					f.types |= fastNull
-				default:
+				bit, known := fastTypes[t]
+				if !known {
 					return nil
 				}
+				f.types |= bit
 			}
 		case k == "properties":
 			var props map[string]map[string]json.RawMessage
@@ -137,22 +132,10 @@ func compileFastMap(m map[string]json.RawMessage, root bool) *fastSchema {
 				return nil // a schema: not handled
 			}
 			f.closed = !b
-		case k == "minimum":
-			f.min, ok = num(v)
-		case k == "maximum":
-			f.max, ok = num(v)
-		case k == "exclusiveMinimum":
-			f.xmin, ok = num(v)
-		case k == "exclusiveMaximum":
-			f.xmax, ok = num(v)
-		case k == "minLength":
-			f.minLen, ok = count(v)
-		case k == "maxLength":
-			f.maxLen, ok = count(v)
-		case k == "minItems":
-			f.minItems, ok = count(v)
-		case k == "maxItems":
-			f.maxItems, ok = count(v)
+		case bounds[k] != nil:
+			*bounds[k], ok = num(v)
+		case counts[k] != nil:
+			*counts[k], ok = count(v)
 		case k == "enum":
 			ok = json.Unmarshal(v, &f.enum) == nil && f.enum != nil
 		case k == "items":
@@ -220,7 +203,7 @@ func (f *fastSchema) valid(v []byte) bool {
 		if f.minLen < 0 && f.maxLen < 0 && f.enum == nil {
 			return true
 		}
-		s, ok := rawString(v)
+		s, ok := jsonwire.RawString(v)
 		if !ok {
 			return false
 		}
@@ -310,7 +293,7 @@ func (f *fastSchema) validNumber(v []byte) bool {
 func (f *fastSchema) validObject(v []byte) bool {
 	var seen uint64
 	ok := true
-	err := eachMember(v, func(k, val []byte) bool {
+	err := jsonwire.EachMember(v, func(k, val []byte) bool {
 		if bytes.IndexByte(k, '\\') >= 0 {
 			ok = false // an escaped key: not decided here
 			return false
@@ -340,16 +323,16 @@ func (f *fastSchema) validObject(v []byte) bool {
 
 func (f *fastSchema) validArray(v []byte) bool {
 	n := 0
-	i := skipSpace(v, 1)
+	i := jsonwire.SkipSpace(v, 1)
 	for i < len(v) && v[i] != ']' {
-		end := skipValue(v, i)
+		end := jsonwire.SkipValue(v, i)
 		if f.items != nil && !f.items.valid(v[i:end]) {
 			return false
 		}
 		n++
-		i = skipSpace(v, end)
+		i = jsonwire.SkipSpace(v, end)
 		if i < len(v) && v[i] == ',' {
-			i = skipSpace(v, i+1)
+			i = jsonwire.SkipSpace(v, i+1)
 		}
 	}
 	return (f.minItems < 0 || n >= f.minItems) && (f.maxItems < 0 || n <= f.maxItems)

@@ -1,4 +1,4 @@
-package core
+package jsonwire
 
 import (
 	"bytes"
@@ -11,21 +11,9 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// manyKeys returns an object with n distinct keys in reverse order.
-func manyKeys(n int) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := n - 1; i >= 0; i-- {
-		if i < n-1 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"k%07d":"v"`, i)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
+	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+)
 
 // TestCanonicalJSONCost bounds the work of canonicalizing an object with
 // 100,000 distinct keys (the hostile prompts/get of issue 11, defect 2) by
@@ -37,7 +25,7 @@ func TestCanonicalJSONCost(t *testing.T) {
 	saved := cmpMember
 	cmpMember = func(a, b member) int { calls++; return bytes.Compare(a.key, b.key) }
 	defer func() { cmpMember = saved }()
-	out, err := canonicalJSON(manyKeys(n))
+	out, err := Canonical(testseeds.ManyKeys(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,49 +46,22 @@ func TestCanonicalJSONDuplicates(t *testing.T) {
 		`{"a":{"x":1,"x":[1.0]},"\u0061":5}`: `{"a":5}`,
 		`{"a":{"x":1,"x":[1.0]}}`:            `{"a":{"x":[1]}}`,
 	} {
-		got, err := canonicalJSON([]byte(in))
+		got, err := Canonical([]byte(in))
 		if err != nil || string(got) != want {
-			t.Errorf("canonicalJSON(%s) = %s, %v; want %s", in, got, err, want)
+			t.Errorf("Canonical(%s) = %s, %v; want %s", in, got, err, want)
 		}
 	}
 }
 
 // TestCanonicalJSONDepth checks the depth bound.
 func TestCanonicalJSONDepth(t *testing.T) {
-	ok := strings.Repeat("[", MaxArgumentDepth) + strings.Repeat("]", MaxArgumentDepth)
-	if _, err := canonicalJSON([]byte(ok)); err != nil {
-		t.Fatalf("depth %d: %v", MaxArgumentDepth, err)
+	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	if _, err := Canonical([]byte(ok)); err != nil {
+		t.Fatalf("depth %d: %v", MaxDepth, err)
 	}
 	deep := "[" + ok + "]"
-	if _, err := canonicalJSON([]byte(deep)); !errors.Is(err, errTooDeep) {
-		t.Fatalf("depth %d: err %v, want errTooDeep", MaxArgumentDepth+1, err)
-	}
-}
-
-// TestCheckArguments covers the limits and the duplicate-key rule.
-func TestCheckArguments(t *testing.T) {
-	nested := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1) }
-	for in, want := range map[string]string{
-		`{"a":1,"b":{"c":[{"d":1,"e":2}]}}`:                                   "",
-		`{"region":"us","REGION":"eu"}`:                                       "",
-		`{"a":1,"a":2}`:                                                       `duplicate key "a"`,
-		`{"a":1,"\u0061":2}`:                                                  `duplicate key "a"`,
-		`{"x":[{"a":1,"b":2,"a":3}]}`:                                         `duplicate key "a"`,
-		string(manyKeys(MaxArgumentMembers)):                                  "",
-		string(manyKeys(MaxArgumentMembers + 1)):                              "more than 10000 members",
-		`{"a":1,` + string(manyKeys(100)[1:len(manyKeys(100))-1]) + `,"a":2}`: `duplicate key "a"`,
-		nested(MaxArgumentDepth):                                              "",
-		nested(MaxArgumentDepth + 1):                                          "nested deeper than 32 levels",
-	} {
-		err := checkArguments("arguments", []byte(in))
-		switch {
-		case want == "" && err != nil:
-			t.Errorf("%.40s: %v", in, err)
-		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
-			t.Errorf("%.40s: err %v, want %q", in, err, want)
-		case err != nil && err.(*Error).Code != CodeInvalidParams:
-			t.Errorf("%.40s: code %d", in, err.(*Error).Code)
-		}
+	if _, err := Canonical([]byte(deep)); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("depth %d: err %v, want ErrTooDeep", MaxDepth+1, err)
 	}
 }
 
@@ -108,12 +69,12 @@ func TestCheckArguments(t *testing.T) {
 // of growing size: it must stay flat (O(n log n) with a small log factor).
 func BenchmarkCanonicalJSON(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		in := manyKeys(n)
+		in := testseeds.ManyKeys(n)
 		b.Run(fmt.Sprintf("keys=%dk", n/1000), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in)))
 			for b.Loop() {
-				if _, err := canonicalJSON(in); err != nil {
+				if _, err := Canonical(in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -122,10 +83,10 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 	}
 }
 
-// FuzzCanonicalJSONDifferential compares canonicalJSON with what
+// FuzzCanonicalJSONDifferential compares Canonical with what
 // encoding/json makes of the same value: decode (the last duplicate wins),
 // re-encode with sorted keys, and compare both as decoded values. It also
-// checks checkArguments never panics and agrees with canonicalJSON on depth.
+// checks checkArguments never panics and agrees with Canonical on depth.
 func FuzzCanonicalJSONDifferential(f *testing.F) {
 	for _, s := range []string{`{"b":1,"a":[1.0,2e0,{"c":null,"c":"x"}]}`, `{}`, `{"x":1e400}`, `{"n":-0}`,
 		`{"\u00e9":"\ud800","é":"<&>"}`, `{"big":12345678901234567890,"f":0.1}`, `[[[[{"a":{"a":1}}]]]]`, `"s"`, `12.50`} {
@@ -135,19 +96,19 @@ func FuzzCanonicalJSONDifferential(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		cerr := checkArguments("arguments", data)
-		got, err := canonicalJSON(data)
+		cerr := Check(data)
+		got, err := Canonical(data)
 		if err != nil {
-			if !errors.Is(err, errTooDeep) || cerr == nil {
-				t.Fatalf("canonicalJSON: %v (checkArguments: %v)", err, cerr)
+			if !errors.Is(err, ErrTooDeep) || cerr == nil {
+				t.Fatalf("Canonical: %v (checkArguments: %v)", err, cerr)
 			}
 			return
 		}
 		var v any
 		if json.Unmarshal(data, &v) != nil {
-			return // a number out of float64 range: canonicalJSON keeps it as is
+			return // a number out of float64 range: Canonical keeps it as is
 		}
-		if data = bytes.TrimSpace(data); isNull(data) {
+		if data = bytes.TrimSpace(data); IsNull(data) {
 			v = map[string]any{} // null arguments canonicalize to {}
 		}
 		want, err := json.Marshal(v)
@@ -178,7 +139,7 @@ func FuzzCheckArguments(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		err := checkArguments("arguments", data)
+		err := Check(data)
 		if err != nil && (strings.Contains(err.Error(), "nested deeper") || strings.Contains(err.Error(), "members")) {
 			return
 		}
@@ -188,24 +149,24 @@ func FuzzCheckArguments(f *testing.F) {
 	})
 }
 
-// FuzzKeyIs compares keyIs, which walks escapes without decoding, with
+// FuzzKeyIs compares KeyIs, which walks escapes without decoding, with
 // encoding/json's decoding of the key, for the protocol's key names and a
 // non-ASCII one.
 func FuzzKeyIs(f *testing.F) {
 	for _, s := range []string{`method`, `\u006dethod`, `\u006Dethod`, `meth\u006fd`, `\"`, `\u00e9`, `\ud83d\ude00`, `\/a`, `name\u0000`, "\xff", `\u12`, `arguments`} {
 		f.Add([]byte(s))
 	}
-	names := []string{"method", "name", "arguments", "inputResponses", "_meta", MetaProtocolVersion, "/a", "é", "😀", ""}
+	names := []string{"method", "name", "arguments", "inputResponses", "_meta", "io.modelcontextprotocol/protocolVersion", "/a", "é", "😀", ""}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		q := append(append([]byte{'"'}, raw...), '"')
 		var s string
-		valid := json.Valid(q) && skipString(q, 0) == len(q)
+		valid := json.Valid(q) && SkipString(q, 0) == len(q)
 		if valid && json.Unmarshal(q, &s) != nil {
 			t.Fatal("valid but not decodable")
 		}
 		for _, n := range names {
-			if got := keyIs(raw, n); valid && got != (s == n) {
-				t.Fatalf("keyIs(%q, %q) = %v, decoded %q", raw, n, got, s)
+			if got := KeyIs(raw, n); valid && got != (s == n) {
+				t.Fatalf("KeyIs(%q, %q) = %v, decoded %q", raw, n, got, s)
 			}
 		}
 	})

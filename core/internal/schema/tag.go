@@ -1,4 +1,4 @@
-package core
+package schema
 
 import (
 	"errors"
@@ -18,12 +18,12 @@ import (
 //     inside a value is escaped as \,);
 //   - or a bare description, as the official Go SDK writes it:
 //     jsonschema:"the city". A tag whose first item has no '=' and is not
-//     one of the flags "-", "required", "nullable" is a description, commas
+//     one of the flags "-", "required", "Nullable" is a description, commas
 //     included, provided no later item could be read as a keyword; an
 //     ambiguous tag is a registration error.
 
 // schemaFlags are the jsonschema tag items without '=' invopop reads.
-var schemaFlags = map[string]bool{"-": true, "required": true, "nullable": true, "inline": true}
+var schemaFlags = map[string]bool{"-": true, "required": true, "Nullable": true, "inline": true}
 
 // schemaTag is a parsed jsonschema struct tag.
 type schemaTag struct {
@@ -85,7 +85,7 @@ func (st schemaTag) get(key string) (string, bool) {
 	return v[len(v)-1], true
 }
 
-// errRecursive is wrapped by the error schemaFor returns for a recursive type.
+// errRecursive is wrapped by the error For returns for a recursive type.
 var errRecursive = errors.New("recursive type")
 
 // checkNotRecursive refuses a type that contains itself: derived schemas are

@@ -1,4 +1,4 @@
-package core
+package jsonwire
 
 import (
 	"bytes"
@@ -17,10 +17,11 @@ import (
 // All functions here assume their input is valid JSON (checked once with
 // json.Valid on the whole body) and only ever return sub-slices of it.
 
-var errNotObject = errors.New("not a JSON object")
+// ErrNotObject is EachMember's error for a value that is not an object.
+var ErrNotObject = errors.New("not a JSON object")
 
-// skipSpace returns the index of the first non-space byte at or after i.
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first non-space byte at or after i.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -32,10 +33,10 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string starting at b[i] == '"'.
+// SkipString returns the index just past the string starting at b[i] == '"'.
 // It jumps from quote to quote (bytes.IndexByte is vectorized): a quote is
 // the end unless an odd number of backslashes precedes it.
-func skipString(b []byte, i int) int {
+func SkipString(b []byte, i int) int {
 	i++
 	for i < len(b) {
 		j := bytes.IndexByte(b[i:], '"')
@@ -55,20 +56,20 @@ func skipString(b []byte, i int) int {
 	return i
 }
 
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
+// SkipValue returns the index just past the value starting at b[i].
+func SkipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i)
+				i = SkipString(b, i)
 				continue
 			case '{', '[':
 				depth++
@@ -93,34 +94,34 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// eachMember calls fn for each member of the object in b, with the raw key
+// EachMember calls fn for each member of the object in b, with the raw key
 // (without quotes, escapes not decoded) and the raw value. It stops early when
 // fn returns false.
-func eachMember(b []byte, fn func(key, value []byte) bool) error {
-	i := skipSpace(b, 0)
+func EachMember(b []byte, fn func(key, value []byte) bool) error {
+	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return errNotObject
+		return ErrNotObject
 	}
-	i = skipSpace(b, i+1)
+	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return nil
 	}
 	for i < len(b) {
 		if b[i] != '"' {
-			return errNotObject
+			return ErrNotObject
 		}
-		end := skipString(b, i)
+		end := SkipString(b, i)
 		key := b[i+1 : end-1]
-		i = skipSpace(b, end)
+		i = SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return errNotObject
+			return ErrNotObject
 		}
-		i = skipSpace(b, i+1)
-		vend := skipValue(b, i)
+		i = SkipSpace(b, i+1)
+		vend := SkipValue(b, i)
 		if !fn(key, b[i:vend]) {
 			return nil
 		}
-		i = skipSpace(b, vend)
+		i = SkipSpace(b, vend)
 		if i >= len(b) {
 			break
 		}
@@ -128,18 +129,18 @@ func eachMember(b []byte, fn func(key, value []byte) bool) error {
 			return nil
 		}
 		if b[i] != ',' {
-			return errNotObject
+			return ErrNotObject
 		}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 	}
-	return errNotObject
+	return ErrNotObject
 }
 
-// keyIs reports whether the raw key equals name. Keys containing escapes are
+// KeyIs reports whether the raw key equals name. Keys containing escapes are
 // decoded first, so "\u006dethod" matches "method" as JSON says it must.
 // The comparison walks the escapes without allocating: a request whose
 // params hold many escaped keys costs a scan, not a decode per key and name.
-func keyIs(raw []byte, name string) bool {
+func KeyIs(raw []byte, name string) bool {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw) == name
 	}
@@ -192,7 +193,7 @@ func keyIs(raw []byte, name string) bool {
 	return j == len(name)
 }
 
-// keyIsSlow decodes raw with encoding/json and compares. keyIs falls back
+// keyIsSlow decodes raw with encoding/json and compares. KeyIs falls back
 // to it only on non-ASCII content, which no protocol key name has: it
 // returns false at once for ASCII names.
 func keyIsSlow(raw []byte, name string) bool {
@@ -214,8 +215,8 @@ func keyIsSlow(raw []byte, name string) bool {
 // protocol version, common keys): decoding them allocates nothing.
 var interned = func() map[string]string {
 	m := map[string]string{}
-	for _, s := range []string{"2.0", ProtocolVersion20260728, ProtocolVersion20251125, ProtocolVersion20250618,
-		ProtocolVersion20250326, "server/discover", "tools/list", "tools/call", "resources/list",
+	for _, s := range []string{"2.0", "2026-07-28", "2025-11-25", "2025-06-18",
+		"2025-03-26", "server/discover", "tools/list", "tools/call", "resources/list",
 		"resources/templates/list", "resources/read", "prompts/list", "prompts/get", "completion/complete",
 		"subscriptions/listen", "initialize", "ping", "notifications/initialized", "notifications/cancelled",
 		"logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
@@ -224,8 +225,8 @@ var interned = func() map[string]string {
 	return m
 }()
 
-// rawString decodes a JSON string value. ok is false when v is not a string.
-func rawString(v []byte) (s string, ok bool) {
+// RawString decodes a JSON string value. ok is false when v is not a string.
+func RawString(v []byte) (s string, ok bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
@@ -244,14 +245,14 @@ func rawString(v []byte) (s string, ok bool) {
 	return string(inner), true
 }
 
-// keyString decodes a raw member key (as eachMember passes it, without
+// KeyString decodes a raw member key (as EachMember passes it, without
 // quotes).
-func keyString(k []byte) (string, bool) {
+func KeyString(k []byte) (string, bool) {
 	for _, c := range k {
 		if c == '\\' || c < 0x20 {
 			q := make([]byte, 0, len(k)+2)
 			q = append(append(append(q, '"'), k...), '"')
-			return rawString(q)
+			return RawString(q)
 		}
 	}
 	if s, ok := interned[string(k)]; ok {
@@ -260,18 +261,18 @@ func keyString(k []byte) (string, bool) {
 	return string(k), true
 }
 
-// isObject reports whether v is a JSON object.
-func isObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
+// IsObject reports whether v is a JSON object.
+func IsObject(v []byte) bool { return len(v) > 0 && v[0] == '{' }
 
-// isNull reports whether v is the JSON literal null.
-func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
+// IsNull reports whether v is the JSON literal null.
+func IsNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
 
-// isEmptyObject reports whether v is an object without members.
-func isEmptyObject(v []byte) bool {
-	if !isObject(v) {
+// IsEmptyObject reports whether v is an object without members.
+func IsEmptyObject(v []byte) bool {
+	if !IsObject(v) {
 		return false
 	}
-	return v[skipSpace(v, 1)] == '}'
+	return v[SkipSpace(v, 1)] == '}'
 }
 
 // plainASCII marks the bytes a JSON string holds as they are.
@@ -282,9 +283,9 @@ var plainASCII = func() (t [256]bool) {
 	return t
 }()
 
-// appendJSONString appends s as a JSON string, escaping as encoding/json does
+// AppendString appends s as a JSON string, escaping as encoding/json does
 // (including <, > and & as \u escapes, so output is HTML-safe and identical).
-func appendJSONString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = slices.Grow(b, len(s)+2)
 	b = append(b, '"')
 	start := 0

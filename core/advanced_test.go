@@ -1,0 +1,193 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// TestToolDefinitionsValidate validates every tool definition the server
+// lists (typed tools of many argument and result types, explicit schemas,
+// x-mcp-header) against $defs/Tool of both revisions.
+func TestToolDefinitionsValidate(t *testing.T) {
+	t.Parallel()
+	type nested struct {
+		Street string `json:"street"`
+		Zip    string `json:"zip,omitempty"`
+	}
+	type rich struct {
+		S     string            `json:"s" jsonschema:"description=A string,minLength=1"`
+		I     int64             `json:"i" jsonschema:"minimum=0,maximum=10"`
+		F     float64           `json:"f,omitempty"`
+		B     bool              `json:"b,omitempty"`
+		E     string            `json:"e,omitempty" jsonschema:"enum=red,enum=green"`
+		L     []string          `json:"l,omitempty"`
+		M     map[string]int    `json:"m,omitempty"`
+		N     nested            `json:"n"`
+		P     *nested           `json:"p,omitempty"`
+		T     time.Time         `json:"t,omitempty"`
+		R     json.RawMessage   `json:"r,omitempty"`
+		A     any               `json:"a,omitempty"`
+		H     string            `json:"h,omitempty" jsonschema_extras:"x-mcp-header=Tenant"`
+		Extra map[string]string `json:"extra,omitempty"`
+	}
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "rich", Title: "Rich", Description: "Many types.",
+		Annotations: &core.ToolAnnotations{Title: "Rich", ReadOnlyHint: ptr(true)},
+		Icons:       []core.Icon{{Src: "https://example.com/i.png", MIMEType: "image/png", Sizes: []string{"16x16"}, Theme: "dark"}},
+		Meta:        core.Meta{"com.example/k": 1}},
+		func(ctx context.Context, _ *core.CallToolRequest, in rich) (rich, error) { return in, nil })
+	core.AddTool(srv, &core.Tool{Name: "slice_out"}, func(ctx context.Context, _ *core.CallToolRequest, in map[string]any) ([]nested, error) {
+		return nil, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "string_out"}, func(ctx context.Context, _ *core.CallToolRequest, in struct{}) (string, error) { return "", nil })
+	core.AddTool(srv, &core.Tool{Name: "explicit", InputSchema: map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+		"properties": map[string]any{"id": map[string]any{"type": "string", "x-mcp-header": "Id"}},
+		"$defs":      map[string]any{"x": map[string]any{"type": "string"}},
+		"oneOf":      []any{map[string]any{"required": []string{"id"}}},
+	}, OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"integer"}}`)},
+		func(ctx context.Context, _ *core.CallToolRequest, in map[string]any) ([]int, error) {
+			return []int{1}, nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "draft07", InputSchema: json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"number"}},"required":["a"]}`)},
+		func(ctx context.Context, _ *core.CallToolRequest, in map[string]any) (*core.CallToolResult, error) {
+			return &core.CallToolResult{}, nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "no_params", InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`)}, add)
+
+	modern := mreq(1, "tools/list", nil).do(t, srv)
+	legacy := lreq(1, "tools/list", nil, core.ProtocolVersion20251125, "").do(t, srv)
+	validateSpec(t, modernVersion, "ListToolsResult", modern.resultRaw(t))
+	validateSpec(t, core.ProtocolVersion20251125, "ListToolsResult", legacy.resultRaw(t))
+	for _, c := range []struct {
+		rev string
+		r   *resp
+	}{{modernVersion, modern}, {core.ProtocolVersion20251125, legacy}} {
+		var res struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		json.Unmarshal(c.r.resultRaw(t), &res)
+		if len(res.Tools) != 6 {
+			t.Fatalf("%s: %d tools, want 6", c.rev, len(res.Tools))
+		}
+		for _, tj := range res.Tools {
+			validateSpec(t, c.rev, "Tool", tj)
+			tool := decode(t, tj)
+			if os, ok := at(tool, "outputSchema").(map[string]any); ok && c.rev != modernVersion && str(os["type"]) != "object" {
+				t.Errorf("legacy tool %s lists a non-object outputSchema", str(at(tool, "name")))
+			}
+		}
+	}
+	// The explicit schema is listed verbatim, $schema and all.
+	ex := listTools(t, srv)["explicit"]["inputSchema"]
+	if str(at(ex, "$schema")) == "" || at(ex, "oneOf") == nil || at(ex, "$defs", "x") == nil {
+		t.Errorf("explicit schema not listed verbatim: %s", toJSON(t, ex))
+	}
+	// A draft-07 schema is validated by its own dialect.
+	r := callReq(1, "draft07", map[string]any{"a": "x"}).do(t, srv).result(t)
+	if r["isError"] != true {
+		t.Errorf("draft-07 schema not applied: %v", r)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestAdvancedMode checks ListToolsHandler / CallToolHandler: pagination
+// with the handler's own cursors, calls finding their tool by walking the
+// pages, argument and header validation, and per-page cache hints.
+func TestAdvancedMode(t *testing.T) {
+	t.Parallel()
+	pages := map[string]*core.ListToolsResult{
+		"": {Tools: []*core.Tool{
+			{Name: "alpha", Description: "First."},
+			{Name: "beta", Description: "Second.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
+		}, NextCursor: "page-2"},
+		"page-2": {Tools: []*core.Tool{
+			{Name: "gamma", Description: "Third.", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+		}, NextCursor: "page-3", Cache: &core.CacheHint{TTL: 5 * time.Second, Scope: core.CacheScopePublic}},
+		"page-3": {Tools: []*core.Tool{{Name: "delta", Description: "Fourth.", OutputSchema: json.RawMessage(`{"type":"string"}`)}}},
+	}
+	var listed atomic.Int32
+	var called []string
+	newSrv := func(tag string) *core.Server {
+		return core.NewServer(testImpl, &core.ServerOptions{
+			ListToolsHandler: func(ctx context.Context, req *core.ListToolsRequest) (*core.ListToolsResult, error) {
+				listed.Add(1)
+				p, ok := pages[req.Cursor]
+				if !ok {
+					return nil, core.InvalidParamsError("Invalid params: unknown cursor")
+				}
+				return p, nil
+			},
+			CallToolHandler: func(ctx context.Context, req *core.CallToolRequest) (*core.CallToolResult, error) {
+				called = append(called, tag+":"+req.Params.Name)
+				return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: tag + " called " + req.Params.Name}}}, nil
+			},
+		})
+	}
+	srv := newSrv("A")
+
+	r1 := mreq(1, "tools/list", nil).do(t, srv)
+	res1 := r1.result(t)
+	if n := len(at(res1, "tools").([]any)); n != 2 || str(res1["nextCursor"]) != "page-2" {
+		t.Fatalf("page 1: %s", r1.Body)
+	}
+	if num(t, res1["ttlMs"]) != 0 || str(res1["cacheScope"]) != "private" {
+		t.Errorf("page 1 hint = %v/%v, want the default 0/private", res1["ttlMs"], res1["cacheScope"])
+	}
+	if str(at(res1, "tools", 0, "inputSchema", "type")) != "object" {
+		t.Errorf("a tool without InputSchema is listed without the default object schema: %s", r1.Body)
+	}
+	validateSpec(t, modernVersion, "ListToolsResult", r1.resultRaw(t))
+	res2 := mreq(2, "tools/list", map[string]any{"cursor": "page-2"}).do(t, srv).result(t)
+	if str(at(res2, "tools", 0, "name")) != "gamma" || num(t, res2["ttlMs"]) != 5000 || str(res2["cacheScope"]) != "public" {
+		t.Errorf("page 2: %v", res2)
+	}
+	res3 := mreq(3, "tools/list", map[string]any{"cursor": "page-3"}).do(t, srv).result(t)
+	if _, ok := res3["nextCursor"]; ok || str(at(res3, "tools", 0, "name")) != "delta" {
+		t.Errorf("page 3: %v", res3)
+	}
+	mreq(4, "tools/list", map[string]any{"cursor": "bogus"}).do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+
+	// Legacy listing drops a non-object output schema.
+	lres := lreq(1, "tools/list", map[string]any{"cursor": "page-3"}, core.ProtocolVersion20251125, "").do(t, srv).result(t)
+	if has(at(lres, "tools", 0), "outputSchema") {
+		t.Errorf("legacy listing carries a non-object outputSchema: %v", lres)
+	}
+
+	if got := textOf(callReq(5, "delta", nil).do(t, srv).result(t)); got != "A called delta" {
+		t.Errorf("delta (page 3): %q", got)
+	}
+	if got := textOf(callReq(6, "alpha", nil).do(t, srv).result(t)); got != "A called alpha" {
+		t.Errorf("alpha: %q", got)
+	}
+	callReq(7, "omega", nil).do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+
+	before := len(called)
+	bad := callReq(8, "beta", map[string]any{"n": "x"}).do(t, srv).result(t)
+	if bad["isError"] != true || len(called) != before {
+		t.Errorf("invalid arguments reached the handler or were not an isError result: %v", bad)
+	}
+	callReq(9, "gamma", map[string]any{"region": "eu"}).do(t, srv).wantError(t, 400, core.CodeHeaderMismatch)
+	if got := textOf(callReq(10, "gamma", map[string]any{"region": "eu"}).withHeader("Mcp-Param-Region", "eu").do(t, srv).result(t)); got != "A called gamma" {
+		t.Errorf("gamma with header: %q", got)
+	}
+
+	// A second server with the same tool definitions calls its own handler.
+	other := newSrv("B")
+	if got := textOf(callReq(11, "alpha", nil).do(t, other).result(t)); got != "B called alpha" {
+		t.Errorf("server B's call of alpha answered %q: it reached another server's CallToolHandler", got)
+	}
+
+	t.Run("Validate", func(t *testing.T) {
+		o := &core.ServerOptions{ListToolsHandler: func(context.Context, *core.ListToolsRequest) (*core.ListToolsResult, error) { return nil, nil }}
+		if o.Validate() == nil {
+			t.Error("ListToolsHandler without CallToolHandler accepted")
+		}
+	})
+}

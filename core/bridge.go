@@ -1,0 +1,246 @@
+package core
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+)
+
+// bridgeNeeded is returned by a legacy method handler whose tool, prompt or
+// resource asked for input (legacyEra.inputRequired): runBridged catches it
+// and asks the client.
+type bridgeNeeded struct{ ir *InputRequiredError }
+
+func (b *bridgeNeeded) Error() string { return b.ir.Error() }
+
+// askBridge hands the input requests of a legacy call to runBridged.
+func askBridge(ir *InputRequiredError) error { return &bridgeNeeded{ir} }
+
+// runBridged runs a method handler; when it asks for input, it sends the
+// input requests to the legacy client as server-to-client requests on the
+// call's SSE stream, waits for the answers and runs the handler again with
+// them, so the handler never knows which era it served.
+func (s *Server) runBridged(ctx context.Context, r *Request, h methodHandler, params []byte) ([]byte, error) {
+	asked := 0 // the times this call has asked for input before
+	if r.poll != nil {
+		asked = r.poll.round // asked in earlier requests (SSE polling)
+	}
+	for ; ; asked++ {
+		res, err := s.invoke(ctx, h, r, params)
+		var bn *bridgeNeeded
+		if !errors.As(err, &bn) {
+			return res, err
+		}
+		if asked >= s.opts.MaxInputRounds {
+			return nil, tooManyInputRounds(s.opts.MaxInputRounds)
+		}
+		if isBuffered(ctx) {
+			return nil, s.bridgePark(ctx, r, bn.ir, params)
+		}
+		in, err := s.bridgeAsk(ctx, r, bn.ir)
+		if err != nil {
+			return nil, err
+		}
+		r.Input = in
+	}
+}
+
+// legacyCheck validates what a legacy session may be asked: what was
+// negotiated at initialize, never request _meta.
+func legacyCheck(ir *InputRequiredError, version string, caps *ClientCapabilities) error {
+	if err := checkInputRequired(ir, caps, false); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeMissingRequiredClientCapability {
+			return ServerError("This request needs input the client did not declare at initialize (%s)", ir.Error())
+		}
+		return err
+	}
+	for _, k := range sortedKeys(ir.Requests) {
+		req := ir.Requests[k]
+		if req.Method == MethodElicit {
+			if version == ProtocolVersion20250326 {
+				return ServerError("This request needs elicitation, which protocol version %s does not have", version)
+			}
+			if p, ok := req.Params.(*ElicitURLParams); ok && p != nil && version != ProtocolVersion20251125 {
+				return ServerError("This request needs URL elicitation, which protocol version %s does not have", version)
+			}
+		}
+	}
+	return nil
+}
+
+func randomID(prefix string) string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// legacyParams adapts an input request's params to the legacy wire: form
+// elicitations drop "mode" (absent before 2025-11-25) and URL elicitations
+// get the elicitationId 2025-11-25 requires.
+func legacyParams(ir *InputRequest) any {
+	switch p := ir.Params.(type) {
+	case *ElicitFormParams:
+		return struct {
+			Message         string          `json:"message"`
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		}{p.Message, p.RequestedSchema}
+	case *ElicitURLParams:
+		c := *p
+		if c.ElicitationID == "" {
+			c.ElicitationID = randomID("el-")
+		}
+		return &c
+	}
+	return ir.Params
+}
+
+// bridgeAsk sends the input requests of ir to the client and waits for every
+// answer.
+func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredError) (*InputResponses, error) {
+	if r.Session == nil || r.x == nil || !r.x.canStream() {
+		return nil, ServerError("This request needs input from the client (%s), which needs a session and an SSE response stream", ir.Error())
+	}
+	if err := legacyCheck(ir, r.Session.d.Version, r.Session.ClientCapabilities()); err != nil {
+		return nil, err
+	}
+	keys := sortedKeys(ir.Requests)
+	ids := make(map[string]string, len(keys)) // server request id -> key
+	answerCh := make(chan idAnswer, len(keys))
+	for _, k := range keys {
+		ids[randomID("mcpfn-")] = k
+	}
+	s.local.addWaiters(ids, answerCh)
+	defer s.local.dropWaiters(ids)
+	for _, id := range sortedKeys(ids) {
+		k := ids[id]
+		p, err := json.Marshal(legacyParams(ir.Requests[k]))
+		if err != nil {
+			return nil, err
+		}
+		msg := []byte(`{"jsonrpc":"2.0","id":`)
+		msg = jsonwire.AppendString(msg, id)
+		msg = append(msg, `,"method":`...)
+		msg = jsonwire.AppendString(msg, ir.Requests[k].Method)
+		msg = append(append(append(msg, `,"params":`...), p...), '}')
+		if err := r.x.send(ctx, msg); err != nil {
+			return nil, fmt.Errorf("sending %s to the client: %w", ir.Requests[k].Method, err)
+		}
+	}
+	answers := make(map[string]json.RawMessage, len(keys))
+	timeout := time.NewTimer(s.opts.BridgeTimeout)
+	defer timeout.Stop()
+	var poll <-chan time.Time
+	if s.opts.SessionStore != nil {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		poll = t.C
+	}
+	var fromStore []string
+	var latest *SessionRecord
+	var latestData sessionData
+	for len(answers) < len(keys) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timeout.C:
+			return nil, ServerError("Timed out waiting for the client's answer to %s", ir.Error())
+		case a := <-answerCh:
+			if _, ok := ids[a.id]; ok {
+				answers[a.id] = a.ans
+			}
+		case <-poll:
+			rec, err := s.store.Get(ctx, r.Session.rec.ID)
+			if err != nil {
+				return nil, storeFailure(err)
+			}
+			var d sessionData
+			if json.Unmarshal(rec.Data, &d) == nil {
+				for _, c := range d.Cancelled {
+					if c == string(r.ID) {
+						return nil, errCancelledByClient
+					}
+				}
+				for id := range ids {
+					if a, ok := d.Answers[id]; ok {
+						if _, seen := answers[id]; !seen {
+							answers[id] = a
+						}
+						fromStore = append(fromStore, id)
+					}
+				}
+				latest, latestData = rec, d
+			}
+		}
+	}
+	if len(fromStore) > 0 {
+		// Start from the record just read: the answers' writes changed it.
+		r.Session.reset(latest, latestData)
+		if err := r.Session.mutate(ctx, func(d *sessionData) error {
+			for _, id := range fromStore {
+				delete(d.Answers, id)
+			}
+			return nil
+		}); err != nil {
+			s.log.WarnContext(ctx, "removing delivered answers", "error", err.Error())
+		}
+	}
+	in := &InputResponses{raw: make(map[string]json.RawMessage, len(keys)), state: ir.State}
+	for id, a := range answers {
+		var resp struct {
+			Result json.RawMessage `json:"result"`
+			Error  *wireError      `json:"error"`
+		}
+		if err := json.Unmarshal(a, &resp); err != nil {
+			return nil, ServerError("The client's answer to %s is malformed", ids[id])
+		}
+		if resp.Error != nil {
+			return nil, ServerError("The client answered %s with an error: %s", ir.Requests[ids[id]].Method, resp.Error.Message)
+		}
+		in.raw[ids[id]] = resp.Result
+	}
+	return in, nil
+}
+
+// deliverAnswer routes a client's response to a server-to-client request:
+// to the waiter in this process, or through the session store to the
+// instance that waits.
+func (s *Server) deliverAnswer(ctx context.Context, sess *Session, m *rpcMessage) {
+	id, ok := jsonwire.RawString(m.id)
+	if !ok {
+		return
+	}
+	var ans []byte
+	if m.result != nil {
+		ans = append(append([]byte(`{"result":`), m.result...), '}')
+	} else {
+		ans = append(append([]byte(`{"error":`), m.errObj...), '}')
+	}
+	ch := s.local.waiter(id)
+	if ch != nil {
+		select {
+		case ch <- idAnswer{id, ans}:
+		default: // a duplicate answer; the first one counts
+		}
+		return
+	}
+	if sess == nil || !strings.HasPrefix(id, "mcpfn-") {
+		return
+	}
+	if err := sess.mutate(ctx, func(d *sessionData) error {
+		if d.Answers == nil {
+			d.Answers = map[string]json.RawMessage{}
+		}
+		d.Answers[id] = ans
+		return nil
+	}); err != nil {
+		s.log.WarnContext(ctx, "storing the client's answer", "error", err.Error())
+	}
+}

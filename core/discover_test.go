@@ -1,0 +1,61 @@
+package core_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// confirmForm is a one-boolean form elicitation.
+func confirmForm(msg string) *core.InputRequest {
+	return core.ElicitForm(msg, json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`))
+}
+
+// TestDiscover checks server/discover: the versions per mode and the
+// capabilities following what is registered.
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		mode core.ProtocolMode
+		want []string
+	}{
+		{core.ModeAuto, []string{modernVersion, core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326}},
+		{core.ModeModern, []string{modernVersion}},
+	} {
+		srv := core.NewServer(testImpl, &core.ServerOptions{Mode: c.mode, Instructions: "Be nice."})
+		r := mreq("d", "server/discover", nil).do(t, srv)
+		res := r.result(t)
+		var got []string
+		for _, v := range res["supportedVersions"].([]any) {
+			got = append(got, str(v))
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%v: supportedVersions = %v, want %v", c.mode, got, c.want)
+		}
+		if str(res["instructions"]) != "Be nice." || str(at(res, "_meta", core.MetaServerInfo, "name")) != testImpl.Name {
+			t.Errorf("discover: %s", r.Body)
+		}
+		if has(res, "capabilities", "tools") || has(res, "capabilities", "prompts") || has(res, "capabilities", "resources") {
+			t.Errorf("capabilities advertised for an empty server: %v", res["capabilities"])
+		}
+		validateSpec(t, modernVersion, "DiscoverResult", r.resultRaw(t))
+		// Unadvertised capabilities answer -32601 / 404.
+		for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+			mreq(1, m, nil).do(t, srv).wantError(t, http.StatusNotFound, core.CodeMethodNotFound)
+		}
+		core.AddTool(srv, &core.Tool{Name: "add"}, add)
+		res = mreq("d", "server/discover", nil).do(t, srv).result(t)
+		if at(res, "capabilities", "tools", "listChanged") != true {
+			t.Errorf("tools capability not advertised after AddTool: %v", res["capabilities"])
+		}
+	}
+	// A legacy-only server answers a modern request with the versions it speaks.
+	srv := core.NewServer(testImpl, &core.ServerOptions{Mode: core.ModeLegacy})
+	e := mreq("d", "server/discover", nil).do(t, srv).wantError(t, http.StatusBadRequest, core.CodeUnsupportedProtocolVersion)
+	if got := toJSON(t, at(e, "data", "supported")); string(got) != `["2025-11-25","2025-06-18","2025-03-26"]` {
+		t.Errorf("data.supported = %s", got)
+	}
+}

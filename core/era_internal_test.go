@@ -1,0 +1,76 @@
+package core
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestEraDifferences pins what each era answers at the points where the
+// wire of 2026-07-28 and of the legacy revisions differ, so that a change
+// to one era cannot silently change the other.
+func TestEraDifferences(t *testing.T) {
+	t.Parallel()
+	if (&Request{era: eraModern}).Modern() != true || (&Request{era: eraLegacy}).Modern() != false {
+		t.Fatal("Request.Modern does not follow the era")
+	}
+	for _, c := range []struct {
+		code         int
+		modern, lgcy int
+	}{
+		{CodeMethodNotFound, http.StatusNotFound, http.StatusOK},
+		{CodeHeaderMismatch, http.StatusBadRequest, http.StatusOK},
+		{CodeInvalidRequest, http.StatusBadRequest, http.StatusBadRequest},
+		{CodeInvalidParams, http.StatusOK, http.StatusOK},
+	} {
+		if got := eraModern.errorStatus(c.code); got != c.modern {
+			t.Errorf("modern status of %d = %d, want %d", c.code, got, c.modern)
+		}
+		if got := eraLegacy.errorStatus(c.code); got != c.lgcy {
+			t.Errorf("legacy status of %d = %d, want %d", c.code, got, c.lgcy)
+		}
+	}
+	if eraModern.resourceNotFoundCode() != CodeInvalidParams || eraLegacy.resourceNotFoundCode() != CodeResourceNotFound {
+		t.Error("resource-not-found codes")
+	}
+	r25 := &Request{era: eraLegacy, ProtocolVersion: ProtocolVersion20251125}
+	r0326 := &Request{era: eraLegacy, ProtocolVersion: ProtocolVersion20250326}
+	for _, c := range []struct {
+		r    *Request
+		sj   string
+		want bool
+	}{
+		{&Request{era: eraModern}, `[1,2]`, true},
+		{r25, ` {"a":1}`, true},
+		{r25, `[1,2]`, false},
+		{r0326, `{"a":1}`, false},
+	} {
+		if got := c.r.era.structuredContent(c.r, []byte(c.sj)); got != c.want {
+			t.Errorf("%s structuredContent(%s) = %v", c.r.ProtocolVersion, c.sj, got)
+		}
+	}
+	if eraModern.notifies(false) || !eraModern.notifies(true) || !eraLegacy.notifies(false) {
+		t.Error("notifies: modern only when live, legacy always (GET stream)")
+	}
+	if !eraModern.strictForms() || eraLegacy.strictForms() {
+		t.Error("strictForms: modern only")
+	}
+	st := &serverTool{needsSession: true}
+	if eraModern.serves(st) || !eraLegacy.serves(st) {
+		t.Error("a session-only tool is served to legacy clients only")
+	}
+	h := http.Header{"X": {"y"}}
+	if eraModern.paramHeaders(&Request{Header: h}) == nil || eraLegacy.paramHeaders(&Request{Header: h}) != nil {
+		t.Error("Mcp-Param-* headers are checked on modern requests only")
+	}
+	if b := eraLegacy.appendResultHead(nil, nil, "tools/list", nil); len(b) != 0 {
+		t.Errorf("legacy result head %q, want nothing", b)
+	}
+	if b := eraLegacy.appendMeta(nil, nil, nil); len(b) != 0 {
+		t.Errorf("legacy _meta without user meta: %q", b)
+	}
+	if _, err := eraLegacy.inputRequired(t.Context(), nil, nil, &InputRequiredError{State: "s"}, stateBinding{}); err == nil {
+		t.Error("legacy input required must hand over to the bridge")
+	} else if _, ok := err.(*bridgeNeeded); !ok {
+		t.Errorf("legacy input required: %T, want *bridgeNeeded", err)
+	}
+}

@@ -1,0 +1,204 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+)
+
+// exchange is the response side of one HTTP request: a single JSON response,
+// or an SSE stream carrying notifications (and legacy server-to-client
+// requests) before the response. Status codes other than 200 can only be
+// chosen while nothing has been written.
+type exchange struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	acc     acceptance
+	wantSSE bool // the answer is an SSE stream even without notifications
+
+	mu      sync.Mutex
+	started bool // SSE headers written
+	done    bool // final response written
+	buf     []byte
+	// header is applied to the response headers before they are written.
+	header func(http.Header)
+	// eventID, when set, numbers SSE events (legacy 2025-11-25 streams).
+	eventID func() string
+}
+
+func newExchange(w http.ResponseWriter, acc acceptance) *exchange {
+	return &exchange{w: w, acc: acc}
+}
+
+// flush pushes what was written to the client. Callers hold x.mu.
+func (x *exchange) flush() error {
+	if x.rc == nil {
+		x.rc = http.NewResponseController(x.w)
+	}
+	return x.rc.Flush()
+}
+
+var errStreamClosed = errors.New("mcp: response stream closed")
+
+// startSSE writes the SSE response headers. Callers hold x.mu.
+func (x *exchange) startSSE() {
+	if x.started {
+		return
+	}
+	h := x.w.Header()
+	if x.header != nil {
+		x.header(h)
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	x.w.WriteHeader(http.StatusOK)
+	x.started = true
+}
+
+// writeEvent writes one SSE event holding msg and flushes. Callers hold x.mu.
+func (x *exchange) writeEvent(msg []byte) error {
+	b := x.buf[:0]
+	if x.eventID != nil {
+		b = append(b, "id: "...)
+		b = append(b, x.eventID()...)
+		b = append(b, '\n')
+	}
+	b = append(b, "data: "...)
+	b = append(b, msg...)
+	b = append(b, '\n', '\n')
+	x.buf = b
+	if _, err := x.w.Write(b); err != nil {
+		return err
+	}
+	return x.flush()
+}
+
+// canStream reports whether notifications can be sent on this response.
+func (x *exchange) canStream() bool { return x.acc.sse }
+
+// notify sends a notification on the SSE stream, starting it if needed. It is
+// dropped when the client does not accept SSE.
+func (x *exchange) notify(ctx context.Context, method string, params any) error {
+	if !x.acc.sse {
+		return nil
+	}
+	p, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return x.send(ctx, jsonwire.AppendNotification(nil, method, p))
+}
+
+// open starts the SSE stream and flushes its headers.
+func (x *exchange) open() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.startSSE()
+	x.flush()
+}
+
+// send writes one message on the SSE stream.
+func (x *exchange) send(ctx context.Context, msg []byte) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return errStreamClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	x.startSSE()
+	return x.writeEvent(msg)
+}
+
+// comment writes an SSE comment line (keep-alive) if the stream is open.
+func (x *exchange) comment() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done || !x.started {
+		return nil
+	}
+	if _, err := io.WriteString(x.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	return x.flush()
+}
+
+// finish writes the final response: as the last SSE event when a stream is
+// open (or wanted and the status is 200), else as JSON with status.
+func (x *exchange) finish(status int, msg []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	x.done = true
+	if x.started || (status == http.StatusOK && x.acc.sse && (x.wantSSE || !x.acc.json)) {
+		x.startSSE()
+		x.writeEvent(msg)
+		return
+	}
+	h := x.w.Header()
+	if x.header != nil {
+		x.header(h)
+	}
+	h.Set("Content-Type", "application/json")
+	x.w.WriteHeader(status)
+	x.w.Write(msg)
+}
+
+// noResponse ends the exchange without a JSON-RPC response (a cancelled
+// legacy request): an SSE stream that ends, or 204.
+func (x *exchange) noResponse() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	x.done = true
+	if x.started {
+		return
+	}
+	if x.header != nil {
+		x.header(x.w.Header())
+	}
+	x.w.WriteHeader(http.StatusNoContent)
+}
+
+// accepted answers a notification or response with 202 and no body.
+func (x *exchange) accepted() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.done = true
+	if x.header != nil {
+		x.header(x.w.Header())
+	}
+	x.w.WriteHeader(http.StatusAccepted)
+}
+
+// keepAlive writes comment lines every d until ctx ends. It returns when ctx
+// is done, so it never outlives the request.
+func keepAlive(ctx context.Context, x *exchange, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if x.comment() != nil {
+				return
+			}
+		}
+	}
+}

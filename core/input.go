@@ -1,0 +1,251 @@
+package core
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	schemas "github.com/mcpfn/mcpfn/core/internal/schema"
+)
+
+// Methods of input requests.
+const (
+	MethodElicit        = "elicitation/create"
+	MethodCreateMessage = "sampling/createMessage"
+	MethodListRoots     = "roots/list"
+)
+
+// InputRequest is one request for input inside an input_required result: an
+// elicitation, a sampling request or a roots listing. Build it with
+// ElicitForm, ElicitURL, a Form, Sample or ListRoots.
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// InputRequests maps server-chosen keys to input requests.
+type InputRequests map[string]*InputRequest
+
+// InputRequiredError is what a handler returns (as its error) to ask the
+// client for input instead of answering: the client answers every request
+// and retries the call, and the handler runs again from the top with the
+// answers in Request.Input. State, if not empty, comes back on the retry
+// through Input.State; the server seals it (HMAC-SHA256), so it cannot be
+// forged, but the client can read it and replay it until it expires: keep
+// secrets out of it.
+type InputRequiredError struct {
+	Requests InputRequests
+	State    string
+}
+
+func (e *InputRequiredError) Error() string {
+	keys := sortedKeys(e.Requests)
+	return "input required: " + strings.Join(keys, ", ")
+}
+
+// InputRequired returns the error a handler returns to ask for input. state
+// is optional; requests may be empty when state is set (e.g. to ask the
+// client to retry later).
+func InputRequired(requests InputRequests, state string) error {
+	return &InputRequiredError{Requests: requests, State: state}
+}
+
+// ElicitFormParams are the params of a form-mode elicitation.
+type ElicitFormParams struct {
+	Mode            string          `json:"mode,omitempty"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+}
+
+// ElicitURLParams are the params of a URL-mode elicitation.
+type ElicitURLParams struct {
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	URL     string `json:"url"`
+	// ElicitationID is required by legacy 2025-11-25 clients; the legacy
+	// bridge fills it.
+	ElicitationID string `json:"elicitationId,omitempty"`
+}
+
+// ElicitForm asks the user to fill in a form. schema is a flat object schema
+// of string, number, integer, boolean and enum properties, given as any JSON
+// value (json.RawMessage, map). It is checked before it is sent.
+func ElicitForm(message string, schema any) *InputRequest {
+	raw, err := schemas.Normalize(schema)
+	if err != nil {
+		raw = json.RawMessage(`null`)
+	}
+	return &InputRequest{Method: MethodElicit, Params: &ElicitFormParams{Mode: "form", Message: message, RequestedSchema: raw}}
+}
+
+// ElicitURL asks the user to open an absolute URL (URL-mode elicitation).
+func ElicitURL(message, rawURL string) *InputRequest {
+	return &InputRequest{Method: MethodElicit, Params: &ElicitURLParams{Mode: "url", Message: message, URL: rawURL}}
+}
+
+// ModelHint names a model family for sampling.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ModelPreferences guide the client's model choice for sampling.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// SamplingMessage is one message of a sampling request.
+type SamplingMessage struct {
+	Role    Role    `json:"role"`
+	Content Content `json:"content"`
+}
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	MaxTokens        int               `json:"maxTokens"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	Metadata         map[string]any    `json:"metadata,omitempty"`
+	// Tools and ToolChoice need the client's sampling.tools capability.
+	Tools      []*Tool         `json:"tools,omitempty"`
+	ToolChoice json.RawMessage `json:"toolChoice,omitempty"`
+}
+
+// Sample asks the client's model for a completion.
+func Sample(p *CreateMessageParams) *InputRequest {
+	return &InputRequest{Method: MethodCreateMessage, Params: p}
+}
+
+// SampleText is Sample with one user text message.
+func SampleText(prompt string, maxTokens int) *InputRequest {
+	return Sample(&CreateMessageParams{
+		Messages:  []SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: prompt}}},
+		MaxTokens: maxTokens,
+	})
+}
+
+// ListRoots asks the client for its roots.
+func ListRoots() *InputRequest {
+	return &InputRequest{Method: MethodListRoots, Params: struct{}{}}
+}
+
+// ElicitResult is the client's answer to an elicitation.
+type ElicitResult struct {
+	// Action is "accept", "decline" or "cancel".
+	Action string `json:"action"`
+	// Content holds the form's values when Action is "accept" (form mode).
+	Content map[string]any `json:"content,omitempty"`
+	Meta    Meta           `json:"_meta,omitempty"`
+}
+
+// CreateMessageResult is the client's answer to a sampling request.
+type CreateMessageResult struct {
+	Role       Role            `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+	Meta       Meta            `json:"_meta,omitempty"`
+}
+
+// Text returns the text of a single text content block, or "".
+func (r *CreateMessageResult) Text() string {
+	c, err := UnmarshalContent(r.Content)
+	if err != nil {
+		return ""
+	}
+	if t, ok := c.(*TextContent); ok {
+		return t.Text
+	}
+	return ""
+}
+
+// InputResponses is the read-only view of a retried request's answers. Only
+// answers to keys asked in the previous round are visible; extra keys are
+// ignored.
+type InputResponses struct {
+	raw   map[string]json.RawMessage
+	state string
+	round int // input_required results of the call before this round
+}
+
+var emptyInput = &InputResponses{}
+
+// State returns the state the handler returned in the previous round, as it
+// returned it (verified), or "".
+func (in *InputResponses) State() string { return in.state }
+
+// Len returns the number of answers.
+func (in *InputResponses) Len() int { return len(in.raw) }
+
+// Raw returns the raw answer for key.
+func (in *InputResponses) Raw(key string) (json.RawMessage, bool) {
+	v, ok := in.raw[key]
+	return v, ok && !jsonwire.IsNull(v)
+}
+
+// Elicitation returns the elicitation answer for key, including declined and
+// cancelled ones (check Action).
+func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
+	return answerAs(in, key, func(r *ElicitResult) bool {
+		return r.Action == "accept" || r.Action == "decline" || r.Action == "cancel"
+	})
+}
+
+// Sampling returns the sampling answer for key.
+func (in *InputResponses) Sampling(key string) (*CreateMessageResult, bool) {
+	return answerAs(in, key, func(r *CreateMessageResult) bool { return r.Content != nil })
+}
+
+// Roots returns the roots answer for key.
+func (in *InputResponses) Roots(key string) (*ListRootsResult, bool) {
+	return answerAs(in, key, func(r *ListRootsResult) bool { return r.Roots != nil })
+}
+
+// answerAs decodes the object answer for key into T, which valid accepts.
+func answerAs[T any](in *InputResponses, key string, valid func(*T) bool) (*T, bool) {
+	raw, ok := in.Raw(key)
+	if !ok || !jsonwire.IsObject(raw) {
+		return nil, false
+	}
+	var r T
+	if json.Unmarshal(raw, &r) != nil || !valid(&r) {
+		return nil, false
+	}
+	return &r, true
+}
+
+// Accepted decodes the content of an accepted elicitation answer into T. It
+// reports false when the key was not answered, was declined or cancelled, or
+// its content does not convert to T: the handler should then ask again.
+func Accepted[T any](in *InputResponses, key string) (T, bool) {
+	var zero T
+	raw, ok := in.Raw(key)
+	if !ok || !jsonwire.IsObject(raw) {
+		return zero, false
+	}
+	var action string
+	var content []byte
+	jsonwire.EachMember(raw, func(k, v []byte) bool {
+		switch {
+		case jsonwire.KeyIs(k, "action"):
+			action, _ = jsonwire.RawString(v)
+		case jsonwire.KeyIs(k, "content"):
+			content = v
+		}
+		return true
+	})
+	if action != "accept" || !jsonwire.IsObject(content) {
+		return zero, false
+	}
+	var v T
+	if err := jsonwire.Bind(content, &v); err != nil { // as validated: case-sensitive names
+		return zero, false
+	}
+	return v, true
+}

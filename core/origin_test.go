@@ -1,0 +1,214 @@
+package core_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/core"
+)
+
+func assertServesLive(t *testing.T, url string) {
+	t.Helper()
+	r := callReq(999, "add", map[string]any{"a": 1, "b": 1}).post(t, http.DefaultClient, url)
+	if textOf(r.result(t)) != "2" {
+		t.Errorf("follow-up call: %s", r.Body)
+	}
+}
+
+// TestOriginAndHost checks DNS rebinding protection and Origin validation
+// (2025-11-25 basic/transports) on a server reached on
+// 127.0.0.1, and on a server that is not on loopback.
+func TestOriginAndHost(t *testing.T) {
+	t.Parallel()
+	discover := func() *testReq { return mreq("d", "server/discover", nil) }
+	send := func(t *testing.T, url string, r *testReq, host string) *resp {
+		t.Helper()
+		hr := r.httpRequest(url)
+		hr.RequestURI = ""
+		if host != "" {
+			hr.Host = host
+		}
+		res, err := http.DefaultClient.Do(hr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := res.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return parseResp(t, res.StatusCode, res.Header, []byte(b.String()))
+	}
+	t.Run("loopback", func(t *testing.T) {
+		t.Parallel()
+		var handled atomic.Int32
+		srv := newFixture(t, nil)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handled.Add(1)
+			srv.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		port := ts.URL[strings.LastIndexByte(ts.URL, ':'):]
+		cases := []struct {
+			host, origin string
+			status       int
+		}{
+			{"", "", 200},
+			{"evil.example.com", "http://evil.example.com", 403},
+			{"evil.example.com", "", 403},
+			{"evil.example.com" + port, "", 403},
+			{"127.0.0.1" + port, "http://127.0.0.1" + port, 200},
+			{"localhost:1234", "", 200},
+			{"[::1]:80", "", 200},
+			{"LOCALHOST", "", 200},
+			{"", "http://localhost:9999", 200},
+			{"", "https://127.0.0.1", 200},
+			{"", "http://[::1]:3000", 200},
+			{"", "http://evil.example.com", 403},
+			{"", "http://localhost.evil.example.com", 403},
+			{"", "null", 403},
+			{"", "file://", 403},
+			{"", "ftp://localhost", 403},
+		}
+		for _, c := range cases {
+			r := send(t, ts.URL, discover().withHeader("Origin", c.origin), c.host)
+			if r.Status != c.status {
+				t.Errorf("Host %q Origin %q: HTTP %d, want %d: %s", c.host, c.origin, r.Status, c.status, r.Body)
+			}
+			if c.status == 403 {
+				if len(r.Msgs) == 1 {
+					r.wantID(t, "")
+				}
+				if r.Header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("CORS header on a refused request")
+				}
+			} else {
+				r.result(t)
+				if c.origin != "" && r.Header.Get("Access-Control-Allow-Origin") != c.origin {
+					t.Errorf("Origin %q: Access-Control-Allow-Origin = %q", c.origin, r.Header.Get("Access-Control-Allow-Origin"))
+				}
+			}
+		}
+		// Every HTTP method is checked.
+		for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodOptions} {
+			hr, _ := http.NewRequest(m, ts.URL, nil)
+			hr.Header.Set("Origin", "http://evil.example.com")
+			res, err := http.DefaultClient.Do(hr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 403 {
+				t.Errorf("%s with a foreign Origin: HTTP %d", m, res.StatusCode)
+			}
+		}
+		if handled.Load() == 0 {
+			t.Fatal("no request reached the server")
+		}
+	})
+	t.Run("allow lists", func(t *testing.T) {
+		t.Parallel()
+		srv := newFixture(t, &core.ServerOptions{AllowedOrigins: []string{"https://app.example.com"}, AllowedHosts: []string{"mcp.example.com"}})
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		for _, c := range []struct {
+			host, origin string
+			status       int
+		}{
+			{"", "https://app.example.com", 200},
+			{"", "https://app.example.com:443", 403},
+			{"", "http://localhost:1", 403},
+			{"mcp.example.com", "", 200},
+			{"mcp.example.com:8443", "", 200},
+			{"other.example.com", "", 403},
+		} {
+			if r := send(t, ts.URL, discover().withHeader("Origin", c.origin), c.host); r.Status != c.status {
+				t.Errorf("Host %q Origin %q: HTTP %d, want %d", c.host, c.origin, r.Status, c.status)
+			}
+		}
+		star := httptest.NewServer(newFixture(t, &core.ServerOptions{AllowedOrigins: []string{"*"}}))
+		t.Cleanup(star.Close)
+		if r := send(t, star.URL, discover().withHeader("Origin", "https://anything.example"), ""); r.Status != 200 {
+			t.Errorf(`AllowedOrigins ["*"]: HTTP %d`, r.Status)
+		}
+	})
+	t.Run("not loopback", func(t *testing.T) {
+		t.Parallel()
+		srv := newFixture(t, nil)
+		for _, c := range []struct {
+			origin string
+			status int
+		}{
+			{"", 200},
+			{"http://example.com", 200}, // httptest.NewRequest's Host
+			{"https://example.com", 200},
+			{"http://EXAMPLE.com", 200},
+			{"http://localhost:3000", 403},
+			{"https://evil.example.com", 403},
+			{"http://example.com.evil.example", 403},
+		} {
+			r := discover().withHeader("Origin", c.origin).do(t, srv)
+			if r.Status != c.status {
+				t.Errorf("Origin %q: HTTP %d, want %d", c.origin, r.Status, c.status)
+			}
+		}
+	})
+}
+
+// TestCORSPreflight checks OPTIONS answers.
+func TestCORSPreflight(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeModern} {
+		srv := newFixture(t, &core.ServerOptions{Mode: mode})
+		req := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
+		req.Header.Set("Origin", "http://example.com")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version, mcp-method, mcp-name, authorization, mcp-param-region, x-evil")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		h := rec.Header()
+		if rec.Code != http.StatusNoContent && rec.Code != http.StatusOK {
+			t.Fatalf("%v: preflight HTTP %d", mode, rec.Code)
+		}
+		if h.Get("Access-Control-Allow-Origin") != "http://example.com" {
+			t.Errorf("%v: Allow-Origin = %q", mode, h.Get("Access-Control-Allow-Origin"))
+		}
+		allowed := strings.ToLower(h.Get("Access-Control-Allow-Headers"))
+		for _, want := range []string{"content-type", "mcp-protocol-version", "mcp-method", "mcp-name", "authorization", "mcp-param-region"} {
+			if !strings.Contains(allowed, want) {
+				t.Errorf("%v: Allow-Headers %q lacks %s", mode, allowed, want)
+			}
+		}
+		if strings.Contains(allowed, "x-evil") {
+			t.Errorf("%v: Allow-Headers allows x-evil", mode)
+		}
+		methods := h.Get("Access-Control-Allow-Methods")
+		if !strings.Contains(methods, "POST") {
+			t.Errorf("%v: Allow-Methods = %q", mode, methods)
+		}
+		if mode == core.ModeModern && strings.Contains(methods, "GET") {
+			t.Errorf("modern-only server allows GET in CORS: %q", methods)
+		}
+		// A foreign origin is refused.
+		req.Header.Set("Origin", "http://evil.example.com")
+		rec = httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("%v: foreign preflight HTTP %d", mode, rec.Code)
+		}
+	}
+	// Exposed headers on an actual response.
+	srv := newFixture(t, nil)
+	r := mreq("d", "server/discover", nil).withHeader("Origin", "http://example.com").do(t, srv)
+	if exp := r.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, "WWW-Authenticate") || !strings.Contains(exp, "Mcp-Session-Id") {
+		t.Errorf("Expose-Headers = %q", exp)
+	}
+}
