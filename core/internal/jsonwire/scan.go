@@ -309,6 +309,10 @@ func AppendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				const hex = "0123456789abcdef"
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
