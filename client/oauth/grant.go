@@ -407,18 +407,7 @@ func (s *Source) clientCredentials(ctx context.Context, meta *ServerMetadata, re
 		return fmt.Errorf("oauth: client_credentials needs a pre-registered client for %s", meta.Issuer)
 	}
 	form := url.Values{"grant_type": {GrantClientCredentials}, "resource": {resource}}
-	if len(scopes) > 0 {
-		form.Set("scope", strings.Join(scopes, " "))
-	}
-	basic, err := s.authenticate(c, meta, form)
-	if err != nil {
-		return err
-	}
-	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
-	if err != nil {
-		return err
-	}
-	return s.store(tr, scopes, "")
+	return s.grant(ctx, meta, c, form, scopes)
 }
 
 // jwtBearer runs enterprise-managed authorization: an ID-JAG from
@@ -437,6 +426,12 @@ func (s *Source) jwtBearer(ctx context.Context, meta *ServerMetadata, resource s
 		return err
 	}
 	form := url.Values{"grant_type": {GrantJWTBearer}, "assertion": {jag}, "resource": {resource}}
+	return s.grant(ctx, meta, c, form, scopes)
+}
+
+// grant asks the token endpoint, as client c, for a token with form (plus
+// the scopes, when there are any) and keeps it.
+func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form url.Values, scopes []string) error {
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
