@@ -9,14 +9,13 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
 // x-mcp-header (2026-07-28 basic/transports/streamable-http §Custom Headers
 // from Tool Parameters; server/tools §x-mcp-header): a property of a tool's
 // inputSchema may name a header; the client mirrors the argument's value
 // into Mcp-Param-{Name}.
-
-const xMCPHeader = "x-mcp-header"
 
 // maxSafeInteger is 2^53-1: integers beyond ±maxSafeInteger cannot be
 // mirrored.
@@ -32,75 +31,18 @@ type toolHeaders struct {
 	decls []headerDecl
 }
 
-// parseToolHeaders validates a tool's x-mcp-header declarations. An error
-// means the tool definition is invalid and the client must drop the tool.
+// parseToolHeaders validates a tool's x-mcp-header declarations with the
+// same rules the server applies at registration (internal/mcpheader). An
+// error means the tool definition is invalid and the client must drop the
+// tool.
 func parseToolHeaders(inputSchema json.RawMessage) (*toolHeaders, error) {
-	if !bytes.Contains(inputSchema, []byte(xMCPHeader)) {
-		return &toolHeaders{}, nil // fast path: nothing declared
-	}
-	dec := json.NewDecoder(bytes.NewReader(inputSchema))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
+	decls, err := mcpheader.Find(inputSchema)
+	if err != nil {
 		return nil, fmt.Errorf("inputSchema: %v", err)
 	}
-	th := &toolHeaders{}
-	seen := map[string]bool{}
-	var walk func(node any, path []string, viaProps bool) error
-	walk = func(node any, path []string, viaProps bool) error {
-		switch n := node.(type) {
-		case []any:
-			for _, e := range n {
-				if err := walk(e, path, false); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			for k, v := range n {
-				switch k {
-				case xMCPHeader:
-					if !viaProps || len(path) == 0 {
-						return fmt.Errorf("%s at %s is not reachable through properties", xMCPHeader, where(path))
-					}
-					name, ok := v.(string)
-					if !ok || name == "" {
-						return fmt.Errorf("%s at %s is empty or not a string", xMCPHeader, where(path))
-					}
-					if !isTokenString(name) {
-						return fmt.Errorf("%s %q at %s has characters a header name may not have", xMCPHeader, name, where(path))
-					}
-					if !primitiveType(n["type"]) {
-						return fmt.Errorf("%s %q at %s is not on a string, integer or boolean property", xMCPHeader, name, where(path))
-					}
-					low := strings.ToLower(name)
-					if seen[low] {
-						return fmt.Errorf("%s %q is declared twice", xMCPHeader, name)
-					}
-					seen[low] = true
-					th.decls = append(th.decls, headerDecl{name: name, path: append([]string(nil), path...)})
-				case "properties":
-					props, ok := v.(map[string]any)
-					if !ok {
-						continue
-					}
-					for pname, sub := range props {
-						if err := walk(sub, append(path[:len(path):len(path)], pname), viaProps); err != nil {
-							return err
-						}
-					}
-				case "enum", "const", "default", "examples":
-					// Values, not schemas.
-				default:
-					if err := walk(v, path, false); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil, true); err != nil {
-		return nil, err
+	th := &toolHeaders{decls: make([]headerDecl, len(decls))}
+	for i, d := range decls {
+		th.decls[i] = headerDecl{name: d.Name, path: d.Path}
 	}
 	return th, nil
 }
@@ -110,21 +52,6 @@ func where(path []string) string {
 		return "the schema root"
 	}
 	return "/" + strings.Join(path, "/")
-}
-
-func isTokenString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isTchar(s[i]) {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// primitiveType: the property's type is string, integer or boolean.
-func primitiveType(t any) bool {
-	s, ok := t.(string)
-	return ok && (s == "string" || s == "integer" || s == "boolean")
 }
 
 // errHeaderValue: an argument cannot be mirrored into its header.
@@ -145,7 +72,7 @@ func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 	}
 	var out [][2]string
 	for _, d := range th.decls {
-		v, ok := lookup(root, d.path)
+		v, ok := mcpheader.Lookup(root, d.path)
 		if !ok || v == nil {
 			continue
 		}
@@ -174,18 +101,4 @@ func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 		out = append(out, [2]string{core.HeaderParamPrefix + d.name, s})
 	}
 	return out, nil
-}
-
-func lookup(root any, path []string) (any, bool) {
-	v := root
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }

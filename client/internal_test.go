@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
 func TestSSEReader(t *testing.T) {
@@ -247,7 +249,7 @@ func FuzzWWWAuthenticate(f *testing.F) {
 			t.Fatalf("%d challenges from %d bytes", len(cs), len(s))
 		}
 		for _, c := range cs {
-			if c.Scheme == "" || !isTokenString(c.Scheme) {
+			if c.Scheme == "" || !mcpheader.IsToken(c.Scheme) {
 				t.Fatalf("bad scheme %q", c.Scheme)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/core/internal/schema"
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
 // parseParams walks the members of params: own reads the method's own
@@ -274,7 +275,7 @@ const maxAdvancedCache = 1024
 // or null value.
 func checkParamHeaders(h map[string][]string, params []headerParam, args any) error {
 	for _, hp := range params {
-		v, present := lookupPath(args, hp.path)
+		v, present := mcpheader.Lookup(args, hp.path)
 		hv, hasHeader, repeated := headerValue(h, hp.canon)
 		if repeated {
 			return headerMismatch("the " + hp.canon + " header is repeated")
@@ -297,19 +298,6 @@ func checkParamHeaders(h map[string][]string, params []headerParam, args any) er
 		}
 	}
 	return nil
-}
-
-func lookupPath(v any, path []string) (any, bool) {
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[p]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
 }
 
 // headerMatches compares a decoded header value with a body value.

@@ -1,15 +1,15 @@
 package core
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/textproto"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -97,21 +97,7 @@ func encodeHeaderValue(v string) string {
 func EncodeHeaderValue(v string) string { return encodeHeaderValue(v) }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+func isToken(s string) bool { return mcpheader.IsToken(s) }
 
 func headerMismatch(format string) *Error {
 	return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + format, status: http.StatusBadRequest}
@@ -128,80 +114,16 @@ type headerParam struct {
 }
 
 // findHeaderParams validates every x-mcp-header annotation of an input schema
-// and returns them sorted by header name. A declaration is invalid when it is
-// not an RFC 9110 token, duplicates another case-insensitively, sits on a type
-// other than string, integer or boolean, or is not reachable from the root
-// through "properties" alone.
+// (internal/mcpheader, which the client shares) and returns them sorted by
+// header name.
 func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
-	if !bytes.Contains(raw, []byte("x-mcp-header")) {
-		return nil, nil
-	}
-	var root any
-	if err := json.Unmarshal(raw, &root); err != nil {
+	decls, err := mcpheader.Find(raw)
+	if err != nil || len(decls) == 0 {
 		return nil, err
 	}
-	var out []headerParam
-	seen := map[string]string{}
-	var walk func(node any, path []string, reachable bool) error
-	walk = func(node any, path []string, reachable bool) error {
-		switch n := node.(type) {
-		case []any:
-			for _, e := range n {
-				if err := walk(e, path, false); err != nil {
-					return err
-				}
-			}
-		case map[string]any:
-			if h, ok := n["x-mcp-header"]; ok {
-				where := "/" + strings.Join(path, "/")
-				name, isStr := h.(string)
-				switch {
-				case !isStr || !isToken(name):
-					return fmt.Errorf("x-mcp-header at %s: %v is not an HTTP token", where, h)
-				case !reachable || len(path) == 0:
-					return fmt.Errorf("x-mcp-header %q at %s: only properties reachable from the root through \"properties\" may be mirrored", name, where)
-				}
-				t, _ := n["type"].(string)
-				if t != "string" && t != "integer" && t != "boolean" {
-					return fmt.Errorf("x-mcp-header %q at %s: the property must have type string, integer or boolean, not %v", name, where, n["type"])
-				}
-				key := strings.ToLower(name)
-				if prev, dup := seen[key]; dup {
-					return fmt.Errorf("x-mcp-header %q at %s duplicates %q (header names are case-insensitive)", name, where, prev)
-				}
-				seen[key] = name
-				p := append([]string(nil), path...)
-				out = append(out, headerParam{name: name, canon: canonicalHeader(HeaderParamPrefix + name), path: p, schema: t})
-			}
-			keys := sortedKeys(n)
-			for _, k := range keys {
-				v := n[k]
-				if k == "properties" {
-					props, ok := v.(map[string]any)
-					if !ok {
-						continue
-					}
-					pk := make([]string, 0, len(props))
-					for name := range props {
-						pk = append(pk, name)
-					}
-					sort.Strings(pk)
-					for _, name := range pk {
-						if err := walk(props[name], append(path, name), reachable); err != nil {
-							return err
-						}
-					}
-					continue
-				}
-				if err := walk(v, append(path, k), false); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	if err := walk(root, nil, true); err != nil {
-		return nil, err
+	out := make([]headerParam, len(decls))
+	for i, d := range decls {
+		out[i] = headerParam{name: d.Name, canon: canonicalHeader(HeaderParamPrefix + d.Name), path: d.Path, schema: d.Type}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].canon < out[j].canon })
 	return out, nil

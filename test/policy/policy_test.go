@@ -41,7 +41,8 @@ var coreModules = map[string]string{
 // (it imports nothing of the module): code core shares with a package that
 // imports core, which core cannot import back.
 var coreInternal = map[string]string{
-	module + "/internal/memstore": "the one in-memory session store: core's default, which store/memory exports",
+	module + "/internal/memstore":  "the one in-memory session store: core's default, which store/memory exports",
+	module + "/internal/mcpheader": "x-mcp-header declarations, read alike by core and client",
 }
 
 // forbidden are prefixes that must never reach core, named so that a
