@@ -56,6 +56,9 @@ serve_lambda() {
   export MCPFN_STATE_KEY
   if [ "$streaming" = 1 ]; then export MCPFN_STREAMING=1; else unset MCPFN_STREAMING; fi
 
+  # The log is read for the URL below; a log left in $work by an earlier
+  # run would give its URL before tee has truncated the file.
+  rm -f "$work/lambdafront.log"
   "$work/lambdafront" -addr 127.0.0.1:0 -bootstrap "$work/bootstrap" \
     -concurrency "${MCPFN_LAMBDA_CONCURRENCY:-8}" "$@" 2> >(tee "$work/lambdafront.log" >&2) &
   local front=$!
