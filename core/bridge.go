@@ -111,16 +111,20 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 	if err := legacyCheck(ir, r.Session.d.Version, r.Session.ClientCapabilities()); err != nil {
 		return nil, err
 	}
+	// The requests go out in the order of their keys, the order in which a
+	// 2026-07-28 inputRequests object lists them.
 	keys := sortedKeys(ir.Requests)
+	reqIDs := make([]string, len(keys))       // key index -> server request id
 	ids := make(map[string]string, len(keys)) // server request id -> key
 	answerCh := make(chan idAnswer, len(keys))
-	for _, k := range keys {
-		ids[randomID("mcpfn-")] = k
+	for i, k := range keys {
+		reqIDs[i] = randomID("mcpfn-")
+		ids[reqIDs[i]] = k
 	}
 	s.local.addWaiters(ids, answerCh)
 	defer s.local.dropWaiters(ids)
-	for _, id := range sortedKeys(ids) {
-		k := ids[id]
+	for i, k := range keys {
+		id := reqIDs[i]
 		p, err := json.Marshal(legacyParams(ir.Requests[k]))
 		if err != nil {
 			return nil, err
@@ -193,7 +197,8 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		}
 	}
 	in := &InputResponses{raw: make(map[string]json.RawMessage, len(keys)), state: ir.State}
-	for id, a := range answers {
+	for _, id := range reqIDs { // in key order: the first failing key is reported
+		a := answers[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
 			Error  *wireError      `json:"error"`

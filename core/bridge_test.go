@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -224,4 +225,96 @@ func TestLegacyGetStream(t *testing.T) {
 	validateSpec(t, legacyVersion, "ServerNotification", raw)
 	srv.Close()
 	s.ends(5 * time.Second)
+}
+
+// TestLegacyBridgeOrder checks that the server-to-client requests of one
+// round reach a legacy client in the order of their input keys, as the keys
+// of a 2026-07-28 inputRequests object are written (sorted), on the call's
+// SSE stream and under SSE polling, over several calls: with 24 keys a
+// random order is sorted once in 24! runs.
+func TestLegacyBridgeOrder(t *testing.T) {
+	t.Parallel()
+	const n = 24
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%02d", i)
+	}
+	addAskMany := func(srv *core.Server) {
+		core.AddTool(srv, &core.Tool{Name: "ask_many", Description: "Asks 24 questions at once."},
+			func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+				if req.Input.Len() == n {
+					return "answered", nil
+				}
+				irs := core.InputRequests{}
+				for _, k := range keys {
+					irs[k] = core.ElicitForm(k, json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))
+				}
+				return "", core.InputRequired(irs, "")
+			})
+	}
+	// order reads n server requests and returns the keys they carry (as
+	// their message) in the order they arrived, and their ids.
+	order := func(t *testing.T, next func() json.RawMessage) ([]string, []json.RawMessage) {
+		t.Helper()
+		var got []string
+		var ids []json.RawMessage
+		for range n {
+			raw := next()
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Message string `json:"message"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(raw, &m); err != nil || m.Method != core.MethodElicit || len(m.ID) == 0 {
+				t.Fatalf("event %s, want an elicitation/create request (%v)", raw, err)
+			}
+			got = append(got, m.Params.Message)
+			ids = append(ids, m.ID)
+		}
+		return got, ids
+	}
+	okAnswer := map[string]any{"action": "accept", "content": map[string]any{"ok": true}}
+	t.Run("stream", func(t *testing.T) {
+		t.Parallel()
+		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1, BridgeTimeout: 10 * time.Second})
+		addAskMany(srv)
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		sid := initialize(t, srv, legacyVersion, map[string]any{"elicitation": map[string]any{}}, nil)
+		for run := range 3 {
+			s := legacyStream(t, ts.URL, lreq(run, "tools/call", map[string]any{"name": "ask_many", "arguments": map[string]any{}}, legacyVersion, sid))
+			got, ids := order(t, func() json.RawMessage { return s.nextRaw(10 * time.Second) })
+			if strings.Join(got, ",") != strings.Join(keys, ",") {
+				t.Fatalf("run %d: server requests in the order %v, want the key order %v", run, got, keys)
+			}
+			for _, id := range ids {
+				answer(t, ts.URL, sid, legacyVersion, id, okAnswer)
+			}
+			if got := str(at(decode(t, s.nextRaw(10*time.Second)), "result", "content", 0, "text")); got != "answered" {
+				t.Fatalf("run %d: result %q", run, got)
+			}
+			s.ends(5 * time.Second)
+		}
+	})
+	t.Run("polling", func(t *testing.T) {
+		t.Parallel()
+		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+		addAskMany(srv)
+		ts := httptest.NewServer(bufferedHandler(srv))
+		t.Cleanup(ts.Close)
+		sid := initialize(t, srv, legacyVersion, map[string]any{"elicitation": map[string]any{}}, nil)
+		for run := range 3 {
+			r := lreq(run, "tools/call", map[string]any{"name": "ask_many", "arguments": map[string]any{}}, legacyVersion, sid).post(t, http.DefaultClient, ts.URL)
+			if !r.SSE || len(r.Msgs) != n {
+				t.Fatalf("run %d: HTTP %d, %d events, want %d server requests on an SSE stream", run, r.Status, len(r.Msgs), n)
+			}
+			i := 0
+			got, _ := order(t, func() json.RawMessage { i++; return r.Msgs[i-1] })
+			if strings.Join(got, ",") != strings.Join(keys, ",") {
+				t.Fatalf("run %d: server requests in the order %v, want the key order %v", run, got, keys)
+			}
+		}
+	})
 }

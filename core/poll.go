@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -211,14 +212,17 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 	x.eventID = eventIDs(stream, pc.Next)
 	in := &InputResponses{raw: map[string]json.RawMessage{}, state: pc.State}
 	var failed error
-	for id, key := range pc.Asked {
+	for _, id := range askedInKeyOrder(pc.Asked) { // the first failing key is reported
+		key := pc.Asked[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
 			Error  *wireError      `json:"error"`
 		}
 		if err := json.Unmarshal(answers[id], &resp); err != nil {
-			failed = ServerError("The client's answer to %s is malformed", key)
-		} else if resp.Error != nil {
+			if failed == nil {
+				failed = ServerError("The client's answer to %s is malformed", key)
+			}
+		} else if resp.Error != nil && failed == nil {
 			failed = ServerError("The client answered %s with an error: %s", key, resp.Error.Message)
 		}
 		in.raw[key] = resp.Result
@@ -238,4 +242,15 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		x.finish(http.StatusOK, jsonwire.AppendResult(nil, pc.ID, res))
 	}
 	return true
+}
+
+// askedInKeyOrder returns the server request ids of asked (id -> input key)
+// ordered by their keys.
+func askedInKeyOrder(asked map[string]string) []string {
+	ids := make([]string, 0, len(asked))
+	for id := range asked {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return asked[ids[i]] < asked[ids[j]] })
+	return ids
 }
