@@ -344,7 +344,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 				return nil, fmt.Errorf("encoding structuredContent: %w", err)
 			}
 		}
-		if r.era.structuredContent(r, sj) {
+		if r.era.structuredContent(r, st, sj) {
 			b = append(b, `"structuredContent":`...)
 			b = append(b, sj...)
 			b = append(b, ',')

@@ -33,7 +33,9 @@
 // [AddTool] registers a typed handler. The input schema is derived from the
 // argument type once, at registration, arguments are validated against it
 // before the handler runs, and the output schema comes from the result type
-// (see [OutputPolicy]). Tools and forms ([NewForm]) read one tag dialect, the
+// (see [OutputPolicy]): a result is sent as structuredContent only where its
+// outputSchema is advertised, so a result of an interface type such as any
+// is text only unless [Tool].OutputSchema supplies a schema. Tools and forms ([NewForm]) read one tag dialect, the
 // `jsonschema` struct tag: key=value items as invopop/jsonschema reads them
 // (`jsonschema:"description=The city,enum=metric,enum=imperial"`, a comma in
 // a value escaped as \,), or a bare description as the official Go SDK

@@ -41,9 +41,10 @@ type era interface {
 	toolEntry(st *serverTool, r *Request) json.RawMessage
 	// advancedTool encodes a tool an advanced list handler returned.
 	advancedTool(t *Tool) ([]byte, error)
-	// structuredContent reports whether a tools/call result carries its
-	// structured content sj (compact JSON) as structuredContent.
-	structuredContent(r *Request, sj []byte) bool
+	// structuredContent reports whether a tools/call result of st (nil
+	// for results no registered tool produced) carries its structured
+	// content sj (compact JSON) as structuredContent.
+	structuredContent(r *Request, st *serverTool, sj []byte) bool
 	// resourceNotFoundCode is the JSON-RPC code of a missing resource.
 	resourceNotFoundCode() int
 	// notifies reports whether change notifications can reach the client

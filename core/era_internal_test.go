@@ -34,18 +34,26 @@ func TestEraDifferences(t *testing.T) {
 	}
 	r25 := &Request{era: eraLegacy, ProtocolVersion: ProtocolVersion20251125}
 	r0326 := &Request{era: eraLegacy, ProtocolVersion: ProtocolVersion20250326}
+	typedObject := &serverTool{typedOutput: true, legacyOutput: true}
+	typedNullable := &serverTool{typedOutput: true} // e.g. *T: no legacy outputSchema
 	for _, c := range []struct {
 		r    *Request
+		st   *serverTool
 		sj   string
 		want bool
 	}{
-		{&Request{era: eraModern}, `[1,2]`, true},
-		{r25, ` {"a":1}`, true},
-		{r25, `[1,2]`, false},
-		{r0326, `{"a":1}`, false},
+		{&Request{era: eraModern}, nil, `[1,2]`, true},
+		{&Request{era: eraModern}, typedNullable, `{"a":1}`, true},
+		{r25, nil, ` {"a":1}`, true},
+		{r25, typedObject, `{"a":1}`, true},
+		{r25, typedNullable, `{"a":1}`, false},
+		{r25, &serverTool{raw: true}, `{"a":1}`, true},
+		{r25, nil, `[1,2]`, false},
+		{r0326, nil, `{"a":1}`, false},
+		{r0326, typedObject, `{"a":1}`, false},
 	} {
-		if got := c.r.era.structuredContent(c.r, []byte(c.sj)); got != c.want {
-			t.Errorf("%s structuredContent(%s) = %v", c.r.ProtocolVersion, c.sj, got)
+		if got := c.r.era.structuredContent(c.r, c.st, []byte(c.sj)); got != c.want {
+			t.Errorf("%s structuredContent(%+v, %s) = %v", c.r.ProtocolVersion, c.st, c.sj, got)
 		}
 	}
 	if eraModern.notifies(false) || !eraModern.notifies(true) || !eraLegacy.notifies(false) {

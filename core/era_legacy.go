@@ -55,9 +55,15 @@ func (legacyEra) advancedTool(t *Tool) ([]byte, error) { return advancedToolJSON
 
 // structuredContent: 2025-06-18 and 2025-11-25 carry structuredContent with
 // an object root, beside its text form in content (2025-06-18 server/tools);
-// other roots are text only. 2025-03-26 has no structured output.
-func (legacyEra) structuredContent(r *Request, sj []byte) bool {
-	return r.ProtocolVersion != ProtocolVersion20250326 && jsonwire.IsObject(sj[jsonwire.SkipSpace(sj, 0):])
+// other roots are text only. A typed tool's result carries it only when the
+// legacy list entry advertises its outputSchema (an object root: not for a
+// nullable pointer or a map, whose schema root is not "object"), so that
+// what is sent is what is described. 2025-03-26 has no structured output.
+func (legacyEra) structuredContent(r *Request, st *serverTool, sj []byte) bool {
+	if r.ProtocolVersion == ProtocolVersion20250326 || (st != nil && st.typedOutput && !st.legacyOutput) {
+		return false
+	}
+	return jsonwire.IsObject(sj[jsonwire.SkipSpace(sj, 0):])
 }
 
 func (legacyEra) resourceNotFoundCode() int { return CodeResourceNotFound }

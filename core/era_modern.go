@@ -72,7 +72,9 @@ func (modernEra) toolEntry(st *serverTool, _ *Request) json.RawMessage { return 
 
 func (modernEra) advancedTool(t *Tool) ([]byte, error) { return advancedToolJSON(t, false) }
 
-func (modernEra) structuredContent(*Request, []byte) bool { return true }
+// structuredContent: any root (2026-07-28 server/tools); a typed tool's
+// result has structured content only when its outputSchema is advertised.
+func (modernEra) structuredContent(*Request, *serverTool, []byte) bool { return true }
 
 func (modernEra) resourceNotFoundCode() int { return CodeInvalidParams }
 

@@ -29,7 +29,8 @@ type Tool struct {
 	// object schema. It is listed verbatim.
 	InputSchema any `json:"inputSchema"`
 	// OutputSchema, when non-nil, replaces the schema derived from the result
-	// type.
+	// type, and gives one to a result type that has none (an interface type
+	// such as any): the handler's results must then conform to it.
 	OutputSchema any `json:"outputSchema,omitempty"`
 
 	// StructuredOutput is the structured output policy of a typed tool.
@@ -48,12 +49,19 @@ type OutputPolicy int
 
 const (
 	// OutputAuto (the default) advertises the output schema derived from
-	// the result type (or supplied in Tool.OutputSchema) and returns the
-	// result as structuredContent, whatever its JSON root, plus a text block:
-	// the string itself for a string, none for a nil result, else its JSON.
+	// the result type (or supplied in Tool.OutputSchema) as outputSchema and
+	// returns the result as structuredContent, whatever its JSON root, plus
+	// a text block: the string itself for a string, none for a nil result,
+	// else its JSON. A result type without a JSON Schema (an interface type
+	// such as any, or json.RawMessage) gets no outputSchema and stays
+	// unstructured: the text block only. So does a result whose schema the
+	// legacy revision of the request cannot list (2025-06-18 and 2025-11-25
+	// list object roots only: a pointer, map or non-object result is text
+	// only there; 2025-03-26 has no structured output). Every result sent
+	// with structuredContent has its outputSchema in that revision's list.
 	OutputAuto OutputPolicy = iota
-	// OutputRequired is OutputAuto, but registration fails when no output
-	// schema can be derived or was supplied.
+	// OutputRequired is OutputAuto, but registration fails when the result
+	// type has no JSON Schema and no Tool.OutputSchema is supplied.
 	OutputRequired
 	// OutputDisabled returns only the text block; supplying an OutputSchema
 	// with it is a registration error.
@@ -95,6 +103,12 @@ type serverTool struct {
 	input          *schema.Compiled
 	headers        []headerParam
 	raw            bool // a typed tool returning *CallToolResult: its results are its own
+	// typedOutput: the server builds the tool's results from a typed
+	// handler's return value, with structuredContent exactly where an
+	// outputSchema is advertised (legacyOutput in the legacy revisions).
+	typedOutput bool
+	// legacyOutput: legacyJSON lists an outputSchema (object root).
+	legacyOutput bool
 	// needsSession: the tool only serves legacy calls with a session; it is
 	// not listed for, or callable by, 2026-07-28 clients.
 	needsSession bool
@@ -198,18 +212,33 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		if out, err = schema.Normalize(tc.OutputSchema); err != nil {
 			return nil, fail("output schema: %v", err)
 		}
+		if !jsonwire.IsObject(out) {
+			// Tool.outputSchema is a JSON object in every revision's schema.
+			return nil, fail("output schema: must be a JSON Schema object, not %s", out)
+		}
 	case raw:
 		if tc.StructuredOutput == OutputRequired {
 			return nil, fail("structured output is required but the handler returns a *CallToolResult and no OutputSchema was supplied")
 		}
 	case tc.StructuredOutput == OutputDisabled:
-	case outType.Kind() == reflect.Interface:
-		if tc.StructuredOutput == OutputRequired {
-			return nil, fail("structured output is required but no output schema can be derived from %v", outType)
-		}
 	default:
-		if out, err = schema.For(outType); err != nil {
-			return nil, fail("output schema: %v", err)
+		// An interface type (any, error, a type of the user's) has no JSON
+		// Schema, and json.RawMessage derives one that describes nothing
+		// (true): their results stay unstructured unless an OutputSchema
+		// is supplied.
+		if outType.Kind() != reflect.Interface {
+			if out, err = schema.For(outType); err != nil {
+				return nil, fail("output schema: %v", err)
+			}
+			if schema.AcceptsAnything(out) {
+				out = nil
+			}
+		}
+		if out == nil {
+			if tc.StructuredOutput == OutputRequired {
+				return nil, fail("structured output is required but %v has no JSON Schema: supply Tool.OutputSchema", outType)
+			}
+			break
 		}
 		switch outType.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map:
@@ -232,8 +261,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		return nil, fail("%v", err)
 	}
 	st.raw = raw
-	policy := tc.StructuredOutput
-	structured := !raw && policy != OutputDisabled
+	st.typedOutput = !raw
+	// structuredContent only where an outputSchema is advertised.
+	structured := !raw && out != nil
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		var args In
 		err := jsonwire.Bind(req.Params.Arguments, &args)
@@ -350,6 +380,7 @@ func prepareTool(t *Tool, explicitInput bool) (*serverTool, error) {
 	if st.legacyJSON, err = toolJSON(&lt); err != nil {
 		return nil, err
 	}
+	st.legacyOutput = lt.OutputSchema != nil
 	st.legacy0326JSON = st.legacyJSON
 	if lt.OutputSchema != nil {
 		lt.OutputSchema = nil

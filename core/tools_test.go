@@ -55,7 +55,8 @@ type point struct {
 // TestStructuredOutputAuto checks OutputAuto for result types of every JSON
 // root: structuredContent is the raw value, the text block is the string
 // itself, its JSON, or absent for nil; the structured content conforms to
-// the advertised output schema (2026-07-28 server/tools).
+// the advertised output schema (2026-07-28 server/tools). A result of type
+// any has no schema and is text only.
 func TestStructuredOutputAuto(t *testing.T) {
 	t.Parallel()
 	srv := core.NewServer(testImpl, nil)
@@ -90,7 +91,7 @@ func TestStructuredOutputAuto(t *testing.T) {
 		{"string", `"he said \"<hi>\""`, `he said "<hi>"`, false},
 		{"slice", `[{"x":1,"y":2},{"x":3,"y":4}]`, `[{"x":1,"y":2},{"x":3,"y":4}]`, true},
 		{"map", `{"a":1}`, `{"a":1}`, true},
-		{"any", `["x",1]`, `["x",1]`, true},
+		{"any", "", `["x",1]`, true}, // no JSON Schema: text only
 	}
 	tools := listTools(t, srv)
 	for _, c := range cases {
@@ -125,7 +126,7 @@ func TestStructuredOutputAuto(t *testing.T) {
 				if err := validateAgainst(t, os, raw["structuredContent"]); err != nil {
 					t.Errorf("structuredContent does not conform to the advertised outputSchema: %v", err)
 				}
-			} else if c.tool != "any" {
+			} else if c.structured != "" {
 				t.Errorf("no outputSchema advertised for %s", c.tool)
 			}
 			validateSpec(t, modernVersion, "CallToolResult", r.resultRaw(t))
@@ -400,4 +401,138 @@ func TestToolOrder(t *testing.T) {
 	if n := len(listToolsAll(t, srv)); n != len(want)-2 {
 		t.Errorf("%d tools after removing 2 of %d", n, len(want))
 	}
+}
+
+// shape is an interface result type: it has no JSON Schema of its own.
+type shape interface{ Area() int }
+
+type square struct {
+	Side int `json:"side"`
+}
+
+func (s square) Area() int { return s.Side * s.Side }
+
+// TestStructuredContentHasSchema checks, in every era, that a result sent
+// with structuredContent comes from a tool whose tools/list entry for that
+// era advertises an outputSchema, and conforms to it: a result type without
+// a JSON Schema (an interface type such as any, json.RawMessage) stays
+// unstructured unless Tool.OutputSchema supplies one, and legacy revisions,
+// whose outputSchema has an object root (2025-06-18 server/tools §Output
+// Schema), get nullable and map results as text only. Every list and result
+// is checked against the official schema of its revision.
+func TestStructuredContentHasSchema(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "struct"}, func(context.Context, *core.CallToolRequest, noArgs) (point, error) { return point{1, 2}, nil })
+	core.AddTool(srv, &core.Tool{Name: "ptr"}, func(context.Context, *core.CallToolRequest, noArgs) (*point, error) { return &point{1, 2}, nil })
+	core.AddTool(srv, &core.Tool{Name: "nilptr"}, func(context.Context, *core.CallToolRequest, noArgs) (*point, error) { return nil, nil })
+	core.AddTool(srv, &core.Tool{Name: "map"}, func(context.Context, *core.CallToolRequest, noArgs) (map[string]int, error) {
+		return map[string]int{"a": 1}, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "anymap"}, func(context.Context, *core.CallToolRequest, noArgs) (map[string]any, error) {
+		return map[string]any{"a": "b"}, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "slice"}, func(context.Context, *core.CallToolRequest, noArgs) ([]point, error) { return []point{{1, 2}}, nil })
+	core.AddTool(srv, &core.Tool{Name: "int"}, func(context.Context, *core.CallToolRequest, noArgs) (int, error) { return 7, nil })
+	core.AddTool(srv, &core.Tool{Name: "string"}, func(context.Context, *core.CallToolRequest, noArgs) (string, error) { return "s", nil })
+	core.AddTool(srv, &core.Tool{Name: "any_object"}, func(context.Context, *core.CallToolRequest, noArgs) (any, error) {
+		return map[string]any{"k": "v"}, nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "any_array"}, func(context.Context, *core.CallToolRequest, noArgs) (any, error) { return []any{"x", 1}, nil })
+	core.AddTool(srv, &core.Tool{Name: "interface"}, func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{3}, nil })
+	core.AddTool(srv, &core.Tool{Name: "rawjson"}, func(context.Context, *core.CallToolRequest, noArgs) (json.RawMessage, error) {
+		return json.RawMessage(`{"a":1}`), nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "any_with_schema", OutputSchema: json.RawMessage(`{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}`)},
+		func(context.Context, *core.CallToolRequest, noArgs) (any, error) {
+			return map[string]any{"k": "v"}, nil
+		})
+	core.AddTool(srv, &core.Tool{Name: "required_any_with_schema", StructuredOutput: core.OutputRequired, OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{2}, nil })
+
+	// structured: the tools whose results carry structuredContent, per era.
+	modernStructured := []string{"any_with_schema", "anymap", "int", "map", "nilptr", "ptr", "required_any_with_schema", "slice", "string", "struct"}
+	legacyStructured := []string{"any_with_schema", "required_any_with_schema", "struct"}
+	for _, c := range []struct {
+		version, rev string
+		structured   []string
+	}{
+		{modernVersion, modernVersion, modernStructured},
+		{core.ProtocolVersion20251125, core.ProtocolVersion20251125, legacyStructured},
+		{core.ProtocolVersion20250618, core.ProtocolVersion20251125, legacyStructured},
+		{core.ProtocolVersion20250326, core.ProtocolVersion20251125, nil},
+	} {
+		t.Run(c.version, func(t *testing.T) {
+			t.Parallel()
+			req := func(method string, params map[string]any) *testReq { return mreq(1, method, params) }
+			if c.version != modernVersion {
+				sid := initialize(t, srv, c.version, nil, nil)
+				v := c.version
+				if v == core.ProtocolVersion20250326 {
+					v = ""
+				}
+				req = func(method string, params map[string]any) *testReq { return lreq(1, method, params, v, sid) }
+			}
+			lr := req("tools/list", nil).do(t, srv)
+			validateSpec(t, c.rev, "ListToolsResult", lr.resultRaw(t))
+			schemas := map[string]any{}
+			var names []string
+			for _, tl := range at(lr.result(t), "tools").([]any) {
+				name := str(at(tl, "name"))
+				names = append(names, name)
+				if os, ok := at(tl, "outputSchema").(map[string]any); ok {
+					schemas[name] = os
+				}
+			}
+			var structured []string
+			for _, name := range names {
+				r := req("tools/call", map[string]any{"name": name, "arguments": map[string]any{}}).do(t, srv)
+				validateSpec(t, c.rev, "CallToolResult", r.resultRaw(t))
+				raw := map[string]json.RawMessage{}
+				json.Unmarshal(r.resultRaw(t), &raw)
+				sc, present := raw["structuredContent"]
+				if !present {
+					continue
+				}
+				structured = append(structured, name)
+				os, ok := schemas[name]
+				if !ok {
+					t.Errorf("%s: result carries structuredContent %s, but tools/list advertises no outputSchema", name, sc)
+					continue
+				}
+				if err := validateAgainst(t, os, sc); err != nil {
+					t.Errorf("%s: structuredContent %s does not conform to the advertised outputSchema %s: %v", name, sc, toJSON(t, os), err)
+				}
+			}
+			if got, want := strings.Join(structured, " "), strings.Join(c.structured, " "); got != want {
+				t.Errorf("tools with structuredContent: %s\nwant: %s", got, want)
+			}
+		})
+	}
+	t.Run("required", func(t *testing.T) {
+		t.Parallel()
+		for name, add := range map[string]func(*core.Server){
+			"interface": func(s *core.Server) {
+				core.AddTool(s, &core.Tool{Name: "required_interface", StructuredOutput: core.OutputRequired},
+					func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{1}, nil })
+			},
+			"rawjson": func(s *core.Server) {
+				core.AddTool(s, &core.Tool{Name: "required_rawjson", StructuredOutput: core.OutputRequired},
+					func(context.Context, *core.CallToolRequest, noArgs) (json.RawMessage, error) { return nil, nil })
+			},
+		} {
+			msg := mustPanic(t, func() { add(core.NewServer(testImpl, nil)) })
+			if !strings.Contains(msg, `"required_`+name+`"`) || !strings.Contains(msg, "OutputSchema") {
+				t.Errorf("%s: panic %q does not name the tool and say an OutputSchema is needed", name, msg)
+			}
+		}
+		// An outputSchema is a JSON object in every revision's schema.
+		msg := mustPanic(t, func() {
+			core.AddTool(core.NewServer(testImpl, nil), &core.Tool{Name: "bool_schema", OutputSchema: json.RawMessage(`true`)},
+				func(context.Context, *core.CallToolRequest, noArgs) (any, error) { return 1, nil })
+		})
+		if !strings.Contains(msg, `"bool_schema"`) {
+			t.Errorf("panic %q does not name the tool", msg)
+		}
+	})
 }

@@ -76,24 +76,26 @@ type BookArgs struct {
 	Restaurant string `json:"restaurant" jsonschema:"description=Where to book"`
 }
 
-// BookingResult is what book_table returns (as structured content).
+// BookingResult is what book_table returns (as structured content). It is
+// returned as a value, not a pointer: its schema then has an object root,
+// which legacy clients (2025-06-18, 2025-11-25) get structured output for.
 type BookingResult struct {
 	Restaurant string  `json:"restaurant"`
 	Booking    Booking `json:"booking"`
 }
 
-func bookTable(ctx context.Context, req *core.CallToolRequest, in BookArgs) (*BookingResult, error) {
+func bookTable(ctx context.Context, req *core.CallToolRequest, in BookArgs) (BookingResult, error) {
 	b, ok := bookingForm.Accepted(req.Input, "booking")
 	if !ok {
 		if r, answered := req.Input.Elicitation("booking"); answered && r.Action != "accept" {
-			return nil, core.ToolErrorf("the user did not book a table")
+			return BookingResult{}, core.ToolErrorf("the user did not book a table")
 		}
-		return nil, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table at " + in.Restaurant)}, "")
+		return BookingResult{}, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table at " + in.Restaurant)}, "")
 	}
 	if b.Guests == 0 {
 		b.Guests = 2 // the form's default, when the client left it out
 	}
-	return &BookingResult{Restaurant: in.Restaurant, Booking: b}, nil
+	return BookingResult{Restaurant: in.Restaurant, Booking: b}, nil
 }
 
 func newServer() *core.Server {

@@ -148,3 +148,11 @@ func RootType(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// AcceptsAnything reports whether a compact schema is one that every JSON
+// value satisfies and that describes nothing: true or {}. invopop derives it
+// for json.RawMessage and other types without a shape of their own.
+func AcceptsAnything(raw json.RawMessage) bool {
+	s := string(bytes.TrimSpace(raw))
+	return s == "true" || s == "{}"
+}
