@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,4 +192,72 @@ func TestAdvancedMode(t *testing.T) {
 			t.Error("ListToolsHandler without CallToolHandler accepted")
 		}
 	})
+}
+
+// TestAdvancedLegacyUnlisted checks a legacy call, in advanced mode, to a tool
+// the list handler does not return: CallToolHandler receives the name and
+// decides the response (an unknown tool is then its -32602, or a result).
+// A 2026-07-28 call still needs a listed tool (unknown tool: -32602 before
+// any handler), since its Mcp-Param headers are checked against the tool's
+// definition; a listed tool is validated in both eras.
+func TestAdvancedLegacyUnlisted(t *testing.T) {
+	t.Parallel()
+	var called []string
+	var mu sync.Mutex
+	srv := core.NewServer(testImpl, &core.ServerOptions{
+		ListToolsHandler: func(ctx context.Context, req *core.ListToolsRequest) (*core.ListToolsResult, error) {
+			return &core.ListToolsResult{Tools: []*core.Tool{{Name: "listed", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)}}}, nil
+		},
+		CallToolHandler: func(ctx context.Context, req *core.CallToolRequest) (*core.CallToolResult, error) {
+			mu.Lock()
+			called = append(called, req.Params.Name+" "+string(req.Params.Arguments))
+			mu.Unlock()
+			switch req.Params.Name {
+			case "listed", "hidden":
+				return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "ran " + req.Params.Name}}}, nil
+			}
+			return nil, core.InvalidParamsError("No tool %s here", req.Params.Name)
+		},
+	})
+	calls := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), called...)
+	}
+	for _, version := range []string{core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326} {
+		sid := initialize(t, srv, version, nil, nil)
+		v := version
+		if v == core.ProtocolVersion20250326 {
+			v = ""
+		}
+		call := func(name string, args map[string]any) *resp {
+			return lreq(1, "tools/call", map[string]any{"name": name, "arguments": args}, v, sid).do(t, srv)
+		}
+		before := len(calls())
+		r := call("hidden", map[string]any{"x": 1})
+		validateSpec(t, core.ProtocolVersion20251125, "CallToolResult", r.resultRaw(t))
+		if got := textOf(r.result(t)); got != "ran hidden" {
+			t.Errorf("%s: unlisted tool: %q, want CallToolHandler's result", version, got)
+		}
+		e := call("nope", nil).wantError(t, 200, core.CodeInvalidParams)
+		if str(e["message"]) != "No tool nope here" {
+			t.Errorf("%s: unknown tool: %v, want CallToolHandler's own error", version, e)
+		}
+		// A listed tool's arguments are still validated before the handler.
+		if res := call("listed", map[string]any{"n": "x"}).result(t); res["isError"] != true {
+			t.Errorf("%s: invalid arguments of a listed tool: %v", version, res)
+		}
+		if got := calls()[before:]; strings.Join(got, ";") != `hidden {"x":1};nope {}` {
+			t.Errorf("%s: CallToolHandler saw %q", version, got)
+		}
+	}
+	// Sessionless legacy calls too.
+	if got := textOf(lreq(1, "tools/call", map[string]any{"name": "hidden"}, core.ProtocolVersion20250618, "").do(t, srv).result(t)); got != "ran hidden" {
+		t.Errorf("sessionless legacy call of an unlisted tool: %q", got)
+	}
+	before := len(calls())
+	e := callReq(1, "hidden", nil).do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+	if str(e["message"]) != "Unknown tool: hidden" || len(calls()) != before {
+		t.Errorf("2026-07-28 call of an unlisted tool: %v (handler calls %d → %d)", e, before, len(calls()))
+	}
 }

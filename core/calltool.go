@@ -110,6 +110,13 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	if st == nil && s.opts.CallToolHandler != nil && !r.Modern() {
+		// A legacy call to a tool the advanced list does not return:
+		// CallToolHandler receives the name and decides. 2026-07-28 calls
+		// need the definition, whose x-mcp-header declarations the call's
+		// Mcp-Param headers are checked against.
+		st = s.unlisted
+	}
 	if st == nil {
 		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name),
 			Data: map[string]any{"name": p.Name}}

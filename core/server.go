@@ -110,7 +110,13 @@ type ServerOptions struct {
 	// ListToolsHandler and CallToolHandler, when both set, replace typed
 	// tools ("advanced mode"): the server lists and calls tools through them.
 	// Calls are still checked (arguments against the tool's input schema,
-	// Mcp-Param headers) by finding the tool in the handler's pages.
+	// Mcp-Param headers) by finding the tool in the handler's pages (at most
+	// 100). A 2026-07-28 call to a tool the pages do not hold gets -32602
+	// "Unknown tool" without reaching CallToolHandler: its Mcp-Param headers
+	// can only be checked against a definition. A legacy call to such a tool
+	// reaches CallToolHandler with the name and unvalidated arguments, and
+	// the handler decides the response (return InvalidParamsError for a
+	// tool it does not know, as an unknown tool is -32602 in every revision).
 	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
 
@@ -227,6 +233,9 @@ type Server struct {
 
 	advMu    sync.Mutex
 	advCache map[string]*serverTool // prepared advanced-mode tools
+	// unlisted serves, in advanced mode, legacy calls to tools the list
+	// handler does not return: no schemas, CallToolHandler decides.
+	unlisted *serverTool
 	hints    map[string]cacheWire
 	infoRaw  json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	implRaw  json.RawMessage // the Implementation
@@ -325,6 +334,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	setDefault(&o.BridgeTimeout, DefaultBridgeTimeout)
 	setDefault(&o.MaxInputRounds, DefaultMaxInputRounds)
 	s.advCache = map[string]*serverTool{}
+	if o.CallToolHandler != nil {
+		s.unlisted = &serverTool{tool: &Tool{}, handler: o.CallToolHandler}
+	}
 	s.store = o.SessionStore
 	if s.store == nil {
 		s.store = &localStore{now: o.now}
