@@ -122,7 +122,9 @@ type ServerOptions struct {
 
 	// Keys provides the HMAC keys that seal requestState. When nil, the
 	// server generates a random key at start: state then does not survive a
-	// restart or reach other replicas.
+	// restart or reach other replicas. StaticKeys are checked by Validate
+	// (secrets of at least MinKeyBytes bytes, valid and distinct ids); keys a
+	// provider loads at run time are checked when they are used.
 	Keys KeyProvider
 	// StateTTL is how long a sealed requestState stays valid; each round
 	// renews it. Zero means DefaultStateTTL.
@@ -187,6 +189,11 @@ func (o *ServerOptions) Validate() error {
 	}
 	if o.StateTTL < 0 {
 		return fmt.Errorf("core: negative StateTTL %v", o.StateTTL)
+	}
+	if sk, ok := o.Keys.(StaticKeys); ok {
+		if err := sk.validate(); err != nil {
+			return fmt.Errorf("core: Keys: %w", err)
+		}
 	}
 	for m, h := range o.CacheHints {
 		known := false

@@ -41,7 +41,10 @@ func (k Key) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("id", k.ID), slog.String("secret", "REDACTED"))
 }
 
-func (k Key) check() error {
+// Validate reports whether k can seal requestState: an ID of 1 to 64
+// characters of A-Z, a-z, 0-9, '_' and '-', and a Secret of at least
+// MinKeyBytes bytes. The error names the key id, never the secret.
+func (k Key) Validate() error {
 	if k.ID == "" || len(k.ID) > 64 {
 		return fmt.Errorf("key id %q: must have 1 to 64 characters", k.ID)
 	}
@@ -61,7 +64,10 @@ func (k Key) check() error {
 // first key signs and all of which verify. Rotate by putting a new key first
 // and removing the old one after the state TTL has passed. Keys is called on
 // every sealing and verification; implementations cache and must be safe for
-// concurrent use.
+// concurrent use. Every key must pass Key.Validate: a list with an invalid
+// key (or none) fails each request that needs it with a generic -32603, and
+// the reason is logged. Keys known when the server is built (StaticKeys)
+// are checked then instead.
 type KeyProvider interface {
 	Keys(ctx context.Context) ([]Key, error)
 }
@@ -75,11 +81,32 @@ type KeyRefresher interface {
 	RefreshKeys(ctx context.Context) ([]Key, error)
 }
 
-// StaticKeys is a KeyProvider with a fixed list of keys.
+// StaticKeys is a KeyProvider with a fixed list of keys, known when the
+// server is built: ServerOptions.Validate (and so NewServer) refuses an empty
+// list, a key Key.Validate refuses, and an id listed twice.
 type StaticKeys []Key
 
 // Keys implements KeyProvider.
 func (k StaticKeys) Keys(context.Context) ([]Key, error) { return k, nil }
+
+// validate checks a key list that is configuration: every key valid, at
+// least one, each id once (a second key of an id would never verify).
+func (k StaticKeys) validate() error {
+	if len(k) == 0 {
+		return errors.New("no key")
+	}
+	for i, key := range k {
+		if err := key.Validate(); err != nil {
+			return err
+		}
+		for _, other := range k[:i] {
+			if other.ID == key.ID {
+				return fmt.Errorf("key id %q is listed twice", key.ID)
+			}
+		}
+	}
+	return nil
+}
 
 // NewRandomKey returns a key with a fresh random 32-byte secret.
 func NewRandomKey(id string) Key {
@@ -130,15 +157,18 @@ func (s *sealer) loadKeys(ctx context.Context) ([]Key, error) {
 		return nil, fmt.Errorf("loading signing keys: %w", err)
 	}
 	if len(keys) == 0 {
-		return nil, errors.New("no signing keys")
+		return nil, errors.New("the KeyProvider returned no signing keys")
 	}
 	s.mu.Lock()
 	same := len(s.checked) == len(keys) && &s.checked[0] == &keys[0]
 	s.mu.Unlock()
 	if !same {
+		// Keys a provider loads at run time are checked here, on every
+		// request until they are valid: the request fails (-32603, the
+		// reason logged, no key detail sent) and the server keeps serving.
 		for _, k := range keys {
-			if err := k.check(); err != nil {
-				return nil, err
+			if err := k.Validate(); err != nil {
+				return nil, fmt.Errorf("invalid signing key from the KeyProvider: %w", err)
 			}
 		}
 		s.mu.Lock()
@@ -313,7 +343,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	key := findKey(keys, parts[1])
 	if r, ok := s.keys.(KeyRefresher); ok && key == nil {
 		if fresh, err := r.RefreshKeys(ctx); err == nil {
-			if k := findKey(fresh, parts[1]); k != nil && k.check() == nil {
+			if k := findKey(fresh, parts[1]); k != nil && k.Validate() == nil {
 				key = k
 			}
 		}

@@ -1,10 +1,13 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,14 +236,116 @@ func TestRequestStateKeyRotation(t *testing.T) {
 	stranger, _ := newMRTRServer(t, &core.ServerOptions{Keys: core.StaticKeys{{ID: next.ID, Secret: []byte(strings.Repeat("x", 32))}}})
 	wantInvalidState(t, retry(callReq(6, "stateful", args).withCaps(allCaps), 6, tokNew, answer).do(t, stranger))
 
-	t.Run("bad keys fail closed", func(t *testing.T) {
-		for _, k := range []core.StaticKeys{{}, {{ID: "short", Secret: []byte("x")}}, {{ID: "bad id!", Secret: make([]byte, 32)}}} {
-			s, _ := newMRTRServer(t, &core.ServerOptions{Keys: k})
+}
+
+// badKeyLists are key lists that cannot seal requestState, by what is wrong.
+var badKeyLists = map[string][]core.Key{
+	"empty":        {},
+	"short secret": {{ID: "short", Secret: []byte(strings.Repeat("x", core.MinKeyBytes-1))}},
+	"bad id":       {{ID: "bad id!", Secret: make([]byte, core.MinKeyBytes)}},
+	"no id":        {{Secret: make([]byte, core.MinKeyBytes)}},
+	"long id":      {{ID: strings.Repeat("k", 65), Secret: make([]byte, core.MinKeyBytes)}},
+	"duplicate id": {{ID: "k", Secret: make([]byte, core.MinKeyBytes)}, {ID: "k", Secret: []byte(strings.Repeat("y", core.MinKeyBytes))}},
+}
+
+// TestStaticKeysValidated checks that keys known when the server is built
+// are checked then (secrets of at least MinKeyBytes bytes, ids of 1 to 64
+// characters of A-Z, a-z, 0-9, '_' and '-', each id once): Validate returns
+// the error and NewServer panics with it, instead of every request failing.
+func TestStaticKeysValidated(t *testing.T) {
+	t.Parallel()
+	for name, keys := range badKeyLists {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := &core.ServerOptions{Keys: core.StaticKeys(keys)}
+			err := o.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the keys")
+			}
+			if !strings.Contains(err.Error(), "Keys") {
+				t.Errorf("Validate error %q does not name the option", err)
+			}
+			if msg := mustPanic(t, func() { core.NewServer(testImpl, o) }); msg != err.Error() {
+				t.Errorf("NewServer panicked with %q, want Validate's %q", msg, err)
+			}
+			if len(keys) > 0 && name != "duplicate id" {
+				if err := keys[0].Validate(); err == nil {
+					t.Errorf("Key.Validate accepted %+v", keys[0])
+				}
+			}
+		})
+	}
+	good := core.StaticKeys{core.NewRandomKey("k-2026_1"), {ID: strings.Repeat("k", 64), Secret: make([]byte, core.MinKeyBytes)}}
+	if err := (&core.ServerOptions{Keys: good}).Validate(); err != nil {
+		t.Errorf("valid keys refused: %v", err)
+	}
+}
+
+// providedKeys is a KeyProvider whose keys are only known at run time.
+type providedKeys struct {
+	mu   sync.Mutex
+	keys []core.Key
+}
+
+func (p *providedKeys) Keys(context.Context) ([]core.Key, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.keys, nil
+}
+
+func (p *providedKeys) set(keys []core.Key) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keys = keys
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestProvidedKeysInvalidAtRunTime checks a KeyProvider that returns keys
+// that cannot seal only when asked, after the server is built: the request
+// that needs them gets a generic -32603 that names no key, the log says what
+// is wrong, and the server keeps serving (with good keys, at once).
+func TestProvidedKeysInvalidAtRunTime(t *testing.T) {
+	t.Parallel()
+	args := map[string]any{"state": "s"}
+	for name, keys := range badKeyLists {
+		if name == "duplicate id" {
+			continue // at run time the first key of an id counts
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logs syncBuffer
+			kp := &providedKeys{keys: keys}
+			s, _ := newMRTRServer(t, &core.ServerOptions{Keys: kp, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			r := callReq(1, "stateful", args).withCaps(allCaps).do(t, s)
 			r.wantError(t, http.StatusOK, core.CodeInternalError)
 			if strings.Contains(string(r.Body), "key") {
 				t.Errorf("key detail leaked: %s", r.Body)
 			}
-		}
-	})
+			if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "signing key") {
+				t.Errorf("the log does not say the signing keys are wrong:\n%s", l)
+			}
+			kp.set([]core.Key{core.NewRandomKey("fixed")})
+			tok := statefulToken(t, s, args, nil)
+			if !strings.Contains(tok, ".fixed.") {
+				t.Errorf("after the provider's keys were fixed: token %q", tok)
+			}
+		})
+	}
 }

@@ -20,7 +20,9 @@ type Keys struct {
 var _ core.KeyProvider = (*Keys)(nil)
 
 // NewKeys returns a provider holding keys, the first of which signs. It
-// returns an error for a key that is too short or badly named.
+// returns an error for a key core.Key.Validate refuses (a secret shorter
+// than core.MinKeyBytes, an id that is not 1 to 64 characters of A-Z, a-z,
+// 0-9, '_' and '-').
 func NewKeys(keys ...core.Key) (*Keys, error) {
 	k := &Keys{}
 	for i := len(keys) - 1; i >= 0; i-- {
@@ -38,13 +40,12 @@ func (k *Keys) Keys(context.Context) ([]core.Key, error) {
 	return k.keys, nil
 }
 
-// Put makes key the signing key, replacing any key with the same id.
+// Put makes key the signing key, replacing any key with the same id. It
+// returns an error, and changes nothing, for a key core.Key.Validate
+// refuses.
 func (k *Keys) Put(key core.Key) error {
-	if len(key.Secret) < core.MinKeyBytes {
-		return fmt.Errorf("memory: key %q: %d bytes, at least %d required", key.ID, len(key.Secret), core.MinKeyBytes)
-	}
-	if key.ID == "" {
-		return fmt.Errorf("memory: key without id")
+	if err := key.Validate(); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	key.Secret = append([]byte(nil), key.Secret...)
 	k.mu.Lock()
