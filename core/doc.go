@@ -64,8 +64,11 @@
 // model's input returns [InputRequired] with [InputRequests] built by
 // [ElicitForm], [ElicitURL], [NewForm], [Sample] or [ListRoots], and an
 // optional state string. The client answers and retries; the handler runs
-// again from the top and reads the answers through [Request.Input] (see
-// [Accepted]). The state the handler returned comes back verified: the
+// again from the top and reads the answers through [Request.Input]: [Answer]
+// (or [Form.Answer]) tells a form that has no answer yet, so the handler
+// asks, from one the user accepted, declined or cancelled; a decline or a
+// cancel ends the call, since asking again would show the user the same
+// question (servers MUST handle both, 2026-07-28 client/elicitation). The state the handler returned comes back verified: the
 // server seals it with HMAC-SHA256, bound to the method, the tool, prompt or
 // resource, the arguments (key order does not matter), the caller's
 // principal, and an expiry renewed each round (ServerOptions.StateTTL).

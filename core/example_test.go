@@ -94,13 +94,19 @@ func ExampleInputRequired() {
 		func(ctx context.Context, req *core.CallToolRequest, in struct {
 			Repo string `json:"repo"`
 		}) (string, error) {
-			if c, ok := confirm.Accepted(req.Input, "confirm"); ok {
-				if c.OK {
-					return "deleted " + in.Repo, nil
-				}
+			c, action, err := confirm.Answer(req.Input, "confirm")
+			switch {
+			case err != nil:
+				return "", err // the client's answer does not fit the form
+			case action == "":
+				// Not answered yet (the first round): ask.
+				return "", core.InputRequired(core.InputRequests{"confirm": confirm.Request("Delete " + in.Repo + "?")}, "")
+			case action != core.ActionAccept || !c.OK:
+				// Declined, cancelled or unchecked: the call ends here;
+				// asking again would show the user the same form.
 				return "kept " + in.Repo, nil
 			}
-			return "", core.InputRequired(core.InputRequests{"confirm": confirm.Request("Delete " + in.Repo + "?")}, "")
+			return "deleted " + in.Repo, nil
 		})
 
 	caps := map[string]any{"elicitation": map[string]any{}}
@@ -115,9 +121,17 @@ func ExampleInputRequired() {
 		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}},
 	}, caps)
 	fmt.Println(final["resultType"], final["content"])
+
+	// A user who declines (or cancels) is not asked again: the call ends.
+	declined := post(srv, "tools/call", "delete_repo", map[string]any{"name": "delete_repo", "arguments": args,
+		"requestState":   first["requestState"],
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "decline"}},
+	}, caps)
+	fmt.Println(declined["resultType"], declined["content"])
 	// Output:
 	// input_required elicitation/create Delete acme/site?
 	// complete [map[text:deleted acme/site type:text]]
+	// complete [map[text:kept acme/site type:text]]
 }
 
 func ExampleNewForm() {

@@ -21,8 +21,16 @@ import (
 //	var bookingForm = core.MustForm[Booking]()
 //
 //	// in the handler:
-//	if b, ok := bookingForm.Accepted(req.Input, "booking"); ok { ... }
-//	return nil, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table")}, "")
+//	b, action, err := bookingForm.Answer(req.Input, "booking")
+//	switch {
+//	case err != nil:
+//		return nil, err // the client's answer does not fit the form
+//	case action == "": // not answered yet: ask
+//		return nil, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table")}, "")
+//	case action != core.ActionAccept: // declined or cancelled: end the call, do not ask again
+//		return nil, core.ToolErrorf("the user did not book a table")
+//	}
+//	// ... book the table b
 //
 // Fields are described with the jsonschema tag, the same dialect as tool
 // arguments (see the package documentation): key=value items, or a bare
@@ -39,8 +47,11 @@ import (
 // does not set the key. A field tagged omitempty, or with a default, is
 // optional; the others are required. Any other field type (nested struct,
 // map, pointer, interface) is an error naming the field.
+//
+// A Form is immutable and safe for concurrent use.
 type Form[T any] struct {
 	schema json.RawMessage
+	check  *schema.Compiled // validates accepted content
 }
 
 // NewForm builds the form of T.
@@ -53,7 +64,11 @@ func NewForm[T any]() (*Form[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("core: NewForm[%v]: %v", t, err)
 	}
-	return &Form[T]{schema: raw}, nil
+	check, err := schema.Compile(raw, false) // resolved on the first answer
+	if err != nil {
+		return nil, fmt.Errorf("core: NewForm[%v]: %v", t, err)
+	}
+	return &Form[T]{schema: raw, check: check}, nil
 }
 
 // MustForm is NewForm that panics on error, for package-level variables.
@@ -73,8 +88,22 @@ func (f *Form[T]) Request(message string) *InputRequest {
 	return &InputRequest{Method: MethodElicit, Params: &ElicitFormParams{Mode: "form", Message: message, RequestedSchema: f.schema}}
 }
 
-// Accepted decodes the accepted answer to key into T (see the function
-// Accepted).
+// Answer returns the user's answer to the form asked under key, as the
+// function Answer does: "" when key has no answer yet (ask),
+// ActionAccept with the content, or ActionDecline or ActionCancel (end the
+// call; do not ask again). Accepted content is also checked against the
+// form's schema (required fields, enum values, bounds): content that does
+// not fit is the -32602 error, so the handler only sees values the form
+// allows.
+func (f *Form[T]) Answer(in *InputResponses, key string) (T, string, error) {
+	return answerContent[T](in, key, f.check)
+}
+
+// Accepted returns the content of an accepted answer to key that fits the
+// form, and false otherwise: not answered, declined, cancelled or invalid,
+// without telling which. Use Answer to decide whether to ask (see the
+// function Accepted).
 func (f *Form[T]) Accepted(in *InputResponses, key string) (T, bool) {
-	return Accepted[T](in, key)
+	v, action, err := f.Answer(in, key)
+	return v, err == nil && action == ActionAccept
 }

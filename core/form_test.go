@@ -3,11 +3,15 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 type color string
@@ -205,5 +209,188 @@ func TestFormRoundTrip(t *testing.T) {
 		Tags: []string{"a"}, Toppings: []string{"x", "y"}, NoTag: "n"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %+v, want %+v", got, want)
+	}
+}
+
+type deleteConfirm struct {
+	OK bool `json:"ok" jsonschema:"title=Delete it?"`
+}
+
+var deleteForm = core.MustForm[deleteConfirm]()
+
+// deleteAsDocumented is a handler written as the documentation of
+// Form.Answer and ExampleInputRequired say: ask when there is no answer, end
+// the call on a decline or a cancel.
+func deleteAsDocumented(ctx context.Context, req *core.CallToolRequest, in struct {
+	Repo string `json:"repo"`
+}) (string, error) {
+	c, action, err := deleteForm.Answer(req.Input, "confirm")
+	switch {
+	case err != nil:
+		return "", err
+	case action == "":
+		return "", core.InputRequired(core.InputRequests{"confirm": deleteForm.Request("Delete " + in.Repo + "?")}, "")
+	case action != core.ActionAccept || !c.OK:
+		return "kept " + in.Repo + " (" + action + ")", nil
+	}
+	return "deleted " + in.Repo, nil
+}
+
+// TestDeclineEndsTheCall checks that a handler written as the documentation
+// says asks a user once: a decline or a cancel ends the call after one round,
+// in 2026-07-28 (one input_required result, then the complete result) and
+// over the legacy bridge (one elicitation/create request, then the result).
+// Servers MUST handle decline and cancel (2026-07-28 client/elicitation).
+func TestDeclineEndsTheCall(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+	core.AddTool(srv, &core.Tool{Name: "delete_repo"}, deleteAsDocumented)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	args := map[string]any{"repo": "acme/site"}
+	for _, action := range []string{core.ActionDecline, core.ActionCancel} {
+		t.Run("modern "+action, func(t *testing.T) {
+			t.Parallel()
+			c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
+			rounds, state := 0, ""
+			for {
+				p := map[string]any{"name": "delete_repo", "arguments": args}
+				if state != "" {
+					p["requestState"] = state
+					p["inputResponses"] = map[string]any{"confirm": map[string]any{"action": action}}
+				}
+				r, err := c.Call(context.Background(), "tools/call", p, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var res struct {
+					ResultType   string `json:"resultType"`
+					RequestState string `json:"requestState"`
+					Content      []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				}
+				if err := r.Decode(&res); err != nil {
+					t.Fatalf("after %d rounds: %v", rounds, err)
+				}
+				if res.ResultType == "input_required" {
+					if rounds++; rounds > 1 {
+						t.Fatalf("the user who answered %q was asked again (round %d)", action, rounds)
+					}
+					state = res.RequestState
+					continue
+				}
+				if rounds != 1 || len(res.Content) != 1 || res.Content[0].Text != "kept acme/site ("+action+")" {
+					t.Fatalf("after %d rounds: %+v, want the call to end with the repo kept", rounds, res)
+				}
+				return
+			}
+		})
+		t.Run("legacy "+action, func(t *testing.T) {
+			t.Parallel()
+			c := &mcptest.Client{URL: ts.URL}
+			if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "delete_repo", "arguments": args},
+				func(string, json.RawMessage) (any, error) { return map[string]any{"action": action}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			}
+			if len(r.ServerRequests) != 1 || r.Decode(&res) != nil || len(res.Content) != 1 || res.Content[0].Text != "kept acme/site ("+action+")" {
+				t.Fatalf("%d elicitation requests, then %+v (%v), want one request and the repo kept", len(r.ServerRequests), res, r.Error)
+			}
+		})
+	}
+}
+
+// TestAnswer checks what Answer and Form.Answer report for every kind of
+// answer, and that Accepted agrees: nothing to ask about only when there is
+// no answer; a decline and a cancel told apart; an answer the client got
+// wrong (not an elicitation result, accepted without content or with
+// content that does not fit) is a -32602 error, not a reason to ask again.
+func TestAnswer(t *testing.T) {
+	t.Parallel()
+	type guests struct {
+		Name   string `json:"name"`
+		Guests int    `json:"guests" jsonschema:"minimum=1,maximum=12"`
+	}
+	form := core.MustForm[guests]()
+	type outcome struct {
+		v      guests
+		action string
+		code   int // of the error; 0 for none
+		ok     bool
+	}
+	var mu sync.Mutex
+	seen := map[string][2]outcome{} // request id -> Answer, Form.Answer
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "ask"}, func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+		var got [2]outcome
+		for i, answer := range []func(*core.InputResponses, string) (guests, string, error){core.Answer[guests], form.Answer} {
+			v, action, err := answer(req.Input, "g")
+			got[i] = outcome{v: v, action: action, code: core.CodeOf(err)}
+			if err == nil {
+				got[i].code = 0
+			}
+		}
+		_, got[0].ok = core.Accepted[guests](req.Input, "g")
+		_, got[1].ok = form.Accepted(req.Input, "g")
+		mu.Lock()
+		seen[string(req.ID)] = got
+		mu.Unlock()
+		if req.Input.Len() == 0 {
+			return "", core.InputRequired(core.InputRequests{"g": form.Request("How many?")}, "")
+		}
+		return "done", nil
+	})
+	caps := map[string]any{"elicitation": map[string]any{}}
+	first := round1(t, srv, callReq(`"first"`, "ask", nil).withCaps(caps))
+	bad := core.CodeInvalidParams
+	ann := guests{Name: "Ann", Guests: 4}
+	cases := []struct {
+		name         string
+		answer       any // nil: no inputResponses member for the key
+		plain, typed outcome
+	}{
+		{"no answer", nil, outcome{}, outcome{}},
+		{"null", json.RawMessage(`null`), outcome{}, outcome{}},
+		{"accept", accept(map[string]any{"name": "Ann", "guests": 4}), outcome{v: ann, action: core.ActionAccept, ok: true}, outcome{v: ann, action: core.ActionAccept, ok: true}},
+		{"decline", map[string]any{"action": "decline"}, outcome{action: core.ActionDecline}, outcome{action: core.ActionDecline}},
+		{"cancel", map[string]any{"action": "cancel"}, outcome{action: core.ActionCancel}, outcome{action: core.ActionCancel}},
+		{"decline with content", map[string]any{"action": "decline", "content": map[string]any{"name": "x"}}, outcome{action: core.ActionDecline}, outcome{action: core.ActionDecline}},
+		{"not an object", "yes", outcome{code: bad}, outcome{code: bad}},
+		{"no action", map[string]any{"content": map[string]any{"name": "Ann"}}, outcome{code: bad}, outcome{code: bad}},
+		{"unknown action", map[string]any{"action": "maybe"}, outcome{code: bad}, outcome{code: bad}},
+		{"accept without content", map[string]any{"action": "accept"}, outcome{code: bad}, outcome{code: bad}},
+		{"accept with wrong types", accept(map[string]any{"name": 7, "guests": "four"}), outcome{code: bad}, outcome{code: bad}},
+		// Only Form.Answer knows the form's schema.
+		{"accept out of bounds", accept(map[string]any{"name": "Ann", "guests": 40}), outcome{v: guests{Name: "Ann", Guests: 40}, action: core.ActionAccept, ok: true}, outcome{code: bad}},
+		{"accept missing a field", accept(map[string]any{"guests": 4}), outcome{v: guests{Guests: 4}, action: core.ActionAccept, ok: true}, outcome{code: bad}},
+	}
+	for i, c := range cases {
+		id := fmt.Sprintf(`"%d"`, i)
+		responses := map[string]any{}
+		if c.answer != nil {
+			responses["g"] = c.answer
+		}
+		retry(callReq(json.RawMessage(id), "ask", nil).withCaps(caps), json.RawMessage(id), first["requestState"], responses).do(t, srv)
+		mu.Lock()
+		got, ok := seen[id]
+		mu.Unlock()
+		if !ok {
+			t.Fatalf("%s: the handler did not run", c.name)
+		}
+		if got[0] != c.plain {
+			t.Errorf("%s: Answer = %+v, want %+v", c.name, got[0], c.plain)
+		}
+		if got[1] != c.typed {
+			t.Errorf("%s: Form.Answer = %+v, want %+v", c.name, got[1], c.typed)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
@@ -135,9 +136,19 @@ func ListRoots() *InputRequest {
 	return &InputRequest{Method: MethodListRoots, Params: struct{}{}}
 }
 
+// The actions of an elicitation answer (ElicitResult.Action; 2025-06-18
+// and 2026-07-28 client/elicitation): the user submitted the form (or
+// agreed to open the URL), explicitly said no, or dismissed the request
+// without choosing.
+const (
+	ActionAccept  = "accept"
+	ActionDecline = "decline"
+	ActionCancel  = "cancel"
+)
+
 // ElicitResult is the client's answer to an elicitation.
 type ElicitResult struct {
-	// Action is "accept", "decline" or "cancel".
+	// Action is ActionAccept, ActionDecline or ActionCancel.
 	Action string `json:"action"`
 	// Content holds the form's values when Action is "accept" (form mode).
 	Content map[string]any `json:"content,omitempty"`
@@ -190,11 +201,14 @@ func (in *InputResponses) Raw(key string) (json.RawMessage, bool) {
 }
 
 // Elicitation returns the elicitation answer for key, including declined and
-// cancelled ones (check Action).
+// cancelled ones (check Action), and false when key has no such answer. For
+// a form whose content should be decoded into a struct, Answer does both.
 func (in *InputResponses) Elicitation(key string) (*ElicitResult, bool) {
-	return answerAs(in, key, func(r *ElicitResult) bool {
-		return r.Action == "accept" || r.Action == "decline" || r.Action == "cancel"
-	})
+	return answerAs(in, key, func(r *ElicitResult) bool { return validAction(r.Action) })
+}
+
+func validAction(a string) bool {
+	return a == ActionAccept || a == ActionDecline || a == ActionCancel
 }
 
 // Sampling returns the sampling answer for key.
@@ -220,14 +234,52 @@ func answerAs[T any](in *InputResponses, key string, valid func(*T) bool) (*T, b
 	return &r, true
 }
 
-// Accepted decodes the content of an accepted elicitation answer into T. It
-// reports false when the key was not answered, was declined or cancelled, or
-// its content does not convert to T: the handler should then ask again.
-func Accepted[T any](in *InputResponses, key string) (T, bool) {
+// Answer returns the user's answer to the form elicitation asked under key:
+// the action, and with ActionAccept the form's content decoded into T
+// (case-sensitive names, as tool arguments). A handler acts on the action:
+//
+//   - "" (and a nil error): key has no answer in this round, as in the
+//     first round: ask, by returning InputRequired;
+//   - ActionAccept: use the content;
+//   - ActionDecline or ActionCancel: the user said no, or dismissed the
+//     form: end the call (a result saying nothing was done, or a ToolError),
+//     and do not ask again, which would show the user the same form until
+//     ServerOptions.MaxInputRounds ends the call with an error.
+//
+// The error is an invalid-params error (-32602) for an answer the client
+// got wrong: not an elicitation answer, or accepted with content that does
+// not convert to T. The handler returns it as is. The zero T comes with
+// every action but ActionAccept.
+//
+//	c, action, err := core.Answer[Confirm](req.Input, "confirm")
+//	switch {
+//	case err != nil:
+//		return "", err
+//	case action == "":
+//		return "", core.InputRequired(core.InputRequests{"confirm": core.ElicitForm("Delete it?", schema)}, "")
+//	case action != core.ActionAccept || !c.OK:
+//		return "Kept it.", nil // declined, cancelled or unchecked: the call ends
+//	}
+//	// ... delete it
+//
+// Form.Answer is the same and also checks the content against the form's
+// schema.
+func Answer[T any](in *InputResponses, key string) (T, string, error) {
+	return answerContent[T](in, key, nil)
+}
+
+// answerContent is Answer; check, when not nil, validates accepted content.
+func answerContent[T any](in *InputResponses, key string, check *schemas.Compiled) (T, string, error) {
 	var zero T
 	raw, ok := in.Raw(key)
-	if !ok || !jsonwire.IsObject(raw) {
-		return zero, false
+	if !ok {
+		return zero, "", nil
+	}
+	bad := func(why string) (T, string, error) {
+		return zero, "", InvalidParamsError("Invalid params: the answer to input request %q %s", key, why)
+	}
+	if !jsonwire.IsObject(raw) {
+		return bad("is not an elicitation result")
 	}
 	var action string
 	var content []byte
@@ -240,12 +292,37 @@ func Accepted[T any](in *InputResponses, key string) (T, bool) {
 		}
 		return true
 	})
-	if action != "accept" || !jsonwire.IsObject(content) {
-		return zero, false
+	switch {
+	case !validAction(action):
+		return bad(`has no action "accept", "decline" or "cancel"`)
+	case action != ActionAccept:
+		return zero, action, nil
+	case !jsonwire.IsObject(content):
+		return bad("is accepted without the form's content")
+	}
+	if check != nil && !check.ProvenValid(content) {
+		v, err := schemas.DecodeForValidation(content)
+		if err == nil {
+			err = check.Validate(v)
+		}
+		if err != nil {
+			return bad(fmt.Sprintf("does not fit the form: %v", err))
+		}
 	}
 	var v T
 	if err := jsonwire.Bind(content, &v); err != nil { // as validated: case-sensitive names
-		return zero, false
+		return bad(fmt.Sprintf("does not fit the form: %v", bindError(err)))
 	}
-	return v, true
+	return v, ActionAccept, nil
+}
+
+// Accepted decodes the content of an accepted elicitation answer into T. It
+// reports false when the key was not answered, was declined or cancelled, or
+// its content does not convert to T, without telling which: false alone
+// does not mean "ask". A handler that asks again whenever Accepted reports
+// false asks a user who declined until ServerOptions.MaxInputRounds ends the
+// call; use Answer, which tells the cases apart, to decide whether to ask.
+func Accepted[T any](in *InputResponses, key string) (T, bool) {
+	v, action, err := Answer[T](in, key)
+	return v, err == nil && action == ActionAccept
 }

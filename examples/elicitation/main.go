@@ -44,16 +44,20 @@ func (f *files) deleteFile(ctx context.Context, req *core.CallToolRequest, in De
 	if !exists {
 		return "", core.ToolErrorf("no such file: %s", in.Path)
 	}
-	if r, ok := req.Input.Elicitation("confirm"); ok && r.Action != "accept" {
-		return "Kept " + in.Path + ": the user said no.", nil
-	}
-	c, ok := confirmForm.Accepted(req.Input, "confirm")
-	if !ok {
+	c, action, err := confirmForm.Answer(req.Input, "confirm")
+	switch {
+	case err != nil:
+		return "", err // the client's answer does not fit the form
+	case action == "":
+		// No answer yet (the first round): ask.
 		return "", core.InputRequired(core.InputRequests{
 			"confirm": confirmForm.Request(fmt.Sprintf("Delete %s? This cannot be undone.", in.Path)),
 		}, "")
-	}
-	if !c.OK {
+	case action != core.ActionAccept:
+		// Declined or cancelled: the call ends; asking again would show
+		// the user the same question.
+		return "Kept " + in.Path + ": the user said no.", nil
+	case !c.OK:
 		return "Kept " + in.Path + ".", nil
 	}
 	f.mu.Lock()
@@ -85,12 +89,14 @@ type BookingResult struct {
 }
 
 func bookTable(ctx context.Context, req *core.CallToolRequest, in BookArgs) (BookingResult, error) {
-	b, ok := bookingForm.Accepted(req.Input, "booking")
-	if !ok {
-		if r, answered := req.Input.Elicitation("booking"); answered && r.Action != "accept" {
-			return BookingResult{}, core.ToolErrorf("the user did not book a table")
-		}
+	b, action, err := bookingForm.Answer(req.Input, "booking")
+	switch {
+	case err != nil:
+		return BookingResult{}, err
+	case action == "":
 		return BookingResult{}, core.InputRequired(core.InputRequests{"booking": bookingForm.Request("Book a table at " + in.Restaurant)}, "")
+	case action != core.ActionAccept: // declined or cancelled: the call ends
+		return BookingResult{}, core.ToolErrorf("the user did not book a table")
 	}
 	if b.Guests == 0 {
 		b.Guests = 2 // the form's default, when the client left it out

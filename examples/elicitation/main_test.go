@@ -117,3 +117,58 @@ func TestBookTableLegacy(t *testing.T) {
 		t.Fatalf("legacy result: %+v (want the text form and structuredContent)", res)
 	}
 }
+
+// A user who declines or cancels is asked once: the call ends after one
+// round, in both eras, for both tools, and nothing is deleted.
+func TestDeclineEndsTheCall(t *testing.T) {
+	ts := httptest.NewServer(newServer())
+	defer ts.Close()
+	tools := map[string]struct {
+		args map[string]any
+		want string // in the final text
+	}{
+		"delete_file": {map[string]any{"path": "notes.txt"}, "Kept notes.txt"},
+		"book_table":  {map[string]any{"restaurant": "Chez Go"}, "did not book"},
+	}
+	for tool, tc := range tools {
+		for _, action := range []string{"decline", "cancel"} {
+			c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
+			first := call(t, c, map[string]any{"name": tool, "arguments": tc.args})
+			if first.ResultType != "input_required" {
+				t.Fatalf("%s: first round %+v", tool, first)
+			}
+			final := call(t, c, map[string]any{"name": tool, "arguments": tc.args, "requestState": first.RequestState,
+				"inputResponses": map[string]any{first.key(): map[string]any{"action": action}}})
+			if final.ResultType != "complete" || len(final.Content) != 1 || !strings.Contains(final.Content[0].Text, tc.want) {
+				t.Errorf("%s, modern %s: %+v, want the call to end (%q)", tool, action, final, tc.want)
+			}
+
+			lc := &mcptest.Client{URL: ts.URL}
+			if _, err := lc.Initialize(context.Background(), "2025-11-25", map[string]any{"elicitation": map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := lc.LegacyCall(context.Background(), "tools/call", map[string]any{"name": tool, "arguments": tc.args},
+				func(string, json.RawMessage) (any, error) { return map[string]any{"action": action}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res toolResult
+			if len(r.ServerRequests) != 1 || r.Decode(&res) != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, tc.want) {
+				t.Errorf("%s, legacy %s: %d elicitation requests, then %+v (%v), want one request and the call to end", tool, action, len(r.ServerRequests), res, r.Error)
+			}
+		}
+	}
+	// The file is still there.
+	c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
+	if first := call(t, c, map[string]any{"name": "delete_file", "arguments": map[string]any{"path": "notes.txt"}}); first.ResultType != "input_required" {
+		t.Errorf("notes.txt is gone after declines: %+v", first)
+	}
+}
+
+// key returns the only input request key of an input_required result.
+func (r toolResult) key() string {
+	for k := range r.InputRequests {
+		return k
+	}
+	return ""
+}
