@@ -272,3 +272,62 @@ func TestSealerBinding(t *testing.T) {
 		t.Error("sealed without keys")
 	}
 }
+
+// FuzzAnswer checks Answer and Form.Answer on any answer a client can send
+// for a key: they never panic; the action is "", ActionAccept, ActionDecline
+// or ActionCancel; an error is a -32602 with no action; a decline or cancel
+// is never reported as no answer (so a handler never asks a user who said
+// no again); Accepted agrees with Answer; and
+// Form.Answer accepts only what Answer accepts.
+func FuzzAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"action":"accept","content":{"name":"Ann","guests":4}}`, `{"action":"decline"}`, `{"action":"cancel"}`,
+		`{"action":"accept"}`, `{"action":"accept","content":[]}`, `{"action":"accept","content":{"guests":"4"}}`,
+		`{"action":"accept","content":{"name":"A","guests":40}}`, `{"action":"Accept"}`, `{"Action":"decline"}`,
+		`{"action":"decline","action":"accept","content":{}}`, `{"action":"decline","content":{"name":1}}`,
+		`null`, `"accept"`, `[]`, `{}`, `{"action":null}`, `{"action":"accept","content":{"guests":4.0,"name":"\u0041"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	type guests struct {
+		Name   string `json:"name"`
+		Guests int    `json:"guests" jsonschema:"minimum=1,maximum=12"`
+	}
+	form := MustForm[guests]()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // request bodies are valid JSON before any handler runs
+		}
+		in := &InputResponses{raw: map[string]json.RawMessage{"g": raw}}
+		for name, answer := range map[string]func(*InputResponses, string) (guests, string, error){"Answer": Answer[guests], "Form.Answer": form.Answer} {
+			v, action, err := answer(in, "g")
+			switch {
+			case err != nil:
+				if CodeOf(err) != CodeInvalidParams || action != "" {
+					t.Fatalf("%s(%s) = %q, %v: want a -32602 and no action", name, raw, action, err)
+				}
+			case action != "" && !validAction(action):
+				t.Fatalf("%s(%s): action %q", name, raw, action)
+			case action != ActionAccept && v != (guests{}):
+				t.Fatalf("%s(%s): content %+v with action %q", name, raw, v, action)
+			}
+			// A decline or cancel is never "not answered" nor accepted: it
+			// is that action, or (an answer spelled "Action", which only
+			// the lenient Elicitation reads) an error that ends the call.
+			if r, ok := in.Elicitation("g"); ok && r.Action != ActionAccept && err == nil && action != r.Action {
+				t.Fatalf("%s(%s) = %q, %v for a %s answer", name, raw, action, err, r.Action)
+			}
+		}
+		v1, a1, e1 := Answer[guests](in, "g")
+		v2, a2, e2 := form.Answer(in, "g")
+		if e2 == nil && a2 == ActionAccept && (e1 != nil || a1 != ActionAccept || v1 != v2) {
+			t.Fatalf("Form.Answer accepted %s, Answer said %q, %v", raw, a1, e1)
+		}
+		if _, ok := Accepted[guests](in, "g"); ok != (e1 == nil && a1 == ActionAccept) {
+			t.Fatalf("Accepted(%s) = %v, Answer = %q, %v", raw, ok, a1, e1)
+		}
+		if _, ok := form.Accepted(in, "g"); ok != (e2 == nil && a2 == ActionAccept) {
+			t.Fatalf("Form.Accepted(%s) = %v, Form.Answer = %q, %v", raw, ok, a2, e2)
+		}
+	})
+}
