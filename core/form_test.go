@@ -361,6 +361,8 @@ func TestAnswer(t *testing.T) {
 		{"no answer", nil, outcome{}, outcome{}},
 		{"null", json.RawMessage(`null`), outcome{}, outcome{}},
 		{"accept", accept(map[string]any{"name": "Ann", "guests": 4}), outcome{v: ann, action: core.ActionAccept, ok: true}, outcome{v: ann, action: core.ActionAccept, ok: true}},
+		// 4.0 is an integer to JSON Schema, as in tool arguments.
+		{"accept 4.0", json.RawMessage(`{"action":"accept","content":{"name":"Ann","guests":4.0}}`), outcome{v: ann, action: core.ActionAccept, ok: true}, outcome{v: ann, action: core.ActionAccept, ok: true}},
 		{"decline", map[string]any{"action": "decline"}, outcome{action: core.ActionDecline}, outcome{action: core.ActionDecline}},
 		{"cancel", map[string]any{"action": "cancel"}, outcome{action: core.ActionCancel}, outcome{action: core.ActionCancel}},
 		{"decline with content", map[string]any{"action": "decline", "content": map[string]any{"name": "x"}}, outcome{action: core.ActionDecline}, outcome{action: core.ActionDecline}},

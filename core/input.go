@@ -309,8 +309,8 @@ func answerContent[T any](in *InputResponses, key string, check *schemas.Compile
 			return bad(fmt.Sprintf("does not fit the form: %v", err))
 		}
 	}
-	var v T
-	if err := jsonwire.Bind(content, &v); err != nil { // as validated: case-sensitive names
+	v, err := bindValidated[T](content)
+	if err != nil {
 		return bad(fmt.Sprintf("does not fit the form: %v", bindError(err)))
 	}
 	return v, ActionAccept, nil

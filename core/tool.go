@@ -265,17 +265,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		var args In
-		err := jsonwire.Bind(req.Params.Arguments, &args)
-		var te *jsonv1.UnmarshalTypeError
-		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-			// The schema accepts 42.0 as an integer; the decoder does not.
-			// Retry with numbers in canonical form.
-			if canon, cerr := jsonwire.Canonical(req.Params.Arguments); cerr == nil {
-				args = *new(In)
-				err = jsonwire.Bind(canon, &args)
-			}
-		}
+		args, err := bindValidated[In](req.Params.Arguments)
 		if err != nil {
 			return &CallToolResult{
 				Content: []Content{&TextContent{Text: fmt.Sprintf("Invalid arguments for tool %q: %v", tc.Name, bindError(err))}},
@@ -296,6 +286,24 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		return typedResult(res, structured)
 	}
 	return st, nil
+}
+
+// bindValidated decodes JSON that a JSON Schema has validated (or that
+// nothing but T describes) into T, with names matched case-sensitively as
+// the schema matches them.
+func bindValidated[T any](raw []byte) (T, error) {
+	var v T
+	err := jsonwire.Bind(raw, &v)
+	var te *jsonv1.UnmarshalTypeError
+	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+		// The schema accepts 42.0 as an integer; the decoder does not.
+		// Retry with numbers in canonical form.
+		if canon, cerr := jsonwire.Canonical(raw); cerr == nil {
+			v = *new(T)
+			err = jsonwire.Bind(canon, &v)
+		}
+	}
+	return v, err
 }
 
 // bindError shortens the decoder's messages for the model.
