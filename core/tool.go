@@ -294,6 +294,11 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 func bindValidated[T any](raw []byte) (T, error) {
 	var v T
 	err := jsonwire.Bind(raw, &v)
+	if err == nil {
+		return v, nil
+	}
+	// Declared after the success return: errors.As makes te escape, so it
+	// is allocated where it is declared, on failures only.
 	var te *jsonv1.UnmarshalTypeError
 	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
 		// The schema accepts 42.0 as an integer; the decoder does not.
