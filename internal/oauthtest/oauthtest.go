@@ -148,6 +148,7 @@ type Server struct {
 	jwksDown atomic.Bool
 	holds    map[Endpoint]*Hold
 	redirect map[Endpoint]bool
+	introOf  map[string]int64 // introspections by token
 
 	jwksFetches, introspections, metadataFetches, moved atomic.Int64
 	seq                                                 atomic.Int64
@@ -166,6 +167,7 @@ func New(opts *Options) *Server {
 		revoked:               map[string]bool{},
 		holds:                 map[Endpoint]*Hold{},
 		redirect:              map[Endpoint]bool{},
+		introOf:               map[string]int64{},
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -244,6 +246,14 @@ func (s *Server) JWKSFetches() int64 { return s.jwksFetches.Load() }
 
 // Introspections counts the introspection requests served (as JWKSFetches).
 func (s *Server) Introspections() int64 { return s.introspections.Load() }
+
+// IntrospectionsOf counts the introspection requests served for tok
+// (authenticated ones: those whose token the server read).
+func (s *Server) IntrospectionsOf(tok string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.introOf[tok]
+}
 
 // MetadataFetches counts the metadata requests served (as JWKSFetches).
 func (s *Server) MetadataFetches() int64 { return s.metadataFetches.Load() }
@@ -776,6 +786,7 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.PostForm.Get("token")
 	s.mu.Lock()
+	s.introOf[tok]++
 	o, known := s.opaque[tok]
 	revoked := s.revoked[tok]
 	rt, isRefresh := s.refresh[tok]
