@@ -243,8 +243,9 @@ func (in *introspector) call(ctx context.Context, tok string) (*claims, error) {
 // OPTIONAL and, per RFC 6749 §7.1, case-insensitive: absent or "Bearer" is
 // accepted, and so is "access_token" (RFC 7009's token type hint, which
 // some servers answer here); anything else ("refresh_token", "N_A" of RFC
-// 8693, "DPoP" for a sender-constrained token (RFC 9449 §7.1), or a value
-// that is not a string) is refused. Some servers say the same with
+// 8693, "DPoP" for a token bound to a key whose proof this resource does not
+// check (RFC 9449: a DPoP-bound token received as a bearer token is
+// refused), or a value that is not a string) is refused. Some servers say the same with
 // token_use: when present it must be "access_token" or "access".
 func accessToken(all map[string]json.RawMessage) bool {
 	if v, ok := all["token_type"]; ok {
