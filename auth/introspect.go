@@ -240,7 +240,7 @@ func (in *introspector) call(ctx context.Context, tok string) (*claims, error) {
 
 // accessToken reports whether an active introspection answer describes an
 // access token presented as a bearer token. RFC 7662 §2.2's token_type is
-// OPTIONAL and, per RFC 6749 §7.1, case-insensitive: absent or "Bearer" is
+// OPTIONAL and, per RFC 6749 §5.1, case-insensitive: absent or "Bearer" is
 // accepted, and so is "access_token" (RFC 7009's token type hint, which
 // some servers answer here); anything else ("refresh_token", "N_A" of RFC
 // 8693, "DPoP" for a token bound to a key whose proof this resource does not

@@ -189,7 +189,7 @@ func TestIntrospectionOutageIsNotInactive(t *testing.T) {
 
 // TestIntrospectionTokenType: an active answer whose token_type (or
 // token_use) says the token is not an access token is refused, and
-// remembered as inactive (RFC 7662 §2.2; RFC 6749 §7.1: token types are
+// remembered as inactive (RFC 7662 §2.2; RFC 6749 §5.1: token types are
 // case-insensitive).
 func TestIntrospectionTokenType(t *testing.T) {
 	t.Parallel()
