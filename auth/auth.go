@@ -35,8 +35,19 @@ const (
 	// DefaultIntrospectionCacheTTL bounds how long an introspection answer is
 	// reused (never beyond the token's exp).
 	DefaultIntrospectionCacheTTL = time.Minute
-	// DefaultIntrospectionCacheSize bounds the cached introspection answers.
+	// DefaultIntrospectionCacheSize bounds the cached introspection answers
+	// (active ones, and separately inactive ones).
 	DefaultIntrospectionCacheSize = 10000
+	// DefaultIntrospectionNegativeCacheTTL is how long an inactive answer
+	// (an unknown, expired or revoked token, or one that is not an access
+	// token) is reused: repeating an unknown token then costs the
+	// authorization server one call per period, while a token that its
+	// server reported inactive by mistake (a replica that has not yet seen
+	// a fresh token) recovers within seconds.
+	DefaultIntrospectionNegativeCacheTTL = 5 * time.Second
+	// DefaultIntrospectionConcurrency bounds the introspection requests in
+	// flight at once.
+	DefaultIntrospectionConcurrency = 16
 	// DefaultJWTCacheSize bounds the cache of verified JWTs.
 	DefaultJWTCacheSize = 10000
 	// DefaultRetryAfter is the Retry-After of a 503 answered when the
@@ -91,11 +102,15 @@ type Options struct {
 	Required []string
 	// ToolScopes are the scopes a tools/call of a tool needs, by tool name.
 	ToolScopes map[string][]string
-	// PromptScopes are the scopes a prompts/get needs, by prompt name.
+	// PromptScopes are the scopes a prompts/get needs, by prompt name, and
+	// a completion/complete of the prompt's arguments too (core.Operation.Ref
+	// "ref/prompt"): completions can reveal what the prompt would.
 	PromptScopes map[string][]string
 	// Scopes, when set, returns extra scopes an operation needs, e.g.
-	// depending on its arguments. It runs per request and must be fast and
-	// safe for concurrent use.
+	// depending on its arguments, or the scopes of a resource (resources/read
+	// names the URI; completion/complete with Ref "ref/resource" names the
+	// template). It runs per request and must be fast and safe for
+	// concurrent use.
 	Scopes func(ctx context.Context, op core.Operation) []string
 	// Implies declares a scope hierarchy: a scope implies the listed ones
 	// (transitively), and a token granting it satisfies them.
@@ -116,7 +131,12 @@ type Options struct {
 	// RetryAfter is sent with 503 answers. Zero means DefaultRetryAfter.
 	RetryAfter time.Duration
 	// HTTPClient fetches JWKS and metadata and calls introspection. Nil
-	// means a client with DefaultFetchTimeout.
+	// means a client with DefaultFetchTimeout. The resource uses a copy
+	// whose CheckRedirect follows no redirect: a 3xx answer is a failure
+	// (503 to the caller, and a log line naming the Location), so that an
+	// introspection form is never re-sent elsewhere; configure final URLs.
+	// Every request is also bounded by DefaultFetchTimeout, and every
+	// response body by a size limit, whatever the client's settings.
 	HTTPClient *http.Client
 	// Logger receives warnings about the authorization servers. Nil means
 	// silence. Tokens are never logged.
@@ -147,8 +167,11 @@ type Issuer struct {
 	ClientClaim string
 	// JWKSTTL is how long fetched keys are used. Zero means DefaultJWKSTTL.
 	JWKSTTL time.Duration
-	// JWKSMinInterval is the least time between fetches for unknown key ids.
-	// Zero means DefaultJWKSMinInterval.
+	// JWKSMinInterval is the least time between fetches for unknown key ids,
+	// and after a failed fetch. While no key was ever fetched, a failed fetch
+	// is retried after a second instead (or JWKSMinInterval, when shorter):
+	// until one succeeds no token of the issuer verifies. Zero means
+	// DefaultJWKSMinInterval.
 	JWKSMinInterval time.Duration
 }
 
@@ -162,9 +185,23 @@ type Introspection struct {
 	// CacheTTL bounds how long an answer is reused. Zero means
 	// DefaultIntrospectionCacheTTL; negative disables the cache.
 	CacheTTL time.Duration
-	// CacheSize bounds the cached answers. Zero means
-	// DefaultIntrospectionCacheSize.
+	// CacheSize bounds the cached answers: active ones, and separately
+	// inactive ones, so that unknown tokens cannot evict the answers of
+	// valid ones. Zero means DefaultIntrospectionCacheSize.
 	CacheSize int
+	// NegativeCacheTTL is how long an inactive answer is reused, by the
+	// SHA-256 of the token: "active": false, or an active token whose
+	// token_type (or token_use) says it is not an access token. Only
+	// answers count: an error or an unreadable answer (503 to the caller)
+	// is never remembered. Zero means DefaultIntrospectionNegativeCacheTTL;
+	// negative disables it.
+	NegativeCacheTTL time.Duration
+	// MaxConcurrent bounds the introspection requests in flight at once
+	// (concurrent requests with one token share one). A request that needs
+	// another while MaxConcurrent are in flight gets 503 with Retry-After at
+	// once, as during an outage of the authorization server, without
+	// calling it. Zero or negative means DefaultIntrospectionConcurrency.
+	MaxConcurrent int
 }
 
 // issuer is a configured issuer, ready for use.
@@ -278,10 +315,12 @@ func New(opts Options) (*Resource, error) {
 	if len(opts.Issuers) == 0 {
 		return nil, errors.New("auth: no Issuers")
 	}
-	client := opts.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: DefaultFetchTimeout}
+	client := &http.Client{Timeout: DefaultFetchTimeout}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		client = &c
 	}
+	client.CheckRedirect = noRedirects
 	var issNames []string
 	for _, ic := range opts.Issuers {
 		is, err := newIssuer(ic, client)
@@ -391,21 +430,42 @@ func newIssuer(ic Issuer, client *http.Client) (*issuer, error) {
 		if in.ClientID == "" || in.ClientSecret == "" {
 			return nil, fmt.Errorf("auth: issuer %q: introspection needs ClientID and ClientSecret", ic.Issuer)
 		}
-		ttl, size := in.CacheTTL, in.CacheSize
+		ttl, negTTL, size := in.CacheTTL, in.NegativeCacheTTL, in.CacheSize
 		if ttl == 0 {
 			ttl = DefaultIntrospectionCacheTTL
+		}
+		if negTTL == 0 {
+			negTTL = DefaultIntrospectionNegativeCacheTTL
 		}
 		if size <= 0 {
 			size = DefaultIntrospectionCacheSize
 		}
+		posSize, negSize := size, size
 		if ttl < 0 {
-			size = 0
+			posSize = 0
+		}
+		if negTTL < 0 {
+			negSize = 0
+		}
+		slots := in.MaxConcurrent
+		if slots <= 0 {
+			slots = DefaultIntrospectionConcurrency
 		}
 		is.intro = &introspector{iss: is, endpoint: in.Endpoint, id: in.ClientID, secret: in.ClientSecret,
-			ttl: ttl, maxBytes: maxIntrospectionBytes, cache: tokenCache{max: size}}
+			ttl: ttl, negTTL: negTTL, maxBytes: maxIntrospectionBytes,
+			cache: tokenCache{max: posSize}, neg: tokenCache{max: negSize},
+			slots: make(chan struct{}, slots), flights: map[[32]byte]*introFlight{}}
 	}
 	return is, nil
 }
+
+// noRedirects is the CheckRedirect of the resource's HTTP client: the
+// redirect itself is returned, and refused as an answer (statusError).
+// Metadata, JWKS and introspection requests follow no redirect: a 307
+// would re-send the introspection form, with the token and the resource's
+// credentials, to wherever it points, and a followed redirect would escape
+// the https checks of configured and discovered URLs.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // normType lower-cases a media type and drops "application/" (RFC 7515
 // §4.1.9).
@@ -548,7 +608,12 @@ func (rs *Resource) Authenticate(r *http.Request) (context.Context, error) {
 	info, err := rs.verify(ctx, e, tok)
 	if err != nil {
 		if errors.Is(err, errUnavailable) {
-			rs.log.WarnContext(ctx, "authorization server unavailable", "error", err.Error())
+			if ctx.Err() != nil {
+				// The client went away while the request waited.
+				rs.log.DebugContext(ctx, "request ended while waiting for the authorization server", "error", err.Error())
+			} else {
+				rs.log.WarnContext(ctx, "authorization server unavailable", "error", err.Error())
+			}
 			return nil, rs.unavailable(err)
 		}
 		return nil, rs.challenge(e, http.StatusUnauthorized, "invalid_token", "the access token is invalid", rs.required, err)
@@ -556,7 +621,6 @@ func (rs *Resource) Authenticate(r *http.Request) (context.Context, error) {
 	if !hasAll(info.Scopes, rs.required) {
 		return nil, rs.challenge(e, http.StatusForbidden, "insufficient_scope", "the access token lacks required scopes", rs.required, ErrInsufficientScope)
 	}
-	info.res = rs
 	info.entry = e
 	ctx = context.WithValue(ctx, tokenInfoKey{}, info)
 	return core.NewContextWithPrincipal(ctx, &core.Principal{
@@ -566,10 +630,13 @@ func (rs *Resource) Authenticate(r *http.Request) (context.Context, error) {
 
 // Authorize implements [core.Authenticator]: the caller must hold every
 // scope the operation needs (Required, ToolScopes or PromptScopes, and
-// Scopes), or it gets 403 insufficient_scope naming all of them.
+// Scopes), or it gets 403 insufficient_scope naming all of them. A
+// completion/complete of a prompt's argument needs the prompt's
+// PromptScopes. The operation's scopes are kept with the caller's token for
+// RequireScopes.
 func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
 	info := TokenInfoFromContext(ctx)
-	if info == nil {
+	if info == nil || info.state == nil {
 		return errors.New("auth: Authorize without Authenticate")
 	}
 	var extra []string
@@ -578,10 +645,22 @@ func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
 		extra = rs.toolScopes[op.Name]
 	case "prompts/get":
 		extra = rs.promptScopes[op.Name]
+	case "completion/complete":
+		if op.Ref == "ref/prompt" {
+			extra = rs.promptScopes[op.Name]
+		}
 	}
 	var dyn []string
 	if rs.scopesFn != nil {
 		dyn = rs.scopesFn(ctx, op)
+	}
+	// core authorizes each operation just before its handler runs, and the
+	// operations of one HTTP request one after another: the last operation
+	// authorized is the one whose handler may call RequireScopes.
+	if len(extra) > 0 || len(dyn) > 0 {
+		info.state.op.Store(&opScopes{static: extra, dynamic: dyn})
+	} else {
+		info.state.op.Store(nil)
 	}
 	if hasAll(info.Scopes, extra) && hasAll(info.Scopes, dyn) {
 		return nil
@@ -595,20 +674,27 @@ func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
 // scopes (directly or implied), and otherwise the 403 insufficient_scope
 // error a tool handler returns to ask the client for a step-up
 // authorization (2026-07-28 basic/authorization §Scope Challenge Handling).
-// The challenge names the Required scopes and scopes. Return it before
-// sending any notification, or it cannot carry its HTTP status. Without a
-// token in ctx (no Resource in front of the handler) it returns an error.
+// The challenge names every scope the call needs, so that a token granting
+// exactly those passes: the Required scopes, those of the operation
+// (ToolScopes or PromptScopes, and Options.Scopes) and scopes. Return it
+// before sending any notification, or it cannot carry its HTTP status.
+// Without a token in ctx (no Resource in front of the handler) it returns
+// an error.
 func RequireScopes(ctx context.Context, scopes ...string) error {
 	info := TokenInfoFromContext(ctx)
-	if info == nil || info.res == nil {
+	if info == nil || info.state == nil {
 		return core.NewError(core.CodeInternalError, "Internal error: no authenticated caller")
 	}
 	if hasAll(info.Scopes, scopes) {
 		return nil
 	}
-	rs := info.res
+	rs := info.state.res
+	need := rs.required
+	if op := info.state.op.Load(); op != nil {
+		need = union(need, op.static, op.dynamic)
+	}
 	return rs.challenge(info.entry, http.StatusForbidden, "insufficient_scope",
-		"the operation needs scopes the access token lacks", union(rs.required, scopes), ErrInsufficientScope)
+		"the operation needs scopes the access token lacks", union(need, scopes), ErrInsufficientScope)
 }
 
 // Sentinel errors, the Cause of the *core.Error answers (errors.Is).
@@ -681,7 +767,7 @@ func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*
 		}
 	}
 	if is.intro != nil {
-		c, err = is.intro.introspect(ctx, tok, now)
+		c, err = is.intro.introspect(ctx, tok, key, now)
 		if err != nil {
 			return nil, err
 		}
@@ -710,7 +796,8 @@ func (rs *Resource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok strin
 	if err := rs.checkClaims(e, c, now); err != nil {
 		return nil, err
 	}
-	return &TokenInfo{
+	st := &callState{res: rs}
+	st.info = TokenInfo{
 		Issuer:   is.name,
 		ClientID: c.client,
 		Subject:  c.sub,
@@ -719,7 +806,9 @@ func (rs *Resource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok strin
 		Expiry:   c.exp,
 		Claims:   c.all,
 		Token:    Token(tok),
-	}, nil
+		state:    st,
+	}
+	return &st.info, nil
 }
 
 // verifyJWT checks the signature of a JWT against the issuer's keys, then

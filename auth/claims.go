@@ -86,7 +86,8 @@ var defaultClaimNames = claimNames{scope: "scope", client: "client_id"}
 // parseClaims decodes a JSON object of claims (a JWT payload or an RFC 7662
 // introspection response). Registered claims must have their registered
 // types; the scope claim may be a space-separated string or an array of
-// strings (as "scp" often is).
+// strings (as "scp" often is), and only its valid scope-tokens are kept
+// (see scopeList).
 func parseClaims(b []byte, names claimNames) (*claims, error) {
 	var all map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -129,13 +130,13 @@ func parseClaims(b []byte, names claimNames) (*claims, error) {
 	num("nbf", &c.nbf)
 	num("iat", &c.iat)
 	if v, ok := all["aud"]; ok && err == nil {
-		c.aud, err = stringOrList(v, false)
+		c.aud, err = stringOrList(v)
 		if err != nil {
 			err = errors.New("claim aud must be a string or an array of strings")
 		}
 	}
 	if v, ok := all[names.scope]; ok && err == nil {
-		c.scopes, err = stringOrList(v, true)
+		c.scopes, err = scopeList(v)
 		if err != nil {
 			err = errors.New("claim " + names.scope + " must be a string or an array of strings")
 		}
@@ -151,16 +152,12 @@ func parseClaims(b []byte, names claimNames) (*claims, error) {
 	return c, nil
 }
 
-// stringOrList decodes a JSON string or array of strings. With split, a
-// string is split on spaces (an OAuth scope value, RFC 6749 §3.3).
-func stringOrList(v json.RawMessage, split bool) ([]string, error) {
+// stringOrList decodes a JSON string or array of strings.
+func stringOrList(v json.RawMessage) ([]string, error) {
 	if len(v) > 0 && v[0] == '"' {
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
 			return nil, err
-		}
-		if split {
-			return strings.Fields(s), nil
 		}
 		return []string{s}, nil
 	}
@@ -169,4 +166,39 @@ func stringOrList(v json.RawMessage, split bool) ([]string, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// scopeList decodes a scope claim: a string of scope-tokens separated by
+// U+0020 (RFC 6749 §3.3, the form of "scope" in RFC 9068 §2.2.3 and RFC
+// 7662 §2.2), or an array of scope-tokens (as "scp" often is). Only U+0020
+// separates: a tab, a line break or a Unicode space is part of its token,
+// which is then not a scope-token. Tokens that are not scope-tokens grant
+// nothing and are dropped; empty ones (repeated, leading or trailing
+// spaces) are skipped.
+func scopeList(v json.RawMessage) ([]string, error) {
+	l, err := stringOrList(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) > 0 && v[0] == '"' {
+		s := l[0]
+		l = l[:0]
+		for len(s) > 0 {
+			tok, rest, _ := strings.Cut(s, " ")
+			if tok != "" {
+				l = append(l, tok)
+			}
+			s = rest
+		}
+	}
+	out := l[:0]
+	for _, tok := range l {
+		if validScopeToken(tok) {
+			out = append(out, tok)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }

@@ -25,15 +25,27 @@
 // 8414 (or OpenID Connect) metadata. A JWT goes only to the issuer its iss
 // names. The checks: an asymmetric alg that fits the key, iss, aud naming
 // the resource (or Options.Audiences), exp (required), nbf and iat with
-// Options.Leeway, and typ (at+jwt by default). Keys are fetched lazily on the
-// request path: when older than Issuer.JWKSTTL, and when a token names an
-// unknown kid, at most once per Issuer.JWKSMinInterval. Concurrent requests
-// share one fetch; no goroutine outlives its request.
+// Options.Leeway, and typ (at+jwt by default). Scopes are the valid RFC 6749
+// §3.3 scope-tokens of the scope claim, separated by U+0020 only. Keys are
+// fetched lazily on the request path: when older than Issuer.JWKSTTL, and
+// when a token names an unknown kid, at most once per
+// Issuer.JWKSMinInterval (once a second while no key was ever fetched).
+// Concurrent requests share one fetch, which belongs to none of them: a
+// client that goes away does not cancel it, and it outlives the request that
+// started it by at most DefaultFetchTimeout.
 //
 // One issuer may instead use RFC 7662 introspection
 // (Issuer.Introspection): opaque tokens and JWTs naming that issuer are
-// introspected, and the answers cached by the SHA-256 of the token, never
-// beyond the token's exp.
+// introspected. Active answers are cached by the SHA-256 of the token, never
+// beyond the token's exp; inactive ones (and tokens whose token_type says
+// they are not access tokens, such as refresh tokens) for a few seconds
+// (Introspection.NegativeCacheTTL). Concurrent requests with one token share
+// one introspection, and at most Introspection.MaxConcurrent run at once:
+// beyond that, 503 with Retry-After.
+//
+// Outbound requests (metadata, JWKS, introspection) have a timeout and a
+// size bound, and follow no redirect; a jwks_uri read from metadata must be
+// https, as a configured one must (plain http only on loopback).
 //
 // # Answers
 //
@@ -48,7 +60,10 @@
 //     introspection): 503 with Retry-After, never invalid_token.
 //
 // Bodies are JSON-RPC errors. [RequireScopes] gives tool handlers the same
-// 403 for scopes that depend on what the call does (step-up authorization).
+// 403 for scopes that depend on what the call does (step-up authorization);
+// its challenge names those scopes with every other scope the call needs.
+// completion/complete is authorized as its target: a prompt's completions
+// need the prompt's PromptScopes.
 //
 // Verified JWTs are remembered by the SHA-256 of the token (Options.JWTCacheSize,
 // never past exp or the JWKS TTL), so a client reusing its token pays for the
@@ -67,7 +82,8 @@
 // Handlers read the caller with [TokenInfoFromContext] (issuer, client,
 // subject, scopes, claims) or core.Request.Principal. Legacy sessions and
 // sealed request state are bound to the principal (issuer, client and
-// subject), so a stepped-up token keeps both.
+// subject), so a stepped-up token keeps both; key per-caller data the same
+// way, never by the subject alone (see TokenInfo.Subject).
 //
 // # Plain HTTP authentication
 //

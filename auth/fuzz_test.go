@@ -1,6 +1,9 @@
 package auth
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -50,6 +53,9 @@ func FuzzSplitJWT(f *testing.F) {
 		"eyJhbGciOiJub25lIn0.eyJleHAiOiJzb29uIn0.",
 		"eyJhbGciOiJFUzI1NiJ9.eyJhdWQiOjEsInNjb3BlIjpbMV19.x",
 		"a.b.c", "opaque", "..", "e30.e30.", "e30.bnVsbA.", "eyJhbGciOiJSUzI1NiJ9.eyJleHAiOjFlMzAwfQ.x",
+		// scp "a\tb c\u00a0d", and ["e", "f g", "h\u3000"]
+		"e30." + base64.RawURLEncoding.EncodeToString([]byte(`{"scp":"a\tb c\u00a0d"}`)) + ".x",
+		"e30." + base64.RawURLEncoding.EncodeToString([]byte(`{"scp":["e","f g","h\u3000",""]}`)) + ".x",
 	} {
 		f.Add(s)
 	}
@@ -66,9 +72,41 @@ func FuzzSplitJWT(f *testing.F) {
 			t.Fatal("exp present but zero")
 		}
 		for _, s := range c.scopes {
-			if strings.ContainsAny(s, " ") && !utf8.ValidString(s) {
-				t.Fatalf("scope %q", s)
+			if !validScopeToken(s) {
+				t.Fatalf("scope %q is not a scope-token", s)
 			}
+		}
+	})
+}
+
+// FuzzScopeList: a scope string yields only scope-tokens, each a piece of
+// the string between U+0020 separators, in order; re-joined with single
+// spaces they parse back to themselves.
+func FuzzScopeList(f *testing.F) {
+	for _, s := range []string{"", "a", "a b", "  a   b ", "a\tb", "a\u00a0b c", "\u3000", `a\"b c`, "notes:read notes:write", "x\u0085y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		raw, _ := json.Marshal(s)
+		got, err := scopeList(raw)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		var want []string
+		for _, piece := range strings.Split(s, " ") {
+			if validScopeToken(piece) {
+				want = append(want, piece)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, want %q", s, got, want)
+		}
+		again, _ := json.Marshal(strings.Join(got, " "))
+		if back, _ := scopeList(again); !slices.Equal(back, got) {
+			t.Fatalf("%q: round trip %q, want %q", s, back, got)
+		}
+		if !utf8.ValidString(strings.Join(got, "")) {
+			t.Fatalf("%q: invalid UTF-8 in %q", s, got)
 		}
 	})
 }

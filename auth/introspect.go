@@ -2,7 +2,7 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,18 +12,45 @@ import (
 	"time"
 )
 
-// introspector asks an RFC 7662 endpoint about tokens and caches the answers
-// by the SHA-256 of the token, each until the earlier of the token's exp and
-// the configured TTL.
+// introspector asks an RFC 7662 endpoint about tokens. It caches the
+// answers by the SHA-256 of the token: active ones until the earlier of the
+// token's exp and ttl, inactive ones for negTTL, in two caches so that a
+// flood of unknown tokens evicts only inactive answers. Concurrent requests
+// with one token share one introspection (single flight), and at most
+// cap(slots) introspections are in flight at once; beyond that a request
+// gets errBusy (503) without calling the endpoint.
+//
+// Like a JWKS fetch, an introspection belongs to no caller: it runs on its
+// own goroutine with the starting request's context stripped of its
+// cancellation and bounded by the fetch timeout, and each caller waits for
+// it or for its own context. A client that goes away neither cancels it for
+// the others nor leaves its answer unused; the slot bound also bounds these
+// goroutines.
 type introspector struct {
 	iss      *issuer
 	endpoint string
 	id       string
 	secret   string
 	ttl      time.Duration
+	negTTL   time.Duration
 	maxBytes int64
-	cache    tokenCache
+	cache    tokenCache // active answers
+	neg      tokenCache // inactive answers (entries without claims)
+	slots    chan struct{}
+
+	mu      sync.Mutex
+	flights map[[32]byte]*introFlight
 }
+
+// introFlight is an introspection in flight.
+type introFlight struct {
+	done chan struct{}
+	c    *claims
+	err  error
+}
+
+// errBusy: the bound on concurrent introspections is reached.
+var errBusy = fmt.Errorf("%w: too many introspections in flight", errUnavailable)
 
 // tokenCache maps SHA-256 digests of tokens to their verified claims, each
 // until an expiry, holding at most max entries.
@@ -57,8 +84,24 @@ func (tc *tokenCache) get(key [32]byte, now time.Time) *claims {
 	return e.c
 }
 
-// put caches c until expires, evicting expired entries (and, when still
-// full, arbitrary ones) to stay within the bound.
+// has reports whether key has an unexpired entry (with or without claims).
+func (tc *tokenCache) has(key [32]byte, now time.Time) bool {
+	if tc.max <= 0 {
+		return false
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	e, ok := tc.m[key]
+	return ok && now.Before(e.expires)
+}
+
+// evictScan bounds the entries put examines to make room in a full cache,
+// so that a flood of new entries costs each insertion constant work.
+const evictScan = 32
+
+// put caches c until expires. When the cache is full it drops the expired
+// entries among the first evictScan it meets (map order is random), then,
+// while still full, arbitrary ones.
 func (tc *tokenCache) put(key [32]byte, c *claims, expires, now time.Time) {
 	if tc.max <= 0 || !expires.After(now) {
 		return
@@ -68,10 +111,14 @@ func (tc *tokenCache) put(key [32]byte, c *claims, expires, now time.Time) {
 	if tc.m == nil {
 		tc.m = make(map[[32]byte]cachedClaims)
 	}
-	if len(tc.m) >= tc.max {
+	if _, ok := tc.m[key]; !ok && len(tc.m) >= tc.max {
+		n := 0
 		for k, e := range tc.m {
 			if !now.Before(e.expires) {
 				delete(tc.m, k)
+			}
+			if n++; n >= evictScan {
+				break
 			}
 		}
 		for k := range tc.m {
@@ -90,15 +137,73 @@ func (tc *tokenCache) len() int {
 	return len(tc.m)
 }
 
-// introspect returns the claims of an active token, nil for an inactive one,
-// or an errUnavailable error when the endpoint cannot answer.
-func (in *introspector) introspect(ctx context.Context, tok string, now time.Time) (*claims, error) {
-	key := sha256.Sum256([]byte(tok))
+// introspect returns the claims of an active access token, nil for an
+// inactive one (or one that is not an access token), or an errUnavailable
+// error when the endpoint cannot answer, the bound on concurrent
+// introspections is reached, or ctx ends first. key is the SHA-256 of tok.
+func (in *introspector) introspect(ctx context.Context, tok string, key [32]byte, now time.Time) (*claims, error) {
 	if c := in.cache.get(key, now); c != nil {
 		return c, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, in.iss.fetchTimeout)
-	defer cancel()
+	if in.neg.has(key, now) {
+		return nil, nil
+	}
+	in.mu.Lock()
+	f := in.flights[key]
+	if f == nil {
+		// Again under mu: a flight that just ended filled a cache before
+		// leaving flights.
+		if c := in.cache.get(key, now); c != nil {
+			in.mu.Unlock()
+			return c, nil
+		}
+		if in.neg.has(key, now) {
+			in.mu.Unlock()
+			return nil, nil
+		}
+		select {
+		case in.slots <- struct{}{}:
+		default:
+			in.mu.Unlock()
+			return nil, errBusy
+		}
+		f = &introFlight{done: make(chan struct{})}
+		in.flights[key] = f
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), in.iss.fetchTimeout)
+		go func() {
+			defer cancel()
+			c, err := in.call(fctx, tok)
+			switch {
+			case err != nil:
+				// Never remembered: an outage is not an answer.
+			case c == nil:
+				in.neg.put(key, nil, now.Add(in.negTTL), now)
+			default:
+				expires := now.Add(in.ttl)
+				if c.hasExp && c.exp.Before(expires) {
+					expires = c.exp
+				}
+				in.cache.put(key, c, expires, now)
+			}
+			in.mu.Lock()
+			delete(in.flights, key)
+			in.mu.Unlock()
+			<-in.slots
+			f.c, f.err = c, err
+			close(f.done)
+		}()
+	}
+	in.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.c, f.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: gave up waiting for introspection: %v", errUnavailable, ctx.Err())
+	}
+}
+
+// call asks the endpoint about tok (RFC 7662 §2.1), within ctx's deadline.
+func (in *introspector) call(ctx context.Context, tok string) (*claims, error) {
 	form := url.Values{"token": {tok}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -114,8 +219,7 @@ func (in *introspector) introspect(ctx context.Context, tok string, now time.Tim
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("%w: introspection: status %d", errUnavailable, resp.StatusCode)
+		return nil, statusError("POST", in.endpoint, resp)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, in.maxBytes+1))
 	if err != nil || int64(len(b)) > in.maxBytes {
@@ -125,16 +229,39 @@ func (in *introspector) introspect(ctx context.Context, tok string, now time.Tim
 	if err != nil {
 		return nil, fmt.Errorf("%w: introspection: %v", errUnavailable, err)
 	}
-	if !c.active {
+	if !c.active || !accessToken(c.all) {
 		return nil, nil
 	}
 	if c.iss == "" {
 		c.iss = in.iss.name
 	}
-	expires := now.Add(in.ttl)
-	if c.hasExp && c.exp.Before(expires) {
-		expires = c.exp
-	}
-	in.cache.put(key, c, expires, now)
 	return c, nil
+}
+
+// accessToken reports whether an active introspection answer describes an
+// access token presented as a bearer token. RFC 7662 §2.2's token_type is
+// OPTIONAL and, per RFC 6749 §5.1, case-insensitive: absent or "Bearer" is
+// accepted, and so is "access_token" (RFC 7009's token type hint, which
+// some servers answer here); anything else ("refresh_token", "N_A" of RFC
+// 8693, "DPoP" for a token bound to a key whose proof this resource does not
+// check (RFC 9449: a DPoP-bound token received as a bearer token is
+// refused), or a value that is not a string) is refused. Some servers say the same with
+// token_use: when present it must be "access_token" or "access".
+func accessToken(all map[string]json.RawMessage) bool {
+	if v, ok := all["token_type"]; ok {
+		var t string
+		if json.Unmarshal(v, &t) != nil {
+			return false
+		}
+		if !strings.EqualFold(t, "bearer") && !strings.EqualFold(t, "access_token") {
+			return false
+		}
+	}
+	if v, ok := all["token_use"]; ok {
+		var u string
+		if json.Unmarshal(v, &u) != nil || u != "access_token" && u != "access" {
+			return false
+		}
+	}
+	return true
 }

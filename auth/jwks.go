@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -56,9 +57,15 @@ func (k *verifyKey) fits(alg string) bool {
 
 // keySet caches an issuer's JWKS. It is refreshed lazily on the request path:
 // when older than ttl, and when a token names an unknown kid (at most once
-// per minInterval). Concurrent refreshes share one fetch (single flight); the
-// fetch runs on the goroutine of the request that started it, so nothing
-// outlives a request.
+// per minInterval). Concurrent refreshes share one fetch (single flight).
+//
+// The fetch belongs to no caller: it runs on its own goroutine, with the
+// context of the request that started it stripped of its cancellation
+// (context.WithoutCancel) and bounded by the fetch timeout, while every
+// caller, the first included, waits for it or for its own context. A client
+// that goes away therefore neither cancels the fetch nor fails it for the
+// others; the fetch outlives that request by at most the fetch timeout.
+// Only a fetch that completed counts as an attempt for the intervals.
 type keySet struct {
 	iss      *issuer
 	maxBytes int64
@@ -66,8 +73,9 @@ type keySet struct {
 
 	mu        sync.Mutex
 	keys      []verifyKey
-	fetched   time.Time // last successful fetch
-	attempted time.Time // last fetch attempt
+	fetched   time.Time // start of the last successful fetch
+	attempted time.Time // start of the last completed fetch
+	failed    bool      // whether the last completed fetch failed
 	jwksURL   string    // resolved jwks_uri
 	flight    *fetchFlight
 }
@@ -76,6 +84,12 @@ type fetchFlight struct {
 	done chan struct{}
 	err  error
 }
+
+// jwksColdRetry is the least time between fetches while the issuer's keys
+// were never fetched (capped by JWKSMinInterval). No token of the issuer
+// verifies until a fetch succeeds, so retrying soon is what recovers from a
+// blip, and once a second per instance costs a failing server little.
+const jwksColdRetry = time.Second
 
 // errUnavailable marks failures of the authorization server (a JWKS or
 // metadata fetch, introspection): answered with 503, never invalid_token.
@@ -89,14 +103,19 @@ func (ks *keySet) lookup(ctx context.Context, kid, alg string, now time.Time) ([
 	never := ks.fetched.IsZero()
 	stale := never || now.Sub(ks.fetched) >= ks.iss.jwksTTL
 	found := ks.matchLocked(kid, alg)
-	mayRetry := ks.attempted.IsZero() || now.Sub(ks.attempted) >= ks.iss.jwksMinInterval
+	interval := ks.iss.jwksMinInterval
+	if never && ks.failed {
+		interval = min(interval, jwksColdRetry)
+	}
+	due := ks.attempted.IsZero() || now.Sub(ks.attempted) >= interval
+	inFlight := ks.flight != nil
 	ks.mu.Unlock()
 	switch {
-	case len(found) > 0 && (!stale || !mayRetry):
-		return found, nil // fresh, or stale while a recent fetch failed
-	case !mayRetry && never:
+	case len(found) > 0 && (!stale || !due || inFlight):
+		return found, nil // fresh; or stale while a fetch is recent or under way
+	case !due && !inFlight && never:
 		return nil, fmt.Errorf("%w: no JWKS yet; the last fetch failed", errUnavailable)
-	case !mayRetry:
+	case !due && !inFlight:
 		return nil, nil // unknown kid, refetched recently
 	}
 	if err := ks.refresh(ctx, now); err != nil {
@@ -122,41 +141,42 @@ func (ks *keySet) matchLocked(kid, alg string) []verifyKey {
 	return out
 }
 
-// refresh fetches the JWKS once for all concurrent callers.
+// refresh fetches the JWKS once for all concurrent callers: it joins the
+// fetch in flight or starts one, then waits for it or for ctx.
 func (ks *keySet) refresh(ctx context.Context, now time.Time) error {
 	ks.mu.Lock()
-	if f := ks.flight; f != nil {
-		ks.mu.Unlock()
-		select {
-		case <-f.done:
-			return f.err
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %v", errUnavailable, ctx.Err())
-		}
+	f := ks.flight
+	if f == nil {
+		f = &fetchFlight{done: make(chan struct{})}
+		ks.flight = f
+		jwksURL := ks.jwksURL
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ks.iss.fetchTimeout)
+		go func() {
+			defer cancel()
+			keys, resolved, err := ks.fetch(fctx, jwksURL)
+			ks.mu.Lock()
+			ks.attempted, ks.failed = now, err != nil
+			if err == nil {
+				ks.keys, ks.fetched, ks.jwksURL = keys, now, resolved
+			}
+			ks.flight = nil
+			f.err = err
+			ks.mu.Unlock()
+			close(f.done)
+		}()
 	}
-	f := &fetchFlight{done: make(chan struct{})}
-	ks.flight = f
-	ks.attempted = now
-	jwksURL := ks.jwksURL
 	ks.mu.Unlock()
-
-	keys, resolved, err := ks.fetch(ctx, jwksURL)
-	ks.mu.Lock()
-	if err == nil {
-		ks.keys, ks.fetched, ks.jwksURL = keys, now, resolved
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: gave up waiting for the JWKS: %v", errUnavailable, ctx.Err())
 	}
-	ks.flight = nil
-	ks.mu.Unlock()
-	f.err = err
-	close(f.done)
-	return err
 }
 
 // fetch resolves the jwks_uri (configured or from the issuer's metadata) and
-// downloads the key set.
+// downloads the key set, within ctx's deadline.
 func (ks *keySet) fetch(ctx context.Context, jwksURL string) ([]verifyKey, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, ks.iss.fetchTimeout)
-	defer cancel()
 	if jwksURL == "" {
 		u, err := ks.discover(ctx)
 		if err != nil {
@@ -200,7 +220,7 @@ func (ks *keySet) fetch(ctx context.Context, jwksURL string) ([]verifyKey, strin
 
 // discover reads the issuer's RFC 8414 metadata, then OpenID Connect
 // discovery, and returns its jwks_uri. The document's issuer must equal the
-// configured one (RFC 8414 §3.3).
+// configured one (RFC 8414 §3.3), and its jwks_uri must pass discoveredURL.
 func (ks *keySet) discover(ctx context.Context) (string, error) {
 	var lastErr error
 	for _, u := range metadataURLs(ks.iss.name) {
@@ -220,6 +240,12 @@ func (ks *keySet) discover(ctx context.Context) (string, error) {
 		if md.Issuer != ks.iss.name || md.JWKSURI == "" {
 			lastErr = fmt.Errorf("%w: metadata %s names issuer %q and jwks_uri %q", errUnavailable, u, md.Issuer, md.JWKSURI)
 			continue
+		}
+		if !discoveredURL(ks.iss.name, md.JWKSURI) {
+			// A definite answer of this document: the other discovery URLs
+			// are not tried.
+			return "", fmt.Errorf("%w: metadata %s: jwks_uri %q refused: it must be an https URL (plain http only on loopback, for a plain-http loopback issuer)",
+				errUnavailable, u, md.JWKSURI)
 		}
 		return md.JWKSURI, nil
 	}
@@ -251,7 +277,27 @@ func metadataURLs(iss string) []string {
 	}
 }
 
-// get fetches u with a size bound.
+// discoveredURL reports whether u, an endpoint named by the metadata of
+// issuer iss, may be used: an absolute https URL, or plain http on a
+// loopback host, the rule of configured URLs (secureOrLoopback), and plain
+// http only when the issuer itself is a plain-http loopback URL (a local
+// test server). So the metadata of a remote issuer can neither send key
+// requests in clear over the network nor point them at the resource's own
+// loopback services.
+func discoveredURL(iss, u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" || pu.User != nil || !secureOrLoopback(pu) {
+		return false
+	}
+	if pu.Scheme == "https" {
+		return true
+	}
+	iu, err := url.Parse(iss)
+	return err == nil && iu.Scheme == "http" && secureOrLoopback(iu)
+}
+
+// get fetches u with a size bound; a redirect is a failure (see
+// noRedirects).
 func (ks *keySet) get(ctx context.Context, u string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -264,8 +310,7 @@ func (ks *keySet) get(ctx context.Context, u string) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("%w: GET %s: status %d", errUnavailable, u, resp.StatusCode)
+		return nil, statusError("GET", u, resp)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, ks.maxBytes+1))
 	if err != nil {
@@ -275,4 +320,16 @@ func (ks *keySet) get(ctx context.Context, u string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: GET %s: larger than %d bytes", errUnavailable, u, ks.maxBytes)
 	}
 	return b, nil
+}
+
+// statusError is the failure of a request to the authorization server
+// answered with resp's status other than 200. A redirect is named as one:
+// the resource follows none (noRedirects).
+func statusError(method, u string, resp *http.Response) error {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return fmt.Errorf("%w: %s %s: redirect (status %d to %q) not followed: configure the final URL",
+			errUnavailable, method, u, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return fmt.Errorf("%w: %s %s: status %d", errUnavailable, method, u, resp.StatusCode)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,7 +31,15 @@ type TokenInfo struct {
 	Issuer string
 	// ClientID is the OAuth client the token was issued to, or "".
 	ClientID string
-	// Subject is the user (the token's sub), or "".
+	// Subject is the user (the token's sub), or "". It identifies the user
+	// only at Issuer: another trusted issuer may give the same value to
+	// someone else (RFC 7519 §4.1.2: sub is locally unique to its issuer;
+	// RFC 9068 §2.2), and a token a client obtained for itself (the client
+	// credentials grant) names no subject, or names the client. Key a
+	// caller's data by the principal, Issuer, ClientID and Subject together,
+	// as core keys sessions and request state (core.Principal), never by
+	// Subject alone; refuse or keep apart a caller with neither Subject nor
+	// ClientID, since every such caller of an issuer looks the same.
 	Subject string
 	// Scopes are the granted scopes plus the scopes they imply
 	// (Options.Implies).
@@ -45,8 +54,22 @@ type TokenInfo struct {
 	// Token is the raw bearer token.
 	Token Token
 
-	res   *Resource
 	entry *resourceEntry
+	state *callState
+}
+
+// callState is what the Resource keeps with a request's TokenInfo (copies
+// of the TokenInfo share it): the scopes of the operation being performed,
+// for the challenges of RequireScopes.
+type callState struct {
+	info TokenInfo // allocated together
+	res  *Resource
+	op   atomic.Pointer[opScopes]
+}
+
+// opScopes are the scopes an authorized operation needs beyond Required.
+type opScopes struct {
+	static, dynamic []string
 }
 
 // LogValue implements [slog.LogValuer]: issuer, client, subject and scopes,

@@ -26,7 +26,8 @@ import (
 //     its target are known: for tools/call, prompts/get and resources/read
 //     after the unknown-target and header checks, before requestState is
 //     verified, client capabilities are checked and the handler runs; for
-//     other methods before the method runs. A 2025-03-26 batch is authorized
+//     completion/complete after its reference is checked, before the
+//     handler runs; for other methods before the method runs. A 2025-03-26 batch is authorized
 //     before any of its requests runs, and refused whole if one is refused.
 //
 // Errors returned by the methods are sent to the client: an *Error carrying an
@@ -55,10 +56,19 @@ type Operation struct {
 	// Method is the JSON-RPC method, e.g. "tools/call" or "initialize".
 	Method string
 	// Name is the tool (tools/call) or prompt (prompts/get) name, or the
-	// resource URI (resources/read); empty for other methods.
+	// resource URI (resources/read). For completion/complete it is the
+	// target of params.ref: the prompt's name or the resource template's
+	// URI, as Ref says. Empty for other methods.
 	Name string
+	// Ref is the type of completion/complete's params.ref: "ref/prompt"
+	// (Name is a prompt) or "ref/resource" (Name is a resource template or
+	// URI). Empty for other methods. A completion reveals what its target
+	// would, so authorize it as that target.
+	Ref string
 	// Arguments is the raw params.arguments object of tools/call (an empty
-	// object when absent) and prompts/get (nil when absent).
+	// object when absent) and prompts/get (nil when absent), and the
+	// params.argument object being completed ({"name":…,"value":…}) of
+	// completion/complete.
 	Arguments json.RawMessage
 	// ProtocolVersion is the revision the request speaks.
 	ProtocolVersion string
@@ -92,10 +102,21 @@ func (s *Server) Authenticator() Authenticator { return s.opts.Authenticator }
 // known.
 func targetedMethod(method string) bool {
 	switch method {
-	case "tools/call", "prompts/get", "resources/read":
+	case "tools/call", "prompts/get", "resources/read", "completion/complete":
 		return true
 	}
 	return false
+}
+
+// completionOperation is the operation of completion/complete with params p:
+// its reference, and the argument being completed.
+func completionOperation(p *CompleteParams) Operation {
+	op := Operation{Method: "completion/complete", Ref: p.Ref.Type, Name: p.Ref.Name}
+	if p.Ref.Type == "ref/resource" {
+		op.Name = p.Ref.URI
+	}
+	op.Arguments, _ = json.Marshal(p.Argument)
+	return op
 }
 
 // authorize runs the authenticator's Authorize, if any.
@@ -121,6 +142,15 @@ func (s *Server) authorizeMethod(ctx context.Context, r *Request) error {
 func messageOperation(m *rpcMessage, version string) Operation {
 	op := Operation{Method: m.method, ProtocolVersion: version}
 	if !targetedMethod(m.method) || m.params == nil {
+		return op
+	}
+	if m.method == "completion/complete" {
+		// Read as the handler reads it (encoding/json), so that both see
+		// the same reference.
+		var p CompleteParams
+		json.Unmarshal(m.params, &p)
+		op = completionOperation(&p)
+		op.ProtocolVersion = version
 		return op
 	}
 	jsonwire.EachMember(m.params, func(k, v []byte) bool {

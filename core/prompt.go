@@ -132,6 +132,9 @@ func (s *Server) complete(ctx context.Context, r *Request, params []byte) ([]byt
 	default:
 		return nil, InvalidParamsError("Invalid params: ref.type must be ref/prompt or ref/resource")
 	}
+	if err := s.authorize(ctx, r, completionOperation(&req.Params)); err != nil {
+		return nil, err
+	}
 	res, err := s.opts.CompletionHandler(ctx, req)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,14 @@
 //
 // Scopes: every request needs notes:read; write_note needs notes:write
 // (notes:admin implies it); purge asks for notes:admin at run time, and only
-// when it would delete everything (auth.RequireScopes: a step-up).
+// when it would delete everything (auth.RequireScopes: a step-up). The
+// draft_note prompt needs notes:write too, and so do the completions of its
+// topic argument (they come from the caller's notes).
+//
+// Notes belong to the principal: issuer, client and subject together. A
+// subject is unique only at its issuer, and a token a client obtained for
+// itself (client credentials) names no subject, so the key is never the
+// subject alone; a token naming neither subject nor client is refused.
 package main
 
 import (
@@ -27,7 +34,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -45,10 +52,29 @@ type config struct {
 	httpClient                                   *http.Client
 }
 
-// notes is the server's state: notes by author.
+// notes is the server's state: notes by owner.
 type notes struct {
 	mu sync.Mutex
-	m  map[string][]string
+	m  map[owner][]string
+}
+
+// owner is the principal a note belongs to. Two issuers may use the same
+// subject for different users, and one user's tokens from two clients are
+// told apart by the client, as core binds sessions and request state.
+type owner struct{ issuer, client, subject string }
+
+// errNoOwner refuses a caller whose token names neither a subject nor a
+// client: every such caller of an issuer would share one set of notes. It
+// is a tool error (a result with isError), which the model can report.
+var errNoOwner error = &core.ToolError{Message: "this server keeps notes per caller, and the access token names no subject or client"}
+
+// ownerOf returns the owner of the notes of the caller in ctx.
+func ownerOf(ctx context.Context) (owner, error) {
+	ti := auth.TokenInfoFromContext(ctx)
+	if ti == nil || ti.Subject == "" && ti.ClientID == "" {
+		return owner{}, errNoOwner
+	}
+	return owner{ti.Issuer, ti.ClientID, ti.Subject}, nil
 }
 
 type writeArgs struct {
@@ -76,6 +102,7 @@ func newServer(cfg config, logger *slog.Logger) (*core.Server, error) {
 		Issuers:      issuers,
 		Required:     []string{"notes:read"},
 		ToolScopes:   map[string][]string{"write_note": {"notes:write"}, "purge": {"notes:write"}},
+		PromptScopes: map[string][]string{"draft_note": {"notes:write"}},
 		Implies:      map[string][]string{"notes:admin": {"notes:write"}, "notes:write": {"notes:read"}},
 		// Advertise the run-time scope too, so clients may ask for it.
 		ScopesSupported: []string{"notes:read", "notes:write", "notes:admin"},
@@ -85,19 +112,25 @@ func newServer(cfg config, logger *slog.Logger) (*core.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := &notes{m: map[owner][]string{}}
 	srv := core.NewServer(core.Implementation{Name: "notes", Version: "1.0.0"},
-		&core.ServerOptions{Authenticator: rs, Logger: logger})
-	n := &notes{m: map[string][]string{}}
+		&core.ServerOptions{Authenticator: rs, Logger: logger, CompletionHandler: n.complete})
 	core.AddTool(srv, &core.Tool{Name: "list_notes", Description: "List your notes."},
 		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) ([]string, error) {
-			who := auth.TokenInfoFromContext(ctx).Subject
+			who, err := ownerOf(ctx)
+			if err != nil {
+				return nil, err
+			}
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			return append([]string{}, n.m[who]...), nil
 		})
 	core.AddTool(srv, &core.Tool{Name: "write_note", Description: "Write a note."},
 		func(ctx context.Context, req *core.CallToolRequest, in writeArgs) (string, error) {
-			who := auth.TokenInfoFromContext(ctx).Subject
+			who, err := ownerOf(ctx)
+			if err != nil {
+				return "", err
+			}
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			n.m[who] = append(n.m[who], in.Text)
@@ -112,22 +145,50 @@ func newServer(cfg config, logger *slog.Logger) (*core.Server, error) {
 					return "", err
 				}
 			}
-			who := auth.TokenInfoFromContext(ctx).Subject
+			who, err := ownerOf(ctx)
+			if err != nil {
+				return "", err
+			}
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			if in.All {
-				users := make([]string, 0, len(n.m))
-				for u := range n.m {
-					users = append(users, u)
-				}
-				sort.Strings(users)
-				n.m = map[string][]string{}
-				return fmt.Sprintf("deleted the notes of %d users", len(users)), nil
+				users := len(n.m)
+				n.m = map[owner][]string{}
+				return fmt.Sprintf("deleted the notes of %d users", users), nil
 			}
 			delete(n.m, who)
 			return "deleted your notes", nil
 		})
+	srv.AddPrompt(&core.Prompt{Name: "draft_note", Description: "Draft a note on a topic.",
+		Arguments: []core.PromptArgument{{Name: "topic", Description: "What the note is about (completes from your notes)", Required: true}}},
+		func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return &core.GetPromptResult{Messages: []core.PromptMessage{{Role: core.RoleUser,
+				Content: &core.TextContent{Text: "Draft a short note about " + req.Arguments["topic"] + "."}}}}, nil
+		})
 	return srv, nil
+}
+
+// complete answers completion/complete: draft_note's topic completes from
+// the caller's notes. The Resource authorizes it as it does prompts/get of
+// draft_note (PromptScopes), before this runs.
+func (n *notes) complete(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
+	res := &core.CompleteResult{}
+	p := req.Params
+	if p.Ref.Type != "ref/prompt" || p.Ref.Name != "draft_note" || p.Argument.Name != "topic" {
+		return res, nil
+	}
+	who, err := ownerOf(ctx)
+	if err != nil {
+		return res, nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, note := range n.m[who] {
+		if strings.HasPrefix(note, p.Argument.Value) {
+			res.Completion.Values = append(res.Completion.Values, note)
+		}
+	}
+	return res, nil
 }
 
 // serve runs the server on ln until ctx ends.

@@ -17,7 +17,16 @@
 //   - /register, RFC 7591 dynamic client registration (public clients);
 //   - /introspect, RFC 7662 introspection, authenticated with
 //     client_secret_basic (IntrospectionClientID/IntrospectionSecret);
-//     SetIntrospectionDown makes it answer 503.
+//     SetIntrospectionDown makes it answer 503; refresh tokens are
+//     introspected too (active, token_type "refresh_token").
+//
+// Tests of the resource's outbound calls control three endpoints
+// (metadata, JWKS, introspection): Hold makes their requests wait until
+// released (a fetch in flight, deterministically), SetRedirect makes them
+// answer 307 to a target under MovedPrefix that serves the real endpoint,
+// and JWKSFetches, Introspections, MetadataFetches and Moved count what was
+// served. Options.JWKSURI changes the jwks_uri of the metadata, and
+// Options.TLS serves https.
 //
 // Tests mint tokens directly with Mint, MintWith and Opaque. Access tokens
 // from /token are JWTs (typ at+jwt) unless Options.OpaqueTokens is set,

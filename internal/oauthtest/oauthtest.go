@@ -40,7 +40,33 @@ type Options struct {
 	TokenTTL time.Duration
 	// Scopes is the metadata's scopes_supported.
 	Scopes []string
+	// JWKSURI is the jwks_uri the metadata names. Empty means the
+	// server's own JWKS (Issuer + "/jwks").
+	JWKSURI string
+	// TLS serves https (httptest.NewTLSServer) instead of http; Client
+	// trusts the server's certificate.
+	TLS bool
 }
+
+// Endpoint names one endpoint of the server, for Hold and SetRedirect.
+type Endpoint string
+
+// The endpoints that Hold and SetRedirect act on.
+const (
+	// EndpointMetadata is RFC 8414 metadata and OpenID Connect discovery
+	// (every form).
+	EndpointMetadata Endpoint = "metadata"
+	// EndpointJWKS is the JWKS.
+	EndpointJWKS Endpoint = "jwks"
+	// EndpointIntrospection is RFC 7662 introspection.
+	EndpointIntrospection Endpoint = "introspection"
+)
+
+// MovedPrefix is the path prefix under which SetRedirect's targets are
+// served: a redirected endpoint answers 307 Temporary Redirect to
+// URL + MovedPrefix + its path, where the real endpoint answers (and counts
+// the request in Moved).
+const MovedPrefix = "/moved"
 
 // Claims describes a token to mint.
 type Claims struct {
@@ -120,9 +146,13 @@ type Server struct {
 	revoked  map[string]bool
 	intDown  atomic.Bool
 	jwksDown atomic.Bool
+	holds    map[Endpoint]*Hold
+	redirect map[Endpoint]bool
+	introOf  map[string]int64 // introspections by token
 
-	jwksFetches, introspections atomic.Int64
-	seq                         atomic.Int64
+	jwksFetches, introspections, metadataFetches, moved atomic.Int64
+	seq                                                 atomic.Int64
+	handler                                             http.Handler
 }
 
 // New starts a server on a loopback port. Close stops it.
@@ -135,6 +165,9 @@ func New(opts *Options) *Server {
 		opaque:                map[string]opaque{},
 		clients:               map[string][]string{},
 		revoked:               map[string]bool{},
+		holds:                 map[Endpoint]*Hold{},
+		redirect:              map[Endpoint]bool{},
+		introOf:               map[string]int64{},
 	}
 	if opts != nil {
 		s.opts = *opts
@@ -146,7 +179,12 @@ func New(opts *Options) *Server {
 		s.opts.TokenTTL = time.Hour
 	}
 	s.gens = []generation{newGeneration(1)}
-	s.ts = httptest.NewServer(s.routes())
+	s.handler = s.routes()
+	if s.opts.TLS {
+		s.ts = httptest.NewTLSServer(s.handler)
+	} else {
+		s.ts = httptest.NewServer(s.handler)
+	}
 	s.URL = s.ts.URL
 	s.Issuer = s.URL + s.opts.IssuerPath
 	return s
@@ -155,8 +193,14 @@ func New(opts *Options) *Server {
 // Close stops the server.
 func (s *Server) Close() { s.ts.Close() }
 
-// Client returns an *http.Client for the server.
+// Client returns an *http.Client for the server (trusting its certificate
+// with Options.TLS).
 func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Handler returns the server's HTTP handler, to serve it over another
+// listener (an in-memory network inside a testing/synctest bubble). URLs in
+// its documents still name URL.
+func (s *Server) Handler() http.Handler { return s.handler }
 
 func newGeneration(n int) generation {
 	rk, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -195,11 +239,141 @@ func (s *Server) SetIntrospectionDown(down bool) { s.intDown.Store(down) }
 // SetJWKSDown makes the JWKS and metadata endpoints answer 503 or recover.
 func (s *Server) SetJWKSDown(down bool) { s.jwksDown.Store(down) }
 
-// JWKSFetches counts the JWKS requests served.
+// JWKSFetches counts the JWKS requests served: a held request counts once
+// released, a redirect answer does not count (its target, under
+// MovedPrefix, counts here and in Moved).
 func (s *Server) JWKSFetches() int64 { return s.jwksFetches.Load() }
 
-// Introspections counts the introspection requests served.
+// Introspections counts the introspection requests served (as JWKSFetches).
 func (s *Server) Introspections() int64 { return s.introspections.Load() }
+
+// IntrospectionsOf counts the introspection requests served for tok
+// (authenticated ones: those whose token the server read).
+func (s *Server) IntrospectionsOf(tok string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.introOf[tok]
+}
+
+// MetadataFetches counts the metadata requests served (as JWKSFetches).
+func (s *Server) MetadataFetches() int64 { return s.metadataFetches.Load() }
+
+// Moved counts the requests that reached a redirect target (MovedPrefix).
+func (s *Server) Moved() int64 { return s.moved.Load() }
+
+// SetRedirect makes e answer 307 Temporary Redirect to URL + MovedPrefix +
+// the request's path, where the real endpoint answers, or stops doing so.
+func (s *Server) SetRedirect(e Endpoint, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redirect[e] = on
+}
+
+// Hold holds the requests to one endpoint until Release: each waits, and
+// is served once released, or gives up when its client goes away.
+type Hold struct {
+	s       *Server
+	e       Endpoint
+	arrived chan struct{}
+	left    chan struct{}
+	release chan struct{}
+	once    sync.Once
+
+	served, abandoned atomic.Int64
+}
+
+// Hold makes requests to e wait until the returned Hold is released (tests
+// of a request in flight). Holding an endpoint again replaces the previous
+// Hold, which keeps its waiting requests.
+func (s *Server) Hold(e Endpoint) *Hold {
+	h := &Hold{s: s, e: e, arrived: make(chan struct{}, 1024), left: make(chan struct{}, 1024), release: make(chan struct{})}
+	s.mu.Lock()
+	s.holds[e] = h
+	s.mu.Unlock()
+	return h
+}
+
+// Arrived receives once for each request that starts waiting (up to 1024
+// unread).
+func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Left receives once for each held request that stops waiting, released
+// or abandoned (up to 1024 unread), after Served or Abandoned counts it.
+func (h *Hold) Left() <-chan struct{} { return h.left }
+
+// Release lets the waiting requests proceed and stops holding the
+// endpoint. It may be called more than once.
+func (h *Hold) Release() {
+	h.once.Do(func() {
+		h.s.mu.Lock()
+		if h.s.holds[h.e] == h {
+			delete(h.s.holds, h.e)
+		}
+		h.s.mu.Unlock()
+		close(h.release)
+	})
+}
+
+// Served counts the held requests that were released and served.
+func (h *Hold) Served() int64 { return h.served.Load() }
+
+// Abandoned counts the held requests whose client went away first.
+func (h *Hold) Abandoned() int64 { return h.abandoned.Load() }
+
+// wait holds r while h is held; it reports whether r is to be served.
+func (h *Hold) wait(r *http.Request) bool {
+	select {
+	case h.arrived <- struct{}{}:
+	default:
+	}
+	served := false
+	select {
+	case <-h.release:
+		h.served.Add(1)
+		served = true
+	case <-r.Context().Done():
+		h.abandoned.Add(1)
+	}
+	select {
+	case h.left <- struct{}{}:
+	default:
+	}
+	return served
+}
+
+// gate applies SetRedirect and Hold to the requests of endpoint e.
+func (s *Server) gate(e Endpoint, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		redirect, h := s.redirect[e], s.holds[e]
+		s.mu.Unlock()
+		if redirect {
+			http.Redirect(w, r, s.URL+MovedPrefix+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+			return
+		}
+		if h != nil && !h.wait(r) {
+			return
+		}
+		next(w, r)
+	}
+}
+
+// RefreshToken returns a refresh token for c's client, subject, scope and
+// first audience (the resource), as /token would issue; it is good for one
+// refresh_token grant, and introspection answers it active with token_type
+// "refresh_token".
+func (s *Server) RefreshToken(c Claims) string {
+	m := s.claimsMap(c)
+	g := grant{client: fmt.Sprint(m["client_id"]), subject: fmt.Sprint(m["sub"]), scope: c.Scope}
+	if len(c.Audience) > 0 {
+		g.resource = c.Audience[0]
+	}
+	rt := randomString(24)
+	s.mu.Lock()
+	s.refresh[rt] = g
+	s.mu.Unlock()
+	return rt
+}
 
 // Revoke makes introspection answer inactive for tok.
 func (s *Server) Revoke(tok string) {
@@ -332,19 +506,33 @@ func randomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// routes serves every endpoint, gated by SetRedirect and Hold, and the same
+// endpoints ungated under MovedPrefix (the redirect targets).
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	p := s.opts.IssuerPath
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+p, s.metadata)
-	mux.HandleFunc("GET /.well-known/openid-configuration"+p, s.metadata)
-	if p != "" {
-		mux.HandleFunc("GET "+p+"/.well-known/openid-configuration", s.metadata)
+	mux, moved := http.NewServeMux(), http.NewServeMux()
+	handle := func(pattern string, e Endpoint, h http.HandlerFunc) {
+		moved.HandleFunc(pattern, h)
+		if e != "" {
+			h = s.gate(e, h)
+		}
+		mux.HandleFunc(pattern, h)
 	}
-	mux.HandleFunc("GET "+p+"/jwks", s.jwks)
-	mux.HandleFunc("GET "+p+"/authorize", s.authorize)
-	mux.HandleFunc("POST "+p+"/token", s.token)
-	mux.HandleFunc("POST "+p+"/register", s.register)
-	mux.HandleFunc("POST "+p+"/introspect", s.introspect)
+	p := s.opts.IssuerPath
+	handle("GET /.well-known/oauth-authorization-server"+p, EndpointMetadata, s.metadata)
+	handle("GET /.well-known/openid-configuration"+p, EndpointMetadata, s.metadata)
+	if p != "" {
+		handle("GET "+p+"/.well-known/openid-configuration", EndpointMetadata, s.metadata)
+	}
+	handle("GET "+p+"/jwks", EndpointJWKS, s.jwks)
+	handle("GET "+p+"/authorize", "", s.authorize)
+	handle("POST "+p+"/token", "", s.token)
+	handle("POST "+p+"/register", "", s.register)
+	handle("POST "+p+"/introspect", EndpointIntrospection, s.introspect)
+	strip := http.StripPrefix(MovedPrefix, moved)
+	mux.HandleFunc(MovedPrefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		s.moved.Add(1)
+		strip.ServeHTTP(w, r)
+	})
 	return mux
 }
 
@@ -361,6 +549,7 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 }
 
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
+	s.metadataFetches.Add(1)
 	if s.jwksDown.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
@@ -372,7 +561,7 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint":                                 is + "/token",
 		"registration_endpoint":                          is + "/register",
 		"introspection_endpoint":                         is + "/introspect",
-		"jwks_uri":                                       is + "/jwks",
+		"jwks_uri":                                       s.jwksURI(),
 		"scopes_supported":                               s.opts.Scopes,
 		"response_types_supported":                       []string{"code"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
@@ -386,6 +575,13 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		delete(md, "scopes_supported") // RECOMMENDED, but never null
 	}
 	writeJSON(w, http.StatusOK, md)
+}
+
+func (s *Server) jwksURI() string {
+	if s.opts.JWKSURI != "" {
+		return s.opts.JWKSURI
+	}
+	return s.Issuer + "/jwks"
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
@@ -590,11 +786,27 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.PostForm.Get("token")
 	s.mu.Lock()
+	s.introOf[tok]++
 	o, known := s.opaque[tok]
 	revoked := s.revoked[tok]
+	rt, isRefresh := s.refresh[tok]
 	s.mu.Unlock()
 	if revoked {
 		writeJSON(w, http.StatusOK, map[string]any{"active": false})
+		return
+	}
+	if isRefresh {
+		// RFC 7662 §2.1: refresh tokens may be introspected too; the answer
+		// says what the token is (token_type, as some servers word it).
+		out := map[string]any{"active": true, "token_type": "refresh_token", "iss": s.Issuer,
+			"client_id": rt.client, "sub": rt.subject, "exp": time.Now().Add(24 * time.Hour).Unix()}
+		if rt.scope != "" {
+			out["scope"] = rt.scope
+		}
+		if rt.resource != "" {
+			out["aud"] = rt.resource
+		}
+		writeJSON(w, http.StatusOK, out)
 		return
 	}
 	var claims map[string]any

@@ -1,6 +1,7 @@
 package oauthtest_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -150,5 +151,101 @@ func TestRegistrationAndMetadata(t *testing.T) {
 	nrk, nek := as.Kids()
 	if len(set.Keys) != 4 || !kids[rk] || !kids[ek] || !kids[nrk] || !kids[nek] || nrk == rk {
 		t.Fatalf("JWKS after rotation: %v", kids)
+	}
+}
+
+// TestHoldRedirectAndCounters: a held endpoint serves its requests once
+// released and counts those whose client left; a redirected endpoint
+// answers 307 to MovedPrefix, where the real endpoint answers.
+func TestHoldRedirectAndCounters(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(&oauthtest.Options{JWKSURI: "http://jwks.example.test/keys"})
+	defer as.Close()
+	h := as.Hold(oauthtest.EndpointJWKS)
+	done := make(chan int, 1)
+	go func() {
+		res, err := http.Get(as.Issuer + "/jwks")
+		if err != nil {
+			done <- 0
+			return
+		}
+		res.Body.Close()
+		done <- res.StatusCode
+	}()
+	<-h.Arrived()
+	if n := as.JWKSFetches(); n != 0 {
+		t.Fatalf("a held request counted as served: %d", n)
+	}
+	h.Release()
+	if st := <-done; st != 200 || h.Served() != 1 || h.Abandoned() != 0 || as.JWKSFetches() != 1 {
+		t.Fatalf("after release: status %d, served %d, abandoned %d, fetches %d", st, h.Served(), h.Abandoned(), as.JWKSFetches())
+	}
+
+	// A client that leaves while held is counted as abandoned.
+	h = as.Hold(oauthtest.EndpointJWKS)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.Issuer+"/jwks", nil)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+		}
+	}()
+	<-h.Arrived()
+	cancel()
+	<-h.Left()
+	if h.Abandoned() != 1 || h.Served() != 0 {
+		t.Fatalf("abandoned %d, served %d", h.Abandoned(), h.Served())
+	}
+	h.Release()
+
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	as.SetRedirect(oauthtest.EndpointIntrospection, true)
+	req, _ := http.NewRequest(http.MethodPost, as.Issuer+"/introspect", strings.NewReader("token=x"))
+	res, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusTemporaryRedirect || res.Header.Get("Location") != as.URL+oauthtest.MovedPrefix+"/introspect" {
+		t.Fatalf("redirect: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if st, _ := postForm(t, res.Header.Get("Location"), url.Values{"token": {"x"}}, as.IntrospectionClientID, as.IntrospectionSecret); st != 200 || as.Moved() != 1 {
+		t.Fatalf("redirect target: %d, moved %d", st, as.Moved())
+	}
+
+	res, err = http.Get(as.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md map[string]any
+	json.NewDecoder(res.Body).Decode(&md)
+	res.Body.Close()
+	if md["jwks_uri"] != "http://jwks.example.test/keys" || as.MetadataFetches() != 1 {
+		t.Fatalf("metadata %v, fetches %d", md, as.MetadataFetches())
+	}
+}
+
+// TestRefreshTokenIntrospection: a refresh token is introspected active with
+// token_type refresh_token.
+func TestRefreshTokenIntrospection(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(&oauthtest.Options{TLS: true})
+	defer as.Close()
+	if !strings.HasPrefix(as.Issuer, "https://") {
+		t.Fatalf("TLS issuer %q", as.Issuer)
+	}
+	rt := as.RefreshToken(oauthtest.Claims{Audience: []string{"https://mcp.example.com/mcp"}, Scope: "a"})
+	req, _ := http.NewRequest(http.MethodPost, as.Issuer+"/introspect", strings.NewReader(url.Values{"token": {rt}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(as.IntrospectionClientID), url.QueryEscape(as.IntrospectionSecret))
+	res, err := as.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var info map[string]any
+	json.NewDecoder(res.Body).Decode(&info)
+	if info["active"] != true || info["token_type"] != "refresh_token" || info["aud"] != "https://mcp.example.com/mcp" || info["sub"] != "user-1" {
+		t.Fatalf("introspection of a refresh token: %v", info)
 	}
 }

@@ -1,0 +1,159 @@
+package auth_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+// Tests of timing (fetch timeouts, retry intervals, cache periods) run in a
+// testing/synctest bubble: the resource's clock is the bubble's fake clock,
+// and the authorization server's handler (oauthtest, unchanged) is served
+// inside the bubble over an in-memory network, since goroutines blocked on
+// real sockets would keep the fake clock from advancing.
+
+// memListener is a net.Listener whose connections are net.Pipe ends.
+type memListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+type memAddr struct{}
+
+func (memAddr) Network() string { return "mem" }
+func (memAddr) String() string  { return "mem" }
+
+func (l *memListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *memListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *memListener) Addr() net.Addr { return memAddr{} }
+
+// serveInBubble serves h on an in-memory network and returns a client whose
+// every connection, whatever the address, reaches h. Call it inside the
+// bubble; the server stops when the test ends.
+func serveInBubble(t *testing.T, h http.Handler) *http.Client {
+	l := &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, s := net.Pipe()
+		select {
+		case l.conns <- s:
+			return c, nil
+		case <-l.done:
+			return nil, net.ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+	t.Cleanup(func() {
+		srv.Close()
+		tr.CloseIdleConnections()
+	})
+	return &http.Client{Transport: tr}
+}
+
+const bubbleResource = "https://mcp.example.com/mcp"
+
+// bubbleResourceFor returns a Resource for bubbleResource whose outbound
+// calls reach as inside the bubble. Without Issuers in o, it trusts as's
+// JWTs; Required defaults to {"mcp"}.
+func bubbleResourceFor(t *testing.T, as *oauthtest.Server, o auth.Options) *auth.Resource {
+	t.Helper()
+	o.Resource = bubbleResource
+	if o.Issuers == nil {
+		o.Issuers = []auth.Issuer{{Issuer: as.Issuer}}
+	}
+	if o.Required == nil {
+		o.Required = []string{"mcp"}
+	}
+	o.HTTPClient = serveInBubble(t, as.Handler())
+	rs, err := auth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// introspectingResource trusts as by introspection only.
+func introspectingResource(t *testing.T, as *oauthtest.Server, in auth.Introspection) *auth.Resource {
+	in.Endpoint = as.Issuer + "/introspect"
+	in.ClientID, in.ClientSecret = as.IntrospectionClientID, as.IntrospectionSecret
+	return bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, Introspection: &in}}})
+}
+
+// authn runs Authenticate for tok with ctx and returns the HTTP status it
+// answers with (200 for success) and the error.
+func authn(ctx context.Context, rs *auth.Resource, tok string) (int, error) {
+	r := httptest.NewRequestWithContext(ctx, http.MethodPost, bubbleResource, nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	_, err := rs.Authenticate(r)
+	if err == nil {
+		return http.StatusOK, nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce.HTTPStatus(), err
+	}
+	return 0, err
+}
+
+// bubbleToken mints a JWT for bubbleResource (call inside the bubble, so
+// that its times follow the bubble's clock).
+func bubbleToken(as *oauthtest.Server, scope string) string {
+	return as.Mint(oauthtest.Claims{Audience: []string{bubbleResource}, Scope: scope})
+}
+
+// bubbleOpaque is bubbleToken for an opaque token.
+func bubbleOpaque(as *oauthtest.Server, c oauthtest.Claims) string {
+	c.Audience = []string{bubbleResource}
+	if c.Scope == "" {
+		c.Scope = "mcp"
+	}
+	return as.Opaque(c)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logTo returns a debug-level text logger writing to b.
+func logTo(b *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
