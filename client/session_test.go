@@ -122,4 +122,3 @@ func TestLegacyAdoptSession(t *testing.T) {
 		}
 	}
 }
-
