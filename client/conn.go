@@ -46,7 +46,7 @@ type Conn struct {
 	mu           sync.Mutex
 	headers      map[string]*toolHeaders // x-mcp-header declarations by tool name
 	unlisted     map[string]struct{}     // tools a declaration walk did not find
-	learnMu      sync.Mutex              // one declaration walk at a time
+	learnSem     chan struct{}           // one declaration walk at a time
 	eraFromCache bool                    // the era came from eraCache, not a probe
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
@@ -110,7 +110,7 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("mcp client: bad endpoint URL %q", endpoint)
 	}
-	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}}
+	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}, learnSem: make(chan struct{}, 1)}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -762,6 +762,7 @@ func (c *Conn) dispatch(ctx context.Context, m *wireMessage, x *exchange) {
 		return
 	case "notifications/tools/list_changed":
 		c.invalidate("tools/list", "")
+		c.forgetUnlisted()
 	case "notifications/prompts/list_changed":
 		c.invalidate("prompts/list", "")
 	case "notifications/resources/list_changed":

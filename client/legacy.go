@@ -166,8 +166,17 @@ func (s *session) initialize(ctx context.Context) error {
 	}
 	if c.opts.LogLevel != "" && ir.Capabilities.Logging != nil {
 		p := params{{"level", quoteJSON(string(c.opts.LogLevel))}}
-		if _, err := c.callLegacyIn(ctx, s, "logging/setLevel", p, s.co); err != nil {
+		if _, err := c.callLegacyIn(ctx, s, "logging/setLevel", p, s.co, false); err != nil {
 			return err
+		}
+	}
+	if s == c.legacy.def {
+		// A session that replaces an ended one: the Listen calls'
+		// resource subscriptions went with the old one.
+		for _, uri := range c.legacy.listen.subscriptions() {
+			if _, err := c.callLegacyIn(ctx, s, "resources/subscribe", params{{"uri", quoteJSON(uri)}}, nil, false); err != nil {
+				c.log.WarnContext(ctx, "mcp client: resources/subscribe in the new session failed", "uri", uri, "err", err)
+			}
 		}
 	}
 	s.mu.Lock()
@@ -407,14 +416,17 @@ func (c *Conn) callLegacy(ctx context.Context, method string, p params, co *call
 	if err != nil {
 		return nil, err
 	}
-	return c.callLegacyIn(ctx, s, method, p, co)
+	return c.callLegacyIn(ctx, s, method, p, co, true)
 }
 
 // maxResumes bounds the reconnections of one request's stream without
 // progress.
 const maxResumes = 5
 
-func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p params, co *callOptions) (json.RawMessage, error) {
+// callLegacyIn sends a request in session s. renew lets a 404 start a new
+// session and send the request again; requests sent by initialize itself
+// (which holds the session's initMu) pass false.
+func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
 	for attempt := 0; ; attempt++ {
 		id := c.nextID.Add(1)
 		var meta []byte
@@ -437,7 +449,7 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 				c.cancelled(s, id, ctx.Err())
 				return nil, ctx.Err()
 			}
-			if sessionGone(err, sid) && attempt == 0 {
+			if sessionGone(err, sid) && renew && attempt == 0 {
 				// The session is gone: start a new one and send the
 				// request again, once. The 404 says the server did not
 				// process it (it answers an unknown session so before

@@ -361,13 +361,20 @@ const (
 // for one walk instead of each reading the list. A failed list is logged
 // and the call sent without headers; only ctx ending fails the call.
 func (c *Conn) learnHeaders(ctx context.Context, name string, co *callOptions) error {
-	c.learnMu.Lock()
-	defer c.learnMu.Unlock()
+	select {
+	case c.learnSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.learnSem }()
 	c.mu.Lock()
 	_, known := c.headers[name]
+	if !known {
+		_, known = c.unlisted[name]
+	}
 	c.mu.Unlock()
 	if known {
-		return nil // another walk found it
+		return nil // another walk settled it
 	}
 	lo := &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header}
 	var cursor *string

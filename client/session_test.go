@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
 )
@@ -120,5 +122,85 @@ func TestLegacyAdoptSession(t *testing.T) {
 		if _, err := client.Connect(ctx, url, o); err == nil {
 			t.Errorf("Connect(%+v) succeeded", o)
 		}
+	}
+}
+
+// TestLegacyGETNotFound: a 404 to the session's GET stream ends the session
+// as well: the next call starts a new one before it is sent, instead of
+// being refused first.
+func TestLegacyGETNotFound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, nil)
+	var once atomic.Bool
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") != "" && once.CompareAndSwap(false, true) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`))
+			return true
+		}
+		return false
+	}
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := c.SessionID()
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.count("initialize") != 2 || rec.count("tools/call") != 1 {
+		t.Fatalf("initialize %d, tools/call %d; want 2 and 1", rec.count("initialize"), rec.count("tools/call"))
+	}
+	if c.SessionID() == first || rec.last("tools/call").Header.Get("Mcp-Session-Id") != c.SessionID() {
+		t.Fatalf("session %q (was %q), call sent in %q", c.SessionID(), first, rec.last("tools/call").Header.Get("Mcp-Session-Id"))
+	}
+}
+
+// TestLegacyResubscribe: the resource subscriptions of a running Listen
+// belong to the session; a new session (after a 404) subscribes again.
+func TestLegacyResubscribe(t *testing.T) {
+	t.Parallel()
+	srv := newRestartable(t, func() http.Handler {
+		s := core.NewServer(core.Implementation{Name: "subs", Version: "1"}, &core.ServerOptions{Mode: core.ModeLegacy})
+		s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://r", Text: "x"}}}, nil
+		})
+		return nethttp.Handler(s)
+	})
+	c, err := client.Connect(context.Background(), srv.url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	acked := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Listen(ctx, client.ListenFilter{ResourceSubscriptions: []string{"test://r"}},
+			func(client.ListenFilter) { close(acked) }, func(client.Notification) {})
+	}()
+	<-acked
+	srv.restart()
+	if _, err := c.ReadResource(context.Background(), "test://r"); err != nil {
+		t.Fatal(err)
+	}
+	subs := 0
+	for _, s := range srv.rec.all() {
+		if s.RPC == "resources/subscribe" {
+			subs++
+			if s.Header.Get("Mcp-Session-Id") == "" {
+				t.Fatal("resources/subscribe without a session")
+			}
+		}
+	}
+	if sub := srv.rec.last("resources/subscribe"); subs != 2 || sub.Header.Get("Mcp-Session-Id") != c.SessionID() {
+		t.Fatalf("resources/subscribe sent %d times, last in %q (session %q)", subs, sub.Header.Get("Mcp-Session-Id"), c.SessionID())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
