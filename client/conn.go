@@ -43,11 +43,13 @@ type Conn struct {
 	// credential, sent when no TokenSource token replaces it).
 	staticAuth bool
 
-	mu           sync.Mutex
-	headers      map[string]*toolHeaders // x-mcp-header declarations by tool name
-	unlisted     map[string]struct{}     // tools a declaration walk did not find
-	learnSem     chan struct{}           // one declaration walk at a time
-	eraFromCache bool                    // the era came from eraCache, not a probe
+	mu       sync.Mutex
+	headers  map[string]*toolHeaders // x-mcp-header declarations by tool name
+	unlisted map[string]struct{}     // tools a declaration walk did not find
+	learnSem chan struct{}           // one declaration walk at a time
+	// maxHeaderBytes is maxHeaderBytes (tests lower it).
+	maxHeaderBytes int
+	eraFromCache   bool // the era came from eraCache, not a probe
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
 	closed    atomic.Bool
@@ -110,7 +112,7 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("mcp client: bad endpoint URL %q", endpoint)
 	}
-	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}, learnSem: make(chan struct{}, 1)}
+	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}, learnSem: make(chan struct{}, 1), maxHeaderBytes: maxHeaderBytes}
 	if opts != nil {
 		c.opts = *opts
 	}

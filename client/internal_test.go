@@ -2,14 +2,20 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
@@ -323,5 +329,43 @@ func TestAppendJSONString(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%q: %s, want %s", s, got, want)
 		}
+	}
+}
+
+// TestLearnHeadersByteBound: the walk that looks for a tool's declarations
+// stops after maxHeaderBytes of tool definitions, however few pages that
+// is (the bound is lowered here: the real one is 8 MiB).
+func TestLearnHeadersByteBound(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(core.Implementation{Name: "big", Version: "1"}, &core.ServerOptions{PageSize: 1})
+	big := strings.Repeat("x", 100<<10)
+	for i := range 4 {
+		core.AddTool(srv, &core.Tool{Name: fmt.Sprintf("a%d", i), Description: big}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			return "ok", nil
+		})
+	}
+	var lists atomic.Int32
+	h := nethttp.Handler(srv)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" {
+			lists.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	c, err := newConn(ts.URL+nethttp.DefaultPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.setModern(core.ProtocolVersion20260728)
+	c.maxHeaderBytes = 150 << 10
+	if err := c.learnHeaders(context.Background(), "missing", &noOptions); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists.Load(); n != 2 {
+		t.Fatalf("tools/list %d times, want 2 (100 KiB each, 150 KiB bound)", n)
+	}
+	if _, known, _ := c.paramHeaders("missing", nil); !known {
+		t.Fatal("the walk's verdict was not kept")
 	}
 }

@@ -452,10 +452,10 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 			if sessionGone(err, sid) && renew && attempt == 0 {
 				// The session is gone: start a new one and send the
 				// request again, once. The 404 says the server did not
-				// process it (it answers an unknown session so before
-				// anything else), so this is no repeat, even of a
-				// tools/call (2025-11-25 basic/transports §Session
-				// Management).
+				// process the request (a server looks the session up
+				// before it handles the message), so sending it again
+				// repeats nothing, even for a tools/call (2025-11-25
+				// basic/transports §Session Management).
 				if err := s.ensure(ctx, sid); err != nil {
 					return nil, err
 				}

@@ -348,13 +348,17 @@ func (c *Conn) toolCall(ctx context.Context, name string, args any, co *callOpti
 const (
 	// maxHeaderPages bounds the pages one walk reads.
 	maxHeaderPages = 32
+	// maxHeaderBytes bounds the tool definitions one walk reads (the sum
+	// of their sizes), so that a server with huge pages cannot make a call
+	// read 32 of Options.MaxResponseBytes.
+	maxHeaderBytes = 8 << 20
 	// maxUnlisted bounds the names remembered as not found.
 	maxUnlisted = 256
 )
 
 // learnHeaders reads tools/list pages, through the cache and with the
-// call's credential, until one names the tool, the list ends or
-// maxHeaderPages were read. A tool it did not find is remembered (bounded)
+// call's credential, until one names the tool, the list ends, or
+// maxHeaderPages pages or maxHeaderBytes of tool definitions were read. A tool it did not find is remembered (bounded)
 // until the tool list changes (notifications/tools/list_changed, -32020), so
 // the walk is not repeated for every call; its calls go without
 // Mcp-Param-* headers. Walks run one at a time: concurrent first calls wait
@@ -378,6 +382,7 @@ func (c *Conn) learnHeaders(ctx context.Context, name string, co *callOptions) e
 	}
 	lo := &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header}
 	var cursor *string
+	read := 0
 	for range maxHeaderPages {
 		page, err := c.listToolsPage(ctx, cursor, lo)
 		if err != nil {
@@ -391,8 +396,9 @@ func (c *Conn) learnHeaders(ctx context.Context, name string, co *callOptions) e
 			if t.Name == name {
 				return nil
 			}
+			read += len(t.Raw)
 		}
-		if page.NextCursor == nil {
+		if page.NextCursor == nil || read > c.maxHeaderBytes {
 			break
 		}
 		cursor = page.NextCursor
