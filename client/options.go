@@ -65,7 +65,9 @@ type Options struct {
 	// none. If it also implements Challenger, 401 and insufficient_scope
 	// 403 responses are answered through it.
 	TokenSource TokenSource
-	// Header holds extra headers sent on every request.
+	// Header holds extra headers sent on every request (copied by
+	// Connect). An Authorization here is the Conn's static credential: a
+	// TokenSource token, or a call's own credential, replaces it.
 	Header http.Header
 	// ClientInfo names this client. Zero means {"mcpfn-client", "0"}.
 	ClientInfo core.Implementation
