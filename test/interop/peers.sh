@@ -87,24 +87,27 @@ mcpfn() {
   case "$out" in *"$sub"*) ;; *) fail "$name: output lacks $sub: ${out:0:300}"; return 1 ;; esac
 }
 
-# stat URL EXPRESSION: evaluates a JavaScript expression over the JSON at
-# URL (bound to s).
-stat() {
-  curl -sf "$1" | "$node" -e 'let d="";process.stdin.on("data",c=>d+=c).on("end",()=>{const s=JSON.parse(d);console.log(eval(process.argv[1]))})' "$2"
+# field URL EXPRESSION: evaluates a JavaScript expression over the JSON at
+# URL (bound to s). post URL: POSTs to a peer's admin hook.
+field() {
+  "$node" -e 'fetch(process.argv[1]).then(r=>r.json()).then(s=>console.log(eval(process.argv[2])))' "$1" "$2"
+}
+post() {
+  "$node" -e 'fetch(process.argv[1],{method:"POST"}).then(r=>{if(!r.ok)process.exit(1)})' "$1"
 }
 
 # --- 8: TypeScript SDK v1, an ended session ----------------------------------
 node_peer peer-ts-v1.mjs
 for mode in auto legacy; do
-  curl -sf -X POST "$base/admin/expire-next" >/dev/null
-  nf=$(stat "$base/admin/stats" s.notFound)
+  post "$base/admin/expire-next"
+  nf=$(field "$base/admin/stats" s.notFound)
   if mcpfn "ts-v1/$mode tools after the session ended" 0 '"count"' tools "$url" --mode "$mode"; then
-    [ "$(stat "$base/admin/stats" s.notFound)" = $((nf + 1)) ] || fail "ts-v1/$mode tools: the server answered no 404"
+    [ "$(field "$base/admin/stats" s.notFound)" = $((nf + 1)) ] || fail "ts-v1/$mode tools: the server answered no 404"
   fi
-  curl -sf -X POST "$base/admin/expire-next" >/dev/null
-  runs=$(stat "$base/admin/stats" s.count)
+  post "$base/admin/expire-next"
+  runs=$(field "$base/admin/stats" s.count)
   mcpfn "ts-v1/$mode call after the session ended" 0 '"type":"text"' call "$url" count --mode "$mode" || true
-  got=$(stat "$base/admin/stats" s.count)
+  got=$(field "$base/admin/stats" s.count)
   [ "$got" = $((runs + 1)) ] || fail "ts-v1/$mode call: the tool ran $((got - runs)) times, want once"
 done
 echo "peers: ts-v1 done"
@@ -112,13 +115,13 @@ echo "peers: ts-v1 done"
 # --- 9 and 10: TypeScript SDK v2 and go-sdk ------------------------------------
 check_headers_and_cache() { # NAME STATS-URL
   local name=$1 stats=$2 n
-  n=$(stat "$stats" s.calls.length)
+  n=$(field "$stats" s.calls.length)
   mcpfn "$name call before a list" 0 'region=Zürich level=2' call "$url" where '{"region":"Zürich","level":2}' --token alice || true
-  [ "$(stat "$stats" s.calls.length)" = $((n + 1)) ] || fail "$name: $(( $(stat "$stats" s.calls.length) - n )) tools/call sent, want 1 (no -32020 round)"
-  [ "$(stat "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = '=?base64?WsO8cmljaA==?=' ] || fail "$name: Mcp-Param-Region $(stat "$stats" 'JSON.stringify(s.calls[s.calls.length-1])')"
-  [ "$(stat "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Level"]')" = 2 ] || fail "$name: Mcp-Param-Level"
+  [ "$(field "$stats" s.calls.length)" = $((n + 1)) ] || fail "$name: $(( $(field "$stats" s.calls.length) - n )) tools/call sent, want 1 (no -32020 round)"
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = '=?base64?WsO8cmljaA==?=' ] || fail "$name: Mcp-Param-Region $(field "$stats" 'JSON.stringify(s.calls[s.calls.length-1])')"
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Level"]')" = 2 ] || fail "$name: Mcp-Param-Level"
   mcpfn "$name plain value" 0 'region=eu-west-1' call "$url" where '{"region":"eu-west-1"}' --token bob || true
-  [ "$(stat "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = eu-west-1 ] || fail "$name: Mcp-Param-Region eu-west-1"
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = eu-west-1 ] || fail "$name: Mcp-Param-Region eu-west-1"
   mcpfn "$name tools for bob" 0 '"bob_tool"' tools "$url" --token bob || true
   mcpfn "$name tools for alice" 0 '"alice_tool"' tools "$url" --header 'authorization: Bearer alice' || true
   if "$work/mcpfn" tools "$url" --token bob 2>/dev/null | grep -q alice_tool; then fail "$name: bob got alice_tool"; fi
