@@ -2,7 +2,6 @@ package client
 
 import (
 	"container/list"
-	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -12,8 +11,14 @@ import (
 // cache holds complete results of the cacheable 2026-07-28 operations
 // (2026-07-28 server/utilities/caching): server/discover, the list methods
 // and resources/read. A result is fresh while now < received + ttlMs
-// (absent or negative ttlMs: 0), capped by MaxTTL. "private" results are
-// keyed by the access token, "public" ones are shared. Bounded by an LRU.
+// (absent or negative ttlMs: 0), capped by MaxTTL. "public" results are
+// shared; any other scope is private to the credential source that got it
+// (credSource): the Conn's TokenSource, its static Authorization header, or
+// no credential. Only requests without a credential of their own use the
+// cache, so no other credential ever reads or writes it. A successful
+// challenge (a new authorization: new scopes, maybe a new user) drops the
+// private entries and moves to a new generation, so that an answer to a
+// request sent before it is not stored. Bounded by an LRU.
 type cache struct {
 	mu     sync.Mutex
 	max    int
@@ -21,17 +26,27 @@ type cache struct {
 	now    func() time.Time
 	ll     *list.List
 	items  map[cacheKeyT]*list.Element
-	// hasPrivate: some entry is private (saves hashing the token on
-	// lookups in public-only caches).
+	// hasPrivate: some entry is private (saves a lookup in public-only
+	// caches).
 	hasPrivate bool
+	// gen counts the drops of private entries.
+	gen uint64
 }
 
-// cacheKeyT: method, target, and for private entries a digest of the
-// token (never the token itself); the zero digest means public.
+// credSource names the credential a request carries, for the cache.
+type credSource uint8
+
+const (
+	credNone   credSource = iota + 1 // no Authorization
+	credStatic                       // the Authorization of Options.Header
+	credToken                        // a token of Options.TokenSource
+)
+
+// cacheKeyT: method, target, and for private entries the credential
+// source; scope 0 means public.
 type cacheKeyT struct {
 	method, target string
-	private        bool
-	token          [16]byte
+	scope          credSource
 }
 
 type cacheEntry struct {
@@ -47,27 +62,24 @@ func newCache(max int, maxTTL time.Duration, now func() time.Time) *cache {
 	return &cache{max: max, maxTTL: maxTTL, now: now, ll: list.New(), items: map[cacheKeyT]*list.Element{}}
 }
 
-// cacheKey builds the key of an entry.
-func cacheKey(method, target string, private bool, token string) cacheKeyT {
-	k := cacheKeyT{method: method, target: target, private: private}
-	if private {
-		sum := sha256.Sum256([]byte(token))
-		copy(k.token[:], sum[:16])
-	}
-	return k
+// generation returns the current generation of private entries.
+func (c *cache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
 }
 
 // get returns a fresh result: the public entry, else the private one of
-// token.
-func (c *cache) get(method, target, token string) (json.RawMessage, bool) {
+// src.
+func (c *cache) get(method, target string, src credSource) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	for _, private := range [2]bool{false, true} {
-		if private && !c.hasPrivate {
+	for _, scope := range [2]credSource{0, src} {
+		if scope != 0 && !c.hasPrivate {
 			break
 		}
-		k := cacheKey(method, target, private, token)
+		k := cacheKeyT{method: method, target: target, scope: scope}
 		if el, ok := c.items[k]; ok {
 			e := el.Value.(*cacheEntry)
 			if now.Before(e.expires) {
@@ -81,8 +93,10 @@ func (c *cache) get(method, target, token string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// put stores a result by its ttlMs and cacheScope.
-func (c *cache) put(method, target, token string, result json.RawMessage) {
+// put stores a result of credential source src by its ttlMs and
+// cacheScope; a private result is dropped if the generation moved on since
+// gen (the request was sent before a challenge).
+func (c *cache) put(method, target string, src credSource, gen uint64, result json.RawMessage) {
 	var h struct {
 		TTL   *json.Number `json:"ttlMs"`
 		Scope string       `json:"cacheScope"`
@@ -100,9 +114,15 @@ func (c *cache) put(method, target, token string, result json.RawMessage) {
 	}
 	// Anything but "public" is treated as private: never shared by mistake.
 	private := h.Scope != "public"
-	k := cacheKey(method, target, private, token)
+	k := cacheKeyT{method: method, target: target}
+	if private {
+		k.scope = src
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if private && gen != c.gen {
+		return
+	}
 	e := &cacheEntry{key: k, method: method, target: target, private: private, expires: c.now().Add(ttl), result: result}
 	if private {
 		c.hasPrivate = true
@@ -124,6 +144,10 @@ func (c *cache) put(method, target, token string, result json.RawMessage) {
 func (c *cache) drop(f func(*cacheEntry) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dropLocked(f)
+}
+
+func (c *cache) dropLocked(f func(*cacheEntry) bool) {
 	for el := c.ll.Front(); el != nil; {
 		next := el.Next()
 		if e := el.Value.(*cacheEntry); f(e) {
@@ -142,7 +166,13 @@ func (c *cache) dropMethod(method, target string) {
 	})
 }
 
-func (c *cache) dropPrivate() { c.drop(func(e *cacheEntry) bool { return e.private }) }
+// dropPrivate drops the private entries and starts a new generation.
+func (c *cache) dropPrivate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.dropLocked(func(e *cacheEntry) bool { return e.private })
+}
 
 func (c *cache) clear() { c.drop(func(*cacheEntry) bool { return true }) }
 

@@ -372,9 +372,9 @@ func TestParamHeaders(t *testing.T) {
 	}
 }
 
-// TestHeaderMismatchRefreshes: a call made before the tool list was read
-// lacks the Mcp-Param headers; the server's -32020 makes the client read
-// the list and send the call again.
+// TestHeaderMismatchRefreshes: a -32020 to a call (the declarations the
+// client knows are stale) makes the client read the list again and send
+// the call once more.
 func TestHeaderMismatchRefreshes(t *testing.T) {
 	ctx := context.Background()
 	url, rec := newServer(t, nil, func(s *core.Server) {
@@ -383,13 +383,30 @@ func TestHeaderMismatchRefreshes(t *testing.T) {
 				return "ok", nil
 			})
 	})
+	var once atomic.Bool
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if s.RPC != "tools/call" || !once.CompareAndSwap(false, true) {
+			return false
+		}
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(s.Body, &m)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":"Mcp-Param-Region does not match"}}`, m.ID)
+		return true
+	}
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "eu"})
 	if err != nil || r.IsError {
 		t.Fatalf("%v %v", err, r)
 	}
-	if rec.count("tools/call") != 2 || rec.count("tools/list") != 1 {
-		t.Fatalf("calls %d lists %d", rec.count("tools/call"), rec.count("tools/list"))
+	if rec.count("tools/call") != 2 || rec.count("tools/list") != 2 {
+		t.Fatalf("calls %d lists %d, want 2 and 2", rec.count("tools/call"), rec.count("tools/list"))
+	}
+	if got := rec.last("tools/call").Header.Get("Mcp-Param-Region"); got != "eu" {
+		t.Fatalf("Mcp-Param-Region %q", got)
 	}
 }
 
@@ -614,20 +631,21 @@ func TestCache(t *testing.T) {
 	if n := rec.count("tools/list"); n != 1 {
 		t.Fatalf("tools/list sent %d times, want 1", n)
 	}
-	// Private: another token does not see it.
+	// Private entries belong to the token source: a renewed token keeps
+	// them (field_test.go has the rest).
 	tok.mu.Lock()
 	tok.tok = "t2"
 	tok.mu.Unlock()
 	c.ListTools(ctx)
-	if n := rec.count("tools/list"); n != 2 {
-		t.Fatalf("private entry served to another token (%d)", n)
+	if n := rec.count("tools/list"); n != 1 {
+		t.Fatalf("renewed token: tools/list sent %d times, want 1", n)
 	}
 	// Refresh and bypass; a per-call Authorization bypasses.
 	c.ListTools(ctx, client.WithCache(client.CacheRefresh))
 	c.ListTools(ctx, client.WithCache(client.CacheBypass))
 	c.ListTools(ctx, client.WithAuthorization("t2"))
-	if n := rec.count("tools/list"); n != 5 {
-		t.Fatalf("tools/list %d, want 5", n)
+	if n := rec.count("tools/list"); n != 4 {
+		t.Fatalf("tools/list %d, want 4", n)
 	}
 	// Public results are shared across tokens.
 	c.ReadResource(ctx, "test://r")

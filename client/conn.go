@@ -39,10 +39,17 @@ type Conn struct {
 
 	discovery *Discovery // modern: the server/discover result, if any
 
-	mu           sync.Mutex
-	headers      map[string]*toolHeaders // x-mcp-header declarations by tool name
-	lastToken    atomic.Pointer[string]  // the token of the last cacheable request
-	eraFromCache bool                    // the era came from eraCache, not a probe
+	// staticAuth: Options.Header carries an Authorization (a static
+	// credential, sent when no TokenSource token replaces it).
+	staticAuth bool
+
+	mu       sync.Mutex
+	headers  map[string]*toolHeaders // x-mcp-header declarations by tool name
+	unlisted map[string]struct{}     // tools a declaration walk did not find
+	learnSem chan struct{}           // one declaration walk at a time
+	// maxHeaderBytes is maxHeaderBytes (tests lower it).
+	maxHeaderBytes int
+	eraFromCache   bool // the era came from eraCache, not a probe
 	// toolsMemo: the decoding of the last tools/list page per cursor.
 	toolsMemo map[string]*toolsMemo
 	closed    atomic.Bool
@@ -105,11 +112,38 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("mcp client: bad endpoint URL %q", endpoint)
 	}
-	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}}
+	c := &Conn{url: endpoint, headers: map[string]*toolHeaders{}, learnSem: make(chan struct{}, 1), maxHeaderBytes: maxHeaderBytes}
 	if opts != nil {
 		c.opts = *opts
 	}
 	o := &c.opts
+	// A copy with canonical names: a later change by the caller has no
+	// effect, and "authorization" is the Authorization a token replaces.
+	if o.Header != nil {
+		h := make(http.Header, len(o.Header))
+		for k, vs := range o.Header {
+			if len(vs) > 0 {
+				k = http.CanonicalHeaderKey(k)
+				h[k] = append(h[k], vs...)
+			}
+		}
+		o.Header = h
+		c.staticAuth = len(h["Authorization"]) > 0
+	}
+	if o.SessionID != "" {
+		if !visibleASCII(o.SessionID) {
+			return nil, errors.New("mcp client: Options.SessionID must be visible ASCII")
+		}
+		if o.SessionVersion == "" {
+			o.SessionVersion = legacyVersions[0]
+		}
+		if !isLegacy(o.SessionVersion) {
+			return nil, fmt.Errorf("mcp client: Options.SessionVersion %q is not a legacy version", o.SessionVersion)
+		}
+		if o.Mode == ModeModern {
+			return nil, errors.New("mcp client: Options.SessionID needs a legacy connection, not ModeModern")
+		}
+	}
 	if o.HTTPClient != nil {
 		c.hc = o.HTTPClient
 	} else {
@@ -166,11 +200,16 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 // Connect opens a connection to the MCP endpoint at url. In ModeAuto it
 // probes the server (server/discover) unless the era of url is already
 // known; in ModeModern it sends nothing; in ModeLegacy it initializes a
-// session.
+// session (unless Options.NoInitialize). Given Options.SessionID it sends
+// nothing and uses that legacy session.
 func Connect(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	c, err := newConn(url, opts)
 	if err != nil {
 		return nil, err
+	}
+	if c.opts.SessionID != "" {
+		c.adoptLegacy(c.opts.SessionID, c.opts.SessionVersion)
+		return c, nil
 	}
 	switch c.opts.Mode {
 	case ModeModern:
@@ -377,11 +416,26 @@ func (c *Conn) URL() string { return c.url }
 func (c *Conn) Discovery() *Discovery { return c.discovery }
 
 // InitializeResult returns the legacy initialize result, or nil (modern).
+// A Conn that did not initialize (Options.NoInitialize, Options.SessionID)
+// returns one with only ProtocolVersion set and a nil Raw.
 func (c *Conn) InitializeResult() *InitializeResult {
 	if c.legacy == nil {
 		return nil
 	}
 	return c.legacy.def.initResult()
+}
+
+// SessionID returns the id of the legacy session of the Conn's own
+// credential ("" for modern Conns and sessionless legacy ones). With
+// ProtocolVersion it lets another Conn adopt the session
+// (Options.SessionID, Options.SessionVersion). It changes when the server
+// ends the session and the Conn starts a new one.
+func (c *Conn) SessionID() string {
+	if c.legacy == nil {
+		return ""
+	}
+	id, _ := c.legacy.def.snapshot()
+	return id
 }
 
 // Close ends the connection: legacy sessions are ended with DELETE, the
@@ -440,12 +494,15 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		if build != nil {
 			build(h)
 		}
-		tok, err := c.token(ctx, hr.co)
+		authz, err := c.authorization(ctx, hr.co)
 		if err != nil {
 			return nil, err
 		}
-		if tok != "" {
-			h.Set("Authorization", "Bearer "+tok)
+		switch {
+		case authz != "":
+			h["Authorization"] = []string{authz}
+		case hr.co != nil && hr.co.hasAuth:
+			delete(h, "Authorization") // the call's own credential is none
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
@@ -503,14 +560,55 @@ func (e *HTTPError) Is(target error) bool {
 	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
 }
 
-func (c *Conn) token(ctx context.Context, co *callOptions) (string, error) {
+// authorization returns the Authorization value a request sends: the
+// call's own credential, else "Bearer " and the TokenSource's token; ""
+// leaves Options.Header's Authorization, if any, in place.
+func (c *Conn) authorization(ctx context.Context, co *callOptions) (string, error) {
 	if co != nil && co.hasAuth {
-		return co.auth, nil
+		return co.authz, nil
 	}
 	if c.opts.TokenSource == nil {
 		return "", nil
 	}
-	return c.opts.TokenSource.Token(ctx)
+	tok, err := c.opts.TokenSource.Token(ctx)
+	if err != nil || tok == "" {
+		return "", err
+	}
+	return "Bearer " + tok, nil
+}
+
+// credential tells which credential of the Conn a request without one of
+// its own carries: the TokenSource's token, the static Authorization of
+// Options.Header, or none. Private cache entries are kept per credential
+// source (see cache).
+func (c *Conn) credential(ctx context.Context) (credSource, error) {
+	if c.opts.TokenSource != nil {
+		tok, err := c.opts.TokenSource.Token(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if tok != "" {
+			return credToken, nil
+		}
+	}
+	if c.staticAuth {
+		return credStatic, nil
+	}
+	return credNone, nil
+}
+
+// visibleASCII reports whether s is not empty and only visible ASCII
+// (0x21-0x7E), as session ids must be.
+func visibleASCII(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // exchange is the reading side of one request: it reads a JSON or SSE
@@ -526,6 +624,11 @@ type exchange struct {
 	retry    time.Duration
 	// onNote, when set, takes the notifications of the stream.
 	onNote func(*wireMessage) bool
+	// maxInputs, when positive, bounds the server requests for input
+	// (legacy elicitation/create, sampling/createMessage, roots/list) the
+	// exchange answers, across its resumptions: Options.MaxRounds, one
+	// round per request. inputs counts them.
+	maxInputs, inputs int
 }
 
 // read returns the result of the response, an error response as *RPCError,
@@ -607,8 +710,24 @@ func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (jso
 		if x.onNote != nil && m.ID == nil && x.onNote(m) {
 			continue
 		}
+		if m.ID != nil && x.maxInputs > 0 && inputMethod(m.Method) {
+			if x.inputs++; x.inputs > x.maxInputs {
+				// One request too many: refuse it, and end the call
+				// (the caller sends notifications/cancelled).
+				if x.sess != nil {
+					x.c.refuseServerRequest(ctx, x.sess, m, "input round limit reached")
+				}
+				return nil, &MaxRoundsError{Method: x.method, Rounds: x.maxInputs}
+			}
+		}
 		x.c.dispatch(ctx, m, x)
 	}
+}
+
+// inputMethod reports whether a server request asks for input, which
+// counts as a round.
+func inputMethod(m string) bool {
+	return m == "elicitation/create" || m == "sampling/createMessage" || m == "roots/list"
 }
 
 func readLimited(r io.Reader, max int) ([]byte, error) {
@@ -645,6 +764,7 @@ func (c *Conn) dispatch(ctx context.Context, m *wireMessage, x *exchange) {
 		return
 	case "notifications/tools/list_changed":
 		c.invalidate("tools/list", "")
+		c.forgetUnlisted()
 	case "notifications/prompts/list_changed":
 		c.invalidate("prompts/list", "")
 	case "notifications/resources/list_changed":

@@ -31,23 +31,49 @@
 // up to Options.MaxRounds. CallToolOnce stops after one round and returns a
 // Continuation to answer later. In legacy sessions the same handlers answer
 // the server's elicitation/create, sampling/createMessage and roots/list
-// requests.
+// requests, each one a round of the same bound: the request after the last
+// round cancels the call with a *MaxRoundsError.
+//
+// # x-mcp-header
+//
+// In 2026-07-28 CallTool mirrors the arguments a tool's inputSchema names
+// with x-mcp-header into Mcp-Param-* headers. Declarations are learnt from
+// tools/list; a call to a tool not yet listed reads the list first (through
+// the cache, stopping at the tool's page, at most 32 pages), and a tool the
+// list does not name is called without them. A -32020 answer refreshes the
+// list and sends the call once more.
+//
+// # Legacy sessions
+//
+// A legacy Conn initializes a session (Mcp-Session-Id) and ends it on
+// Close. A 404 to a request that carried the session id, whatever its
+// body, means the server ended the session: the client initializes a new
+// one and sends the request once more (the server did not process it).
+// Options.NoInitialize reaches a legacy server without any session (every
+// call may carry a different user's token); Options.SessionID adopts an
+// existing session (Conn.SessionID of another Conn) without initialize.
 //
 // # Authorization
 //
 // Options.TokenSource supplies the bearer token. A TokenSource that also
 // implements Challenger (package client/oauth) is asked to authorize on a
 // 401, or a 403 with error="insufficient_scope", and the request is sent
-// again, at most three times per operation. WithAuthorization sets the
-// token of one call; it bypasses the cache, and on legacy servers such calls
-// run in a session per credential.
+// again, at most three times per operation. WithAuthorization, or an
+// Authorization header given with WithHeader, is the credential of one
+// call: it never triggers a challenge, bypasses the cache, and on legacy
+// servers such calls run in a session per credential.
 //
 // # Cache
 //
 // Complete results of server/discover, the list methods and resources/read
 // are cached per their ttlMs and cacheScope (2026-07-28
-// server/utilities/caching), "private" ones per access token, bounded by
-// Options.CacheEntries (LRU) and Options.MaxTTL. WithCache chooses per call.
+// server/utilities/caching), bounded by Options.CacheEntries (LRU) and
+// Options.MaxTTL. "public" results are shared; the others are private to
+// the credential source of the Conn that got them: its TokenSource (every
+// token it returns, so a token renewed on expiry keeps the cache), the
+// Authorization of Options.Header, or no credential. A successful challenge
+// drops the private entries (a new authorization). Calls with a credential
+// of their own neither read nor store entries. WithCache chooses per call.
 //
 // # Errors
 //

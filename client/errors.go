@@ -117,8 +117,8 @@ var (
 	// input request of a kind the client did not declare, a malformed
 	// message).
 	ErrProtocol = errors.New("mcp client: protocol violation")
-	// ErrMaxRounds: a multi round-trip request needed more rounds than
-	// Options.MaxRounds allows.
+	// ErrMaxRounds: a request needed more input rounds than
+	// Options.MaxRounds allows (see MaxRoundsError).
 	ErrMaxRounds = errors.New("mcp client: too many input rounds")
 	// ErrClosed: the connection was closed.
 	ErrClosed = errors.New("mcp client: connection closed")
@@ -135,8 +135,12 @@ func protocolError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrProtocol}, args...)...)
 }
 
-// MaxRoundsError is returned when a multi round-trip request exceeded
-// Options.MaxRounds; it matches ErrMaxRounds.
+// MaxRoundsError is returned when a request needed more input rounds than
+// Options.MaxRounds allows: a 2026-07-28 request still input_required after
+// Rounds retries, or a legacy call whose server asked for input (one
+// elicitation/create, sampling/createMessage or roots/list request per
+// round) once more after Rounds answers; that call is cancelled. It matches
+// ErrMaxRounds.
 type MaxRoundsError struct {
 	Method string
 	Rounds int
@@ -144,7 +148,7 @@ type MaxRoundsError struct {
 
 // Error implements error.
 func (e *MaxRoundsError) Error() string {
-	return fmt.Sprintf("mcp client: %s: still input_required after %d rounds", e.Method, e.Rounds)
+	return fmt.Sprintf("mcp client: %s: the server still asks for input after %d rounds", e.Method, e.Rounds)
 }
 
 // Is matches ErrMaxRounds.

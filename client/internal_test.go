@@ -2,14 +2,20 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
@@ -195,28 +201,64 @@ func TestCacheBounds(t *testing.T) {
 	res := func(ttl string) json.RawMessage {
 		return json.RawMessage(`{"ttlMs":` + ttl + `,"cacheScope":"public"}`)
 	}
-	c.put("tools/list", "a", "", res("1000"))
-	c.put("tools/list", "b", "", res("1000"))
-	c.get("tools/list", "a", "")
-	c.put("tools/list", "c", "", res("1000")) // evicts b, the least recently used
-	if _, ok := c.get("tools/list", "b", ""); ok || c.len() != 2 {
+	c.put("tools/list", "a", credNone, 0, res("1000"))
+	c.put("tools/list", "b", credNone, 0, res("1000"))
+	c.get("tools/list", "a", credNone)
+	c.put("tools/list", "c", credNone, 0, res("1000")) // evicts b, the least recently used
+	if _, ok := c.get("tools/list", "b", credNone); ok || c.len() != 2 {
 		t.Fatal("LRU bound")
 	}
-	c.put("x", "neg", "", res("-5"))
-	c.put("x", "abs", "", json.RawMessage(`{}`))
-	if _, ok := c.get("x", "neg", ""); ok {
+	c.put("x", "neg", credNone, 0, res("-5"))
+	c.put("x", "abs", credNone, 0, json.RawMessage(`{}`))
+	if _, ok := c.get("x", "neg", credNone); ok {
 		t.Fatal("negative ttl cached")
 	}
-	c.put("x", "long", "", res("99999999999"))
+	c.put("x", "long", credNone, 0, res("99999999999"))
 	now = now.Add(time.Minute)
-	if _, ok := c.get("x", "long", ""); ok {
+	if _, ok := c.get("x", "long", credNone); ok {
 		t.Fatal("MaxTTL not applied")
 	}
 	// Fresh while now < received + ttl.
-	c.put("x", "edge", "", res("1000"))
+	c.put("x", "edge", credNone, 0, res("1000"))
 	now = now.Add(time.Second)
-	if _, ok := c.get("x", "edge", ""); ok {
+	if _, ok := c.get("x", "edge", credNone); ok {
 		t.Fatal("fresh at received + ttl")
+	}
+}
+
+// TestCachePrivateScopes: a private entry is served to its credential
+// source only; a drop of the private entries starts a new generation, and
+// an answer to a request sent before it is not stored.
+func TestCachePrivateScopes(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := newCache(8, time.Minute, func() time.Time { return now })
+	priv := json.RawMessage(`{"ttlMs":1000,"cacheScope":"private"}`)
+	c.put("tools/list", "", credToken, 0, priv)
+	if _, ok := c.get("tools/list", "", credToken); !ok {
+		t.Fatal("private entry not served to its source")
+	}
+	for _, other := range []credSource{credNone, credStatic} {
+		if _, ok := c.get("tools/list", "", other); ok {
+			t.Fatalf("private entry of the token source served to source %d", other)
+		}
+	}
+	gen := c.generation()
+	c.dropPrivate()
+	if _, ok := c.get("tools/list", "", credToken); ok {
+		t.Fatal("private entry survived dropPrivate")
+	}
+	c.put("tools/list", "", credToken, gen, priv) // sent before the drop
+	if _, ok := c.get("tools/list", "", credToken); ok {
+		t.Fatal("an answer from before the drop was stored")
+	}
+	c.put("tools/list", "", credToken, c.generation(), priv)
+	if _, ok := c.get("tools/list", "", credToken); !ok {
+		t.Fatal("an answer after the drop was not stored")
+	}
+	// Public entries do not care about generations or sources.
+	c.put("resources/read", "u", credToken, gen, json.RawMessage(`{"ttlMs":1000,"cacheScope":"public"}`))
+	if _, ok := c.get("resources/read", "u", credNone); !ok {
+		t.Fatal("public entry not shared")
 	}
 }
 
@@ -287,5 +329,43 @@ func TestAppendJSONString(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%q: %s, want %s", s, got, want)
 		}
+	}
+}
+
+// TestLearnHeadersByteBound: the walk that looks for a tool's declarations
+// stops after maxHeaderBytes of tool definitions, however few pages that
+// is (the bound is lowered here: the real one is 8 MiB).
+func TestLearnHeadersByteBound(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(core.Implementation{Name: "big", Version: "1"}, &core.ServerOptions{PageSize: 1})
+	big := strings.Repeat("x", 100<<10)
+	for i := range 4 {
+		core.AddTool(srv, &core.Tool{Name: fmt.Sprintf("a%d", i), Description: big}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			return "ok", nil
+		})
+	}
+	var lists atomic.Int32
+	h := nethttp.Handler(srv)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" {
+			lists.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	c, err := newConn(ts.URL+nethttp.DefaultPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.setModern(core.ProtocolVersion20260728)
+	c.maxHeaderBytes = 150 << 10
+	if err := c.learnHeaders(context.Background(), "missing", &noOptions); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists.Load(); n != 2 {
+		t.Fatalf("tools/list %d times, want 2 (100 KiB each, 150 KiB bound)", n)
+	}
+	if _, known, _ := c.paramHeaders("missing", nil); !known {
+		t.Fatal("the walk's verdict was not kept")
 	}
 }

@@ -27,7 +27,8 @@ type legacyState struct {
 }
 
 // session is one legacy MCP session (2025-11-25 basic/transports §Session
-// Management).
+// Management), or, with Options.NoInitialize, the sessionless stand-in of
+// one: never initialized, no id.
 type session struct {
 	c       *Conn
 	co      *callOptions // the credential; nil = the TokenSource's
@@ -38,6 +39,9 @@ type session struct {
 	version string
 	init    *InitializeResult
 	ready   bool
+	// owned: this Conn created the session (initialize), so Close ends it;
+	// false for an adopted one (Options.SessionID).
+	owned bool
 	// stopGET ends the session's GET stream.
 	stopGET context.CancelFunc
 }
@@ -54,16 +58,52 @@ func (s *session) initResult() *InitializeResult {
 	return s.init
 }
 
-// startLegacy makes c a legacy Conn and initializes its default session.
+// startLegacy makes c a legacy Conn and initializes its default session;
+// with Options.NoInitialize it sends nothing: the Conn is sessionless and
+// speaks 2025-03-26, which has no MCP-Protocol-Version header.
 func (c *Conn) startLegacy(ctx context.Context, version string) error {
 	c.modern = false
 	c.legacy = &legacyState{byAuth: map[string]*session{}}
+	if c.opts.NoInitialize {
+		v := core.ProtocolVersion20250326
+		c.legacy.def = &session{c: c, want: v, version: v, ready: true, init: &InitializeResult{ProtocolVersion: v}}
+		c.version = v
+		return nil
+	}
 	c.legacy.def = &session{c: c, want: version}
 	if err := c.legacy.def.ensure(ctx, ""); err != nil {
 		return err
 	}
 	c.version = c.legacy.def.version
 	return nil
+}
+
+// adoptLegacy makes c a legacy Conn whose default session is an existing
+// one (Options.SessionID), without a network call but the GET stream.
+func (c *Conn) adoptLegacy(id, version string) {
+	c.modern = false
+	c.legacy = &legacyState{byAuth: map[string]*session{}}
+	s := &session{c: c, want: version, id: id, version: version, ready: true, init: &InitializeResult{ProtocolVersion: version}}
+	c.legacy.def = s
+	c.version = version
+	if !c.opts.NoGETStream {
+		s.startGET()
+	}
+}
+
+// sessionless reports whether the Conn runs without sessions
+// (Options.NoInitialize without Options.SessionID).
+func (l *legacyState) sessionless(c *Conn) bool { return c.opts.NoInitialize && c.opts.SessionID == "" }
+
+// expire marks the session as ended by the server if id is still its id
+// (a 404 to a request that carried it): the next request starts a new
+// session (2025-11-25 basic/transports §Session Management).
+func (s *session) expire(id string) {
+	s.mu.Lock()
+	if id != "" && s.id == id {
+		s.ready = false
+	}
+	s.mu.Unlock()
 }
 
 // ensure initializes the session unless it is ready; failedID, when not
@@ -119,15 +159,24 @@ func (s *session) initialize(ctx context.Context) error {
 		return fmt.Errorf("%w: initialize answered %q", ErrNoCommonVersion, ir.ProtocolVersion)
 	}
 	s.mu.Lock()
-	s.id, s.version, s.init = sid, ir.ProtocolVersion, &ir
+	s.id, s.version, s.init, s.owned = sid, ir.ProtocolVersion, &ir, true
 	s.mu.Unlock()
 	if err := s.notify(ctx, "notifications/initialized", nil); err != nil {
 		return err
 	}
 	if c.opts.LogLevel != "" && ir.Capabilities.Logging != nil {
 		p := params{{"level", quoteJSON(string(c.opts.LogLevel))}}
-		if _, err := c.callLegacyIn(ctx, s, "logging/setLevel", p, s.co); err != nil {
+		if _, err := c.callLegacyIn(ctx, s, "logging/setLevel", p, s.co, false); err != nil {
 			return err
+		}
+	}
+	if s == c.legacy.def {
+		// A session that replaces an ended one: the Listen calls'
+		// resource subscriptions went with the old one.
+		for _, uri := range c.legacy.listen.subscriptions() {
+			if _, err := c.callLegacyIn(ctx, s, "resources/subscribe", params{{"uri", quoteJSON(uri)}}, nil, false); err != nil {
+				c.log.WarnContext(ctx, "mcp client: resources/subscribe in the new session failed", "uri", uri, "err", err)
+			}
 		}
 	}
 	s.mu.Lock()
@@ -201,6 +250,9 @@ func (s *session) getLoop(ctx context.Context, ready chan struct{}) {
 			}
 		})
 		if err != nil {
+			if sessionGone(err, sid) {
+				s.expire(sid)
+			}
 			return // 405: no GET stream; anything else: give up quietly
 		}
 		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
@@ -265,6 +317,9 @@ func (s *session) post(ctx context.Context, method string, body []byte) error {
 		s.headers(h, sid, ver)
 	})
 	if err != nil {
+		if sessionGone(err, sid) {
+			s.expire(sid) // a notification or answer is not re-sent
+		}
 		return err
 	}
 	resp.Body.Close()
@@ -272,22 +327,26 @@ func (s *session) post(ctx context.Context, method string, body []byte) error {
 }
 
 // sessionFor returns the session of a call's credential.
+// A sessionless Conn (Options.NoInitialize) runs every call without a
+// session, each with its own credential.
 func (l *legacyState) sessionFor(ctx context.Context, c *Conn, co *callOptions) (*session, error) {
-	if co == nil || !co.hasAuth {
+	if co == nil || !co.hasAuth || l.sessionless(c) {
 		return l.def, l.def.ensure(ctx, "")
 	}
+	key := co.authz
 	l.mu.Lock()
-	s, ok := l.byAuth[co.auth]
+	s, ok := l.byAuth[key]
 	if ok {
 		for i, k := range l.order {
-			if k == co.auth {
+			if k == key {
 				l.order = append(l.order[:i], l.order[i+1:]...)
 				break
 			}
 		}
 	} else {
-		s = &session{c: c, co: &callOptions{auth: co.auth, hasAuth: true}, want: l.def.version}
-		l.byAuth[co.auth] = s
+		_, v := l.def.snapshot()
+		s = &session{c: c, co: &callOptions{authz: key, hasAuth: true}, want: v}
+		l.byAuth[key] = s
 		if len(l.order) >= c.opts.MaxSessions {
 			old := l.order[0]
 			l.order = l.order[1:]
@@ -296,7 +355,7 @@ func (l *legacyState) sessionFor(ctx context.Context, c *Conn, co *callOptions) 
 			go ev.end(context.Background()) // never skip initialize, so end it
 		}
 	}
-	l.order = append(l.order, co.auth)
+	l.order = append(l.order, key)
 	l.mu.Unlock()
 	return s, s.ensure(ctx, "")
 }
@@ -323,9 +382,11 @@ func (l *legacyState) close(ctx context.Context, c *Conn) error {
 // Management); 405 (the server does not let clients end sessions) is fine.
 func (s *session) end(ctx context.Context) error {
 	s.stopGETStream()
-	sid, ver := s.snapshot()
-	if sid == "" {
-		return nil
+	s.mu.Lock()
+	sid, ver, owned := s.id, s.version, s.owned
+	s.mu.Unlock()
+	if sid == "" || !owned {
+		return nil // no session, or an adopted one: not this Conn's to end
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -355,14 +416,17 @@ func (c *Conn) callLegacy(ctx context.Context, method string, p params, co *call
 	if err != nil {
 		return nil, err
 	}
-	return c.callLegacyIn(ctx, s, method, p, co)
+	return c.callLegacyIn(ctx, s, method, p, co, true)
 }
 
 // maxResumes bounds the reconnections of one request's stream without
 // progress.
 const maxResumes = 5
 
-func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p params, co *callOptions) (json.RawMessage, error) {
+// callLegacyIn sends a request in session s. renew lets a 404 start a new
+// session and send the request again; requests sent by initialize itself
+// (which holds the session's initMu) pass false.
+func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
 	for attempt := 0; ; attempt++ {
 		id := c.nextID.Add(1)
 		var meta []byte
@@ -385,18 +449,24 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 				c.cancelled(s, id, ctx.Err())
 				return nil, ctx.Err()
 			}
-			var he *HTTPError
-			if errors.As(err, &he) && he.StatusCode == http.StatusNotFound && sid != "" && attempt == 0 {
-				// The session is gone: start over, once (2025-11-25
+			if sessionGone(err, sid) && renew && attempt == 0 {
+				// The session is gone: start a new one and send the
+				// request again, once. The 404 says the server did not
+				// process the request (a server looks the session up
+				// before it handles the message), so sending it again
+				// repeats nothing, even for a tools/call (2025-11-25
 				// basic/transports §Session Management).
 				if err := s.ensure(ctx, sid); err != nil {
 					return nil, err
 				}
 				continue
 			}
+			if sessionGone(err, sid) {
+				s.expire(sid)
+			}
 			return nil, err
 		}
-		x := &exchange{c: c, id: id, method: method, sess: s}
+		x := &exchange{c: c, id: id, method: method, sess: s, maxInputs: c.opts.MaxRounds}
 		if co != nil {
 			x.progress = co.progress
 		}
@@ -408,8 +478,28 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 			c.cancelled(s, id, ctx.Err())
 			return nil, ctx.Err()
 		}
+		if errors.Is(err, ErrMaxRounds) {
+			c.cancelled(s, id, err) // the server may stop asking and working
+		}
 		return res, err
 	}
+}
+
+// sessionGone reports whether err is a 404 to a request that carried the
+// session id sid: whatever the body (empty, or a JSON-RPC error such as the
+// official TypeScript SDK's -32001 "Session not found"), the server no
+// longer knows the session and the client MUST start a new one (2025-11-25
+// basic/transports §Session Management).
+func sessionGone(err error, sid string) bool {
+	if sid == "" || err == nil {
+		return false
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.StatusCode == http.StatusNotFound
+	}
+	var re *RPCError
+	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
 }
 
 // resume waits the stream's retry delay and reconnects with GET and
@@ -439,6 +529,11 @@ func (c *Conn) resume(ctx context.Context, s *session, x *exchange) (json.RawMes
 		h["Last-Event-Id"] = []string{last}
 	})
 	if err != nil {
+		if sessionGone(err, sid) {
+			// The response is lost with the session; the request was
+			// processed, so it is not sent again.
+			s.expire(sid)
+		}
 		return nil, err
 	}
 	return x.read(ctx, resp)
@@ -480,6 +575,16 @@ func (c *Conn) answerServerRequest(ctx context.Context, s *session, m *wireMessa
 	default:
 		rerr = &wireError{Code: core.CodeMethodNotFound, Message: "Method not found"}
 	}
+	c.postAnswer(ctx, s, m, res, rerr)
+}
+
+// refuseServerRequest answers a legacy server request with an error.
+func (c *Conn) refuseServerRequest(ctx context.Context, s *session, m *wireMessage, msg string) {
+	c.postAnswer(ctx, s, m, nil, &wireError{Code: core.CodeInternalError, Message: msg})
+}
+
+// postAnswer POSTs the response to a legacy server request.
+func (c *Conn) postAnswer(ctx context.Context, s *session, m *wireMessage, res json.RawMessage, rerr *wireError) {
 	body := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
 	if rerr != nil {
 		e, _ := json.Marshal(rerr)

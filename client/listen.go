@@ -27,7 +27,21 @@ type Notification struct {
 type listeners struct {
 	mu  sync.Mutex
 	fns map[int]func(Notification)
-	n   int
+	// uris are the resource subscriptions of each Listen call, sent again
+	// when the session is replaced (they belong to the session).
+	uris map[int][]string
+	n    int
+}
+
+// subscriptions returns the resource URIs the Listen calls subscribed to.
+func (l *listeners) subscriptions() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var all []string
+	for _, u := range l.uris {
+		all = append(all, u...)
+	}
+	return all
 }
 
 // Listen delivers the server's change notifications to fn until ctx ends
@@ -106,7 +120,7 @@ func (c *Conn) listenLegacy(ctx context.Context, f ListenFilter, ack func(Listen
 	}
 	s := c.legacy.def
 	for _, uri := range f.ResourceSubscriptions {
-		if _, err := c.callLegacyIn(ctx, s, "resources/subscribe", params{{"uri", quoteJSON(uri)}}, nil); err != nil {
+		if _, err := c.callLegacyIn(ctx, s, "resources/subscribe", params{{"uri", quoteJSON(uri)}}, nil, true); err != nil {
 			return err
 		}
 	}
@@ -120,6 +134,12 @@ func (c *Conn) listenLegacy(ctx context.Context, f ListenFilter, ack func(Listen
 	}
 	c.legacy.listen.n++
 	key := c.legacy.listen.n
+	if len(f.ResourceSubscriptions) > 0 {
+		if c.legacy.listen.uris == nil {
+			c.legacy.listen.uris = map[int][]string{}
+		}
+		c.legacy.listen.uris[key] = f.ResourceSubscriptions
+	}
 	c.legacy.listen.fns[key] = func(n Notification) {
 		if want[n.Method] && fn != nil {
 			mu.Lock()
@@ -131,6 +151,7 @@ func (c *Conn) listenLegacy(ctx context.Context, f ListenFilter, ack func(Listen
 	<-ctx.Done()
 	c.legacy.listen.mu.Lock()
 	delete(c.legacy.listen.fns, key)
+	delete(c.legacy.listen.uris, key)
 	c.legacy.listen.mu.Unlock()
 	return nil
 }

@@ -33,19 +33,22 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 	if !c.modern {
 		return c.callLegacy(ctx, method, p, co)
 	}
+	// A call with its own credential neither reads nor stores entries: they
+	// belong to the Conn's credential source.
 	useCache := cacheable && c.cache != nil && co.cacheMode != CacheBypass && !co.hasAuth
-	var tok string
+	var src credSource
+	var gen uint64
 	if useCache {
 		var err error
-		if tok, err = c.token(ctx, co); err != nil {
+		if src, err = c.credential(ctx); err != nil {
 			return nil, err
 		}
-		c.noteToken(tok)
 		if co.cacheMode == CacheDefault {
-			if r, ok := c.cache.get(method, target, tok); ok {
+			if r, ok := c.cache.get(method, target, src); ok {
 				return r, nil
 			}
 		}
+		gen = c.cache.generation()
 	}
 	var res json.RawMessage
 	var err error
@@ -68,7 +71,7 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 	}
 	// Never cache what answered inputResponses or requestState.
 	if useCache && rounds == 0 {
-		c.cache.put(method, target, tok, res)
+		c.cache.put(method, target, src, gen, res)
 	}
 	return res, nil
 }
@@ -76,11 +79,14 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 // invalidateOnError drops cached pages a failure shows to be stale: all
 // pages of a list whose cursor was rejected, and the tool list on -32020.
 func (c *Conn) invalidateOnError(method, target string, err error) {
-	if c.cache == nil {
-		return
-	}
 	var re *RPCError
 	if !errors.As(err, &re) {
+		return
+	}
+	if re.Code == core.CodeHeaderMismatch {
+		c.forgetUnlisted()
+	}
+	if c.cache == nil {
 		return
 	}
 	switch {
@@ -133,7 +139,10 @@ type ListToolsResult struct {
 // In 2026-07-28, tools whose x-mcp-header declarations are invalid are left
 // out (and logged as a warning).
 func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOption) (*ListToolsResult, error) {
-	co := callOpts(opts)
+	return c.listToolsPage(ctx, cursor, callOpts(opts))
+}
+
+func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOptions) (*ListToolsResult, error) {
 	p, target := cursorParams(cursor)
 	res, err := c.do(ctx, "tools/list", p, co, nil, true, target)
 	if err != nil {
@@ -200,10 +209,14 @@ const maxPages = 1000
 
 // ListTools returns every tool, following nextCursor across all pages.
 func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*Tool, error) {
+	return c.listTools(ctx, callOpts(opts))
+}
+
+func (c *Conn) listTools(ctx context.Context, co *callOptions) ([]*Tool, error) {
 	var all []*Tool
 	var cursor *string
 	for range maxPages {
-		page, err := c.ListToolsPage(ctx, cursor, opts...)
+		page, err := c.listToolsPage(ctx, cursor, co)
 		if err != nil {
 			return nil, err
 		}
@@ -252,8 +265,9 @@ func decodeCallToolResult(res json.RawMessage) (*CallToolResult, error) {
 	return r, nil
 }
 
-// toolCall builds the params and headers of a tools/call.
-func (c *Conn) toolCall(name string, args any) (params, http.Header, *toolHeaders, error) {
+// toolParams builds the params of a tools/call and returns its arguments,
+// raw.
+func toolParams(name string, args any) (params, json.RawMessage, error) {
 	var raw json.RawMessage
 	switch a := args.(type) {
 	case nil:
@@ -264,7 +278,7 @@ func (c *Conn) toolCall(name string, args any) (params, http.Header, *toolHeader
 	default:
 		b, err := json.Marshal(a)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("mcp client: arguments: %w", err)
+			return nil, nil, fmt.Errorf("mcp client: arguments: %w", err)
 		}
 		raw = b
 	}
@@ -273,30 +287,137 @@ func (c *Conn) toolCall(name string, args any) (params, http.Header, *toolHeader
 	}
 	if len(raw) > 0 {
 		if err := checkObject(raw); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 	}
 	p := params{{"name", quoteJSON(name)}}
 	if raw != nil {
 		p = append(p, field{"arguments", raw})
 	}
-	c.mu.Lock()
-	th := c.headers[name]
-	c.mu.Unlock()
-	var h http.Header
-	if c.modern && th != nil {
-		ph, err := th.paramHeaders(raw)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if len(ph) > 0 {
-			h = http.Header{}
-			for _, kv := range ph {
-				h[http.CanonicalHeaderKey(kv[0])] = []string{kv[1]}
-			}
-		}
+	return p, raw, nil
+}
+
+// paramHeaders returns the Mcp-Param-* headers of a call to name (nil in
+// legacy, or when the tool declares none) and whether its declarations are
+// known: learnt from tools/list, or looked for there in vain.
+func (c *Conn) paramHeaders(name string, raw json.RawMessage) (http.Header, bool, error) {
+	if !c.modern {
+		return nil, true, nil
 	}
-	return p, h, th, nil
+	c.mu.Lock()
+	th, known := c.headers[name]
+	if !known {
+		_, known = c.unlisted[name]
+	}
+	c.mu.Unlock()
+	if th == nil {
+		return nil, known, nil
+	}
+	ph, err := th.paramHeaders(raw)
+	if err != nil || len(ph) == 0 {
+		return nil, true, err
+	}
+	h := make(http.Header, len(ph))
+	for _, kv := range ph {
+		h[http.CanonicalHeaderKey(kv[0])] = []string{kv[1]}
+	}
+	return h, true, nil
+}
+
+// toolCall builds the params and headers of a tools/call. When the tool's
+// x-mcp-header declarations are unknown, it reads tools/list first
+// (learnHeaders), since the client MUST send the headers (2026-07-28
+// basic/transports/streamable-http §Custom Headers from Tool Parameters).
+func (c *Conn) toolCall(ctx context.Context, name string, args any, co *callOptions) (params, http.Header, error) {
+	p, raw, err := toolParams(name, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, known, err := c.paramHeaders(name, raw)
+	if err != nil || known {
+		return p, h, err
+	}
+	if err := c.learnHeaders(ctx, name, co); err != nil {
+		return nil, nil, err
+	}
+	h, _, err = c.paramHeaders(name, raw)
+	return p, h, err
+}
+
+// Bounds of the tools/list walk that looks for a tool's declarations.
+const (
+	// maxHeaderPages bounds the pages one walk reads.
+	maxHeaderPages = 32
+	// maxHeaderBytes bounds the tool definitions one walk reads (the sum
+	// of their sizes), so that a server with huge pages cannot make a call
+	// read 32 of Options.MaxResponseBytes.
+	maxHeaderBytes = 8 << 20
+	// maxUnlisted bounds the names remembered as not found.
+	maxUnlisted = 256
+)
+
+// learnHeaders reads tools/list pages, through the cache and with the
+// call's credential, until one names the tool, the list ends, or
+// maxHeaderPages pages or maxHeaderBytes of tool definitions were read. A tool it did not find is remembered (bounded)
+// until the tool list changes (notifications/tools/list_changed, -32020), so
+// the walk is not repeated for every call; its calls go without
+// Mcp-Param-* headers. Walks run one at a time: concurrent first calls wait
+// for one walk instead of each reading the list. A failed list is logged
+// and the call sent without headers; only ctx ending fails the call.
+func (c *Conn) learnHeaders(ctx context.Context, name string, co *callOptions) error {
+	select {
+	case c.learnSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.learnSem }()
+	c.mu.Lock()
+	_, known := c.headers[name]
+	if !known {
+		_, known = c.unlisted[name]
+	}
+	c.mu.Unlock()
+	if known {
+		return nil // another walk settled it
+	}
+	lo := &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header}
+	var cursor *string
+	read := 0
+	for range maxHeaderPages {
+		page, err := c.listToolsPage(ctx, cursor, lo)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.log.WarnContext(ctx, "mcp client: tools/list for x-mcp-header declarations failed; calling without Mcp-Param headers", "tool", name, "err", err)
+			break
+		}
+		for _, t := range page.Tools {
+			if t.Name == name {
+				return nil
+			}
+			read += len(t.Raw)
+		}
+		if page.NextCursor == nil || read > c.maxHeaderBytes {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	c.mu.Lock()
+	if c.unlisted == nil || len(c.unlisted) >= maxUnlisted {
+		c.unlisted = map[string]struct{}{}
+	}
+	c.unlisted[name] = struct{}{}
+	c.mu.Unlock()
+	return nil
+}
+
+// forgetUnlisted forgets the tools earlier walks did not find: the list
+// changed.
+func (c *Conn) forgetUnlisted() {
+	c.mu.Lock()
+	c.unlisted = nil
+	c.mu.Unlock()
 }
 
 // errNotObject: tool arguments must be a JSON object.
@@ -320,20 +441,27 @@ func checkObject(raw json.RawMessage) error {
 
 // CallTool calls a tool and runs its input rounds (2026-07-28) with the
 // configured handlers; in legacy sessions server requests are answered the
-// same way. In 2026-07-28 the arguments named by the tool's x-mcp-header
-// declarations (learnt from ListTools) are mirrored into Mcp-Param-*
-// headers; after a -32020 the tool list is refreshed and the call sent once
-// more.
+// same way (each such request counts as a round of Options.MaxRounds). In
+// 2026-07-28 the arguments named by the tool's x-mcp-header declarations
+// are mirrored into Mcp-Param-* headers: declarations come from tools/list,
+// which is read first (through the cache, at most 32 pages, stopping at the
+// tool's page) when the tool was never listed; a tool the list does not
+// name is called without them. After a -32020 the tool list is refreshed
+// and the call sent once more.
 func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
 	co := callOpts(opts)
-	p, h, _, err := c.toolCall(name, args)
+	p, h, err := c.toolCall(ctx, name, args, co)
 	if err != nil {
 		return nil, err
 	}
 	res, err := c.do(ctx, "tools/call", p, co, h, false, "")
 	if err != nil && c.modern && errors.As(err, new(*HeaderMismatchError)) {
-		if _, lerr := c.ListTools(ctx, WithCache(CacheRefresh)); lerr == nil {
-			if p, h, _, err = c.toolCall(name, args); err != nil {
+		lo := &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header, cacheMode: CacheRefresh}
+		if _, lerr := c.listTools(ctx, lo); lerr == nil {
+			if p, h, err = c.toolCall(ctx, name, args, co); err != nil {
 				return nil, err
 			}
 			res, err = c.do(ctx, "tools/call", p, co, h, false, "")
@@ -358,7 +486,7 @@ func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...
 		return nil, nil, ErrClosed
 	}
 	co := callOpts(opts)
-	p, h, _, err := c.toolCall(name, args)
+	p, h, err := c.toolCall(ctx, name, args, co)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -510,17 +638,4 @@ func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, er
 		return nil, err
 	}
 	return decodeDiscovery(c.url, res)
-}
-
-// noteToken drops the private cache entries when the access token changes
-// (a new authorization context).
-func (c *Conn) noteToken(tok string) {
-	if p := c.lastToken.Load(); p != nil && *p == tok {
-		return
-	}
-	t := new(string) // allocated only when the token changes
-	*t = tok
-	if old := c.lastToken.Swap(t); old != nil && *old != tok {
-		c.cache.dropPrivate()
-	}
 }

@@ -38,8 +38,8 @@ func (m Mode) String() string {
 
 // Defaults.
 const (
-	// DefaultMaxRounds bounds the input rounds of one multi round-trip
-	// request.
+	// DefaultMaxRounds bounds the input rounds of one request (see
+	// Options.MaxRounds).
 	DefaultMaxRounds = 8
 	// DefaultMaxResponseBytes bounds one response body or SSE event.
 	DefaultMaxResponseBytes = 32 << 20
@@ -65,7 +65,9 @@ type Options struct {
 	// none. If it also implements Challenger, 401 and insufficient_scope
 	// 403 responses are answered through it.
 	TokenSource TokenSource
-	// Header holds extra headers sent on every request.
+	// Header holds extra headers sent on every request (copied by
+	// Connect). An Authorization here is the Conn's static credential: a
+	// TokenSource token, or a call's own credential, replaces it.
 	Header http.Header
 	// ClientInfo names this client. Zero means {"mcpfn-client", "0"}.
 	ClientInfo core.Implementation
@@ -98,9 +100,36 @@ type Options struct {
 	// NoGETStream keeps legacy sessions from opening the GET stream on
 	// which servers send requests and notifications outside a request.
 	NoGETStream bool
+	// NoInitialize reaches a legacy server without creating a session, for
+	// example when each call carries a different user's token
+	// (WithAuthorization): the client skips the initialize handshake, sends
+	// no Mcp-Session-Id and no MCP-Protocol-Version header, and reports
+	// version 2025-03-26 with empty server capabilities. In ModeLegacy,
+	// Connect then makes no network call; in ModeAuto it sends only the
+	// probe. Per-call credentials get no session of their own either, and
+	// no GET stream is opened. Modern connections, and Conns given a
+	// SessionID, ignore it.
+	NoInitialize bool
+	// SessionID, if set, adopts an existing legacy session (from
+	// Conn.SessionID of another Conn, or another process) instead of
+	// creating one: Connect sends no initialize and no probe, whatever the
+	// Mode but ModeModern (which is an error), and requests carry this id.
+	// It must be visible ASCII (2025-11-25 basic/transports §Session
+	// Management). When the server answers the id with 404, the Conn starts
+	// a session of its own. Close does not end an adopted session, only
+	// sessions the Conn created.
+	SessionID string
+	// SessionVersion is the protocol version of the session SessionID
+	// names (Conn.ProtocolVersion of the Conn that created it); it must be
+	// a legacy version. Zero means 2025-11-25.
+	SessionVersion string
 
-	// MaxRounds bounds the input rounds of a multi round-trip request. Zero
-	// means DefaultMaxRounds.
+	// MaxRounds bounds the input rounds of one request: the retries of a
+	// 2026-07-28 multi round-trip request, and the server requests for input
+	// (elicitation/create, sampling/createMessage, roots/list; one round
+	// each) one legacy call answers, across its stream's resumptions. The
+	// round after the last is a *MaxRoundsError (a legacy call is then
+	// cancelled). Zero means DefaultMaxRounds.
 	MaxRounds int
 	// MaxResponseBytes bounds one response body or SSE event. Zero means
 	// DefaultMaxResponseBytes.
@@ -185,11 +214,14 @@ const (
 type CallOption func(*callOptions)
 
 type callOptions struct {
-	progress  func(Progress)
-	auth      string
+	progress func(Progress)
+	// authz is the Authorization value of the call's own credential (""
+	// sends none); hasAuth says the call has one: WithAuthorization, or an
+	// Authorization header given with WithHeader.
+	authz     string
 	hasAuth   bool
 	cacheMode CacheMode
-	header    http.Header
+	header    http.Header // never holds Authorization (see authz)
 	// noVersionRetry: the probe retries -32022 itself.
 	noVersionRetry bool
 }
@@ -201,25 +233,42 @@ func WithProgress(fn func(Progress)) CallOption {
 }
 
 // WithAuthorization sends token as the bearer token of this call instead of
-// the TokenSource's; "" sends no Authorization. It bypasses the cache, and in
-// legacy sessions the call runs in a session of its own credential.
+// the TokenSource's (and instead of any Authorization in Options.Header);
+// "" sends no Authorization. A call with its own credential never triggers
+// a challenge, bypasses the cache (it neither reads nor stores entries), and
+// in legacy sessions runs in a session of its own credential.
 func WithAuthorization(token string) CallOption {
-	return func(o *callOptions) { o.auth, o.hasAuth = token, true }
+	return func(o *callOptions) {
+		o.authz, o.hasAuth = "", true
+		if token != "" {
+			o.authz = "Bearer " + token
+		}
+	}
 }
 
 // WithCache sets the cache mode of this call.
 func WithCache(m CacheMode) CallOption { return func(o *callOptions) { o.cacheMode = m } }
 
-// WithHeader adds HTTP headers to this call.
+// WithHeader adds HTTP headers to this call; they replace headers of the
+// same name from Options.Header. An Authorization header, in any spelling,
+// is the call's own credential, exactly as WithAuthorization (the first
+// value is sent): it bypasses the cache and, in legacy sessions, gets a
+// session of its own.
 func WithHeader(h http.Header) CallOption {
 	return func(o *callOptions) {
-		if o.header == nil {
-			o.header = http.Header{}
-		}
 		for k, vs := range h {
-			for _, v := range vs {
-				o.header.Add(k, v)
+			if len(vs) == 0 {
+				continue
 			}
+			k = http.CanonicalHeaderKey(k)
+			if k == "Authorization" {
+				o.authz, o.hasAuth = vs[0], true
+				continue
+			}
+			if o.header == nil {
+				o.header = http.Header{}
+			}
+			o.header[k] = append(o.header[k], vs...)
 		}
 	}
 }

@@ -196,7 +196,8 @@ func (s *switchToken) Token(context.Context) (string, error) { return *s.v.Load(
 // behind each adapter, and counts on the server side what its result cache
 // (2026-07-28 server/utilities/caching) saves: a second list within ttlMs
 // costs no request; CacheRefresh and CacheBypass reach the server; private
-// results are kept per access token, public ones shared. Legacy sessions
+// results belong to the token source (a renewed token keeps them), a call
+// with its own Authorization bypasses the cache. Legacy sessions
 // carry no cache hints, so there every call reaches the server.
 func TestClientCache(t *testing.T) {
 	if testing.Short() {
@@ -303,24 +304,24 @@ func TestClientCache(t *testing.T) {
 					}
 				}
 
-				// A new access token: private results are fetched anew
-				// with it, public ones still come from the cache.
+				// A renewed token of the same source is the same
+				// credential: its private results stay cached. A call
+				// with a credential of its own bypasses the cache.
 				tok.set("token-b")
 				for _, l := range lists {
 					before := cnt.count(l.method)
 					if err := l.call(); err != nil {
 						t.Fatalf("%s with token-b: %v", l.method, err)
 					}
-					private := cacheHints[l.method].Scope == core.CacheScopePrivate
-					want := before + 1
-					if cached && !private {
-						want = before
+					if n, want := cnt.count(l.method), hit(before); n != want {
+						t.Fatalf("%s with a renewed token: %d requests, want %d", l.method, n, want)
 					}
-					if n := cnt.count(l.method); n != want {
-						t.Fatalf("%s with a new token (private=%v): %d requests, want %d", l.method, private, n, want)
+					before = cnt.count(l.method)
+					if err := l.call(client.WithAuthorization("token-c")); err != nil {
+						t.Fatalf("%s with its own token: %v", l.method, err)
 					}
-					if private && cnt.countFor(l.method, "token-b") != 1 {
-						t.Fatalf("%s: %d requests with token-b, want 1", l.method, cnt.countFor(l.method, "token-b"))
+					if n := cnt.count(l.method); n != before+1 || cnt.countFor(l.method, "token-c") != 1 {
+						t.Fatalf("%s with its own token: %d requests (%d with token-c), want %d (1)", l.method, n, cnt.countFor(l.method, "token-c"), before+1)
 					}
 				}
 			})

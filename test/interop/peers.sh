@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# peers.sh: package client against MCP servers that are not mcpfn, through
+# the mcpfn command line (cmd/mcpfn) and the Go API (test/clientbench, the
+# TestPeer* tests):
+#
+#   - peer-ts-v1.mjs, the official TypeScript SDK v1 (@modelcontextprotocol/sdk,
+#     StreamableHTTPServerTransport with sessions): a session the server has
+#     ended is answered 404 + JSON-RPC -32001; the client starts a new
+#     session and sends the request once more (the tool runs once);
+#   - peer-ts-v2.mjs, the TypeScript SDK v2 (@modelcontextprotocol/server),
+#     and test/clientbench/cmd/gosdkpeer, go-sdk v1.8.0, both declaring
+#     x-mcp-header: the first tools/call of a fresh client already carries
+#     Mcp-Param-Region (Base64 for a non-ASCII value), and per-credential
+#     private tool lists are never served to another credential.
+#
+#   test/interop/peers.sh             run everything
+#   test/interop/peers.sh --install   install Node and the packages; print
+#                                     "node=PATH" and "dir=PACKAGE-DIR"
+#
+# Node and the pinned packages are installed on first use (test/node/install.sh)
+# into ${MCPFN_TOOLS:-~/.cache/mcpfn}.
+set -euo pipefail
+SDK_VERSION=1.32.2    # @modelcontextprotocol/sdk (v1), as test/interop/run.sh
+SERVER_VERSION=2.4.0  # @modelcontextprotocol/server (v2), as the client of test/interop/auth.sh
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-peers-$SDK_VERSION-$SERVER_VERSION
+node=$("$ROOT/test/node/install.sh")
+"$ROOT/test/node/install.sh" "$DIR" "@modelcontextprotocol/sdk@$SDK_VERSION" \
+  "@modelcontextprotocol/server@$SERVER_VERSION" >/dev/null
+if [ "${1:-}" = --install ]; then
+  echo "node=$node"
+  echo "dir=$DIR"
+  exit 0
+fi
+
+work=$(mktemp -d)
+pids=()
+scripts=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for s in "${scripts[@]+"${scripts[@]}"}"; do rm -f "$s"; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+(cd "$ROOT" && go build -o "$work/mcpfn" ./cmd/mcpfn)
+(cd "$ROOT/test/clientbench" && go build -o "$work/gosdkpeer" ./cmd/gosdkpeer)
+
+failed=0
+fail() { echo "FAIL $*"; failed=1; }
+
+# start NAME COMMAND...: starts a peer, waits for its "serving MCP on URL"
+# line and sets url and base (the URL without /mcp).
+start() {
+  local name=$1; shift
+  "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  pids+=($!)
+  url=""
+  for _ in $(seq 1 300); do
+    url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/$name.out" | head -n1)
+    [ -n "$url" ] && break
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    echo "peers.sh: $name did not start:" >&2; tail -n 20 "$work/$name.err" >&2; exit 1
+  fi
+  base=${url%/mcp}
+}
+
+# node_peer FILE: runs test/interop/FILE with Node from inside DIR (whose
+# node_modules it imports), as a copy of its own.
+node_peer() {
+  local copy
+  copy=$(mktemp "$DIR/peer-XXXXXX.mjs")
+  scripts+=("$copy")
+  cp "$HERE/$1" "$copy"
+  start "${1%.mjs}" "$node" "$copy"
+}
+
+# mcpfn NAME WANT-EXIT WANT-SUBSTRING ARGS...: runs the CLI.
+mcpfn() {
+  local name=$1 want=$2 sub=$3; shift 3
+  local out rc=0
+  out=$("$work/mcpfn" "$@" 2>"$work/stderr") || rc=$?
+  if [ "$rc" != "$want" ]; then fail "$name: exit $rc, want $want: $(tail -n 3 "$work/stderr")"; return 1; fi
+  case "$out" in *"$sub"*) ;; *) fail "$name: output lacks $sub: ${out:0:300}"; return 1 ;; esac
+}
+
+# field URL EXPRESSION: evaluates a JavaScript expression over the JSON at
+# URL (bound to s). post URL: POSTs to a peer's admin hook.
+field() {
+  "$node" -e 'fetch(process.argv[1]).then(r=>r.json()).then(s=>console.log(eval(process.argv[2])))' "$1" "$2"
+}
+post() {
+  "$node" -e 'fetch(process.argv[1],{method:"POST"}).then(r=>{if(!r.ok)process.exit(1)})' "$1"
+}
+
+# --- 8: TypeScript SDK v1, an ended session ----------------------------------
+node_peer peer-ts-v1.mjs
+for mode in auto legacy; do
+  post "$base/admin/expire-next"
+  nf=$(field "$base/admin/stats" s.notFound)
+  if mcpfn "ts-v1/$mode tools after the session ended" 0 '"count"' tools "$url" --mode "$mode"; then
+    [ "$(field "$base/admin/stats" s.notFound)" = $((nf + 1)) ] || fail "ts-v1/$mode tools: the server answered no 404"
+  fi
+  post "$base/admin/expire-next"
+  runs=$(field "$base/admin/stats" s.count)
+  mcpfn "ts-v1/$mode call after the session ended" 0 '"type":"text"' call "$url" count --mode "$mode" || true
+  got=$(field "$base/admin/stats" s.count)
+  [ "$got" = $((runs + 1)) ] || fail "ts-v1/$mode call: the tool ran $((got - runs)) times, want once"
+done
+echo "peers: ts-v1 done"
+
+# --- 9 and 10: TypeScript SDK v2 and go-sdk ------------------------------------
+check_headers_and_cache() { # NAME STATS-URL
+  local name=$1 stats=$2 n
+  n=$(field "$stats" s.calls.length)
+  mcpfn "$name call before a list" 0 'region=Zürich level=2' call "$url" where '{"region":"Zürich","level":2}' --token alice || true
+  [ "$(field "$stats" s.calls.length)" = $((n + 1)) ] || fail "$name: $(( $(field "$stats" s.calls.length) - n )) tools/call sent, want 1 (no -32020 round)"
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = '=?base64?WsO8cmljaA==?=' ] || fail "$name: Mcp-Param-Region $(field "$stats" 'JSON.stringify(s.calls[s.calls.length-1])')"
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Level"]')" = 2 ] || fail "$name: Mcp-Param-Level"
+  mcpfn "$name plain value" 0 'region=eu-west-1' call "$url" where '{"region":"eu-west-1"}' --token bob || true
+  [ "$(field "$stats" 's.calls[s.calls.length-1]["Mcp-Param-Region"]')" = eu-west-1 ] || fail "$name: Mcp-Param-Region eu-west-1"
+  mcpfn "$name tools for bob" 0 '"bob_tool"' tools "$url" --token bob || true
+  mcpfn "$name tools for alice" 0 '"alice_tool"' tools "$url" --header 'authorization: Bearer alice' || true
+  if "$work/mcpfn" tools "$url" --token bob 2>/dev/null | grep -q alice_tool; then fail "$name: bob got alice_tool"; fi
+}
+node_peer peer-ts-v2.mjs
+check_headers_and_cache ts-v2 "$base/admin/stats"
+echo "peers: ts-v2 done"
+start gosdk "$work/gosdkpeer"
+check_headers_and_cache go-sdk "$base/stats"
+echo "peers: go-sdk done"
+
+# --- the Go API against the same peers ----------------------------------------
+(cd "$ROOT/test/clientbench" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 -run '^TestPeer' .) || fail "go test -run TestPeer ./test/clientbench"
+
+[ "$failed" = 0 ] && echo "peers: all passed"
+exit $failed
