@@ -45,15 +45,18 @@ wait_line() {
 
 port=$(( 20000 + RANDOM % 20000 ))
 for tokens in jwt introspection; do
+  # Each round writes files of its own: a file left by the round before
+  # (naming a server that was killed) must never be read as this one's.
+  as="$work/as-$tokens.json" notes_err="$work/notes-$tokens.err"
   flags=()
   [ "$tokens" = introspection ] && flags=(-opaque)
-  "$work/oauthtest" "${flags[@]+"${flags[@]}"}" > "$work/as.json" &
+  "$work/oauthtest" "${flags[@]+"${flags[@]}"}" > "$as" &
   pids+=($!)
-  wait_line "$work/as.json" issuer
-  issuer=$(sed -n 's/.*"issuer":"\([^"]*\)".*/\1/p' "$work/as.json")
-  endpoint=$(sed -n 's/.*"introspection_endpoint":"\([^"]*\)".*/\1/p' "$work/as.json")
-  id=$(sed -n 's/.*"client_id":"\([^"]*\)".*/\1/p' "$work/as.json")
-  secret=$(sed -n 's/.*"client_secret":"\([^"]*\)".*/\1/p' "$work/as.json")
+  wait_line "$as" issuer
+  issuer=$(sed -n 's/.*"issuer":"\([^"]*\)".*/\1/p' "$as")
+  endpoint=$(sed -n 's/.*"introspection_endpoint":"\([^"]*\)".*/\1/p' "$as")
+  id=$(sed -n 's/.*"client_id":"\([^"]*\)".*/\1/p' "$as")
+  secret=$(sed -n 's/.*"client_secret":"\([^"]*\)".*/\1/p' "$as")
   port=$((port + 1))
   resource="http://127.0.0.1:$port/mcp"
   if [ "$tokens" = jwt ]; then
@@ -62,13 +65,13 @@ for tokens in jwt introspection; do
     args=(-introspection-issuer "$issuer" -introspection-endpoint "$endpoint" -introspection-client-id "$id")
   fi
   MCPFN_INTROSPECTION_SECRET="$secret" "$work/notes" -addr "127.0.0.1:$port" -resource "$resource" "${args[@]}" \
-    > "$work/notes.out" 2> "$work/notes.err" &
+    > "$work/notes-$tokens.out" 2> "$notes_err" &
   pids+=($!)
-  wait_line "$work/notes.err" "serving MCP"
+  wait_line "$notes_err" "serving MCP"
   for sdk in v1 v2; do
     echo "interop-auth: $sdk client, $tokens tokens, $resource"
     if ! (cd "$CACHE" && "$node" auth-client.mjs "$sdk" "$resource"); then
-      echo "auth.sh: server log:" >&2; tail -n 30 "$work/notes.err" >&2; exit 1
+      echo "auth.sh: server log:" >&2; tail -n 30 "$notes_err" >&2; exit 1
     fi
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
