@@ -508,8 +508,10 @@ func TestEnterprise(t *testing.T) {
 	var exchanges atomic.Int32
 	idp := newIdP(t, &exchanges)
 	src := oauth.New(oauth.Config{
-		Grant:   oauth.GrantJWTBearer,
-		Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.issuer}, true },
+		Grant: oauth.GrantJWTBearer,
+		Clients: func(string) (oauth.Client, bool) {
+			return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.issuer}, true
+		},
 		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.URL + "/token", ClientID: "idp-client",
 			IDToken: func(context.Context) (string, error) { return "the-id-token", nil }}),
 	})
