@@ -89,12 +89,13 @@ func compactJSON(raw []byte) string {
 // safeJSON rewrites a JSON document so that no byte of it is one a
 // terminal acts on: unsafe runes become \u escapes (which can only stand
 // inside strings, so the document keeps its value), invalid UTF-8 becomes
-// \ufffd, and the whitespace of JSON (tab, newline, return) is kept.
+// \ufffd, tabs and newlines (whitespace) stay, and carriage returns
+// (whitespace too, but able to overwrite what was printed) go.
 func safeJSON(doc []byte) []byte {
 	i := 0
 	for i < len(doc) {
 		c := doc[i]
-		if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\r' {
+		if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' {
 			i++
 			continue
 		}
@@ -112,7 +113,9 @@ func safeJSON(doc []byte) []byte {
 	for i < len(doc) {
 		c := doc[i]
 		if c == '\t' || c == '\n' || c == '\r' {
-			out = append(out, c)
+			if c != '\r' {
+				out = append(out, c)
+			}
 			i++
 			continue
 		}
