@@ -82,9 +82,11 @@ type Config struct {
 	// HTTPClient does the metadata, registration and token requests; nil
 	// means a client on http.DefaultTransport. Redirects are never
 	// followed. For a remote flow (see AllowPrivateNetwork) its
-	// *http.Transport is cloned and dials through a guard that refuses
-	// local addresses; a Transport of another type, or one with its own TLS
-	// dialer, gets the URL checks only.
+	// *http.Transport is cloned and dials through a guard that resolves the
+	// host, refuses local addresses and hands only checked IP addresses to
+	// the transport's DialContext (a net.Dialer when nil); a Transport of
+	// another type, or one with its own TLS dialer, gets the URL checks
+	// only.
 	HTTPClient *http.Client
 	// RequestTimeout bounds each metadata, registration and token request
 	// as a whole, from sending it to the last byte of the answer, so an
