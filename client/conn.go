@@ -165,6 +165,12 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 	if o.MaxTTL <= 0 {
 		o.MaxTTL = DefaultMaxTTL
 	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.StreamIdleTimeout == 0 {
+		o.StreamIdleTimeout = DefaultStreamIdleTimeout
+	}
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -475,8 +481,14 @@ type httpReq struct {
 // else *HTTPError).
 func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header)) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, hr.method, c.url, bytes.NewReader(hr.body))
+		authz, err := c.authorization(ctx, hr.co)
 		if err != nil {
+			return nil, err
+		}
+		t := c.startTiming(ctx, hr.rpc)
+		req, err := http.NewRequestWithContext(t.ctx, hr.method, c.url, bytes.NewReader(hr.body))
+		if err != nil {
+			t.done()
 			return nil, err
 		}
 		h := req.Header
@@ -494,10 +506,6 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		if build != nil {
 			build(h)
 		}
-		authz, err := c.authorization(ctx, hr.co)
-		if err != nil {
-			return nil, err
-		}
 		switch {
 		case authz != "":
 			h["Authorization"] = []string{authz}
@@ -506,13 +514,21 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
+			err = t.err(err)
+			t.done()
 			return nil, err
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			t.watch(resp)
 			return resp, nil
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
+		err = t.err(err)
+		t.done()
+		if errors.Is(err, ErrTimeout) {
+			return nil, err
+		}
 		if isAuthChallenge(resp) {
 			ch, ok := c.opts.TokenSource.(Challenger)
 			if ok && (hr.co == nil || !hr.co.hasAuth) && attempt < maxAuthAttempts {
@@ -527,6 +543,124 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		}
 		return nil, statusError(hr.rpc, resp, body)
 	}
+}
+
+// ErrTimeout: a request got no complete answer within
+// Options.RequestTimeout, or its SSE stream stayed silent for
+// Options.StreamIdleTimeout. The errors that match it also match
+// context.DeadlineExceeded.
+var ErrTimeout = errors.New("mcp client: timed out")
+
+// timeoutError is the cause of a cancelled exchange: what ran out and
+// after how long. It matches ErrTimeout and context.DeadlineExceeded.
+type timeoutError struct {
+	method string
+	what   string
+	after  time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	m := e.method
+	if m == "" {
+		m = "GET stream"
+	}
+	return "mcp client: " + m + ": timed out: " + e.what + " " + e.after.String()
+}
+
+func (e *timeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// Timeout reports true, as net.Error timeouts do.
+func (e *timeoutError) Timeout() bool { return true }
+
+// timing bounds one HTTP exchange: Options.RequestTimeout from sending the
+// request until its answer is complete, or until the answer turns out to be
+// an SSE stream; from then on Options.StreamIdleTimeout between two reads
+// that return bytes. Either cancels the exchange's context with a
+// *timeoutError. The caller's context is not touched: its cancellation
+// still reads as itself.
+type timing struct {
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	method   string
+	deadline *time.Timer // nil: no request timeout
+	idle     time.Duration
+	idleT    *time.Timer // running while a stream is read
+	body     io.ReadCloser
+}
+
+func (c *Conn) startTiming(ctx context.Context, method string) *timing {
+	t := &timing{method: method, idle: c.opts.StreamIdleTimeout}
+	t.ctx, t.cancel = context.WithCancelCause(ctx)
+	if d := c.opts.RequestTimeout; d > 0 {
+		t.deadline = time.AfterFunc(d, func() {
+			t.cancel(&timeoutError{method: method, what: "no complete answer within", after: d})
+		})
+	}
+	return t
+}
+
+// watch takes over resp.Body: the request deadline keeps running for a
+// plain body; an SSE stream trades it for the idle bound.
+func (t *timing) watch(resp *http.Response) {
+	t.body = resp.Body
+	resp.Body = t
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return
+	}
+	if t.deadline != nil {
+		t.deadline.Stop()
+	}
+	if t.idle > 0 {
+		d := t.idle
+		t.idleT = time.AfterFunc(d, func() {
+			t.cancel(&timeoutError{method: t.method, what: "SSE stream silent for", after: d})
+		})
+	}
+}
+
+// Read reads the body; every read that returns bytes, a keep-alive comment
+// as much as an event, restarts the idle bound.
+func (t *timing) Read(p []byte) (int, error) {
+	n, err := t.body.Read(p)
+	if n > 0 && t.idleT != nil {
+		t.idleT.Reset(t.idle)
+	}
+	if err != nil && err != io.EOF {
+		err = t.err(err)
+	}
+	return n, err
+}
+
+// Close closes the body and ends the exchange.
+func (t *timing) Close() error {
+	err := t.body.Close()
+	t.done()
+	return err
+}
+
+// err is the *timeoutError that cancelled the exchange, if one did, in
+// place of the transport's error; else err.
+func (t *timing) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cause := context.Cause(t.ctx); cause != nil && errors.Is(cause, ErrTimeout) {
+		return cause
+	}
+	return err
+}
+
+// done stops the timers and releases the exchange's context.
+func (t *timing) done() {
+	if t.deadline != nil {
+		t.deadline.Stop()
+	}
+	if t.idleT != nil {
+		t.idleT.Stop()
+	}
+	t.cancel(nil)
 }
 
 // isAuthChallenge: 401, or 403 with error="insufficient_scope".
@@ -639,6 +773,9 @@ func (x *exchange) read(ctx context.Context, resp *http.Response) (json.RawMessa
 	switch ct {
 	case "application/json":
 		body, err := readLimited(resp.Body, x.c.opts.MaxResponseBytes)
+		if errors.Is(err, ErrTimeout) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
 		}
@@ -691,6 +828,9 @@ func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (jso
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if errors.Is(err, ErrTimeout) {
+				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
 		}

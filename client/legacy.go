@@ -264,12 +264,15 @@ func (s *session) getLoop(ctx context.Context, ready chan struct{}) {
 			ready = nil
 		}
 		before := x.lastID
-		x.readSSE(ctx, resp.Body, resp.StatusCode)
+		_, err = x.readSSE(ctx, resp.Body, resp.StatusCode)
 		resp.Body.Close()
-		if x.lastID == "" {
+		// A stream silent for StreamIdleTimeout may be a dead connection:
+		// open it again, resumable or not.
+		idle := errors.Is(err, ErrTimeout)
+		if x.lastID == "" && !idle {
 			return // not resumable
 		}
-		if x.lastID != before {
+		if x.lastID != before || idle {
 			attempt = 0 // progress: the budget is per silent reconnect
 		}
 		d := x.retry

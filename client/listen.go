@@ -49,7 +49,9 @@ func (l *listeners) subscriptions() []string {
 // subscriptions/listen and reads its stream: the server's acknowledgement
 // (the notifications it will send) is returned through ack before any other
 // notification; Listen returns nil when the server closes the subscription
-// with its result, ErrStreamBroken when the stream drops (listen again).
+// with its result, ErrStreamBroken when the stream drops, and an error
+// matching ErrTimeout when it stays silent (no event, no keep-alive) for
+// Options.StreamIdleTimeout; listen again after either.
 // In legacy sessions the notifications come on the session's GET stream and
 // Listen returns when ctx ends; ack gets the filter unchanged. Matching
 // cached results are dropped either way. fn may be called concurrently with

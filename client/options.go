@@ -50,6 +50,17 @@ const (
 	DefaultCacheEntries = 512
 	// DefaultMaxTTL caps the freshness lifetime a server may grant.
 	DefaultMaxTTL = time.Hour
+	// DefaultRequestTimeout bounds one HTTP exchange whose answer is not a
+	// stream, from sending the request to the last byte of the answer (see
+	// Options.RequestTimeout). A minute is what the official TypeScript SDK
+	// allows a request by default, so servers built against it already
+	// answer within it or stream.
+	DefaultRequestTimeout = time.Minute
+	// DefaultStreamIdleTimeout bounds the silence of an SSE stream (see
+	// Options.StreamIdleTimeout): twenty times the 15 s keep-alive interval
+	// mcpfn servers use, long enough for servers that send none during a
+	// slow step.
+	DefaultStreamIdleTimeout = 5 * time.Minute
 )
 
 // Options configures a Conn. A nil *Options means defaults. The struct is
@@ -57,10 +68,27 @@ const (
 type Options struct {
 	// Mode selects the era. Zero is ModeAuto.
 	Mode Mode
-	// HTTPClient sends the requests. Nil means a client with no timeout
-	// that follows no redirects. Responses are never followed across
-	// redirects by the default client.
+	// HTTPClient sends the requests. Nil means a client on
+	// http.DefaultTransport that follows no redirects. RequestTimeout and
+	// StreamIdleTimeout apply whatever the client; a client's own Timeout
+	// also applies, and cuts streams.
 	HTTPClient *http.Client
+	// RequestTimeout bounds each HTTP exchange until its response headers
+	// arrive and, when the answer is not an SSE stream (a JSON body, an
+	// error, a 202), until its whole body has been read: a server that
+	// answers late, or dribbles its body a byte at a time, fails the call
+	// with an error matching ErrTimeout. An SSE stream is bounded by
+	// StreamIdleTimeout and ctx instead, so a long tools/call or a
+	// subscription is not cut. Zero means DefaultRequestTimeout; negative
+	// means none.
+	RequestTimeout time.Duration
+	// StreamIdleTimeout bounds the silence of an SSE stream (the response
+	// stream of a request, subscriptions/listen, the legacy GET stream): when
+	// no byte at all, neither event nor keep-alive comment, arrives for this
+	// long, the call fails with an error matching ErrTimeout, and a legacy
+	// GET stream is opened again. Zero means DefaultStreamIdleTimeout;
+	// negative means none.
+	StreamIdleTimeout time.Duration
 	// TokenSource supplies the bearer token of every request; nil means
 	// none. If it also implements Challenger, 401 and insufficient_scope
 	// 403 responses are answered through it.

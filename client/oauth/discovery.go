@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/mcpfn/mcpfn/client"
 )
 
 // maxMetadataBytes bounds a metadata document (protected resource,
@@ -42,7 +46,9 @@ type ServerMetadata struct {
 
 // DecodeResourceMetadata decodes and checks a protected resource metadata
 // document: a JSON object with an absolute https (or loopback http)
-// resource without fragment and at least one authorization server.
+// resource without fragment, and at least one authorization server, each
+// an https (or loopback http) issuer identifier without query or fragment
+// (RFC 9728 §2, RFC 8414 §2). An insecure URL is ErrInsecureURL.
 func DecodeResourceMetadata(b []byte) (*ResourceMetadata, error) {
 	var m ResourceMetadata
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -51,11 +57,24 @@ func DecodeResourceMetadata(b []byte) (*ResourceMetadata, error) {
 	if m.Resource == "" {
 		return nil, errors.New("oauth: protected resource metadata has no resource")
 	}
-	if u, err := url.Parse(m.Resource); err != nil || u.Fragment != "" || !u.IsAbs() {
+	u, err := url.Parse(m.Resource)
+	if err != nil || u.Fragment != "" || !u.IsAbs() {
 		return nil, fmt.Errorf("oauth: protected resource metadata: bad resource %q", m.Resource)
+	}
+	if err := checkSecureURL(u, m.Resource); err != nil {
+		return nil, fmt.Errorf("oauth: protected resource metadata: resource: %w", err)
 	}
 	if len(m.AuthorizationServers) == 0 {
 		return nil, errors.New("oauth: protected resource metadata lists no authorization_servers")
+	}
+	for _, as := range m.AuthorizationServers {
+		u, err := url.Parse(as)
+		if err != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return nil, fmt.Errorf("%w: protected resource metadata: bad authorization server %q", ErrInsecureURL, as)
+		}
+		if err := checkSecureURL(u, as); err != nil {
+			return nil, fmt.Errorf("oauth: protected resource metadata: authorization server: %w", err)
+		}
 	}
 	return &m, nil
 }
@@ -90,56 +109,83 @@ func (m *ServerMetadata) supportsS256() bool {
 	return contains(m.CodeChallengeMethodsSupported, "S256")
 }
 
-// checkSecure: https, or http to a loopback host (2026-07-28
-// basic/authorization/security-considerations §Communication Security).
-func checkSecure(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("oauth: bad URL %q: %w", raw, err)
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		if u.Host == "" {
-			return fmt.Errorf("oauth: bad URL %q", raw)
-		}
-		return nil
-	case "http":
-		if isLoopback(u.Hostname()) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: %q", ErrInsecureURL, raw)
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // getJSON GETs a metadata document without following redirects. A status
 // other than 200 is an *httpStatusError.
 func (s *Source) getJSON(ctx context.Context, raw string) ([]byte, error) {
-	if err := checkSecure(raw); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	resp, b, err := s.roundTrip(ctx, http.MethodGet, raw, nil, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		return nil, &httpStatusError{url: raw, status: resp.StatusCode}
 	}
-	return readLimited(resp.Body)
+	return b, nil
+}
+
+// errRequestTimeout is the cause of a request the request timeout ended.
+var errRequestTimeout = errors.New("oauth: request timeout")
+
+// roundTrip sends one request of the flow, with body as contentType and
+// basic as client_secret_basic credentials when given, and reads the
+// answer (at most maxMetadataBytes), all within the request timeout. The
+// URL is checked first: https or loopback http, and for a remote flow no
+// local address; a remote flow dials through the guard.
+func (s *Source) roundTrip(ctx context.Context, method, raw string, body []byte, contentType string, basic *[2]string) (*http.Response, []byte, error) {
+	s.mu.Lock()
+	local := s.local
+	s.mu.Unlock()
+	if err := checkURL(raw, local); err != nil {
+		return nil, nil, err
+	}
+	hc := s.client(local)
+	rctx := ctx
+	d := timeout(s.cfg.RequestTimeout, DefaultRequestTimeout)
+	if d > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeoutCause(ctx, d, errRequestTimeout)
+		defer cancel()
+	}
+	var rb io.Reader
+	if body != nil {
+		rb = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(rctx, method, raw, rb)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if basic != nil {
+		// RFC 6749 §2.3.1: both parts form-urlencoded first.
+		req.SetBasicAuth(url.QueryEscape(basic[0]), url.QueryEscape(basic[1]))
+	}
+	if !local {
+		if p := proxyAddr(hc, req); p != "" {
+			req = req.WithContext(context.WithValue(rctx, dialInfoKey{}, &dialInfo{proxy: p}))
+		}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, timedOut(ctx, rctx, err, method, raw, d)
+	}
+	defer resp.Body.Close()
+	b, err := readLimited(resp.Body)
+	if err != nil {
+		return nil, nil, timedOut(ctx, rctx, err, method, raw, d)
+	}
+	return resp, b, nil
+}
+
+// timedOut turns the error of a request that the request timeout ended
+// into one that says so and matches client.ErrTimeout and
+// context.DeadlineExceeded.
+func timedOut(ctx, rctx context.Context, err error, method, raw string, d time.Duration) error {
+	if ctx.Err() == nil && context.Cause(rctx) == errRequestTimeout {
+		return fmt.Errorf("oauth: %s %s: no complete answer within %v: %w (%w)", method, raw, d, client.ErrTimeout, context.DeadlineExceeded)
+	}
+	return err
 }
 
 func readLimited(r io.Reader) ([]byte, error) {

@@ -24,12 +24,31 @@
 // authorization_servers is used; its metadata is looked up at the RFC 8414
 // path-insertion URL, then the OpenID Connect ones, and a document whose
 // issuer is not exactly that issuer is never used (ErrIssuerMismatch).
-// Metadata requests follow no redirects, are limited to 256 KiB, and go to
-// https URLs only (http only to loopback hosts).
+// Metadata requests follow no redirects and are limited to 256 KiB.
+//
+// # Where a flow may go
+//
+// The MCP endpoint, and every URL the flow fetches or posts to
+// (metadata, registration, token, authorization endpoints, the client
+// metadata document URL), must use https; plain http only on a loopback
+// host (2026-07-28 basic/authorization, Communication Security), else
+// ErrInsecureURL. The flow of a loopback endpoint may go anywhere else. The
+// flow of any other endpoint is remote: a URL naming a loopback, private,
+// link-local, unspecified or other non-public address, in any spelling of
+// an IP literal, is refused (ErrLocalAddress), and so is a connection to a
+// name that resolves to one when it is dialed (the check runs on the
+// addresses of each connection, so DNS rebinding does not get around it).
+// A remote server thus cannot make the client call local admin APIs or a
+// cloud metadata endpoint. Config.AllowPrivateNetwork lifts the address
+// rule for deployments inside one private network. Behind an HTTP proxy the
+// proxy resolves names, and only the URL check applies.
 //
 // # Registration
 //
-// In this order: Config.Clients (pre-registered, per issuer); the Client
+// In this order: Config.Clients (pre-registered, per issuer: a client is
+// used only with the issuer in its Client.Issuer, else ErrClientIssuer, so
+// its secret or key never goes to an authorization server a hostile
+// resource names); the Client
 // ID Metadata Document URL (Config.ClientMetadataURL) when the server sets
 // client_id_metadata_document_supported; dynamic client registration
 // (RFC 7591) with application_type and the authorization_code and
@@ -64,6 +83,14 @@
 // server answers 503 (or temporarily_unavailable) the current token is
 // kept and the Source backs off (Retry-After, else doubling from one
 // second to five minutes), answering challenges with ErrBackoff meanwhile.
+//
+// # Timeouts
+//
+// Every metadata, registration and token request is bounded as a whole,
+// answer included, by Config.RequestTimeout (DefaultRequestTimeout, 30 s),
+// and the user-agent step by Config.AuthorizeTimeout
+// (DefaultAuthorizeTimeout, 10 min); errors of either match
+// client.ErrTimeout and context.DeadlineExceeded.
 //
 // # Extensions
 //

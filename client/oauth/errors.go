@@ -59,9 +59,19 @@ var (
 	// ErrNoRegistration: no pre-registered client for the issuer, no client
 	// ID metadata document support and no registration endpoint.
 	ErrNoRegistration = errors.New("oauth: no way to register a client with the authorization server")
-	// ErrInsecureURL: a metadata or endpoint URL that is neither https nor a
-	// loopback http URL.
+	// ErrInsecureURL: an MCP endpoint, metadata, endpoint or client
+	// metadata URL that is neither https nor a loopback http URL (2026-07-28
+	// basic/authorization/security-considerations §Communication Security).
 	ErrInsecureURL = errors.New("oauth: URL must use https (http only for loopback)")
+	// ErrLocalAddress: the flow of an MCP endpoint that is not on a
+	// loopback host met a URL whose host names, or resolves when dialed to,
+	// a loopback, private, link-local, unspecified or other non-public
+	// address (see Config.AllowPrivateNetwork).
+	ErrLocalAddress = errors.New("oauth: a remote server's flow may not reach a local address")
+	// ErrClientIssuer: Config.Clients answered with a client whose Issuer
+	// is not the authorization server of the flow; its credentials were
+	// not sent.
+	ErrClientIssuer = errors.New("oauth: pre-registered client is for another issuer")
 	// ErrStateMismatch: the authorization response's state is not the one
 	// sent.
 	ErrStateMismatch = errors.New("oauth: authorization response state mismatch")

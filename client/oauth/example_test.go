@@ -60,8 +60,10 @@ func Example_clientCredentials() {
 
 	src := oauth.New(oauth.Config{
 		Grant: oauth.GrantClientCredentials,
+		// The client is registered with one authorization server: its
+		// secret goes to that issuer only.
 		Clients: func(issuer string) (oauth.Client, bool) {
-			return oauth.Client{ID: "svc", Secret: "s3cret"}, issuer == base
+			return oauth.Client{ID: "svc", Secret: "s3cret", Issuer: base}, issuer == base
 		},
 	})
 	ctx := context.Background()

@@ -1,7 +1,10 @@
 package oauth_test
 
 import (
+	"fmt"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,8 +30,52 @@ func FuzzDecodeResourceMetadata(f *testing.F) {
 		if m.Resource == "" || len(m.AuthorizationServers) == 0 {
 			t.Fatalf("accepted %q", b)
 		}
-		if u, err := url.Parse(m.Resource); err != nil || u.Fragment != "" || !u.IsAbs() {
+		if u, err := url.Parse(m.Resource); err != nil || u.Fragment != "" || !u.IsAbs() || !secure(u) {
 			t.Fatalf("accepted resource %q", m.Resource)
+		}
+		for _, as := range m.AuthorizationServers {
+			if u, err := url.Parse(as); err != nil || u.RawQuery != "" || u.Fragment != "" || !secure(u) {
+				t.Fatalf("accepted authorization server %q", as)
+			}
+		}
+	})
+}
+
+// secure: https with a host, or http to a loopback host.
+func secure(u *url.URL) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host != ""
+	case "http":
+		return oauth.HostClass(u.Hostname()) == "loopback"
+	}
+	return false
+}
+
+// FuzzHostClass: a host in any spelling is classified as the address it
+// spells: dotted and IPv6 literals as netip reads them, and the legacy
+// decimal, hexadecimal and octal spellings of inet_aton(3) as the IPv4
+// address they denote.
+func FuzzHostClass(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f.1", "0177.0.0.1", "::ffff:127.0.0.1", "fe80::1%eth0", "localhost.", "10.1", "0x", "00", "1.2.3.4.5", "4294967296"} {
+		f.Add(s, uint32(0x7f000001))
+	}
+	f.Fuzz(func(t *testing.T, host string, n uint32) {
+		c := oauth.HostClass(host) // never panics
+		if a, err := netip.ParseAddr(host); err == nil && c != oauth.LocalClass(a.WithZone("")) {
+			t.Fatalf("HostClass(%q) = %q, LocalClass = %q", host, c, oauth.LocalClass(a))
+		}
+		want := oauth.LocalClass(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}))
+		for _, spelled := range []string{
+			strconv.FormatUint(uint64(n), 10),
+			"0x" + strconv.FormatUint(uint64(n), 16),
+			"0" + strconv.FormatUint(uint64(n), 8),
+			fmt.Sprintf("%d.%d", n>>24, n&0xffffff),
+			fmt.Sprintf("0x%x.%d.0%o.%d", n>>24, n>>16&0xff, n>>8&0xff, n&0xff),
+		} {
+			if got := oauth.HostClass(spelled); got != want {
+				t.Fatalf("HostClass(%q) = %q, want %q (%d)", spelled, got, want, n)
+			}
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpfn/mcpfn/client"
 )
 
 // tokenResponse is a successful token endpoint answer (RFC 6749 §5.1).
@@ -31,25 +32,7 @@ type tokenResponse struct {
 // authentication and decodes the JSON answer. Errors are *OAuthError when
 // the server answered with an OAuth error (or any non-200 status).
 func (s *Source) postForm(ctx context.Context, which, endpoint string, form url.Values, basic *[2]string) (*tokenResponse, error) {
-	if err := checkSecure(endpoint); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if basic != nil {
-		// RFC 6749 §2.3.1: both parts form-urlencoded first.
-		req.SetBasicAuth(url.QueryEscape(basic[0]), url.QueryEscape(basic[1]))
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := readLimited(resp.Body)
+	resp, body, err := s.roundTrip(ctx, http.MethodPost, endpoint, []byte(form.Encode()), "application/x-www-form-urlencoded", basic)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +95,8 @@ func (s *Source) store(tr *tokenResponse, scopes []string, keepRefresh string) e
 // it, else a new dynamic registration (2026-07-28
 // basic/authorization/client-registration, priority order).
 func (s *Source) clientFor(ctx context.Context, meta *ServerMetadata) (Client, error) {
-	if s.cfg.Clients != nil {
-		if c, ok := s.cfg.Clients(meta.Issuer); ok {
-			return c, nil
-		}
+	if c, ok, err := s.preRegistered(meta); ok || err != nil {
+		return c, err
 	}
 	s.mu.Lock()
 	c, ok := s.registered[meta.Issuer]
@@ -124,7 +105,7 @@ func (s *Source) clientFor(ctx context.Context, meta *ServerMetadata) (Client, e
 		return c, nil
 	}
 	if meta.ClientIDMetadataDocumentSupported && s.cfg.ClientMetadataURL != "" {
-		return Client{ID: s.cfg.ClientMetadataURL, AuthMethod: AuthNone}, nil
+		return Client{ID: s.cfg.ClientMetadataURL, AuthMethod: AuthNone, Issuer: meta.Issuer}, nil
 	}
 	if meta.RegistrationEndpoint == "" {
 		return Client{}, ErrNoRegistration
@@ -153,7 +134,7 @@ func (s *Source) register(ctx context.Context, meta *ServerMetadata) (Client, er
 	appType := s.cfg.ApplicationType
 	if appType == "" {
 		appType = "web"
-		if u, err := url.Parse(s.cfg.RedirectURL); err == nil && (u.Scheme == "http" && isLoopback(u.Hostname()) || u.Scheme != "https" && u.Scheme != "http") {
+		if u, err := url.Parse(s.cfg.RedirectURL); err == nil && (u.Scheme == "http" && isLoopbackHost(u.Hostname()) || u.Scheme != "https" && u.Scheme != "http") {
 			appType = "native"
 		}
 	}
@@ -172,21 +153,7 @@ func (s *Source) register(ctx context.Context, meta *ServerMetadata) (Client, er
 		body["redirect_uris"] = []string{s.cfg.RedirectURL}
 	}
 	b, _ := json.Marshal(body)
-	if err := checkSecure(meta.RegistrationEndpoint); err != nil {
-		return Client{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.RegistrationEndpoint, bytes.NewReader(b))
-	if err != nil {
-		return Client{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return Client{}, err
-	}
-	defer resp.Body.Close()
-	rb, err := readLimited(resp.Body)
+	resp, rb, err := s.roundTrip(ctx, http.MethodPost, meta.RegistrationEndpoint, b, "application/json", nil)
 	if err != nil {
 		return Client{}, err
 	}
@@ -204,7 +171,7 @@ func (s *Source) register(ctx context.Context, meta *ServerMetadata) (Client, er
 	if out.ClientID == "" {
 		return Client{}, errors.New("oauth: registration response has no client_id")
 	}
-	c := Client{ID: out.ClientID, Secret: out.ClientSecret, AuthMethod: out.AuthMethod}
+	c := Client{ID: out.ClientID, Secret: out.ClientSecret, AuthMethod: out.AuthMethod, Issuer: meta.Issuer}
 	if c.AuthMethod == "" {
 		c.AuthMethod = method
 		if c.Secret == "" {
@@ -290,6 +257,14 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 	if s.cfg.Authorize == nil || s.cfg.RedirectURL == "" {
 		return ErrNoAuthorize
 	}
+	s.mu.Lock()
+	local := s.local
+	s.mu.Unlock()
+	// The user agent goes there (Headless fetches it): the same rules as
+	// for every other URL of the flow.
+	if err := checkURL(meta.AuthorizationEndpoint, local); err != nil {
+		return err
+	}
 	c, err := s.clientFor(ctx, meta)
 	if err != nil {
 		return err
@@ -317,7 +292,7 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 	}
 	au.RawQuery = q.Encode()
 
-	got, err := s.cfg.Authorize(ctx, au.String())
+	got, err := s.authorize(ctx, au.String())
 	if err != nil {
 		return err
 	}
@@ -352,6 +327,25 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 	}
 	return s.store(tr, scopes, "")
 }
+
+// authorize runs the user-agent step within the authorize timeout.
+func (s *Source) authorize(ctx context.Context, authURL string) (url.Values, error) {
+	d := timeout(s.cfg.AuthorizeTimeout, DefaultAuthorizeTimeout)
+	if d <= 0 {
+		return s.cfg.Authorize(ctx, authURL)
+	}
+	actx, cancel := context.WithTimeoutCause(ctx, d, errAuthorizeTimeout)
+	defer cancel()
+	got, err := s.cfg.Authorize(actx, authURL)
+	if err != nil && ctx.Err() == nil && context.Cause(actx) == errAuthorizeTimeout {
+		return nil, fmt.Errorf("oauth: the user agent did not come back within %v: %w (%w)", d, client.ErrTimeout, context.DeadlineExceeded)
+	}
+	return got, err
+}
+
+// errAuthorizeTimeout is the cause of a user-agent step the authorize
+// timeout ended.
+var errAuthorizeTimeout = errors.New("oauth: authorize timeout")
 
 // checkAuthorizationResponse applies RFC 9207 §2.4 as 2026-07-28
 // basic/authorization §Authorization Response Validation tabulates it: a
@@ -402,7 +396,10 @@ func (s *Source) refresh(ctx context.Context, t *token) error {
 // clientCredentials runs the client_credentials grant (RFC 6749 §4.4) with
 // the pre-registered client: client secret or private_key_jwt.
 func (s *Source) clientCredentials(ctx context.Context, meta *ServerMetadata, resource string, scopes []string) error {
-	c, ok := s.preRegistered(meta)
+	c, ok, err := s.preRegistered(meta)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return fmt.Errorf("oauth: client_credentials needs a pre-registered client for %s", meta.Issuer)
 	}
@@ -417,7 +414,10 @@ func (s *Source) jwtBearer(ctx context.Context, meta *ServerMetadata, resource s
 	if s.cfg.Assertion == nil {
 		return errors.New("oauth: the jwt-bearer grant needs Config.Assertion")
 	}
-	c, ok := s.preRegistered(meta)
+	c, ok, err := s.preRegistered(meta)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return fmt.Errorf("oauth: enterprise-managed authorization needs a pre-registered client for %s", meta.Issuer)
 	}
@@ -446,9 +446,19 @@ func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form
 	return s.store(tr, scopes, "")
 }
 
-func (s *Source) preRegistered(meta *ServerMetadata) (Client, bool) {
+// preRegistered returns the client Config.Clients has for the issuer of
+// meta. A client registered with another issuer (Client.Issuer) is an
+// error, not a fallback: its credentials are not sent.
+func (s *Source) preRegistered(meta *ServerMetadata) (Client, bool, error) {
 	if s.cfg.Clients == nil {
-		return Client{}, false
+		return Client{}, false, nil
 	}
-	return s.cfg.Clients(meta.Issuer)
+	c, ok := s.cfg.Clients(meta.Issuer)
+	if !ok {
+		return Client{}, false, nil
+	}
+	if c.Issuer != meta.Issuer {
+		return Client{}, false, fmt.Errorf("%w: Config.Clients answered for %q with a client of %q", ErrClientIssuer, meta.Issuer, c.Issuer)
+	}
+	return c, true, nil
 }

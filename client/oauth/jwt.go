@@ -146,7 +146,7 @@ type IdP struct {
 	ClientSecret  string // if the IdP wants one (client_secret_post)
 	// IDToken returns the user's ID token at the IdP (the subject token).
 	IDToken    func(ctx context.Context) (string, error)
-	HTTPClient *http.Client // nil: http.DefaultClient; redirects not followed
+	HTTPClient *http.Client // nil: http.DefaultTransport; redirects not followed; DefaultRequestTimeout per request
 }
 
 // IDJAG returns a Config.Assertion that obtains an ID-JAG from idp by
@@ -155,6 +155,9 @@ type IdP struct {
 // authorization server and whose resource is the MCP server.
 func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, error) {
 	src := New(Config{HTTPClient: idp.HTTPClient})
+	// The token endpoint is configured, not learned from a server: it may
+	// be anywhere (https, or http on a loopback host).
+	src.local = true
 	return func(ctx context.Context, req AssertionRequest) (string, error) {
 		if idp.IDToken == nil {
 			return "", errors.New("oauth: IdP.IDToken is nil")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -44,7 +45,27 @@ type Client struct {
 	// *rsa.PrivateKey (RS256).
 	Key   crypto.Signer
 	KeyID string // the JWS kid, if the server needs one
+	// Issuer is the issuer identifier of the authorization server the
+	// client is registered with. A client from Config.Clients is used only
+	// with exactly that issuer (simple string comparison, as RFC 8414 §3.3
+	// compares issuers); any other answer fails the flow with
+	// ErrClientIssuer, so a Clients function that answers for every issuer
+	// cannot hand the secret or key to an authorization server that a
+	// hostile resource names. Dynamic registrations carry it themselves.
+	Issuer string
 }
+
+// Defaults.
+const (
+	// DefaultRequestTimeout bounds one metadata, registration or token
+	// request, answer included (Config.RequestTimeout).
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultAuthorizeTimeout bounds the user-agent step of the
+	// authorization code flow (Config.AuthorizeTimeout): ten minutes, the
+	// longest lifetime RFC 6749 §4.1.2 recommends for an authorization
+	// code.
+	DefaultAuthorizeTimeout = 10 * time.Minute
+)
 
 // AssertionRequest asks the caller for an Identity Assertion JWT
 // Authorization Grant (ID-JAG) for enterprise-managed authorization.
@@ -59,8 +80,33 @@ type AssertionRequest struct {
 // RedirectURL) runs the authorization code flow with dynamic registration.
 type Config struct {
 	// HTTPClient does the metadata, registration and token requests; nil
-	// means http.DefaultClient. Redirects are never followed.
+	// means a client on http.DefaultTransport. Redirects are never
+	// followed. For a remote flow (see AllowPrivateNetwork) its
+	// *http.Transport is cloned and dials through a guard that resolves the
+	// host, refuses local addresses and hands only checked IP addresses to
+	// the transport's DialContext (a net.Dialer when nil); a Transport of
+	// another type, or one with its own TLS dialer, gets the URL checks
+	// only.
 	HTTPClient *http.Client
+	// RequestTimeout bounds each metadata, registration and token request
+	// as a whole, from sending it to the last byte of the answer, so an
+	// endpoint that dribbles its answer cannot hold the flow. Zero means
+	// DefaultRequestTimeout; negative means none. Errors of a request that
+	// ran out match client.ErrTimeout and context.DeadlineExceeded.
+	RequestTimeout time.Duration
+	// AuthorizeTimeout bounds the user-agent step (Authorize) of the
+	// authorization code flow. Zero means DefaultAuthorizeTimeout; negative
+	// means none (ctx alone).
+	AuthorizeTimeout time.Duration
+	// AllowPrivateNetwork lets the flow of an MCP endpoint that is not on
+	// a loopback host reach loopback, private (RFC 1918, fc00::/7, 100.64/10),
+	// link-local (169.254/16, fe80::/10), unspecified and other non-public
+	// addresses, as the flow of a loopback endpoint may: for an MCP server
+	// and its authorization server inside one private network. Plain http
+	// stays limited to loopback hosts. Without it such a flow fetches and
+	// posts to https URLs only, whose host neither names nor resolves, when
+	// it is dialed, to such an address (ErrLocalAddress).
+	AllowPrivateNetwork bool
 
 	// Grant is GrantAuthorizationCode (the default, ""),
 	// GrantClientCredentials or GrantJWTBearer (enterprise-managed
@@ -77,13 +123,16 @@ type Config struct {
 	Authorize func(ctx context.Context, authURL string) (url.Values, error)
 
 	// Clients returns the pre-registered client for an authorization
-	// server, by its issuer identifier, if there is one. Pre-registered
+	// server, by its issuer identifier, if there is one; the client's
+	// Issuer must be that issuer (else ErrClientIssuer). Pre-registered
 	// clients come first (2026-07-28 basic/authorization/client-registration).
 	// The client_credentials and jwt-bearer grants need one.
 	Clients func(issuer string) (Client, bool)
 	// ClientMetadataURL is this client's Client ID Metadata Document URL
-	// (an https URL with a path), used as client_id with servers that set
-	// client_id_metadata_document_supported.
+	// (an https URL with a path and no fragment; http only on a loopback
+	// host), used as client_id with servers that set
+	// client_id_metadata_document_supported. A malformed one fails every
+	// challenge with ErrInsecureURL.
 	ClientMetadataURL string
 	// ClientName is the client_name sent in dynamic registration; "" means
 	// "mcpfn".
@@ -106,11 +155,16 @@ type Config struct {
 // concurrent use.
 type Source struct {
 	cfg Config
-	hc  *http.Client
+	hc  *http.Client // local flows
+
+	remoteOnce sync.Once
+	remote     *http.Client // remote flows: dials through the guard
+	hooks      *netHooks    // tests: DNS and network
 
 	flow sync.Mutex // serialises challenges and refreshes
 
 	mu         sync.Mutex // guards the fields below
+	local      bool       // the flow may reach local addresses (a loopback endpoint)
 	issuer     string     // the authorization server in use
 	meta       *ServerMetadata
 	resource   string
@@ -133,15 +187,34 @@ type token struct {
 }
 
 // New returns a Source for cfg. It does no I/O: the first 401 starts the
-// discovery.
+// discovery. A Source serves one MCP endpoint.
 func New(cfg Config) *Source {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
+	c := http.Client{}
+	if cfg.HTTPClient != nil {
+		c = *cfg.HTTPClient
 	}
-	c := *hc
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &Source{cfg: cfg, hc: &c, registered: map[string]Client{}}
+}
+
+// client returns the HTTP client of a local or a remote flow.
+func (s *Source) client(local bool) *http.Client {
+	if local {
+		return s.hc
+	}
+	s.remoteOnce.Do(func() { s.remote = remoteClient(s.hc, s.hooks) })
+	return s.remote
+}
+
+// timeout returns d, or def when d is zero; negative means none (0).
+func timeout(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 func (s *Source) now() time.Time {
@@ -238,6 +311,20 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	if err != nil {
 		return err
 	}
+	// The token would travel in clear to a plain-http endpoint that is not
+	// on a loopback host (2026-07-28 basic/authorization
+	// §Communication Security).
+	if err := checkSecureURL(ep, endpoint); err != nil {
+		return fmt.Errorf("oauth: MCP endpoint: %w", err)
+	}
+	if u := s.cfg.ClientMetadataURL; u != "" {
+		if err := checkClientMetadataURL(u); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.local = s.cfg.AllowPrivateNetwork || isLoopbackHost(ep.Hostname())
+	s.mu.Unlock()
 	params, _ := client.BearerChallenge(resp.Header)
 	challenged := strings.Fields(params["scope"])
 	if len(challenged) > MaxScopes {

@@ -312,7 +312,7 @@ func TestRegistrationChoice(t *testing.T) {
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		cfg.Clients = func(issuer string) (oauth.Client, bool) {
-			return oauth.Client{ID: "pre", Secret: "s3cret"}, issuer == as.issuer
+			return oauth.Client{ID: "pre", Secret: "s3cret", Issuer: as.issuer}, issuer == as.issuer
 		}
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
 			t.Fatal(err)
@@ -479,9 +479,9 @@ func TestClientCredentials(t *testing.T) {
 			as := newAS(t, asOptions{authMethods: []string{m}, grants: []string{"client_credentials"},
 				clients: map[string]string{"svc": "pw"}, clientKey: &key.PublicKey})
 			rs := newRS(t, as, core.ModeAuto)
-			cl := oauth.Client{ID: "svc", Secret: "pw"}
+			cl := oauth.Client{ID: "svc", Secret: "pw", Issuer: as.issuer}
 			if m == "private_key_jwt" {
-				cl = oauth.Client{ID: "svc", Key: key}
+				cl = oauth.Client{ID: "svc", Key: key, Issuer: as.issuer}
 			}
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return cl, true }})
@@ -508,8 +508,10 @@ func TestEnterprise(t *testing.T) {
 	var exchanges atomic.Int32
 	idp := newIdP(t, &exchanges)
 	src := oauth.New(oauth.Config{
-		Grant:   oauth.GrantJWTBearer,
-		Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "xaa", Secret: "pw"}, true },
+		Grant: oauth.GrantJWTBearer,
+		Clients: func(string) (oauth.Client, bool) {
+			return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.issuer}, true
+		},
 		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.URL + "/token", ClientID: "idp-client",
 			IDToken: func(context.Context) (string, error) { return "the-id-token", nil }}),
 	})
@@ -550,7 +552,7 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 			}
 			as := newAS(t, asOptions{authMethods: []string{"private_key_jwt"}, clientKey: tc.pub})
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
-				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key}, true }})
+				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key, Issuer: as.issuer}, true }})
 			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
 				t.Fatal(err)
 			}

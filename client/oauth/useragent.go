@@ -95,7 +95,8 @@ func (l *Loopback) Close() error { return l.srv.Close() }
 // Headless returns a Config.Authorize for authorization servers that
 // approve without a user (tests, automation): it GETs the authorization URL
 // with hc, does not follow the redirect, and returns the query of its
-// Location. hc nil means http.DefaultClient.
+// Location. hc nil means http.DefaultClient. The GET is bounded by
+// DefaultRequestTimeout.
 func Headless(hc *http.Client) func(ctx context.Context, authURL string) (url.Values, error) {
 	if hc == nil {
 		hc = http.DefaultClient
@@ -103,6 +104,8 @@ func Headless(hc *http.Client) func(ctx context.Context, authURL string) (url.Va
 	c := *hc
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return func(ctx context.Context, authURL string) (url.Values, error) {
+		ctx, cancel := context.WithTimeout(ctx, DefaultRequestTimeout)
+		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 		if err != nil {
 			return nil, err

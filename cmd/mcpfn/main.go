@@ -15,10 +15,15 @@
 //	                            decline, cancel, or a JSON object to accept
 //	                            with (repeatable: one per elicitation, the
 //	                            last one repeats)
+//	--timeout D                 bound the whole command, OAuth and
+//	                            elicitation included (default 10m; 0: none)
 //
 // Stdout carries exactly one JSON document; diagnostics go to stderr.
 // Elicitations are asked on the terminal (stdin/stderr) unless --answer is
 // given: form fields one by one, URLs shown in full and never opened.
+// Server text never reaches the terminal as control characters: on stderr
+// C0/C1 controls, DEL, invalid UTF-8 and bidirectional overrides are shown
+// escaped (\x1b, \u202e), and in the stdout document they are \u escapes.
 // Exit status: 0 success, 1 the tool reported an error (isError), 2 usage,
 // 3 failure.
 package main
@@ -38,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpfn/mcpfn/client"
 )
@@ -67,7 +73,14 @@ const usage = `usage: mcpfn [flags] discover URL
 flags (before or after the command word):
   --mode auto|modern|legacy   --header 'K: V' (repeatable)   --token TOKEN   --oauth
   --answer accept|decline|cancel|JSON (repeatable; answers elicitations without asking)
+  --timeout DURATION (the whole command; default 10m, 0 = none)
 `
+
+// defaultTimeout bounds a whole command unless --timeout says otherwise:
+// long enough for a browser login (the authorization code lives at most
+// ten minutes, RFC 6749 §4.1.2) and for slow tools, short enough that a
+// server streaming events forever does not hold a script.
+const defaultTimeout = 10 * time.Minute
 
 type config struct {
 	mode    client.Mode
@@ -75,11 +88,12 @@ type config struct {
 	token   string
 	oauth   bool
 	answers []string
+	timeout time.Duration
 	args    []string
 }
 
 func parseArgs(argv []string) (*config, error) {
-	cfg := &config{header: http.Header{}}
+	cfg := &config{header: http.Header{}, timeout: defaultTimeout}
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
 		if a == "--" {
@@ -135,6 +149,16 @@ func parseArgs(argv []string) (*config, error) {
 			cfg.token = v
 		case "oauth":
 			cfg.oauth = true
+		case "timeout":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("--timeout wants a duration such as 30s or 5m (0: none), not %q", v)
+			}
+			cfg.timeout = d
 		case "answer":
 			v, err := needVal()
 			if err != nil {
@@ -168,6 +192,7 @@ func parseAnswer(v string) (*client.ElicitResult, error) {
 }
 
 func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stderr = safeWriter{stderr}
 	cfg, err := parseArgs(argv)
 	if err != nil {
 		if err != errHelp {
@@ -208,6 +233,17 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	if cfg.oauth && cfg.token != "" {
 		return bad("--oauth and --token exclude each other")
 	}
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	fail := func(err error) int {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("timed out after %v (--timeout): %w", cfg.timeout, err)
+		}
+		return failure(stderr, err)
+	}
 	url := a[1]
 	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
 		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
@@ -221,19 +257,18 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		}
 		ts, err := OAuth(ctx, url, stderr)
 		if err != nil {
-			fmt.Fprintln(stderr, "mcpfn:", err)
-			return exitFailure
+			return fail(err)
 		}
 		opts.TokenSource = ts
 	}
-	e := &elicitor{answers: cfg.answers, in: bufio.NewReader(stdin), out: stderr}
+	e := &elicitor{answers: cfg.answers, in: stdin, out: stderr}
 	opts.Elicitation = e.elicit
 	opts.ElicitationURL = true
 	opts.ElicitationDefaults = true
 
 	c, err := client.Connect(ctx, url, opts)
 	if err != nil {
-		return fail(stderr, err)
+		return fail(err)
 	}
 	defer c.Close()
 	var doc json.RawMessage
@@ -248,14 +283,14 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		default:
 			d, err := c.Discover(ctx)
 			if err != nil {
-				return fail(stderr, err)
+				return fail(err)
 			}
 			doc = d.Raw
 		}
 	case "tools":
 		tools, err := c.ListTools(ctx)
 		if err != nil {
-			return fail(stderr, err)
+			return fail(err)
 		}
 		raws := make([]json.RawMessage, len(tools))
 		for i, t := range tools {
@@ -267,14 +302,14 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	case "call":
 		r, err := c.CallTool(ctx, a[2], args)
 		if err != nil {
-			return fail(stderr, err)
+			return fail(err)
 		}
 		doc = r.Raw
 		if r.IsError {
 			code = exitIsError
 		}
 	}
-	out := append([]byte(nil), doc...)
+	out := append([]byte(nil), safeJSON(doc)...)
 	if _, err := stdout.Write(append(out, '\n')); err != nil {
 		return exitFailure
 	}
@@ -283,15 +318,17 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 
 var clientInfo = clientImpl()
 
-func fail(stderr io.Writer, err error) int {
-	fmt.Fprintln(stderr, "mcpfn:", err)
+// failure prints err, and the body or JSON-RPC error data it carries, all
+// of it server text made safe for the terminal.
+func failure(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "mcpfn:", oneLine(err.Error()))
 	var he *client.HTTPError
 	if errors.As(err, &he) && len(he.Body) > 0 {
-		fmt.Fprintf(stderr, "mcpfn: response body: %s\n", he.Body)
+		fmt.Fprintf(stderr, "mcpfn: response body: %s\n", multiLine(string(he.Body)))
 	}
 	var re *client.RPCError
 	if errors.As(err, &re) && len(re.Data) > 0 {
-		fmt.Fprintf(stderr, "mcpfn: error data: %s\n", re.Data)
+		fmt.Fprintf(stderr, "mcpfn: error data: %s\n", compactJSON(re.Data))
 	}
 	return exitFailure
 }
@@ -302,16 +339,17 @@ type elicitor struct {
 	mu      sync.Mutex
 	answers []string
 	n       int
-	in      *bufio.Reader
+	in      io.Reader
+	lines   chan string // lines of in, read by one goroutine from the first prompt on
 	out     io.Writer
 }
 
 func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	fmt.Fprintf(e.out, "mcpfn: the server asks (%s): %s\n", req.Mode, req.Message)
+	fmt.Fprintf(e.out, "mcpfn: the server asks (%s): %s\n", oneLine(req.Mode), multiLine(req.Message))
 	if req.Mode == "url" {
-		fmt.Fprintf(e.out, "mcpfn: URL (not opened by mcpfn): %s\n", req.URL)
+		fmt.Fprintf(e.out, "mcpfn: URL (not opened by mcpfn): %s\n", oneLine(req.URL))
 	}
 	if len(e.answers) > 0 {
 		i := min(e.n, len(e.answers)-1)
@@ -328,7 +366,11 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 	}
 	if req.Mode == "url" {
 		fmt.Fprint(e.out, "Open this URL yourself and continue? [y = accept, n = decline, c = cancel]: ")
-		switch e.line() {
+		v, err := e.line(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch v {
 		case "y", "yes":
 			return &client.ElicitResult{Action: client.ActionAccept}, nil
 		case "n", "no":
@@ -337,7 +379,11 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 		return &client.ElicitResult{Action: client.ActionCancel}, nil
 	}
 	fmt.Fprint(e.out, "Answer? [y = fill the form, n = decline, c = cancel]: ")
-	switch e.line() {
+	v, err := e.line(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch v {
 	case "y", "yes":
 	case "n", "no":
 		return &client.ElicitResult{Action: client.ActionDecline}, nil
@@ -362,18 +408,22 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 	content := map[string]any{}
 	for _, n := range names {
 		p := schema.Properties[n]
-		fmt.Fprintf(e.out, "  %s (%s)", n, p.Type)
+		fmt.Fprintf(e.out, "  %s (%s)", oneLine(n), oneLine(p.Type))
 		if p.Description != "" {
-			fmt.Fprintf(e.out, " - %s", p.Description)
+			fmt.Fprintf(e.out, " - %s", oneLine(p.Description))
 		}
 		if len(p.Enum) > 0 {
-			fmt.Fprintf(e.out, " %v", p.Enum)
+			enum, _ := json.Marshal(p.Enum)
+			fmt.Fprintf(e.out, " %s", compactJSON(enum))
 		}
 		if p.Default != nil {
-			fmt.Fprintf(e.out, " [default %s]", p.Default)
+			fmt.Fprintf(e.out, " [default %s]", compactJSON(p.Default))
 		}
 		fmt.Fprint(e.out, ": ")
-		v := e.line()
+		v, err := e.line(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if v == "" {
 			continue // defaults are filled in by the client
 		}
@@ -390,7 +440,29 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
 }
 
-func (e *elicitor) line() string {
-	s, _ := e.in.ReadString('\n')
-	return strings.TrimSpace(s)
+// line reads the user's next line, or gives up when ctx ends (--timeout):
+// one goroutine reads stdin for the life of the process, so a prompt left
+// unanswered does not hold the command.
+func (e *elicitor) line(ctx context.Context) (string, error) {
+	if e.lines == nil {
+		e.lines = make(chan string)
+		go func(r *bufio.Reader) {
+			defer close(e.lines)
+			for {
+				s, err := r.ReadString('\n')
+				if s != "" || err == nil {
+					e.lines <- strings.TrimSpace(s)
+				}
+				if err != nil {
+					return
+				}
+			}
+		}(bufio.NewReader(e.in))
+	}
+	select {
+	case s := <-e.lines:
+		return s, nil // "" at the end of stdin
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }

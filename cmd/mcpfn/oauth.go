@@ -37,9 +37,11 @@ var openBrowser = func(u string) error {
 // The listener lives as long as the process.
 func browserOAuth(ctx context.Context, endpoint string, stderr io.Writer) (client.TokenSource, error) {
 	lb, err := oauth.NewLoopback(func(u string) error {
-		fmt.Fprintf(stderr, "mcpfn: authorize in your browser: %s\n", u)
+		// The URL is the authorization server's: shown, like all server
+		// text, without controls.
+		fmt.Fprintf(stderr, "mcpfn: authorize in your browser: %s\n", oneLine(u))
 		if err := openBrowser(u); err != nil {
-			fmt.Fprintln(stderr, "mcpfn: could not start a browser; open the URL yourself:", err)
+			fmt.Fprintln(stderr, "mcpfn: could not start a browser; open the URL yourself:", oneLine(err.Error()))
 		}
 		return nil
 	})

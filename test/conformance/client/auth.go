@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
@@ -33,8 +34,8 @@ type authContext struct {
 // is oauth.Headless: a GET of the authorization URL whose redirect is read,
 // not followed. Credentials in the context are pre-registered with the
 // scenario's (only) authorization server; the context does not name its
-// issuer, so they are offered to any.
-func tokenSource(ctx context.Context, scenario, url string, sc *scenarioContext) (client.TokenSource, error) {
+// issuer, so they are bound to whichever loopback issuer the flow asks for.
+func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioContext) (client.TokenSource, error) {
 	var ac authContext
 	if len(sc.Raw) > 0 {
 		if err := json.Unmarshal(sc.Raw, &ac); err != nil {
@@ -56,7 +57,19 @@ func tokenSource(ctx context.Context, scenario, url string, sc *scenarioContext)
 			}
 			cl.Key, cl.AuthMethod = key, oauth.AuthPrivateKeyJWT
 		}
-		cfg.Clients = func(string) (oauth.Client, bool) { return cl, true }
+		// The context does not name the issuer; the scenario's one
+		// authorization server runs on loopback beside it. Bind the
+		// credentials to the issuer asked for only when it is there, so
+		// that they never go to a server elsewhere (oauth.Client.Issuer).
+		cfg.Clients = func(issuer string) (oauth.Client, bool) {
+			u, err := url.Parse(issuer)
+			if err != nil || (u.Hostname() != "localhost" && u.Hostname() != "127.0.0.1" && u.Hostname() != "::1") {
+				return oauth.Client{}, false
+			}
+			c := cl
+			c.Issuer = issuer
+			return c, true
+		}
 	}
 	switch scenario {
 	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
