@@ -1123,3 +1123,41 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyTimeoutCancels: a legacy call given up on Options.RequestTimeout
+// is cancelled as one whose context ended: the server gets
+// notifications/cancelled and the tool's context ends (in legacy, a
+// closed response is not a cancellation).
+func TestLegacyTimeoutCancels(t *testing.T) {
+	t.Parallel()
+	stopped, release := make(chan struct{}), make(chan struct{})
+	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+			select {
+			case <-ctx.Done():
+				close(stopped)
+				return "", ctx.Err()
+			case <-release:
+				return "not cancelled", nil
+			}
+		})
+	})
+	t.Cleanup(func() { close(release) }) // runs before the server closes
+	c, err := client.Connect(context.Background(), url, &client.Options{Mode: client.ModeLegacy, RequestTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(context.Background(), "block", nil); !errors.Is(err, client.ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	n := rec.last("notifications/cancelled")
+	if n == nil || !bytes.Contains(n.Body, []byte(`"requestId":`)) {
+		t.Fatal("no notifications/cancelled after the timeout")
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tool's context did not end")
+	}
+}

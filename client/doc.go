@@ -80,7 +80,7 @@
 // A JSON-RPC error is an *RPCError; -32022, -32020 and -32021 come as
 // *UnsupportedVersionError, *HeaderMismatchError and *MissingCapabilityError,
 // which unwrap to it. HTTP failures without a JSON-RPC body are *HTTPError.
-// ErrStreamBroken, ErrProtocol, ErrMaxRounds, ErrUnauthorized and ErrClosed
-// are matched with errors.Is. A tool's own failure is a CallToolResult with
+// ErrStreamBroken, ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout and
+// ErrClosed are matched with errors.Is. A tool's own failure is a CallToolResult with
 // IsError set, not an error.
 package client

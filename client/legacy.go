@@ -452,6 +452,12 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 				c.cancelled(s, id, ctx.Err())
 				return nil, ctx.Err()
 			}
+			if errors.Is(err, ErrTimeout) {
+				// The server may have the request: a timed-out call is given
+				// up as a cancelled one is.
+				c.cancelled(s, id, err)
+				return nil, err
+			}
 			if sessionGone(err, sid) && renew && attempt == 0 {
 				// The session is gone: start a new one and send the
 				// request again, once. The 404 says the server did not
@@ -481,7 +487,7 @@ func (c *Conn) callLegacyIn(ctx context.Context, s *session, method string, p pa
 			c.cancelled(s, id, ctx.Err())
 			return nil, ctx.Err()
 		}
-		if errors.Is(err, ErrMaxRounds) {
+		if errors.Is(err, ErrMaxRounds) || errors.Is(err, ErrTimeout) {
 			c.cancelled(s, id, err) // the server may stop asking and working
 		}
 		return res, err
