@@ -17,6 +17,12 @@
 //	                            last one repeats)
 //	--timeout D                 bound the whole command, OAuth and
 //	                            elicitation included (default 10m; 0: none)
+//	--session ID                legacy: use this existing session (no
+//	                            initialize, no DELETE at the end)
+//	--no-initialize             legacy: no session at all (each request
+//	                            stands alone)
+//	--insecure                  allow --token or an Authorization header
+//	                            over plain http to a non-loopback host
 //
 // Stdout carries exactly one JSON document; diagnostics go to stderr.
 // Elicitations are asked on the terminal (stdin/stderr) unless --answer is
@@ -36,7 +42,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"sort"
@@ -74,6 +82,7 @@ flags (before or after the command word):
   --mode auto|modern|legacy   --header 'K: V' (repeatable)   --token TOKEN   --oauth
   --answer accept|decline|cancel|JSON (repeatable; answers elicitations without asking)
   --timeout DURATION (the whole command; default 10m, 0 = none)
+  --session ID | --no-initialize (legacy sessions)   --insecure (credentials over plain http)
 `
 
 // defaultTimeout bounds a whole command unless --timeout says otherwise:
@@ -89,7 +98,11 @@ type config struct {
 	oauth   bool
 	answers []string
 	timeout time.Duration
-	args    []string
+	session string
+	noInit  bool
+	// insecure allows a credential over plain http to a remote host.
+	insecure bool
+	args     []string
 }
 
 func parseArgs(argv []string) (*config, error) {
@@ -149,6 +162,16 @@ func parseArgs(argv []string) (*config, error) {
 			cfg.token = v
 		case "oauth":
 			cfg.oauth = true
+		case "session":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.session = v
+		case "no-initialize":
+			cfg.noInit = true
+		case "insecure":
+			cfg.insecure = true
 		case "timeout":
 			v, err := needVal()
 			if err != nil {
@@ -233,6 +256,12 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	if cfg.oauth && cfg.token != "" {
 		return bad("--oauth and --token exclude each other")
 	}
+	if cfg.session != "" && cfg.noInit {
+		return bad("--session and --no-initialize exclude each other")
+	}
+	if (cfg.token != "" || cfg.header.Get("Authorization") != "") && !cfg.insecure && cleartextRemote(a[1]) {
+		return bad("refusing to send a credential over plain http to " + a[1] + ": use https, or --insecure")
+	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
@@ -246,6 +275,7 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	}
 	url := a[1]
 	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
+		SessionID: cfg.session, NoInitialize: cfg.noInit,
 		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	switch {
@@ -320,6 +350,24 @@ var clientInfo = clientImpl()
 
 // failure prints err, and the body or JSON-RPC error data it carries, all
 // of it server text made safe for the terminal.
+// cleartextRemote reports whether endpoint is a plain-http URL whose host is
+// not a loopback one: a bearer credential sent there crosses the network in
+// clear (2026-07-28 basic/authorization §Communication Security: HTTPS
+// except on loopback). Hosts are not resolved: a name is remote unless it
+// is localhost.
+func cleartextRemote(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip == nil || !ip.IsLoopback()
+}
+
 func failure(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "mcpfn:", oneLine(err.Error()))
 	var he *client.HTTPError
