@@ -63,10 +63,16 @@ func newServer() *core.Server {
 	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Ask the user for a name, then greet (a two-round multi round-trip call).",
 		StructuredOutput: core.OutputDisabled},
 		func(ctx context.Context, req *core.CallToolRequest, in AskArgs) (string, error) {
-			if n, ok := askForm.Accepted(req.Input, "name"); ok {
-				return in.Greeting + ", " + n.Name + "!", nil
+			n, action, err := askForm.Answer(req.Input, "name")
+			switch {
+			case err != nil:
+				return "", err // the answer does not fit the form
+			case action == "": // no answer yet: ask
+				return "", core.InputRequired(core.InputRequests{"name": askForm.Request("What is your name?")}, "asked")
+			case action != core.ActionAccept: // declined or cancelled: the call ends
+				return in.Greeting + "!", nil
 			}
-			return "", core.InputRequired(core.InputRequests{"name": askForm.Request("What is your name?")}, "asked")
+			return in.Greeting + ", " + n.Name + "!", nil
 		})
 	return srv
 }

@@ -228,8 +228,14 @@ func addClientInputTools(s *core.Server) {
 	confirmForm := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean","description":"Confirm"}},"required":["ok"]}`)
 	core.AddTool(s, &core.Tool{Name: "test_input_required_result_elicitation", Description: "MRTR: asks for the user's name."},
 		func(ctx context.Context, req *core.CallToolRequest, _ none) (*core.CallToolResult, error) {
-			if n, ok := core.Accepted[name](req.Input, "user_name"); ok && n.Name != "" {
+			n, action, err := core.Answer[name](req.Input, "user_name")
+			switch {
+			case err != nil:
+				return nil, err
+			case action == core.ActionAccept && n.Name != "":
 				return text("Hello, " + n.Name + "!"), nil
+			case action == core.ActionDecline || action == core.ActionCancel:
+				return text("No name given (" + action + ")."), nil // the call ends: no second ask
 			}
 			return nil, core.InputRequired(core.InputRequests{"user_name": core.ElicitForm("What is your name?", nameForm)}, "")
 		})
@@ -278,20 +284,28 @@ func addClientInputTools(s *core.Server) {
 		func(ctx context.Context, req *core.CallToolRequest, _ none) (*core.CallToolResult, error) {
 			state := req.Input.State()
 			if strings.HasPrefix(state, "round2:") {
-				var c struct {
+				c, action, err := core.Answer[struct {
 					Color string `json:"color"`
-				}
-				if c, ok := core.Accepted[struct {
-					Color string `json:"color"`
-				}](req.Input, "step2"); ok {
+				}](req.Input, "step2")
+				switch {
+				case err != nil:
+					return nil, err
+				case action == core.ActionAccept:
 					return text(fmt.Sprintf("Hello %s, your favorite color is %s.", strings.TrimPrefix(state, "round2:"), c.Color)), nil
+				case action != "":
+					return text("No color given (" + action + ")."), nil
 				}
-				_ = c
 				return nil, core.InputRequired(core.InputRequests{"step2": colorRequest()}, state)
 			}
 			if state == "round1" {
-				if n, ok := core.Accepted[name](req.Input, "step1"); ok {
+				n, action, err := core.Answer[name](req.Input, "step1")
+				switch {
+				case err != nil:
+					return nil, err
+				case action == core.ActionAccept:
 					return nil, core.InputRequired(core.InputRequests{"step2": colorRequest()}, "round2:"+n.Name)
+				case action != "":
+					return text("No name given (" + action + ")."), nil
 				}
 			}
 			return nil, core.InputRequired(core.InputRequests{"step1": core.ElicitForm("Step 1: What is your name?", nameForm)}, "round1")
