@@ -184,3 +184,22 @@ func TestPairedRatioAndFail(t *testing.T) {
 		t.Errorf("ratio without pairs %v, want NaN", r)
 	}
 }
+
+// TestMCPFNBuilds: the harness builds the repository's examples/bench (a
+// layout change that breaks the build would otherwise only show as a
+// skipped row in the report).
+func TestMCPFNBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	var s *server
+	for _, x := range knownServers(".", "../../../..") {
+		if x.Name == "mcpfn" {
+			s = x
+		}
+	}
+	s.build(t.TempDir())
+	if s.Bin == "" {
+		t.Fatalf("examples/bench did not build: %s", s.Skip)
+	}
+}

@@ -46,7 +46,9 @@ func knownServers(benchDir, root string) []*server {
 		{Name: "floor", Descr: "bare net/http + encoding/json (CPU floor)", buildDir: benchDir, pkg: "./servers/floor"},
 		{Name: "gosdk", Descr: "modelcontextprotocol/go-sdk " + modVersion(benchDir, "github.com/modelcontextprotocol/go-sdk") + ", stateless, JSON responses", buildDir: benchDir, pkg: "./servers/gosdk"},
 		{Name: "mcpgo", Descr: "mark3labs/mcp-go " + modVersion(benchDir, "github.com/mark3labs/mcp-go") + ", stateless streamable HTTP", buildDir: benchDir, pkg: "./servers/mcpgo"},
-		{Name: "mcpfn", Descr: "mcpfn examples/bench (auto mode)", buildDir: root, pkg: "github.com/mcpfn/mcpfn/examples/bench"},
+		// examples/bench belongs to the examples module, whose go.mod
+		// reaches the framework's modules in the working tree.
+		{Name: "mcpfn", Descr: "mcpfn examples/bench (auto mode)", buildDir: filepath.Join(root, "examples"), pkg: "./bench"},
 	}
 }
 
@@ -69,7 +71,7 @@ func modVersion(dir, mod string) string {
 // reason to skip s.
 func (s *server) build(outDir string) {
 	if s.Name == "mcpfn" {
-		dir := filepath.Join(s.buildDir, "examples", "bench")
+		dir := filepath.Join(s.buildDir, "bench")
 		goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		if len(goFiles) == 0 {
 			s.Skip = fmt.Sprintf("skipped: %s does not exist yet (no Go files); the harness measures it once examples/bench is written", dir)
