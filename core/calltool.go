@@ -8,7 +8,7 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )

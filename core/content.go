@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Content is a content block of a tool result, prompt message or sampling

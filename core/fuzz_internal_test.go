@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
-	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/testseeds"
 )
 
 // Fuzz targets of the request path's building blocks, seeded

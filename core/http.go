@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // ServeHTTP serves the MCP endpoint over Streamable HTTP: POST carries

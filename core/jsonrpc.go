@@ -1,7 +1,7 @@
 package core
 
 import (
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // rpcMessage is one decoded JSON-RPC message. Its byte slices point into the

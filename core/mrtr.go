@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // mrtrCall carries what the multi round-trip machinery needs about a call.

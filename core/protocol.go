@@ -3,7 +3,7 @@ package core
 import (
 	"encoding/json"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Implementation names and versions an MCP client or server.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // ResourceHandler reads a resource. It returns the contents (never empty for

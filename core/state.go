@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // DefaultStateTTL is how long a sealed requestState stays valid.

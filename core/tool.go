@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
