@@ -108,10 +108,10 @@ func TestAdvancedMode(t *testing.T) {
 		"": {Tools: []*core.Tool{
 			{Name: "alpha", Description: "First."},
 			{Name: "beta", Description: "Second.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
-		}, NextCursor: "page-2"},
+		}, NextCursor: ptr("page-2")},
 		"page-2": {Tools: []*core.Tool{
 			{Name: "gamma", Description: "Third.", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
-		}, NextCursor: "page-3", Cache: &core.CacheHint{TTL: 5 * time.Second, Scope: core.CacheScopePublic}},
+		}, NextCursor: ptr("page-3"), TTLMs: ptr(int64(5000)), CacheScope: core.CacheScopePublic},
 		"page-3": {Tools: []*core.Tool{{Name: "delta", Description: "Fourth.", OutputSchema: json.RawMessage(`{"type":"string"}`)}}},
 	}
 	var listed atomic.Int32

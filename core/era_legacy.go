@@ -17,7 +17,7 @@ type legacyEra struct{}
 
 func (legacyEra) errorStatus(code int) int { return httpStatusLegacy(code) }
 
-func (legacyEra) appendResultHead(b []byte, _ *Request, _ string, _ *CacheHint) []byte { return b }
+func (legacyEra) appendResultHead(b []byte, _ *Request, _ string, _ *cacheWire) []byte { return b }
 
 func (legacyEra) appendMeta(b []byte, _ *Request, user Meta) []byte {
 	if len(user) == 0 {

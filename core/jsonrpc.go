@@ -142,5 +142,9 @@ func validID(raw []byte) bool {
 // omitted when it could not be read (never "id": null, which the schema
 // forbids).
 func appendErrorResponse(b, id []byte, e *wireError) []byte {
-	return jsonwire.AppendError(b, id, e.Code, e.Message, e.Data)
+	var data any // nil, not a nil json.RawMessage: no data member
+	if e.Data != nil {
+		data = e.Data
+	}
+	return jsonwire.AppendError(b, id, e.Code, e.Message, data)
 }

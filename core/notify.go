@@ -156,15 +156,6 @@ func changeMessages(kinds changeKind, uris []string, paramsFor func(uri string) 
 	return out
 }
 
-// SubscriptionFilter is the set of change notifications a
-// subscriptions/listen request opts in to.
-type SubscriptionFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
-}
-
 // listen answers subscriptions/listen: an SSE stream that starts with the
 // acknowledgement, then carries the requested change notifications, each
 // tagged with the subscription id (the request's id), until the client closes

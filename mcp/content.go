@@ -1,4 +1,4 @@
-package core
+package mcp
 
 import (
 	"encoding/json"
@@ -8,8 +8,9 @@ import (
 )
 
 // Content is a content block of a tool result, prompt message or sampling
-// message: *TextContent, *ImageContent, *AudioContent, *ResourceLink or
-// *EmbeddedResource.
+// message (2026-07-28 schema ContentBlock): *TextContent, *ImageContent,
+// *AudioContent, *ResourceLink or *EmbeddedResource. The interface is
+// sealed: only this package's block types implement it.
 type Content interface {
 	json.Marshaler
 	contentType() string
@@ -126,8 +127,9 @@ func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
 	}{"resource", c.Resource, c.Annotations, c.Meta})
 }
 
-// UnmarshalContent decodes one content block. Block types this package does not
-// model (tool_use, tool_result in sampling) are an error.
+// UnmarshalContent decodes one content block by its type member. Block
+// types this package does not model (tool_use and tool_result of sampling,
+// types of later revisions) are an error.
 func UnmarshalContent(data []byte) (Content, error) {
 	var w struct {
 		Type        string            `json:"type"`
