@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -77,21 +76,15 @@ var (
 	ErrKeyNotFound = errors.New("mcp: signing key not found")
 )
 
-// wireError is the JSON form of a JSON-RPC error object.
-type wireError struct {
-	Code    int
-	Message string
-	Data    json.RawMessage
-}
-
-// toWireError turns any error into the error object sent to the client. Errors
-// that are not *Error become a generic -32603 so that no internal text leaks.
-func toWireError(err error) *wireError {
+// toWireError turns any error into the error object sent to the client: its
+// code, message and data, without the cause. Errors that are not *Error
+// become a generic -32603 so that no internal text leaks.
+func toWireError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
-		return &wireError{Code: e.Code, Message: e.Message, Data: e.Data}
+		return &Error{Code: e.Code, Message: e.Message, Data: e.Data}
 	}
-	return &wireError{Code: CodeInternalError, Message: "Internal error"}
+	return &Error{Code: CodeInternalError, Message: "Internal error"}
 }
 
 // httpStatusModern is the HTTP status of a modern (2026-07-28) error response.

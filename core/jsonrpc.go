@@ -141,7 +141,7 @@ func validID(raw []byte) bool {
 // appendErrorResponse appends a JSON-RPC error response for e. The id is
 // omitted when it could not be read (never "id": null, which the schema
 // forbids).
-func appendErrorResponse(b, id []byte, e *wireError) []byte {
+func appendErrorResponse(b, id []byte, e *Error) []byte {
 	var data any // nil, not a nil json.RawMessage: no data member
 	if e.Data != nil {
 		data = e.Data

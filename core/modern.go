@@ -16,7 +16,7 @@ import (
 func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMessage, acc acceptance) {
 	x := newExchange(w, acc)
 	if m.isResponse {
-		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeInvalidRequest,
+		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeInvalidRequest,
 			Message: "Invalid Request: clients do not send responses in protocol version " + ProtocolVersion20260728})
 		return
 	}
