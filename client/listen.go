@@ -77,7 +77,7 @@ func (c *Conn) Listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mc
 	x := &exchange{c: c, id: id, method: "subscriptions/listen", onNote: func(m *wireMessage) bool {
 		var p struct {
 			Meta          map[string]json.RawMessage `json:"_meta"`
-			Notifications mcp.SubscriptionFilter               `json:"notifications"`
+			Notifications mcp.SubscriptionFilter     `json:"notifications"`
 		}
 		json.Unmarshal(m.Params, &p)
 		if sid, ok := p.Meta[mcp.MetaSubscriptionID]; ok && string(sid) != idRaw && string(sid) != strconv.Quote(idRaw) {

@@ -116,14 +116,14 @@ func (c *Conn) callOnce(ctx context.Context, method string, p params, co *callOp
 // (CallToolOnce). Its state belongs to this call only: other calls carry
 // none of it. Answer or Resume it once.
 type Continuation struct {
-	c        *Conn
-	method   string
-	base     params
-	co       *callOptions
-	extra    http.Header
-	hasReqs  bool
-	state    json.RawMessage
-	round    int
+	c       *Conn
+	method  string
+	base    params
+	co      *callOptions
+	extra   http.Header
+	hasReqs bool
+	state   json.RawMessage
+	round   int
 	// Keys are the keys of Requests, in the server's order.
 	Keys []string
 	// Requests are the inputs asked for, by key; a decoded request keeps

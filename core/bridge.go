@@ -201,7 +201,7 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		a := answers[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *Error      `json:"error"`
+			Error  *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(a, &resp); err != nil {
 			return nil, ServerError("The client's answer to %s is malformed", ids[id])

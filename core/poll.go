@@ -216,7 +216,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		key := pc.Asked[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *Error      `json:"error"`
+			Error  *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(answers[id], &resp); err != nil {
 			if failed == nil {
