@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Implementation names and versions an MCP client or server (2026-07-28
@@ -234,6 +237,14 @@ type CallToolResult struct {
 // UnmarshalContent models, in order, and leaves out the others (a block
 // type of a later revision); structuredContent stays raw.
 func (r *CallToolResult) UnmarshalJSON(data []byte) error {
+	if ok, err := r.decodeFast(data); ok {
+		return err
+	}
+	return r.decodeSlow(data)
+}
+
+// decodeSlow is UnmarshalJSON by encoding/json's rules.
+func (r *CallToolResult) decodeSlow(data []byte) error {
 	var w struct {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
@@ -256,6 +267,67 @@ func (r *CallToolResult) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// callToolResultMembers are the members decodeFast reads, in the order of
+// its cases.
+var callToolResultMembers = [...]string{"content", "structuredContent", "isError", "_meta"}
+
+// decodeFast is decodeSlow for the common shape of a result, without
+// reflection: it reports false, having changed nothing, for anything
+// decodeSlow might read differently (see fastMembers), which decodeSlow
+// then decodes. A client decodes every tools/call result it gets.
+func (r *CallToolResult) decodeFast(data []byte) (bool, error) {
+	if !json.Valid(data) {
+		return false, nil
+	}
+	var content, structured, meta []byte
+	isError := false
+	ok := fastMembers(data, callToolResultMembers[:], false, func(i int, v []byte) bool {
+		switch i {
+		case 0:
+			content = v
+			return v[0] == '[' || jsonwire.IsNull(v)
+		case 1:
+			structured = v
+		case 2:
+			switch string(v) {
+			case "true":
+				isError = true
+			case "false", "null":
+			default:
+				return false
+			}
+		case 3:
+			meta = v
+			return v[0] == '{' || jsonwire.IsNull(v)
+		}
+		return true
+	})
+	if !ok {
+		return false, nil
+	}
+	res := CallToolResult{IsError: isError}
+	if content != nil && content[0] == '[' {
+		res.Content = make([]Content, 0, 1)
+		eachElement(content, func(v []byte) {
+			if c, err := UnmarshalContent(v); err == nil {
+				res.Content = append(res.Content, c)
+			}
+		})
+	}
+	if structured != nil {
+		res.StructuredContent = json.RawMessage(bytes.Clone(structured))
+	}
+	if meta != nil && meta[0] == '{' {
+		m, err := decodeMeta(meta)
+		if err != nil {
+			return true, err
+		}
+		res.Meta = m
+	}
+	*r = res
+	return true, nil
 }
 
 // Resource is a resource the server can read, as listed by resources/list.
