@@ -121,7 +121,9 @@ func cursorParams(cursor *string) (params, string) {
 
 // ToolsPage is one page of tools/list as the client keeps it: the result
 // (tools the client dropped left out), and the entry of each tool as the
-// server sent it, Raw[i] for Tools[i].
+// server sent it, Raw[i] for Tools[i]. Schemas stay raw JSON
+// (mcp.Tool.InputSchema is a json.RawMessage): no keyword is dropped and
+// no $ref is fetched.
 type ToolsPage struct {
 	mcp.ListToolsResult
 	Raw []json.RawMessage

@@ -183,16 +183,21 @@ type Tool struct {
 	Icons       []Icon           `json:"icons,omitempty"`
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
 	Meta        Meta             `json:"_meta,omitempty"`
-	// InputSchema is the JSON Schema of the arguments; its root is an
+	// InputSchema is the JSON Schema of the arguments; its root must be an
 	// object schema. Sending, it may be any value that marshals to a JSON
-	// Schema (json.RawMessage, a map, a *jsonschema.Schema); core derives
-	// one from the argument type when it is nil. A decoded Tool holds the
+	// Schema (json.RawMessage, a map, a *jsonschema.Schema). Registered with
+	// core.AddTool, a non-nil InputSchema replaces the schema derived from
+	// the argument type and is listed verbatim. A decoded Tool holds the
 	// schema as received, a json.RawMessage, so that no keyword, key order
 	// or number is lost.
 	InputSchema any `json:"inputSchema"`
 	// OutputSchema is the JSON Schema of structuredContent, or nil. It is
-	// given and decoded as InputSchema is; legacy revisions list only object
-	// roots (2025-06-18 server/tools §Output Schema).
+	// given and decoded as InputSchema is. Registered with core.AddTool, a
+	// non-nil OutputSchema replaces the schema derived from the result type,
+	// and gives one to a result type that has none (an interface type such
+	// as any): the handler's results must then conform to it. Legacy
+	// revisions list only object roots (2025-06-18 server/tools §Output
+	// Schema).
 	OutputSchema any `json:"outputSchema,omitempty"`
 }
 
