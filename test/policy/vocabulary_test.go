@@ -226,9 +226,6 @@ var schemaOrYAML = regexp.MustCompile(`(?i)jsonschema|yaml`)
 // TestCLIModules: the mcpfn binary, a client, links none of the server's
 // schema machinery: go version -m lists no JSON Schema or YAML module.
 func TestCLIModules(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cmd/mcpfn")
-	}
 	root := repoRoot(t)
 	bin := filepath.Join(t.TempDir(), "mcpfn")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpfn")
