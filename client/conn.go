@@ -65,9 +65,9 @@ type Discovery struct {
 	// URL is the endpoint that answered.
 	URL string
 	// ServerInfo is _meta["io.modelcontextprotocol/serverInfo"], if sent.
-	ServerInfo *mcp.Implementation
+	ServerInfo *mcp.Implementation `json:"-"`
 	// Raw is the whole result as received.
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"-"`
 }
 
 // Initialization is what a legacy Conn learnt from initialize: the result,
@@ -76,7 +76,7 @@ type Initialization struct {
 	mcp.InitializeResult
 	// Raw is the whole result as received (nil for a Conn that did not
 	// initialize).
-	Raw json.RawMessage
+	Raw json.RawMessage `json:"-"`
 }
 
 // modernVersions are the stateless revisions this client speaks, newest

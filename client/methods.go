@@ -126,7 +126,7 @@ func cursorParams(cursor *string) (params, string) {
 // no $ref is fetched.
 type ToolsPage struct {
 	mcp.ListToolsResult
-	Raw []json.RawMessage
+	Raw []json.RawMessage `json:"-"`
 }
 
 // ListToolsPage fetches one page of tools/list (cursor nil: the first;
