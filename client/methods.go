@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"unicode/utf8"
 
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -160,14 +164,8 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 	if m != nil && len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0] {
 		return m.page, nil
 	}
-	var w struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor *string           `json:"nextCursor"`
-		TTLMs      *int64            `json:"ttlMs"`
-		CacheScope mcp.CacheScope    `json:"cacheScope"`
-		Meta       mcp.Meta          `json:"_meta"`
-	}
-	if err := json.Unmarshal(res, &w); err != nil {
+	w, err := decodeToolsPage(res)
+	if err != nil {
 		return nil, protocolError("tools/list result: %v", err)
 	}
 	out := &ToolsPage{ListToolsResult: mcp.ListToolsResult{NextCursor: w.NextCursor, TTLMs: w.TTLMs, CacheScope: w.CacheScope, Meta: w.Meta,
@@ -203,6 +201,110 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 	c.toolsMemo[target] = &toolsMemo{raw: res, page: out}
 	c.mu.Unlock()
 	return out, nil
+}
+
+// toolsPageWire is a tools/list result as the client reads it: the tools'
+// entries raw, each decoded (or dropped) on its own, and the page's cache
+// hint and _meta.
+type toolsPageWire struct {
+	Tools      []json.RawMessage
+	NextCursor *string
+	TTLMs      *int64
+	CacheScope mcp.CacheScope
+	Meta       mcp.Meta
+}
+
+// toolsPageMembers are the members decodeToolsPage reads, in the order of
+// its cases.
+var toolsPageMembers = [...]string{"tools", "nextCursor", "ttlMs", "cacheScope", "_meta"}
+
+// decodeToolsPage decodes a tools/list result. tools and nextCursor are
+// decoded as encoding/json decodes them (a malformed one fails the page);
+// ttlMs, cacheScope and _meta are read leniently, as the cache reads them
+// (a fractional ttlMs is truncated, a member of the wrong type is left
+// out), so that a server's odd hint never costs its tools. The usual shape
+// is read without reflection (the tools' entries are sub-slices of res,
+// which the memo and the cache keep, not copies); anything
+// jsonwire.EachKnownMember or a member's value leaves in doubt is decoded
+// by encoding/json.
+func decodeToolsPage(res json.RawMessage) (toolsPageWire, error) {
+	var w toolsPageWire
+	ok := json.Valid(res) && jsonwire.EachKnownMember(res, toolsPageMembers[:], false, func(i int, v []byte) bool {
+		if i >= 2 {
+			w.hint(i, v)
+			return true
+		}
+		if jsonwire.IsNull(v) {
+			return true
+		}
+		if i == 0 {
+			if v[0] != '[' {
+				return false
+			}
+			w.Tools = make([]json.RawMessage, 0, 4)
+			jsonwire.EachElement(v, func(e []byte) { w.Tools = append(w.Tools, e) })
+			return true
+		}
+		s, ok := jsonwire.RawString(v)
+		if !ok || !utf8.ValidString(s) {
+			return false
+		}
+		w.NextCursor = &s
+		return true
+	})
+	if ok {
+		return w, nil
+	}
+	return decodeToolsPageSlow(res)
+}
+
+// decodeToolsPageSlow is decodeToolsPage by encoding/json's rules.
+func decodeToolsPageSlow(res json.RawMessage) (toolsPageWire, error) {
+	var slow struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor *string           `json:"nextCursor"`
+		TTLMs      json.RawMessage   `json:"ttlMs"`
+		CacheScope json.RawMessage   `json:"cacheScope"`
+		Meta       json.RawMessage   `json:"_meta"`
+	}
+	if err := json.Unmarshal(res, &slow); err != nil {
+		return toolsPageWire{}, err
+	}
+	w := toolsPageWire{Tools: slow.Tools, NextCursor: slow.NextCursor}
+	for i, v := range [...]json.RawMessage{2: slow.TTLMs, 3: slow.CacheScope, 4: slow.Meta} {
+		if len(v) > 0 {
+			w.hint(i, v)
+		}
+	}
+	return w, nil
+}
+
+// hint reads member i of toolsPageMembers (ttlMs, cacheScope or _meta)
+// leniently from its raw value v.
+func (w *toolsPageWire) hint(i int, v []byte) {
+	switch i {
+	case 2:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && !math.IsInf(f, 0) && math.Abs(f) < 1<<62 {
+			n := int64(f)
+			w.TTLMs = &n
+		}
+	case 3:
+		switch string(v) {
+		case `"public"`:
+			w.CacheScope = mcp.CacheScopePublic
+		case `"private"`:
+			w.CacheScope = mcp.CacheScopePrivate
+		default:
+			if s, ok := jsonwire.RawString(v); ok {
+				w.CacheScope = mcp.CacheScope(s)
+			}
+		}
+	case 4:
+		var m mcp.Meta
+		if jsonwire.IsObject(v) && m.UnmarshalJSON(v) == nil {
+			w.Meta = m
+		}
+	}
 }
 
 // toolsMemo is the decoding of a tools/list page, never modified.

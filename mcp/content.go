@@ -149,7 +149,7 @@ func textFast(data []byte) (Content, bool) {
 		return nil, false
 	}
 	var typ, text []byte
-	if !fastMembers(data, textBlockMembers[:], true, func(i int, v []byte) bool {
+	if !jsonwire.EachKnownMember(data, textBlockMembers[:], true, func(i int, v []byte) bool {
 		if i == 0 {
 			typ = v
 		} else {

@@ -5,68 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // The decoders a client runs on every result avoid encoding/json's
-// reflection for the common shapes (CallToolResult.decodeFast, textFast)
-// and fall back to it for everything else; fuzz targets compare the two.
-
-// fastMembers walks the members of the valid JSON object data, calling fn
-// with the index in known of each member it names and the member's raw
-// value; other members are skipped, as encoding/json skips unknown ones,
-// unless onlyKnown is set: then another member makes it report false.
-// It reports false, for the caller to decode by encoding/json's rules
-// instead, when a key needs those rules: it holds an escape, it equals a
-// known name only case-insensitively (encoding/json would bind it), or a
-// known name comes twice (encoding/json keeps the last); and when fn
-// returns false.
-func fastMembers(data []byte, known []string, onlyKnown bool, fn func(i int, v []byte) bool) bool {
-	var seen uint64
-	ok := true
-	err := jsonwire.EachMember(data, func(k, v []byte) bool {
-		if bytes.IndexByte(k, '\\') >= 0 {
-			ok = false
-			return false
-		}
-		for i, name := range known {
-			if string(k) == name {
-				if seen&(1<<i) != 0 || !fn(i, v) {
-					ok = false
-					return false
-				}
-				seen |= 1 << i
-				return true
-			}
-			if strings.EqualFold(string(k), name) {
-				ok = false
-				return false
-			}
-		}
-		if onlyKnown {
-			ok = false
-			return false
-		}
-		return true
-	})
-	return ok && err == nil
-}
-
-// eachElement calls fn with each element of the valid JSON array a.
-func eachElement(a []byte, fn func(v []byte)) {
-	i := jsonwire.SkipSpace(a, 1)
-	for i < len(a) && a[i] != ']' {
-		j := jsonwire.SkipValue(a, i)
-		fn(a[i:j])
-		i = jsonwire.SkipSpace(a, j)
-		if i < len(a) && a[i] == ',' {
-			i = jsonwire.SkipSpace(a, i+1)
-		}
-	}
-}
+// reflection for the common shapes (CallToolResult.decodeFast, textFast,
+// Tool.decodeFast, valueFast for _meta) and fall back to it for everything
+// else; fuzz targets compare the two. jsonwire.EachKnownMember says when a
+// member needs encoding/json's rules.
 
 var errMetaNotObject = errors.New("mcp: _meta is not a JSON object")
 
@@ -76,7 +24,7 @@ var errMetaNotObject = errors.New("mcp: _meta is not a JSON object")
 func decodeMeta(b []byte) (Meta, error) {
 	if v, ok := valueFast(b, 0); ok {
 		if m, ok := v.(map[string]any); ok {
-			return m, nil
+			return Meta(m), nil
 		}
 	}
 	var v any
@@ -85,7 +33,7 @@ func decodeMeta(b []byte) (Meta, error) {
 	}
 	switch m := v.(type) {
 	case map[string]any:
-		return m, nil
+		return Meta(m), nil
 	case nil:
 		return nil, nil
 	}
@@ -117,7 +65,7 @@ func valueFast(b []byte, depth int) (any, bool) {
 		m := map[string]any{}
 		ok := true
 		err := jsonwire.EachMember(b, func(k, v []byte) bool {
-			key, kok := jsonwire.KeyString(k)
+			key, kok := metaKey(k)
 			val, vok := valueFast(v, depth+1)
 			if !kok || !vok || !utf8.ValidString(key) {
 				ok = false
@@ -133,7 +81,7 @@ func valueFast(b []byte, depth int) (any, bool) {
 		}
 		a := []any{}
 		ok := true
-		eachElement(b, func(v []byte) {
+		jsonwire.EachElement(b, func(v []byte) {
 			if !ok {
 				return
 			}
@@ -154,4 +102,24 @@ func valueFast(b []byte, depth int) (any, bool) {
 	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	return f, err == nil
+}
+
+// metaKey decodes a raw member key as jsonwire.KeyString does, without
+// allocating for the keys every result's _meta repeats.
+func metaKey(k []byte) (string, bool) {
+	switch string(k) {
+	case MetaServerInfo:
+		return MetaServerInfo, true
+	case MetaSubscriptionID:
+		return MetaSubscriptionID, true
+	case "name":
+		return "name", true
+	case "version":
+		return "version", true
+	case "title":
+		return "title", true
+	case "progressToken":
+		return "progressToken", true
+	}
+	return jsonwire.KeyString(k)
 }

@@ -115,3 +115,31 @@ func FuzzDecodeMeta(f *testing.F) {
 		}
 	})
 }
+
+// FuzzToolDecode: the reflection-free decoder of tool definitions reads
+// every input as encoding/json's rules do (decodeSlow).
+func FuzzToolDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"add","inputSchema":{"additionalProperties":false,"properties":{"A":{"type":"integer"}},"type":"object"},"outputSchema":{"type":"object"}}`,
+		`{"name":"t","title":"T","description":"d\u00e9","icons":[{"src":"s","sizes":["1x1"]}],"annotations":{"readOnlyHint":true},"_meta":{"k":[1,"x"]},"inputSchema":{},"execution":{"taskSupport":"optional"}}`,
+		`{"name":null,"inputSchema":null,"outputSchema":null,"icons":null,"annotations":null,"_meta":null}`, `{"Name":"x"}`, `{"name":"a","name":"b"}`,
+		`{"name":1}`, `{"icons":{}}`, `{"annotations":[]}`, `{"_meta":1}`, `{"name":"\xff"}`, `{"n\u0061me":"x"}`, `[]`, `{`, `{"title":"t","title":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast Tool
+		ok, ferr := fast.decodeFast(data)
+		if !ok {
+			if !reflect.DeepEqual(fast, Tool{}) {
+				t.Fatalf("decodeFast declined %q but changed the tool: %+v", data, fast)
+			}
+			return
+		}
+		var slow Tool
+		serr := slow.decodeSlow(data)
+		if (ferr != nil) != (serr != nil) || (ferr == nil && !reflect.DeepEqual(fast, slow)) {
+			t.Fatalf("%q:\nfast           %#v (%v)\nencoding/json  %#v (%v)", data, fast, ferr, slow, serr)
+		}
+	})
+}

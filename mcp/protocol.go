@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
@@ -33,6 +34,19 @@ type Icon struct {
 // Meta is a free-form _meta object. Keys with the io.modelcontextprotocol/
 // prefix are reserved (2026-07-28 basic/index §_meta).
 type Meta map[string]any
+
+// UnmarshalJSON decodes a _meta object as encoding/json decodes a
+// map[string]any (nested objects as map[string]any, numbers as float64;
+// null is a nil Meta), with fewer allocations: every result a client
+// decodes carries one.
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	v, err := decodeMeta(b)
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
 
 // Role is the sender of a prompt or sampling message: "user" or "assistant".
 type Role string
@@ -204,6 +218,59 @@ type Tool struct {
 // UnmarshalJSON decodes a tool definition, keeping inputSchema and
 // outputSchema as json.RawMessage, byte for byte.
 func (t *Tool) UnmarshalJSON(data []byte) error {
+	if ok, err := t.decodeFast(data); ok {
+		return err
+	}
+	return t.decodeSlow(data)
+}
+
+// toolMembers are the members decodeFast reads, in the order of its cases.
+var toolMembers = [...]string{"name", "title", "description", "icons", "annotations", "_meta", "inputSchema", "outputSchema"}
+
+// decodeFast is decodeSlow without reflection for the members a tool
+// usually has (its strings and schemas; icons, annotations and _meta are
+// decoded alone, by the same rules); it reports false, having changed
+// nothing, when jsonwire.EachKnownMember or a string member needs
+// encoding/json's rules. A client decodes every tool it lists.
+func (t *Tool) decodeFast(data []byte) (bool, error) {
+	if !json.Valid(data) {
+		return false, nil
+	}
+	var res Tool
+	var err error
+	ok := jsonwire.EachKnownMember(data, toolMembers[:], false, func(i int, v []byte) bool {
+		switch i {
+		case 0, 1, 2:
+			if jsonwire.IsNull(v) {
+				return true // encoding/json leaves a string as it is
+			}
+			s, ok := jsonwire.RawString(v)
+			if !ok || !utf8.ValidString(s) {
+				return false
+			}
+			*[...]*string{&res.Name, &res.Title, &res.Description}[i] = s
+		case 3:
+			err = json.Unmarshal(v, &res.Icons)
+		case 4:
+			err = json.Unmarshal(v, &res.Annotations)
+		case 5:
+			err = res.Meta.UnmarshalJSON(v)
+		case 6:
+			res.InputSchema = json.RawMessage(bytes.Clone(v))
+		case 7:
+			res.OutputSchema = json.RawMessage(bytes.Clone(v))
+		}
+		return err == nil
+	})
+	if !ok {
+		return false, nil
+	}
+	*t = res
+	return true, nil
+}
+
+// decodeSlow is UnmarshalJSON by encoding/json's rules.
+func (t *Tool) decodeSlow(data []byte) error {
 	type wire Tool
 	var w struct {
 		wire
@@ -280,7 +347,7 @@ var callToolResultMembers = [...]string{"content", "structuredContent", "isError
 
 // decodeFast is decodeSlow for the common shape of a result, without
 // reflection: it reports false, having changed nothing, for anything
-// decodeSlow might read differently (see fastMembers), which decodeSlow
+// decodeSlow might read differently (see jsonwire.EachKnownMember), which decodeSlow
 // then decodes. A client decodes every tools/call result it gets.
 func (r *CallToolResult) decodeFast(data []byte) (bool, error) {
 	if !json.Valid(data) {
@@ -288,7 +355,7 @@ func (r *CallToolResult) decodeFast(data []byte) (bool, error) {
 	}
 	var content, structured, meta []byte
 	isError := false
-	ok := fastMembers(data, callToolResultMembers[:], false, func(i int, v []byte) bool {
+	ok := jsonwire.EachKnownMember(data, callToolResultMembers[:], false, func(i int, v []byte) bool {
 		switch i {
 		case 0:
 			content = v
@@ -315,7 +382,7 @@ func (r *CallToolResult) decodeFast(data []byte) (bool, error) {
 	res := CallToolResult{IsError: isError}
 	if content != nil && content[0] == '[' {
 		res.Content = make([]Content, 0, 1)
-		eachElement(content, func(v []byte) {
+		jsonwire.EachElement(content, func(v []byte) {
 			if c, err := UnmarshalContent(v); err == nil {
 				res.Content = append(res.Content, c)
 			}
