@@ -18,6 +18,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Defaults.
@@ -713,12 +714,12 @@ var (
 // challenge builds the error answered with status and a Bearer challenge
 // (RFC 6750 §3; 2026-07-28 basic/authorization §Error Handling).
 func (rs *Resource) challenge(e *resourceEntry, status int, code, desc string, scopes []string, cause error) *core.Error {
-	params := []challengeParam{{"resource_metadata", e.metaURL}}
+	params := []mcp.AuthParam{{Name: "resource_metadata", Value: e.metaURL}}
 	if len(scopes) > 0 {
-		params = append(params, challengeParam{"scope", strings.Join(scopes, " ")})
+		params = append(params, mcp.AuthParam{Name: "scope", Value: strings.Join(scopes, " ")})
 	}
 	if code != "" {
-		params = append(params, challengeParam{"error", code}, challengeParam{"error_description", desc})
+		params = append(params, mcp.AuthParam{Name: "error", Value: code}, mcp.AuthParam{Name: "error_description", Value: desc})
 	}
 	msg := "Unauthorized"
 	switch status {
@@ -728,7 +729,7 @@ func (rs *Resource) challenge(e *resourceEntry, status int, code, desc string, s
 		msg = "Forbidden: " + desc
 	}
 	ce := &core.Error{Code: core.CodeInvalidRequest, Message: msg, Cause: cause}
-	return ce.WithHTTP(status, http.Header{"Www-Authenticate": {buildChallenge("Bearer", params...)}})
+	return ce.WithHTTP(status, http.Header{"Www-Authenticate": {mcp.FormatChallenge("Bearer", params...)}})
 }
 
 // unavailable is the 503 answer when the authorization server fails.

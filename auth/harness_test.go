@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // env is a core server protected by an auth.Resource, served on loopback,
@@ -154,7 +155,7 @@ func (r *reply) challenge(t testing.TB) map[string]string {
 	if len(vals) != 1 {
 		t.Fatalf("want one WWW-Authenticate header, got %q (status %d, body %s)", vals, r.status, r.body)
 	}
-	chs, err := auth.ParseChallenges(vals[0])
+	chs, err := mcp.ParseChallenges(vals[0])
 	if err != nil || len(chs) != 1 || chs[0].Scheme != "Bearer" {
 		t.Fatalf("challenge %q: %v %+v", vals[0], err, chs)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // PlainOptions configures Basic and Bearer: plain HTTP authentication with
@@ -85,12 +86,12 @@ func newPlain(scheme string, o PlainOptions) (*plain, error) {
 		p.keys = append(p.keys, sha256.Sum256([]byte(secret)))
 		p.subjects = append(p.subjects, subject)
 	}
-	params := []challengeParam{{"realm", o.Realm}}
+	params := []mcp.AuthParam{{Name: "realm", Value: o.Realm}}
 	if scheme == "Basic" {
-		params = append(params, challengeParam{"charset", "UTF-8"})
+		params = append(params, mcp.AuthParam{Name: "charset", Value: "UTF-8"})
 	}
 	p.refusal = (&core.Error{Code: core.CodeInvalidRequest, Message: "Unauthorized"}).
-		WithHTTP(http.StatusUnauthorized, http.Header{"Www-Authenticate": {buildChallenge(scheme, params...)}})
+		WithHTTP(http.StatusUnauthorized, http.Header{"Www-Authenticate": {mcp.FormatChallenge(scheme, params...)}})
 	return p, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpfn/mcpfn/mcp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -218,13 +219,12 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(5, "2026-07-28")
 		_, err := client.Connect(ctx, url, nil)
-		var uv *client.UnsupportedVersionError
-		if !errors.As(err, &uv) || uv.Supported[0] != "2026-07-28" {
+		var uv *mcp.Error
+		if !errors.Is(err, mcp.ErrUnsupportedVersion) || !errors.As(err, &uv) || len(uv.Supported()) == 0 || uv.Supported()[0] != "2026-07-28" {
 			t.Fatalf("err = %v", err)
 		}
-		var re *client.RPCError
-		if !errors.As(err, &re) || re.Code != core.CodeUnsupportedProtocolVersion {
-			t.Fatalf("not an *RPCError: %v", err)
+		if uv.Code != core.CodeUnsupportedProtocolVersion || uv.Method() != "server/discover" || uv.ResponseStatus() != http.StatusBadRequest {
+			t.Fatalf("not the *mcp.Error of the probe: %v (%s, %d)", err, uv.Method(), uv.ResponseStatus())
 		}
 		if rec.count("server/discover") != 2 {
 			t.Fatalf("discover %d, want 2 (one retry)", rec.count("server/discover"))
@@ -243,13 +243,13 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 				return true
 			}
 			_, err := client.Connect(ctx, url, nil)
-			var hm *client.HeaderMismatchError
-			var mc *client.MissingCapabilityError
-			if !(errors.As(err, &hm) || errors.As(err, &mc)) || rec.count("initialize") != 0 {
+			var e *mcp.Error
+			if !(errors.Is(err, mcp.ErrHeaderMismatch) || errors.Is(err, mcp.ErrMissingCapability)) || !errors.As(err, &e) || rec.count("initialize") != 0 {
 				t.Fatalf("%d: err %v, initialize %d", code, err, rec.count("initialize"))
 			}
-			if mc != nil && string(mc.Required) != `{"roots":{}}` {
-				t.Fatalf("requiredCapabilities %s", mc.Required)
+			if rc := e.RequiredCapabilities(); e.Code == core.CodeMissingRequiredClientCapability &&
+				(rc == nil || rc.Roots == nil || rc.Sampling != nil || rc.Elicitation != nil || string(e.Data) != `{"requiredCapabilities":{"roots":{}}}`) {
+				t.Fatalf("requiredCapabilities %+v (data %s)", rc, e.Data)
 			}
 		}
 	})
@@ -307,9 +307,9 @@ func TestModernRequestShape(t *testing.T) {
 	if got := rec.last("tools/call").Header.Get("Mcp-Name"); got != "=?base64?IHNwYWNlZA==?=" {
 		t.Fatalf("Mcp-Name %q", got)
 	}
-	// Unknown tool: -32602 as an *RPCError.
+	// Unknown tool: -32602 as an *mcp.Error.
 	_, err = c.CallTool(ctx, "nope", nil)
-	if !errors.Is(err, &client.RPCError{Code: core.CodeInvalidParams}) {
+	if !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("err = %v", err)
 	}
 	// Non-object arguments are refused before anything is sent.
@@ -343,7 +343,7 @@ func TestParamHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.IsError {
-		t.Fatalf("result %s", r.Raw)
+		t.Fatalf("result %+v", r)
 	}
 	h := rec.last("tools/call").Header
 	want := map[string]string{"Mcp-Param-Region": "=?base64?WsO8cmljaA==?=", "Mcp-Param-N": "42", "Mcp-Param-B": "false",
@@ -465,7 +465,7 @@ func TestMRTRRules(t *testing.T) {
 	}
 	// No input_required leaks into the next call.
 	r, k, err := c.CallToolOnce(ctx, "stateful", nil)
-	if err != nil || r != nil || k == nil || len(k.Requests) != 1 || k.Requests[0].Key != "q" {
+	if err != nil || r != nil || k == nil || len(k.Requests) != 1 || len(k.Keys) != 1 || k.Keys[0] != "q" || k.Requests["q"] == nil {
 		t.Fatalf("CallToolOnce: %v %v %v", r, k, err)
 	}
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "between"}); err != nil {
@@ -479,7 +479,7 @@ func TestMRTRRules(t *testing.T) {
 		t.Fatalf("Answer: %v %v", err, k2)
 	}
 	if textOf(t, res) != "done" {
-		t.Fatalf("result %s", res.Raw)
+		t.Fatalf("result %+v", res)
 	}
 	// Resume with answers given by the caller.
 	_, k, err = c.CallToolOnce(ctx, "stateful", nil)
@@ -496,8 +496,7 @@ func TestMRTRRules(t *testing.T) {
 	// A kind the client did not declare is refused by the server (-32021).
 	c2, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	_, err = c2.CallTool(ctx, "forever", nil)
-	var mc *client.MissingCapabilityError
-	if !errors.As(err, &mc) {
+	if !errors.Is(err, mcp.ErrMissingCapability) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -522,7 +521,7 @@ func (ch *challenger) Challenge(ctx context.Context, endpoint string, resp *http
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	ch.challenges++
-	if p, ok := client.BearerChallenge(resp.Header); !ok || p["resource_metadata"] == "" {
+	if p, ok := mcp.BearerChallenge(resp.Header); !ok || p["resource_metadata"] == "" {
 		return errors.New("no resource_metadata in the challenge")
 	}
 	if ch.fix {
@@ -958,7 +957,7 @@ func TestPagination(t *testing.T) {
 		t.Fatal("pages not cached")
 	}
 	bad := "not-a-cursor"
-	if _, err := c.ListToolsPage(ctx, &bad); !errors.Is(err, &client.RPCError{Code: core.CodeInvalidParams}) {
+	if _, err := c.ListToolsPage(ctx, &bad); !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("bad cursor: %v", err)
 	}
 	n = rec.count("tools/list")
@@ -1102,10 +1101,10 @@ func TestConcurrentUse(t *testing.T) {
 					case 0:
 						_, err = c.ListTools(ctx)
 					case 1:
-						var r *client.CallToolResult
+						var r *mcp.CallToolResult
 						r, err = c.CallTool(ctx, "echo", map[string]any{"s": "x"})
 						if err == nil && textOf(t, r) != "echo:x" {
-							err = errors.New("wrong result " + string(r.Raw))
+							err = fmt.Errorf("wrong result %+v", r)
 						}
 					case 2:
 						_, err = c.CallTool(ctx, "echo", nil, client.WithAuthorization("other"))

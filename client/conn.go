@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Conn is a connection to one MCP endpoint, in the era Connect chose. It is
@@ -31,7 +31,7 @@ type Conn struct {
 	version string // the protocol version in use
 
 	nextID atomic.Int64
-	caps   core.ClientCapabilities
+	caps   mcp.ClientCapabilities
 	// metaBase is the fixed part of a modern request's _meta, without the
 	// braces: version, capabilities, clientInfo, logLevel.
 	metaBase []byte
@@ -58,34 +58,32 @@ type Conn struct {
 	cache  *cache
 }
 
-// Discovery is the result of server/discover.
+// Discovery is what a server/discover told the client about an endpoint:
+// the result, the endpoint that gave it, and the result as received.
 type Discovery struct {
+	mcp.DiscoverResult
 	// URL is the endpoint that answered.
-	URL               string
-	SupportedVersions []string                `json:"supportedVersions"`
-	Capabilities      core.ServerCapabilities `json:"capabilities"`
-	Instructions      string                  `json:"instructions,omitempty"`
+	URL string
 	// ServerInfo is _meta["io.modelcontextprotocol/serverInfo"], if sent.
-	ServerInfo *core.Implementation `json:"-"`
+	ServerInfo *mcp.Implementation `json:"-"`
 	// Raw is the whole result as received.
 	Raw json.RawMessage `json:"-"`
 }
 
-// InitializeResult is the result of a legacy initialize.
-type InitializeResult struct {
-	ProtocolVersion string                  `json:"protocolVersion"`
-	Capabilities    core.ServerCapabilities `json:"capabilities"`
-	ServerInfo      core.Implementation     `json:"serverInfo"`
-	Instructions    string                  `json:"instructions,omitempty"`
-	// Raw is the whole result as received.
+// Initialization is what a legacy Conn learnt from initialize: the result,
+// and the result as received.
+type Initialization struct {
+	mcp.InitializeResult
+	// Raw is the whole result as received (nil for a Conn that did not
+	// initialize).
 	Raw json.RawMessage `json:"-"`
 }
 
 // modernVersions are the stateless revisions this client speaks, newest
 // first; legacyVersions the initialize-based ones.
 var (
-	modernVersions = []string{core.ProtocolVersion20260728}
-	legacyVersions = []string{core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326}
+	modernVersions = []string{mcp.ProtocolVersion20260728}
+	legacyVersions = []string{mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618, mcp.ProtocolVersion20250326}
 )
 
 func isLegacy(v string) bool { return contains(legacyVersions, v) }
@@ -175,7 +173,7 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 		o.now = time.Now
 	}
 	if o.ClientInfo.Name == "" {
-		o.ClientInfo = core.Implementation{Name: "mcpfn-client", Version: "0"}
+		o.ClientInfo = mcp.Implementation{Name: "mcpfn-client", Version: "0"}
 	}
 	if o.CacheEntries == 0 {
 		o.CacheEntries = DefaultCacheEntries
@@ -184,7 +182,7 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 		c.cache = newCache(o.CacheEntries, o.MaxTTL, o.now)
 	}
 	if o.Elicitation != nil {
-		e := &core.ElicitationCapabilities{Form: map[string]any{}}
+		e := &mcp.ElicitationCapabilities{Form: map[string]any{}}
 		if o.ElicitationDefaults {
 			e.Form["applyDefaults"] = true
 		}
@@ -194,10 +192,10 @@ func newConn(endpoint string, opts *Options) (*Conn, error) {
 		c.caps.Elicitation = e
 	}
 	if o.Sampling != nil {
-		c.caps.Sampling = &core.SamplingCapabilities{}
+		c.caps.Sampling = &mcp.SamplingCapabilities{}
 	}
 	if o.Roots != nil {
-		c.caps.Roots = &core.RootsCapabilities{}
+		c.caps.Roots = &mcp.RootsCapabilities{}
 	}
 	c.capsJSON, _ = json.Marshal(&c.caps)
 	return c, nil
@@ -219,7 +217,7 @@ func Connect(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	}
 	switch c.opts.Mode {
 	case ModeModern:
-		c.setModern(core.ProtocolVersion20260728)
+		c.setModern(mcp.ProtocolVersion20260728)
 		return c, nil
 	case ModeLegacy:
 		if err := c.startLegacy(ctx, legacyVersions[0]); err != nil {
@@ -230,7 +228,7 @@ func Connect(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	if v, ok := eraCache.Load(url); ok {
 		c.eraFromCache = true
 		if v.(bool) {
-			c.setModern(core.ProtocolVersion20260728)
+			c.setModern(mcp.ProtocolVersion20260728)
 			return c, nil
 		}
 		if err := c.startLegacy(ctx, legacyVersions[0]); err == nil {
@@ -264,7 +262,7 @@ func Discover(ctx context.Context, url string, opts *Options) (*Discovery, error
 	if err != nil {
 		return nil, err
 	}
-	c.setModern(core.ProtocolVersion20260728)
+	c.setModern(mcp.ProtocolVersion20260728)
 	return c.discover(ctx, nil)
 }
 
@@ -290,15 +288,15 @@ func Adopt(d *Discovery, opts *Options) (*Conn, error) {
 
 func (c *Conn) setModern(version string) {
 	c.modern, c.version = true, version
-	b := append([]byte(`"`+core.MetaProtocolVersion+`":`), strconv.Quote(version)...)
-	b = append(b, `,"`+core.MetaClientCapabilities+`":`...)
+	b := append([]byte(`"`+mcp.MetaProtocolVersion+`":`), strconv.Quote(version)...)
+	b = append(b, `,"`+mcp.MetaClientCapabilities+`":`...)
 	b = append(b, c.capsJSON...)
 	if !c.opts.OmitClientInfo {
 		ij, _ := json.Marshal(&c.opts.ClientInfo)
-		b = append(append(b, `,"`+core.MetaClientInfo+`":`...), ij...)
+		b = append(append(b, `,"`+mcp.MetaClientInfo+`":`...), ij...)
 	}
 	if c.opts.LogLevel != "" {
-		b = append(append(b, `,"`+core.MetaLogLevel+`":`...), strconv.Quote(string(c.opts.LogLevel))...)
+		b = append(append(b, `,"`+mcp.MetaLogLevel+`":`...), strconv.Quote(string(c.opts.LogLevel))...)
 	}
 	c.metaBase = b
 }
@@ -308,19 +306,20 @@ func (c *Conn) probe(ctx context.Context) error {
 	c.setModern(modernVersions[0])
 	probeOpts := &callOptions{noVersionRetry: true}
 	d, err := c.discover(ctx, probeOpts)
-	var uv *UnsupportedVersionError
-	if errors.As(err, &uv) {
+	var uv *mcp.Error
+	if errors.As(err, &uv) && uv.Code == mcp.CodeUnsupportedProtocolVersion {
 		// Retry once with a version from data.supported (even the one
 		// sent), legacy when only legacy ones are listed.
-		next := pickVersion(uv.Supported)
+		supported := uv.Supported()
+		next := pickVersion(supported)
 		switch {
 		case next != "":
 			c.setModern(next)
 			d, err = c.discover(ctx, probeOpts)
-		case hasAny(uv.Supported, legacyVersions):
-			return c.connectLegacyFromProbe(ctx, uv.Supported)
+		case hasAny(supported, legacyVersions):
+			return c.connectLegacyFromProbe(ctx, supported)
 		default:
-			return fmt.Errorf("%w: server supports %v", ErrNoCommonVersion, uv.Supported)
+			return fmt.Errorf("%w: server supports %v", ErrNoCommonVersion, supported)
 		}
 	}
 	if err == nil {
@@ -389,18 +388,18 @@ func legacyEvidence(err error) bool {
 		}
 		return false
 	}
-	var re *RPCError
+	var re *mcp.Error
 	if errors.As(err, &re) {
 		switch re.Code {
-		case core.CodeMethodNotFound:
+		case mcp.CodeMethodNotFound:
 			return true
-		case core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability, core.CodeUnsupportedProtocolVersion:
+		case mcp.CodeHeaderMismatch, mcp.CodeMissingRequiredClientCapability, mcp.CodeUnsupportedProtocolVersion:
 			return false
 		}
 		// A JSON-RPC error we do not recognise on a 400/404/405 is as good
 		// as an unrecognised body: legacy servers answer the unknown
 		// server/discover (or a request without a session) that way.
-		switch re.StatusCode {
+		switch re.ResponseStatus() {
 		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 			return true
 		}
@@ -421,10 +420,11 @@ func (c *Conn) URL() string { return c.url }
 // nil.
 func (c *Conn) Discovery() *Discovery { return c.discovery }
 
-// InitializeResult returns the legacy initialize result, or nil (modern).
-// A Conn that did not initialize (Options.NoInitialize, Options.SessionID)
-// returns one with only ProtocolVersion set and a nil Raw.
-func (c *Conn) InitializeResult() *InitializeResult {
+// InitializeResult returns what the legacy initialize answered, or nil
+// (modern). A Conn that did not initialize (Options.NoInitialize,
+// Options.SessionID) returns one with only ProtocolVersion set and a nil
+// Raw.
+func (c *Conn) InitializeResult() *Initialization {
 	if c.legacy == nil {
 		return nil
 	}
@@ -477,8 +477,8 @@ type httpReq struct {
 // challenge says insufficient_scope, a Challenger token source is asked to
 // authorize and the request is sent again, at most maxAuthAttempts times in
 // all. It returns the response with its body unread for 2xx; any other
-// status is turned into an error (*RPCError if the body is a JSON-RPC error,
-// else *HTTPError).
+// status is turned into an error (*mcp.Error if the body is a JSON-RPC
+// error, else *HTTPError).
 func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header)) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		authz, err := c.authorization(ctx, hr.co)
@@ -669,7 +669,7 @@ func isAuthChallenge(resp *http.Response) bool {
 		return true
 	}
 	if resp.StatusCode == http.StatusForbidden {
-		if p, ok := BearerChallenge(resp.Header); ok && p["error"] == "insufficient_scope" {
+		if p, ok := mcp.BearerChallenge(resp.Header); ok && p["error"] == "insufficient_scope" {
 			return true
 		}
 	}
@@ -680,7 +680,7 @@ func isAuthChallenge(resp *http.Response) bool {
 func statusError(method string, resp *http.Response, body []byte) error {
 	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		if m, err := decodeMessage(body); err == nil && m.isResponse() && m.Error != nil {
-			return newRPCError(method, resp.StatusCode, m.Error)
+			return rpcError(method, resp.StatusCode, m.Error)
 		}
 	}
 	if len(body) > 4096 {
@@ -765,7 +765,7 @@ type exchange struct {
 	maxInputs, inputs int
 }
 
-// read returns the result of the response, an error response as *RPCError,
+// read returns the result of the response, an error response as *mcp.Error,
 // or ErrStreamBroken if the stream ended first.
 func (x *exchange) read(ctx context.Context, resp *http.Response) (json.RawMessage, error) {
 	defer resp.Body.Close()
@@ -799,12 +799,12 @@ func (x *exchange) read(ctx context.Context, resp *http.Response) (json.RawMessa
 func (x *exchange) response(m *wireMessage, status int) (json.RawMessage, error) {
 	if !sameID(m.ID, x.id) {
 		if m.ID == nil && m.Error != nil {
-			return nil, newRPCError(x.method, status, m.Error)
+			return nil, rpcError(x.method, status, m.Error)
 		}
 		return nil, protocolError("response id %s, want %d", m.ID, x.id)
 	}
 	if m.Error != nil {
-		return nil, newRPCError(x.method, status, m.Error)
+		return nil, rpcError(x.method, status, m.Error)
 	}
 	return m.Result, nil
 }

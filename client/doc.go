@@ -75,12 +75,25 @@
 // drops the private entries (a new authorization). Calls with a credential
 // of their own neither read nor store entries. WithCache chooses per call.
 //
+// # Types
+//
+// Requests and results are the wire types of package mcp (mcp.Tool,
+// mcp.CallToolResult, mcp.ListPromptsResult, ...), decoded with their raw
+// parts kept raw: tool schemas, structuredContent and input request params
+// are json.RawMessage values as received. WithRawResult hands out a whole
+// result as received; ToolsPage keeps each tool's entry. Cursors follow
+// the mcp convention: nil is the first page in a request and the last page
+// in a result, and "" is a cursor like any other.
+//
 // # Errors
 //
-// A JSON-RPC error is an *RPCError; -32022, -32020 and -32021 come as
-// *UnsupportedVersionError, *HeaderMismatchError and *MissingCapabilityError,
-// which unwrap to it. HTTP failures without a JSON-RPC body are *HTTPError.
-// ErrStreamBroken, ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout and
-// ErrClosed are matched with errors.Is. A tool's own failure is a CallToolResult with
-// IsError set, not an error.
+// A JSON-RPC error is an *mcp.Error, which records the request's method
+// and the response's HTTP status (Method, ResponseStatus); errors.Is
+// matches -32020, -32021 and -32022 with mcp.ErrHeaderMismatch,
+// mcp.ErrMissingCapability and mcp.ErrUnsupportedVersion, whose data
+// mcp.Error.RequiredCapabilities, Supported and Requested read. HTTP
+// failures without a JSON-RPC body are *HTTPError. ErrStreamBroken,
+// ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout and ErrClosed are
+// matched with errors.Is. A tool's own failure is an mcp.CallToolResult
+// with IsError set, not an error.
 package client

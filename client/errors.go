@@ -1,13 +1,12 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // HTTPError is an HTTP response that carries no JSON-RPC answer: a non-2xx
@@ -32,81 +31,11 @@ func (e *HTTPError) Error() string {
 	return s
 }
 
-// RPCError is a JSON-RPC error response from the server. The three errors of
-// the 2026-07-28 transport come as their own types, each of which unwraps to
-// its *RPCError: *UnsupportedVersionError (-32022), *HeaderMismatchError
-// (-32020) and *MissingCapabilityError (-32021).
-type RPCError struct {
-	Method  string          // the request's method
-	Code    int             // the JSON-RPC error code
-	Message string          // error.message
-	Data    json.RawMessage // error.data, raw (nil when absent)
-	// StatusCode is the HTTP status the error came with.
-	StatusCode int
-}
-
-// Error implements error.
-func (e *RPCError) Error() string {
-	return fmt.Sprintf("mcp client: %s: JSON-RPC error %d: %s", e.Method, e.Code, e.Message)
-}
-
-// Is reports whether target is an *RPCError with the same code, so that
-// errors.Is(err, &client.RPCError{Code: core.CodeInvalidParams}) works.
-func (e *RPCError) Is(target error) bool {
-	t, ok := target.(*RPCError)
-	return ok && t.Code == e.Code && (t.Method == "" || t.Method == e.Method)
-}
-
-// UnsupportedVersionError is -32022: the server does not serve the protocol
-// version the request named (2026-07-28 basic/versioning).
-type UnsupportedVersionError struct {
-	*RPCError
-	Supported []string // data.supported
-	Requested string   // data.requested
-}
-
-// Unwrap returns the underlying *RPCError.
-func (e *UnsupportedVersionError) Unwrap() error { return e.RPCError }
-
-// HeaderMismatchError is -32020: a mirrored HTTP header was missing, invalid
-// or differed from the body (2026-07-28 basic/transports/streamable-http).
-type HeaderMismatchError struct{ *RPCError }
-
-// Unwrap returns the underlying *RPCError.
-func (e *HeaderMismatchError) Unwrap() error { return e.RPCError }
-
-// MissingCapabilityError is -32021: the request needs a client capability
-// its _meta did not declare.
-type MissingCapabilityError struct {
-	*RPCError
-	// Required is data.requiredCapabilities, raw.
-	Required json.RawMessage
-}
-
-// Unwrap returns the underlying *RPCError.
-func (e *MissingCapabilityError) Unwrap() error { return e.RPCError }
-
-// newRPCError builds the typed error for a JSON-RPC error object.
-func newRPCError(method string, status int, w *wireError) error {
-	e := &RPCError{Method: method, Code: w.Code, Message: w.Message, Data: w.Data, StatusCode: status}
-	switch w.Code {
-	case core.CodeUnsupportedProtocolVersion:
-		var d struct {
-			Supported []string `json:"supported"`
-			Requested string   `json:"requested"`
-		}
-		_ = json.Unmarshal(w.Data, &d)
-		return &UnsupportedVersionError{RPCError: e, Supported: d.Supported, Requested: d.Requested}
-	case core.CodeHeaderMismatch:
-		return &HeaderMismatchError{e}
-	case core.CodeMissingRequiredClientCapability:
-		var d struct {
-			Required json.RawMessage `json:"requiredCapabilities"`
-		}
-		_ = json.Unmarshal(w.Data, &d)
-		return &MissingCapabilityError{RPCError: e, Required: d.Required}
-	}
-	return e
+// rpcError is the error of a JSON-RPC error response to a request of
+// method that came with HTTP status: the *mcp.Error itself, which records
+// both (mcp.Error.Method, mcp.Error.ResponseStatus).
+func rpcError(method string, status int, e *mcp.Error) error {
+	return e.WithResponse(method, status)
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpfn/mcpfn/mcp"
 	"net"
 	neturl "net/url"
 	"os"
@@ -108,7 +109,7 @@ func startEverything(t testing.TB, mode string, extra ...string) string {
 	return ""
 }
 
-func textOf(t *testing.T, r *client.CallToolResult) string {
+func textOf(t *testing.T, r *mcp.CallToolResult) string {
 	t.Helper()
 	var b strings.Builder
 	for _, c := range r.Content {
@@ -121,9 +122,9 @@ func textOf(t *testing.T, r *client.CallToolResult) string {
 
 func handlers() *client.Options {
 	return &client.Options{
-		Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+		Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
 			if req.Mode == "url" {
-				return &client.ElicitResult{Action: client.ActionDecline}, nil
+				return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 			}
 			var s struct {
 				Properties map[string]struct {
@@ -144,7 +145,7 @@ func handlers() *client.Options {
 					}
 				}
 			}
-			return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
 		},
 		Sampling: func(ctx context.Context, p json.RawMessage) (json.RawMessage, error) {
 			return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test"}`), nil
@@ -276,12 +277,12 @@ func TestListen(t *testing.T) {
 			}
 			defer c.Close()
 			ctx, cancel := context.WithCancel(context.Background())
-			acked := make(chan client.ListenFilter, 1)
+			acked := make(chan mcp.SubscriptionFilter, 1)
 			got := make(chan client.Notification, 16)
 			done := make(chan error, 1)
 			go func() {
-				done <- c.Listen(ctx, client.ListenFilter{ToolsListChanged: true},
-					func(f client.ListenFilter) { acked <- f },
+				done <- c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true},
+					func(f mcp.SubscriptionFilter) { acked <- f },
 					func(n client.Notification) { got <- n })
 			}()
 			if f := <-acked; !f.ToolsListChanged {

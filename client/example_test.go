@@ -10,6 +10,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // exampleServer starts a small MCP server on loopback.
@@ -54,7 +55,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Content[0].(*core.TextContent).Text)
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output:
 	// modern: true 2026-07-28
 	// tool: confirm
@@ -71,8 +72,8 @@ func ExampleOptions_elicitation() {
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		c, err := client.Connect(ctx, ts.URL+"/mcp", &client.Options{
 			Mode: mode,
-			Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
-				return &client.ElicitResult{Action: client.ActionAccept, Content: map[string]any{"ok": true}}, nil
+			Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"ok": true}}, nil
 			},
 		})
 		if err != nil {
@@ -84,7 +85,7 @@ func ExampleOptions_elicitation() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(mode, res.Content[0].(*core.TextContent).Text)
+		fmt.Println(mode, res.Content[0].(*mcp.TextContent).Text)
 		c.Close()
 	}
 	// Output:
@@ -92,18 +93,42 @@ func ExampleOptions_elicitation() {
 	// legacy answer: accept
 }
 
-// Errors are typed: JSON-RPC errors are *client.RPCError.
-func ExampleRPCError() {
+// Errors are typed: a JSON-RPC error is an *mcp.Error, which knows the
+// request's method and the HTTP status it came with.
+func Example_errors() {
 	ts := exampleServer()
 	defer ts.Close()
 	ctx := context.Background()
 	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeModern})
 	defer c.Close()
 	_, err := c.CallTool(ctx, "no-such-tool", nil)
-	var re *client.RPCError
-	if errors.As(err, &re) {
-		fmt.Println(re.Code)
+	var e *mcp.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code, e.Method(), e.ResponseStatus())
 	}
+	fmt.Println(errors.Is(err, &mcp.Error{Code: mcp.CodeInvalidParams}), errors.Is(err, mcp.ErrHeaderMismatch))
 	// Output:
-	// -32602
+	// -32602 tools/call 200
+	// true false
+}
+
+// WithRawResult keeps a result as the server sent it, beside the decoded
+// value.
+func ExampleWithRawResult() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeLegacy})
+	defer c.Close()
+	var raw json.RawMessage
+	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"}, client.WithRawResult(&raw))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	fmt.Println(string(raw))
+	// Output:
+	// Hello, Ada!
+	// {"content":[{"type":"text","text":"Hello, Ada!"}]}
 }

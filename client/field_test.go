@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpfn/mcpfn/mcp"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -122,8 +123,8 @@ func TestLegacySessionNotFound(t *testing.T) {
 	}
 	inits, calls := rec.count("initialize"), rec.count("tools/call")
 	_, err = c.CallTool(ctx, "count", nil)
-	var re *client.RPCError
-	if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
+	var re *mcp.Error
+	if !errors.As(err, &re) || re.ResponseStatus() != http.StatusNotFound {
 		t.Fatalf("err = %v, want the 404", err)
 	}
 	if rec.count("initialize") != inits+1 || rec.count("tools/call") != calls+2 {
@@ -214,7 +215,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 	// A tool the server does not list: a bounded walk, then the call
 	// without headers (the server answers it).
 	_, err = c.CallTool(ctx, "missing", nil)
-	if !errors.Is(err, &client.RPCError{Code: core.CodeInvalidParams}) {
+	if !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("err = %v", err)
 	}
 	walked := rec.count("tools/list")
@@ -259,7 +260,7 @@ func principals(t *testing.T) (string, *recorder) {
 }
 
 // toolNames joins the names of a ListTools answer, or describes its error.
-func toolNames(tools []*client.Tool, err error) string {
+func toolNames(tools []*mcp.Tool, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -424,7 +425,7 @@ func TestLegacyMaxRounds(t *testing.T) {
 	o := handlers()
 	var asked atomic.Int32
 	elicit := o.Elicitation
-	o.Elicitation = func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+	o.Elicitation = func(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked.Add(1)
 		return elicit(ctx, req)
 	}

@@ -8,8 +8,8 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // x-mcp-header (2026-07-28 basic/transports/streamable-http §Custom Headers
@@ -58,7 +58,7 @@ func where(path []string) string {
 var errHeaderValue = errors.New("mcp client: argument cannot be sent as a header")
 
 // paramHeaders computes the Mcp-Param-* headers of a call. A value absent or
-// null sends no header; a string is encoded as core.EncodeHeaderValue does,
+// null sends no header; a string is encoded as mcp.EncodeHeaderValue does,
 // an integer in decimal, a boolean as true/false.
 func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 	if th == nil || len(th.decls) == 0 || len(args) == 0 {
@@ -79,7 +79,7 @@ func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 		var s string
 		switch x := v.(type) {
 		case string:
-			s = core.EncodeHeaderValue(x)
+			s = mcp.EncodeHeaderValue(x)
 		case bool:
 			s = "false"
 			if x {
@@ -98,7 +98,7 @@ func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 		default:
 			return nil, fmt.Errorf("%w: %s is not a string, integer or boolean", errHeaderValue, where(d.path))
 		}
-		out = append(out, [2]string{core.HeaderParamPrefix + d.name, s})
+		out = append(out, [2]string{mcp.HeaderParamPrefix + d.name, s})
 	}
 	return out, nil
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // legacyState holds the sessions of a legacy Conn: the default one (the
@@ -37,7 +37,7 @@ type session struct {
 	mu      sync.Mutex
 	id      string
 	version string
-	init    *InitializeResult
+	init    *Initialization
 	ready   bool
 	// owned: this Conn created the session (initialize), so Close ends it;
 	// false for an adopted one (Options.SessionID).
@@ -52,7 +52,7 @@ func (s *session) snapshot() (id, version string) {
 	return s.id, s.version
 }
 
-func (s *session) initResult() *InitializeResult {
+func (s *session) initResult() *Initialization {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.init
@@ -65,8 +65,8 @@ func (c *Conn) startLegacy(ctx context.Context, version string) error {
 	c.modern = false
 	c.legacy = &legacyState{byAuth: map[string]*session{}}
 	if c.opts.NoInitialize {
-		v := core.ProtocolVersion20250326
-		c.legacy.def = &session{c: c, want: v, version: v, ready: true, init: &InitializeResult{ProtocolVersion: v}}
+		v := mcp.ProtocolVersion20250326
+		c.legacy.def = &session{c: c, want: v, version: v, ready: true, init: &Initialization{InitializeResult: mcp.InitializeResult{ProtocolVersion: v}}}
 		c.version = v
 		return nil
 	}
@@ -83,7 +83,7 @@ func (c *Conn) startLegacy(ctx context.Context, version string) error {
 func (c *Conn) adoptLegacy(id, version string) {
 	c.modern = false
 	c.legacy = &legacyState{byAuth: map[string]*session{}}
-	s := &session{c: c, want: version, id: id, version: version, ready: true, init: &InitializeResult{ProtocolVersion: version}}
+	s := &session{c: c, want: version, id: id, version: version, ready: true, init: &Initialization{InitializeResult: mcp.InitializeResult{ProtocolVersion: version}}}
 	c.legacy.def = s
 	c.version = version
 	if !c.opts.NoGETStream {
@@ -142,14 +142,14 @@ func (s *session) initialize(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sid := resp.Header.Get(core.HeaderSessionID)
+	sid := resp.Header.Get(mcp.HeaderSessionID)
 	x := &exchange{c: c, id: id, method: "initialize", sess: s}
 	res, err := x.read(ctx, resp)
 	if err != nil {
 		return err
 	}
-	var ir InitializeResult
-	if err := json.Unmarshal(res, &ir); err != nil {
+	var ir Initialization
+	if err := json.Unmarshal(res, &ir.InitializeResult); err != nil {
 		return protocolError("initialize result: %v", err)
 	}
 	ir.Raw = res
@@ -242,7 +242,7 @@ func (s *session) getLoop(ctx context.Context, ready chan struct{}) {
 			if sid != "" {
 				h["Mcp-Session-Id"] = []string{sid}
 			}
-			if ver != "" && ver != core.ProtocolVersion20250326 {
+			if ver != "" && ver != mcp.ProtocolVersion20250326 {
 				h["Mcp-Protocol-Version"] = []string{ver}
 			}
 			if last != "" {
@@ -297,7 +297,7 @@ func (s *session) headers(h http.Header, sid, version string) {
 		h["Mcp-Session-Id"] = []string{sid}
 	}
 	// 2025-03-26 has no MCP-Protocol-Version header.
-	if version != "" && version != core.ProtocolVersion20250326 {
+	if version != "" && version != mcp.ProtocolVersion20250326 {
 		h["Mcp-Protocol-Version"] = []string{version}
 	}
 }
@@ -395,7 +395,7 @@ func (s *session) end(ctx context.Context) error {
 	defer cancel()
 	resp, err := s.c.send(ctx, &httpReq{method: http.MethodDelete, rpc: "", co: s.co}, func(h http.Header) {
 		h["Mcp-Session-Id"] = []string{sid}
-		if ver != core.ProtocolVersion20250326 {
+		if ver != mcp.ProtocolVersion20250326 {
 			h["Mcp-Protocol-Version"] = []string{ver}
 		}
 	})
@@ -507,8 +507,8 @@ func sessionGone(err error, sid string) bool {
 	if errors.As(err, &he) {
 		return he.StatusCode == http.StatusNotFound
 	}
-	var re *RPCError
-	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+	var re *mcp.Error
+	return errors.As(err, &re) && re.ResponseStatus() == http.StatusNotFound
 }
 
 // resume waits the stream's retry delay and reconnects with GET and
@@ -532,7 +532,7 @@ func (c *Conn) resume(ctx context.Context, s *session, x *exchange) (json.RawMes
 		if sid != "" {
 			h["Mcp-Session-Id"] = []string{sid}
 		}
-		if ver != core.ProtocolVersion20250326 {
+		if ver != mcp.ProtocolVersion20250326 {
 			h["Mcp-Protocol-Version"] = []string{ver}
 		}
 		h["Last-Event-Id"] = []string{last}
@@ -566,34 +566,34 @@ func (c *Conn) cancelled(s *session, id int64, reason error) {
 // response (2025-11-25 basic/transports §Sending Messages to the Server).
 func (c *Conn) answerServerRequest(ctx context.Context, s *session, m *wireMessage) {
 	var res json.RawMessage
-	var rerr *wireError
+	var rerr *mcp.Error
 	switch m.Method {
 	case "ping":
 		res = json.RawMessage(`{}`)
 	case "elicitation/create", "sampling/createMessage", "roots/list":
 		r, err := c.answerInput(ctx, m.Method, m.Params)
 		if err != nil {
-			code := core.CodeInternalError
+			code := mcp.CodeInternalError
 			if errors.Is(err, ErrProtocol) {
-				code = core.CodeMethodNotFound
+				code = mcp.CodeMethodNotFound
 			}
-			rerr = &wireError{Code: code, Message: err.Error()}
+			rerr = mcp.NewError(code, err.Error())
 		} else {
 			res = r
 		}
 	default:
-		rerr = &wireError{Code: core.CodeMethodNotFound, Message: "Method not found"}
+		rerr = mcp.NewError(mcp.CodeMethodNotFound, "Method not found")
 	}
 	c.postAnswer(ctx, s, m, res, rerr)
 }
 
 // refuseServerRequest answers a legacy server request with an error.
 func (c *Conn) refuseServerRequest(ctx context.Context, s *session, m *wireMessage, msg string) {
-	c.postAnswer(ctx, s, m, nil, &wireError{Code: core.CodeInternalError, Message: msg})
+	c.postAnswer(ctx, s, m, nil, mcp.NewError(mcp.CodeInternalError, msg))
 }
 
 // postAnswer POSTs the response to a legacy server request.
-func (c *Conn) postAnswer(ctx context.Context, s *session, m *wireMessage, res json.RawMessage, rerr *wireError) {
+func (c *Conn) postAnswer(ctx context.Context, s *session, m *wireMessage, res json.RawMessage, rerr *mcp.Error) {
 	body := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
 	if rerr != nil {
 		e, _ := json.Marshal(rerr)

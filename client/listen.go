@@ -6,16 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-)
 
-// ListenFilter chooses the notifications of a subscription (2026-07-28
-// basic/patterns/subscriptions).
-type ListenFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
-}
+	"github.com/mcpfn/mcpfn/mcp"
+)
 
 // Notification is one server notification.
 type Notification struct {
@@ -56,7 +49,7 @@ func (l *listeners) subscriptions() []string {
 // Listen returns when ctx ends; ack gets the filter unchanged. Matching
 // cached results are dropped either way. fn may be called concurrently with
 // other Conn methods, never concurrently with itself.
-func (c *Conn) Listen(ctx context.Context, f ListenFilter, ack func(ListenFilter), fn func(Notification)) error {
+func (c *Conn) Listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
 	if c.isClosed() {
 		return ErrClosed
 	}
@@ -84,10 +77,10 @@ func (c *Conn) Listen(ctx context.Context, f ListenFilter, ack func(ListenFilter
 	x := &exchange{c: c, id: id, method: "subscriptions/listen", onNote: func(m *wireMessage) bool {
 		var p struct {
 			Meta          map[string]json.RawMessage `json:"_meta"`
-			Notifications ListenFilter               `json:"notifications"`
+			Notifications mcp.SubscriptionFilter     `json:"notifications"`
 		}
 		json.Unmarshal(m.Params, &p)
-		if sid, ok := p.Meta["io.modelcontextprotocol/subscriptionId"]; ok && string(sid) != idRaw && string(sid) != strconv.Quote(idRaw) {
+		if sid, ok := p.Meta[mcp.MetaSubscriptionID]; ok && string(sid) != idRaw && string(sid) != strconv.Quote(idRaw) {
 			return true // another subscription's: not ours
 		}
 		if m.Method == "notifications/subscriptions/acknowledged" {
@@ -113,7 +106,7 @@ func (c *Conn) Listen(ctx context.Context, f ListenFilter, ack func(ListenFilter
 	return err
 }
 
-func (c *Conn) listenLegacy(ctx context.Context, f ListenFilter, ack func(ListenFilter), fn func(Notification)) error {
+func (c *Conn) listenLegacy(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
 	want := map[string]bool{
 		"notifications/tools/list_changed":     f.ToolsListChanged,
 		"notifications/prompts/list_changed":   f.PromptsListChanged,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // wireMessage is any JSON-RPC 2.0 message: a request (Method and ID), a
@@ -14,13 +16,7 @@ type wireMessage struct {
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *wireError      `json:"error,omitempty"`
-}
-
-type wireError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Error   *mcp.Error      `json:"error,omitempty"`
 }
 
 func (m *wireMessage) isResponse() bool { return m.Method == "" }

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"unicode/utf8"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // noOptions is the options of a call given none; it is never modified.
@@ -31,7 +35,11 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 		return nil, ErrClosed
 	}
 	if !c.modern {
-		return c.callLegacy(ctx, method, p, co)
+		res, err := c.callLegacy(ctx, method, p, co)
+		if err == nil {
+			co.keepRaw(res)
+		}
+		return res, err
 	}
 	// A call with its own credential neither reads nor stores entries: they
 	// belong to the Conn's credential source.
@@ -45,6 +53,7 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 		}
 		if co.cacheMode == CacheDefault {
 			if r, ok := c.cache.get(method, target, src); ok {
+				co.keepRaw(r)
 				return r, nil
 			}
 		}
@@ -73,26 +82,27 @@ func (c *Conn) do(ctx context.Context, method string, p params, co *callOptions,
 	if useCache && rounds == 0 {
 		c.cache.put(method, target, src, gen, res)
 	}
+	co.keepRaw(res)
 	return res, nil
 }
 
 // invalidateOnError drops cached pages a failure shows to be stale: all
 // pages of a list whose cursor was rejected, and the tool list on -32020.
 func (c *Conn) invalidateOnError(method, target string, err error) {
-	var re *RPCError
+	var re *mcp.Error
 	if !errors.As(err, &re) {
 		return
 	}
-	if re.Code == core.CodeHeaderMismatch {
+	if re.Code == mcp.CodeHeaderMismatch {
 		c.forgetUnlisted()
 	}
 	if c.cache == nil {
 		return
 	}
 	switch {
-	case re.Code == core.CodeHeaderMismatch:
+	case re.Code == mcp.CodeHeaderMismatch:
 		c.cache.dropMethod("tools/list", "")
-	case re.Code == core.CodeInvalidParams && target != "" && isList(method):
+	case re.Code == mcp.CodeInvalidParams && target != "" && isList(method):
 		c.cache.dropMethod(method, "")
 	}
 }
@@ -113,36 +123,34 @@ func cursorParams(cursor *string) (params, string) {
 	return params{{"cursor", quoteJSON(*cursor)}}, "c:" + *cursor
 }
 
-// Tool is one entry of tools/list. Schemas stay raw JSON: no keyword is
-// dropped and no $ref is fetched.
-type Tool struct {
-	Name         string                `json:"name"`
-	Title        string                `json:"title,omitempty"`
-	Description  string                `json:"description,omitempty"`
-	InputSchema  json.RawMessage       `json:"inputSchema"`
-	OutputSchema json.RawMessage       `json:"outputSchema,omitempty"`
-	Annotations  *core.ToolAnnotations `json:"annotations,omitempty"`
-	Icons        []core.Icon           `json:"icons,omitempty"`
-	Meta         json.RawMessage       `json:"_meta,omitempty"`
-	// Raw is the entry as the server sent it.
-	Raw json.RawMessage `json:"-"`
+// ToolsPage is one page of tools/list as the client keeps it: the result
+// (tools the client dropped left out), and the entry of each tool as the
+// server sent it, Raw[i] for Tools[i]. Schemas stay raw JSON
+// (mcp.Tool.InputSchema is a json.RawMessage): no keyword is dropped and
+// no $ref is fetched.
+type ToolsPage struct {
+	mcp.ListToolsResult
+	Raw []json.RawMessage `json:"-"`
 }
 
-// ListToolsResult is one page of tools/list.
-type ListToolsResult struct {
-	Tools []*Tool
-	// NextCursor is nil on the last page; "" is a cursor like any other.
-	NextCursor *string
-}
-
-// ListToolsPage fetches one page of tools/list (cursor nil: the first).
-// In 2026-07-28, tools whose x-mcp-header declarations are invalid are left
+// ListToolsPage fetches one page of tools/list (cursor nil: the first;
+// NextCursor nil: the last page, "" is a cursor like any other). In
+// 2026-07-28, tools whose x-mcp-header declarations are invalid are left
 // out (and logged as a warning).
-func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOption) (*ListToolsResult, error) {
-	return c.listToolsPage(ctx, cursor, callOpts(opts))
+func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOption) (*ToolsPage, error) {
+	page, err := c.listToolsPage(ctx, cursor, callOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	out := *page
+	out.Tools = append([]*mcp.Tool(nil), page.Tools...)
+	out.Raw = append([]json.RawMessage(nil), page.Raw...)
+	return &out, nil
 }
 
-func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOptions) (*ListToolsResult, error) {
+// listToolsPage returns a page shared with the memo: callers copy what
+// they hand out.
+func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOptions) (*ToolsPage, error) {
 	p, target := cursorParams(cursor)
 	res, err := c.do(ctx, "tools/list", p, co, nil, true, target)
 	if err != nil {
@@ -154,25 +162,22 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 	m := c.toolsMemo[target]
 	c.mu.Unlock()
 	if m != nil && len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0] {
-		out := *m.res
-		out.Tools = append([]*Tool(nil), m.res.Tools...)
-		return &out, nil
+		return m.page, nil
 	}
-	var w struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor *string           `json:"nextCursor"`
-	}
-	if err := json.Unmarshal(res, &w); err != nil {
+	w, err := decodeToolsPage(res)
+	if err != nil {
 		return nil, protocolError("tools/list result: %v", err)
 	}
-	out := &ListToolsResult{NextCursor: w.NextCursor, Tools: make([]*Tool, 0, len(w.Tools))}
+	out := &ToolsPage{ListToolsResult: mcp.ListToolsResult{NextCursor: w.NextCursor, TTLMs: w.TTLMs, CacheScope: w.CacheScope, Meta: w.Meta,
+		Tools: make([]*mcp.Tool, 0, len(w.Tools))}, Raw: make([]json.RawMessage, 0, len(w.Tools))}
 	for _, raw := range w.Tools {
-		t := &Tool{Raw: raw}
-		if err := json.Unmarshal(raw, t); err != nil {
+		t := &mcp.Tool{}
+		if err := t.UnmarshalJSON(raw); err != nil {
 			c.log.Warn("mcp client: tool dropped: undecodable", "err", err)
 			continue
 		}
-		th, err := parseToolHeaders(t.InputSchema)
+		in, _ := t.InputSchema.(json.RawMessage)
+		th, err := parseToolHeaders(in)
 		if err != nil {
 			if c.modern {
 				c.log.Warn("mcp client: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err.Error())
@@ -187,80 +192,160 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 		c.headers[t.Name] = th
 		c.mu.Unlock()
 		out.Tools = append(out.Tools, t)
+		out.Raw = append(out.Raw, raw)
 	}
 	c.mu.Lock()
 	if c.toolsMemo == nil || len(c.toolsMemo) > 64 {
 		c.toolsMemo = map[string]*toolsMemo{}
 	}
-	memo := *out
-	memo.Tools = append([]*Tool(nil), out.Tools...)
-	c.toolsMemo[target] = &toolsMemo{raw: res, res: &memo}
+	c.toolsMemo[target] = &toolsMemo{raw: res, page: out}
 	c.mu.Unlock()
 	return out, nil
 }
 
+// toolsPageWire is a tools/list result as the client reads it: the tools'
+// entries raw, each decoded (or dropped) on its own, and the page's cache
+// hint and _meta.
+type toolsPageWire struct {
+	Tools      []json.RawMessage
+	NextCursor *string
+	TTLMs      *int64
+	CacheScope mcp.CacheScope
+	Meta       mcp.Meta
+}
+
+// toolsPageMembers are the members decodeToolsPage reads, in the order of
+// its cases.
+var toolsPageMembers = [...]string{"tools", "nextCursor", "ttlMs", "cacheScope", "_meta"}
+
+// decodeToolsPage decodes a tools/list result. tools and nextCursor are
+// decoded as encoding/json decodes them (a malformed one fails the page);
+// ttlMs, cacheScope and _meta are read leniently, as the cache reads them
+// (a fractional ttlMs is truncated, a member of the wrong type is left
+// out), so that a server's odd hint never costs its tools. The usual shape
+// is read without reflection (the tools' entries are sub-slices of res,
+// which the memo and the cache keep, not copies); anything
+// jsonwire.EachKnownMember or a member's value leaves in doubt is decoded
+// by encoding/json.
+func decodeToolsPage(res json.RawMessage) (toolsPageWire, error) {
+	var w toolsPageWire
+	ok := json.Valid(res) && jsonwire.EachKnownMember(res, toolsPageMembers[:], false, func(i int, v []byte) bool {
+		if i >= 2 {
+			w.hint(i, v)
+			return true
+		}
+		if jsonwire.IsNull(v) {
+			return true
+		}
+		if i == 0 {
+			if v[0] != '[' {
+				return false
+			}
+			w.Tools = make([]json.RawMessage, 0, 4)
+			jsonwire.EachElement(v, func(e []byte) { w.Tools = append(w.Tools, e) })
+			return true
+		}
+		s, ok := jsonwire.RawString(v)
+		if !ok || !utf8.ValidString(s) {
+			return false
+		}
+		w.NextCursor = &s
+		return true
+	})
+	if ok {
+		return w, nil
+	}
+	return decodeToolsPageSlow(res)
+}
+
+// decodeToolsPageSlow is decodeToolsPage by encoding/json's rules.
+func decodeToolsPageSlow(res json.RawMessage) (toolsPageWire, error) {
+	var slow struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor *string           `json:"nextCursor"`
+		TTLMs      json.RawMessage   `json:"ttlMs"`
+		CacheScope json.RawMessage   `json:"cacheScope"`
+		Meta       json.RawMessage   `json:"_meta"`
+	}
+	if err := json.Unmarshal(res, &slow); err != nil {
+		return toolsPageWire{}, err
+	}
+	w := toolsPageWire{Tools: slow.Tools, NextCursor: slow.NextCursor}
+	for i, v := range [...]json.RawMessage{2: slow.TTLMs, 3: slow.CacheScope, 4: slow.Meta} {
+		if len(v) > 0 {
+			w.hint(i, v)
+		}
+	}
+	return w, nil
+}
+
+// hint reads member i of toolsPageMembers (ttlMs, cacheScope or _meta)
+// leniently from its raw value v.
+func (w *toolsPageWire) hint(i int, v []byte) {
+	switch i {
+	case 2:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil && !math.IsInf(f, 0) && math.Abs(f) < 1<<62 {
+			n := int64(f)
+			w.TTLMs = &n
+		}
+	case 3:
+		switch string(v) {
+		case `"public"`:
+			w.CacheScope = mcp.CacheScopePublic
+		case `"private"`:
+			w.CacheScope = mcp.CacheScopePrivate
+		default:
+			if s, ok := jsonwire.RawString(v); ok {
+				w.CacheScope = mcp.CacheScope(s)
+			}
+		}
+	case 4:
+		var m mcp.Meta
+		if jsonwire.IsObject(v) && m.UnmarshalJSON(v) == nil {
+			w.Meta = m
+		}
+	}
+}
+
+// toolsMemo is the decoding of a tools/list page, never modified.
 type toolsMemo struct {
-	raw json.RawMessage
-	res *ListToolsResult
+	raw  json.RawMessage
+	page *ToolsPage
 }
 
 // maxPages bounds the pages one List* call follows.
 const maxPages = 1000
 
 // ListTools returns every tool, following nextCursor across all pages.
-func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*Tool, error) {
+// The tools' entries as received are on the pages (ListToolsPage).
+func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*mcp.Tool, error) {
 	return c.listTools(ctx, callOpts(opts))
 }
 
-func (c *Conn) listTools(ctx context.Context, co *callOptions) ([]*Tool, error) {
-	var all []*Tool
+func (c *Conn) listTools(ctx context.Context, co *callOptions) ([]*mcp.Tool, error) {
+	var all []*mcp.Tool
 	var cursor *string
 	for range maxPages {
 		page, err := c.listToolsPage(ctx, cursor, co)
 		if err != nil {
 			return nil, err
 		}
+		all = append(all, page.Tools...) // a copy: the page is shared
 		if page.NextCursor == nil {
-			if all == nil {
-				return page.Tools, nil // one page: its slice is already a copy
-			}
-			return append(all, page.Tools...), nil
+			return all, nil
 		}
-		all = append(all, page.Tools...)
 		cursor = page.NextCursor
 	}
 	return nil, fmt.Errorf("mcp client: tools/list: more than %d pages", maxPages)
 }
 
-// CallToolResult is the complete result of tools/call. A tool's own failure
-// is a result with IsError set, not a Go error.
-type CallToolResult struct {
-	Content []core.Content
-	// StructuredContent is the raw structuredContent, nil when absent.
-	StructuredContent json.RawMessage
-	IsError           bool
-	Meta              json.RawMessage
-	// Raw is the result as received.
-	Raw json.RawMessage
-}
-
-func decodeCallToolResult(res json.RawMessage) (*CallToolResult, error) {
-	var w struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
-		Meta              json.RawMessage   `json:"_meta"`
-	}
-	if err := json.Unmarshal(res, &w); err != nil {
+// decodeCallToolResult decodes a tools/call result the client received
+// (valid JSON: its message was decoded). Content blocks of types package
+// mcp does not model are left out; WithRawResult keeps them.
+func decodeCallToolResult(res json.RawMessage) (*mcp.CallToolResult, error) {
+	r := &mcp.CallToolResult{}
+	if err := r.UnmarshalJSON(res); err != nil {
 		return nil, protocolError("tools/call result: %v", err)
-	}
-	r := &CallToolResult{StructuredContent: w.StructuredContent, IsError: w.IsError, Meta: w.Meta, Raw: res}
-	for _, cb := range w.Content {
-		ct, err := core.UnmarshalContent(cb)
-		if err != nil {
-			continue // a block type this package does not model stays in Raw
-		}
-		r.Content = append(r.Content, ct)
 	}
 	return r, nil
 }
@@ -396,7 +481,9 @@ func (c *Conn) learnHeaders(ctx context.Context, name string, co *callOptions) e
 			if t.Name == name {
 				return nil
 			}
-			read += len(t.Raw)
+		}
+		for _, raw := range page.Raw {
+			read += len(raw)
 		}
 		if page.NextCursor == nil || read > c.maxHeaderBytes {
 			break
@@ -448,7 +535,7 @@ func checkObject(raw json.RawMessage) error {
 // tool's page) when the tool was never listed; a tool the list does not
 // name is called without them. After a -32020 the tool list is refreshed
 // and the call sent once more.
-func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
@@ -458,7 +545,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 		return nil, err
 	}
 	res, err := c.do(ctx, "tools/call", p, co, h, false, "")
-	if err != nil && c.modern && errors.As(err, new(*HeaderMismatchError)) {
+	if err != nil && c.modern && errors.Is(err, mcp.ErrHeaderMismatch) {
 		lo := &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header, cacheMode: CacheRefresh}
 		if _, lerr := c.listTools(ctx, lo); lerr == nil {
 			if p, h, err = c.toolCall(ctx, name, args, co); err != nil {
@@ -477,7 +564,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 // it returns a Continuation to answer later (Answer, with the handlers, or
 // Resume, with answers given); no other call carries its state. On a
 // legacy connection it is CallTool.
-func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, *Continuation, error) {
+func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, *Continuation, error) {
 	if !c.modern {
 		r, err := c.CallTool(ctx, name, args, opts...)
 		return r, nil, err
@@ -495,16 +582,14 @@ func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...
 		return nil, k, err
 	}
 	r, err := decodeCallToolResult(res)
+	if err == nil {
+		co.keepRaw(res)
+	}
 	return r, nil, err
 }
 
-// DecodeCallToolResult decodes the raw result a Continuation returned.
-func DecodeCallToolResult(raw json.RawMessage) (*CallToolResult, error) {
-	return decodeCallToolResult(raw)
-}
-
 // GetPrompt gets a prompt, running its input rounds like CallTool.
-func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*core.GetPromptResult, error) {
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*mcp.GetPromptResult, error) {
 	p := params{{"name", quoteJSON(name)}}
 	if args != nil {
 		b, _ := json.Marshal(args)
@@ -514,7 +599,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	var r core.GetPromptResult
+	var r mcp.GetPromptResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, protocolError("prompts/get result: %v", err)
 	}
@@ -523,13 +608,13 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 
 // ReadResource reads a resource, running its input rounds like CallTool.
 // Modern results are cached per their ttlMs and cacheScope.
-func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*core.ReadResourceResult, error) {
+func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
 	p := params{{"uri", quoteJSON(uri)}}
 	res, err := c.do(ctx, "resources/read", p, callOpts(opts), nil, true, uri)
 	if err != nil {
 		return nil, err
 	}
-	var r core.ReadResourceResult
+	var r mcp.ReadResourceResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, protocolError("resources/read result: %v", err)
 	}
@@ -537,7 +622,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 }
 
 // Complete asks for completion/complete suggestions.
-func (c *Conn) Complete(ctx context.Context, req *core.CompleteParams, opts ...CallOption) (*core.CompleteResult, error) {
+func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts ...CallOption) (*mcp.CompleteResult, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -554,46 +639,31 @@ func (c *Conn) Complete(ctx context.Context, req *core.CompleteParams, opts ...C
 	if err != nil {
 		return nil, err
 	}
-	var r core.CompleteResult
+	var r mcp.CompleteResult
 	if err := json.Unmarshal(res, &r); err != nil {
 		return nil, protocolError("completion/complete result: %v", err)
 	}
 	return &r, nil
 }
 
-// ListPromptsResult is one page of prompts/list.
-type ListPromptsResult struct {
-	Prompts    []core.Prompt `json:"prompts"`
-	NextCursor *string       `json:"nextCursor"`
-}
-
-// ListPrompts fetches one page of prompts/list.
-func (c *Conn) ListPrompts(ctx context.Context, cursor *string, opts ...CallOption) (*ListPromptsResult, error) {
-	var r ListPromptsResult
+// ListPrompts fetches one page of prompts/list (cursor nil: the first;
+// NextCursor nil: the last page).
+func (c *Conn) ListPrompts(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListPromptsResult, error) {
+	var r mcp.ListPromptsResult
 	return &r, c.list(ctx, "prompts/list", cursor, opts, &r)
 }
 
-// ListResourcesResult is one page of resources/list.
-type ListResourcesResult struct {
-	Resources  []core.Resource `json:"resources"`
-	NextCursor *string         `json:"nextCursor"`
-}
-
-// ListResources fetches one page of resources/list.
-func (c *Conn) ListResources(ctx context.Context, cursor *string, opts ...CallOption) (*ListResourcesResult, error) {
-	var r ListResourcesResult
+// ListResources fetches one page of resources/list (cursor nil: the
+// first; NextCursor nil: the last page).
+func (c *Conn) ListResources(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListResourcesResult, error) {
+	var r mcp.ListResourcesResult
 	return &r, c.list(ctx, "resources/list", cursor, opts, &r)
 }
 
-// ListResourceTemplatesResult is one page of resources/templates/list.
-type ListResourceTemplatesResult struct {
-	ResourceTemplates []core.ResourceTemplate `json:"resourceTemplates"`
-	NextCursor        *string                 `json:"nextCursor"`
-}
-
-// ListResourceTemplates fetches one page of resources/templates/list.
-func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts ...CallOption) (*ListResourceTemplatesResult, error) {
-	var r ListResourceTemplatesResult
+// ListResourceTemplates fetches one page of resources/templates/list
+// (cursor nil: the first; NextCursor nil: the last page).
+func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListResourceTemplatesResult, error) {
+	var r mcp.ListResourceTemplatesResult
 	return &r, c.list(ctx, "resources/templates/list", cursor, opts, &r)
 }
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Result types of 2026-07-28 (basic/index §ResultType).
@@ -36,7 +36,7 @@ func (c *Conn) callModern(ctx context.Context, method string, p params, co *call
 			h["Mcp-Protocol-Version"] = []string{c.version}
 			h["Mcp-Method"] = []string{method}
 			if hasName {
-				h["Mcp-Name"] = []string{core.EncodeHeaderValue(name)}
+				h["Mcp-Name"] = []string{mcp.EncodeHeaderValue(name)}
 			}
 		})
 		var res json.RawMessage
@@ -55,8 +55,9 @@ func (c *Conn) callModern(ctx context.Context, method string, p params, co *call
 			// -32022 naming our version among the supported ones (a server
 			// that changed its mind, or a gateway): retry once
 			// (2026-07-28 basic/versioning).
-			var uv *UnsupportedVersionError
-			if !versionRetried && (co == nil || !co.noVersionRetry) && errors.As(err, &uv) && pickVersion(uv.Supported) == c.version {
+			var uv *mcp.Error
+			if !versionRetried && (co == nil || !co.noVersionRetry) && errors.As(err, &uv) &&
+				uv.Code == mcp.CodeUnsupportedProtocolVersion && pickVersion(uv.Supported()) == c.version {
 				versionRetried = true
 				continue
 			}
@@ -101,16 +102,15 @@ func (c *Conn) discover(ctx context.Context, co *callOptions) (*Discovery, error
 
 func decodeDiscovery(url string, res json.RawMessage) (*Discovery, error) {
 	d := &Discovery{URL: url, Raw: res}
-	var w struct {
-		Discovery
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if err := json.Unmarshal(res, &w); err != nil {
+	if err := json.Unmarshal(res, &d.DiscoverResult); err != nil {
 		return nil, protocolError("server/discover result: %v", err)
 	}
-	d.SupportedVersions, d.Capabilities, d.Instructions = w.SupportedVersions, w.Capabilities, w.Instructions
-	if si, ok := w.Meta[core.MetaServerInfo]; ok {
-		var impl core.Implementation
+	var w struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(res, &w)
+	if si, ok := w.Meta[mcp.MetaServerInfo]; ok {
+		var impl mcp.Implementation
 		if json.Unmarshal(si, &impl) == nil {
 			d.ServerInfo = &impl
 		}

@@ -7,20 +7,14 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// InputRequest is one entry of an input_required result's inputRequests
-// (2026-07-28 basic/patterns/mrtr).
-type InputRequest struct {
-	Key    string          // its key in inputRequests
-	Method string          // elicitation/create, sampling/createMessage or roots/list
-	Params json.RawMessage // its params, raw
-}
-
-// inputRequired is a decoded input_required result.
+// inputRequired is a decoded input_required result (2026-07-28
+// basic/patterns/mrtr).
 type inputRequired struct {
-	requests []InputRequest // in the server's order
+	keys     []string // the keys of requests, in the server's order
+	requests mcp.InputRequests
 	hasReqs  bool
 	state    json.RawMessage // requestState, raw JSON string, byte for byte
 }
@@ -42,6 +36,7 @@ func parseInputRequired(res json.RawMessage) (*inputRequired, error) {
 	}
 	if reqs, ok := top["inputRequests"]; ok {
 		ir.hasReqs = true
+		ir.requests = mcp.InputRequests{}
 		dec := json.NewDecoder(bytes.NewReader(reqs))
 		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 			return nil, protocolError("inputRequests is not an object")
@@ -52,14 +47,18 @@ func parseInputRequired(res json.RawMessage) (*inputRequired, error) {
 				return nil, protocolError("inputRequests: %v", err)
 			}
 			key := t.(string)
-			var r struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if err := dec.Decode(&r); err != nil {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
 				return nil, protocolError("inputRequests[%q]: %v", key, err)
 			}
-			ir.requests = append(ir.requests, InputRequest{Key: key, Method: r.Method, Params: r.Params})
+			r := &mcp.InputRequest{}
+			if err := r.UnmarshalJSON(raw); err != nil {
+				return nil, protocolError("inputRequests[%q]: %v", key, err)
+			}
+			if _, dup := ir.requests[key]; !dup {
+				ir.keys = append(ir.keys, key)
+			}
+			ir.requests[key] = r
 		}
 	}
 	if !ir.hasReqs && ir.state == nil {
@@ -81,7 +80,7 @@ func (c *Conn) callMRTR(ctx context.Context, method string, p params, co *callOp
 	res, k, err := c.callOnce(ctx, method, p, co, extra, 0)
 	for err == nil && k != nil {
 		var responses json.RawMessage
-		if responses, err = c.answerAll(ctx, k.Requests); err != nil {
+		if responses, err = c.answerAll(ctx, k.Keys, k.Requests); err != nil {
 			return nil, rounds, err
 		}
 		rounds++
@@ -110,40 +109,45 @@ func (c *Conn) callOnce(ctx context.Context, method string, p params, co *callOp
 	if round >= c.opts.MaxRounds {
 		return nil, nil, &MaxRoundsError{Method: method, Rounds: round}
 	}
-	return nil, &Continuation{c: c, method: method, base: p, co: co, extra: extra, Requests: ir.requests, hasReqs: ir.hasReqs, state: ir.state, round: round + 1}, nil
+	return nil, &Continuation{c: c, method: method, base: p, co: co, extra: extra, Keys: ir.keys, Requests: ir.requests, hasReqs: ir.hasReqs, state: ir.state, round: round + 1}, nil
 }
 
 // Continuation is an unanswered input_required round of a tool call
 // (CallToolOnce). Its state belongs to this call only: other calls carry
 // none of it. Answer or Resume it once.
 type Continuation struct {
-	c        *Conn
-	method   string
-	base     params
-	co       *callOptions
-	extra    http.Header
-	hasReqs  bool
-	state    json.RawMessage
-	round    int
-	Requests []InputRequest // the inputs asked for, in the server's order
+	c       *Conn
+	method  string
+	base    params
+	co      *callOptions
+	extra   http.Header
+	hasReqs bool
+	state   json.RawMessage
+	round   int
+	// Keys are the keys of Requests, in the server's order.
+	Keys []string
+	// Requests are the inputs asked for, by key; a decoded request keeps
+	// its params raw (a json.RawMessage).
+	Requests mcp.InputRequests
 }
 
 // Resume retries the tool call with the given answers (a result per
-// Requests key: ElicitResult, CreateMessageResult or ListRootsResult JSON).
+// Requests key: mcp.ElicitResult, mcp.CreateMessageResult or
+// mcp.ListRootsResult JSON).
 // It returns the complete result, or the next Continuation.
-func (k *Continuation) Resume(ctx context.Context, responses map[string]json.RawMessage) (*CallToolResult, *Continuation, error) {
+func (k *Continuation) Resume(ctx context.Context, responses map[string]json.RawMessage) (*mcp.CallToolResult, *Continuation, error) {
 	var b []byte
 	if k.hasReqs {
 		b = []byte{'{'}
-		for i, r := range k.Requests {
-			v, ok := responses[r.Key]
+		for i, key := range k.Keys {
+			v, ok := responses[key]
 			if !ok {
-				return nil, nil, fmt.Errorf("mcp client: no response for input %q", r.Key)
+				return nil, nil, fmt.Errorf("mcp client: no response for input %q", key)
 			}
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(append(appendJSONString(b, r.Key), ':'), v...)
+			b = append(append(appendJSONString(b, key), ':'), v...)
 		}
 		b = append(b, '}')
 	}
@@ -152,8 +156,8 @@ func (k *Continuation) Resume(ctx context.Context, responses map[string]json.Raw
 
 // Answer answers the inputs with the Conn's handlers (Options.Elicitation,
 // Sampling, Roots) and resumes.
-func (k *Continuation) Answer(ctx context.Context) (*CallToolResult, *Continuation, error) {
-	b, err := k.c.answerAll(ctx, k.Requests)
+func (k *Continuation) Answer(ctx context.Context) (*mcp.CallToolResult, *Continuation, error) {
+	b, err := k.c.answerAll(ctx, k.Keys, k.Requests)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,11 +167,14 @@ func (k *Continuation) Answer(ctx context.Context) (*CallToolResult, *Continuati
 	return k.toolResult(k.resume(ctx, b))
 }
 
-func (k *Continuation) toolResult(raw json.RawMessage, next *Continuation, err error) (*CallToolResult, *Continuation, error) {
+func (k *Continuation) toolResult(raw json.RawMessage, next *Continuation, err error) (*mcp.CallToolResult, *Continuation, error) {
 	if err != nil || next != nil {
 		return nil, next, err
 	}
 	r, err := decodeCallToolResult(raw)
+	if err == nil {
+		k.co.keepRaw(raw)
+	}
 	return r, nil, err
 }
 
@@ -182,24 +189,42 @@ func (k *Continuation) resume(ctx context.Context, responses json.RawMessage) (j
 	return k.c.callOnce(ctx, k.method, p, k.co, k.extra, k.round)
 }
 
-// answerAll answers every input request in order and returns the
-// inputResponses object.
-func (c *Conn) answerAll(ctx context.Context, reqs []InputRequest) (json.RawMessage, error) {
+// answerAll answers every input request in the order of keys and returns
+// the inputResponses object.
+func (c *Conn) answerAll(ctx context.Context, keys []string, reqs mcp.InputRequests) (json.RawMessage, error) {
 	b := []byte{'{'}
-	for i, r := range reqs {
-		if !c.declared(r.Method, r.Params) {
-			return nil, protocolError("input request %q of undeclared kind %s", r.Key, r.Method)
+	for i, key := range keys {
+		r := reqs[key]
+		p := rawParams(r)
+		if !c.declared(r.Method, p) {
+			return nil, protocolError("input request %q of undeclared kind %s", key, r.Method)
 		}
-		v, err := c.answerInput(ctx, r.Method, r.Params)
+		v, err := c.answerInput(ctx, r.Method, p)
 		if err != nil {
 			return nil, err
 		}
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(append(appendJSONString(b, r.Key), ':'), v...)
+		b = append(append(appendJSONString(b, key), ':'), v...)
 	}
 	return append(b, '}'), nil
+}
+
+// rawParams returns the params of an input request as raw JSON: as
+// received, or (for a request a caller built) marshalled.
+func rawParams(r *mcp.InputRequest) json.RawMessage {
+	switch p := r.Params.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		return p
+	}
+	b, err := json.Marshal(r.Params)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // declared reports whether the client declared the capability an input
@@ -253,10 +278,10 @@ func (c *Conn) answerInput(ctx context.Context, method string, p json.RawMessage
 			return nil, err
 		}
 		if r == nil {
-			r = &ElicitResult{Action: ActionCancel}
+			r = &mcp.ElicitResult{Action: mcp.ActionCancel}
 		}
 		switch r.Action {
-		case ActionAccept:
+		case mcp.ActionAccept:
 			if w.Mode == "url" {
 				return json.RawMessage(`{"action":"accept"}`), nil // URL accept: no content
 			}
@@ -272,9 +297,9 @@ func (c *Conn) answerInput(ctx context.Context, method string, p json.RawMessage
 				return nil, err
 			}
 			return append(append([]byte(`{"action":"accept","content":`), cb...), '}'), nil
-		case ActionDecline:
+		case mcp.ActionDecline:
 			return json.RawMessage(`{"action":"decline"}`), nil
-		case ActionCancel:
+		case mcp.ActionCancel:
 			return json.RawMessage(`{"action":"cancel"}`), nil
 		}
 		return nil, fmt.Errorf("mcp client: elicitation handler returned action %q", r.Action)
@@ -286,10 +311,10 @@ func (c *Conn) answerInput(ctx context.Context, method string, p json.RawMessage
 			return nil, err
 		}
 		if roots == nil {
-			roots = []core.Root{}
+			roots = []mcp.Root{}
 		}
 		b, err := json.Marshal(struct {
-			Roots []core.Root `json:"roots"`
+			Roots []mcp.Root `json:"roots"`
 		}{roots})
 		return b, err
 	}

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Mode selects the protocol era a Conn speaks.
@@ -98,7 +98,7 @@ type Options struct {
 	// TokenSource token, or a call's own credential, replaces it.
 	Header http.Header
 	// ClientInfo names this client. Zero means {"mcpfn-client", "0"}.
-	ClientInfo core.Implementation
+	ClientInfo mcp.Implementation
 	// OmitClientInfo leaves io.modelcontextprotocol/clientInfo out of
 	// 2026-07-28 requests (it is sent by default).
 	OmitClientInfo bool
@@ -123,7 +123,7 @@ type Options struct {
 	Notification func(method string, params json.RawMessage)
 	// LogLevel, if set, asks for notifications/message at or above it
 	// (per request in 2026-07-28; logging/setLevel in legacy sessions).
-	LogLevel core.LoggingLevel
+	LogLevel mcp.LoggingLevel
 
 	// NoGETStream keeps legacy sessions from opening the GET stream on
 	// which servers send requests and notifications outside a request.
@@ -194,29 +194,18 @@ type ElicitRequest struct {
 	ElicitationID string
 }
 
-// Elicitation actions.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-)
-
-// ElicitResult is the user's answer. Content is sent only with an accepted
-// form.
-type ElicitResult struct {
-	Action  string
-	Content map[string]any
-}
-
-// ElicitationHandler asks the user. It must honour ctx.
-type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error)
+// ElicitationHandler asks the user and returns the answer: its Action
+// (mcp.ActionAccept, mcp.ActionDecline or mcp.ActionCancel), and with an
+// accepted form the form's Content, which is the only case Content is sent
+// in. A nil answer is a cancel. It must honour ctx.
+type ElicitationHandler func(ctx context.Context, req *ElicitRequest) (*mcp.ElicitResult, error)
 
 // SamplingHandler answers sampling/createMessage: params and result are raw
 // CreateMessageRequest params and CreateMessageResult.
 type SamplingHandler func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 
 // RootsHandler answers roots/list.
-type RootsHandler func(ctx context.Context) ([]core.Root, error)
+type RootsHandler func(ctx context.Context) ([]mcp.Root, error)
 
 // Progress is a notifications/progress for one request.
 type Progress struct {
@@ -252,6 +241,8 @@ type callOptions struct {
 	header    http.Header // never holds Authorization (see authz)
 	// noVersionRetry: the probe retries -32022 itself.
 	noVersionRetry bool
+	// raw, when set, receives the complete result as received.
+	raw *json.RawMessage
 }
 
 // WithProgress asks for progress notifications of this request (a
@@ -271,6 +262,22 @@ func WithAuthorization(token string) CallOption {
 		if token != "" {
 			o.authz = "Bearer " + token
 		}
+	}
+}
+
+// WithRawResult stores the call's complete result, as the server sent it,
+// in *dst when the call succeeds: the bytes behind the decoded value the
+// method returns (for a multi round-trip call, the last round's). A result
+// served from the cache is the cached bytes; dst must not be modified
+// after the call returns them.
+func WithRawResult(dst *json.RawMessage) CallOption {
+	return func(o *callOptions) { o.raw = dst }
+}
+
+// keepRaw stores raw where WithRawResult asked.
+func (co *callOptions) keepRaw(raw json.RawMessage) {
+	if co != nil && co.raw != nil {
+		*co.raw = raw
 	}
 }
 

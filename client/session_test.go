@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"github.com/mcpfn/mcpfn/mcp"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -179,8 +180,8 @@ func TestLegacyResubscribe(t *testing.T) {
 	acked := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Listen(ctx, client.ListenFilter{ResourceSubscriptions: []string{"test://r"}},
-			func(client.ListenFilter) { close(acked) }, func(client.Notification) {})
+		done <- c.Listen(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"test://r"}},
+			func(mcp.SubscriptionFilter) { close(acked) }, func(client.Notification) {})
 	}()
 	<-acked
 	srv.restart()

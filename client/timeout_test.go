@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpfn/mcpfn/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -224,7 +225,7 @@ func TestStreamTimeouts(t *testing.T) {
 		// A subscription that stays silent ends the same way.
 		start = time.Now()
 		acked := false
-		err = c.Listen(t.Context(), client.ListenFilter{ToolsListChanged: true}, func(client.ListenFilter) { acked = true }, nil)
+		err = c.Listen(t.Context(), mcp.SubscriptionFilter{ToolsListChanged: true}, func(mcp.SubscriptionFilter) { acked = true }, nil)
 		if !acked || !errors.Is(err, client.ErrTimeout) || time.Since(start) != client.DefaultStreamIdleTimeout {
 			t.Fatalf("silent subscription: acked %v, %v after %v", acked, err, time.Since(start))
 		}

@@ -108,10 +108,10 @@ func TestAdvancedMode(t *testing.T) {
 		"": {Tools: []*core.Tool{
 			{Name: "alpha", Description: "First."},
 			{Name: "beta", Description: "Second.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
-		}, NextCursor: "page-2"},
+		}, NextCursor: ptr("page-2")},
 		"page-2": {Tools: []*core.Tool{
 			{Name: "gamma", Description: "Third.", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
-		}, NextCursor: "page-3", Cache: &core.CacheHint{TTL: 5 * time.Second, Scope: core.CacheScopePublic}},
+		}, NextCursor: ptr("page-3"), TTLMs: ptr(int64(5000)), CacheScope: core.CacheScopePublic},
 		"page-3": {Tools: []*core.Tool{{Name: "delta", Description: "Fourth.", OutputSchema: json.RawMessage(`{"type":"string"}`)}}},
 	}
 	var listed atomic.Int32
@@ -192,6 +192,69 @@ func TestAdvancedMode(t *testing.T) {
 			t.Error("ListToolsHandler without CallToolHandler accepted")
 		}
 	})
+}
+
+// TestAdvancedPageHint: a page's TTLMs and CacheScope each replace their
+// part of the server's tools/list hint (CacheHints), a negative ttlMs is 0,
+// and an empty string is a cursor the server follows, not the last page
+// (2026-07-28 server/utilities/pagination).
+func TestAdvancedPageHint(t *testing.T) {
+	t.Parallel()
+	tool := func(n string) []*core.Tool { return []*core.Tool{{Name: n}} }
+	pages := map[string]*core.ListToolsResult{
+		"":      {Tools: tool("a"), NextCursor: ptr("ttl")},
+		"ttl":   {Tools: tool("b"), NextCursor: ptr("scope"), TTLMs: ptr(int64(250))},
+		"scope": {Tools: tool("c"), NextCursor: ptr("neg"), CacheScope: core.CacheScopePrivate},
+		"neg":   {Tools: tool("d"), NextCursor: ptr("last"), TTLMs: ptr(int64(-5))},
+		"last":  {Tools: tool("e")},
+	}
+	srv := core.NewServer(testImpl, &core.ServerOptions{
+		CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}},
+		ListToolsHandler: func(ctx context.Context, req *core.ListToolsRequest) (*core.ListToolsResult, error) {
+			return pages[req.Cursor], nil
+		},
+		CallToolHandler: func(ctx context.Context, req *core.CallToolRequest) (*core.CallToolResult, error) {
+			return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "ran " + req.Params.Name}}}, nil
+		},
+	})
+	for i, want := range []struct {
+		cursor string
+		ttl    int64
+		scope  string
+	}{{"", 60000, "public"}, {"ttl", 250, "public"}, {"scope", 60000, "private"}, {"neg", 0, "public"}, {"last", 60000, "public"}} {
+		var params map[string]any
+		if want.cursor != "" {
+			params = map[string]any{"cursor": want.cursor}
+		}
+		res := mreq(i+1, "tools/list", params).do(t, srv).result(t)
+		if num(t, res["ttlMs"]) != want.ttl || str(res["cacheScope"]) != want.scope {
+			t.Errorf("page %q: hint %v/%v, want %v/%v", want.cursor, res["ttlMs"], res["cacheScope"], want.ttl, want.scope)
+		}
+	}
+	// A call walks the pages to its tool: "" as a next cursor is followed,
+	// and listing follows it too.
+	walked := core.NewServer(testImpl, &core.ServerOptions{
+		ListToolsHandler: func(ctx context.Context, req *core.ListToolsRequest) (*core.ListToolsResult, error) {
+			if !req.HasCursor {
+				return &core.ListToolsResult{Tools: tool("first"), NextCursor: ptr("")}, nil
+			}
+			if req.Cursor == "" {
+				return &core.ListToolsResult{Tools: tool("second")}, nil
+			}
+			return nil, core.InvalidParamsError("Invalid params: unknown cursor")
+		},
+		CallToolHandler: func(ctx context.Context, req *core.CallToolRequest) (*core.CallToolResult, error) {
+			return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "ran " + req.Params.Name}}}, nil
+		},
+	})
+	first := mreq(10, "tools/list", nil).do(t, walked).result(t)
+	if next, ok := first["nextCursor"]; !ok || next != "" {
+		t.Fatalf(`first page: nextCursor %v (present %v), want ""`, next, ok)
+	}
+	res := mreq(11, "tools/call", map[string]any{"name": "second", "arguments": map[string]any{}}).do(t, walked).result(t)
+	if str(at(res, "content", 0, "text")) != "ran second" {
+		t.Fatalf(`the call did not find the tool behind the cursor "": %v`, res)
+	}
 }
 
 // TestAdvancedLegacyUnlisted checks a legacy call, in advanced mode, to a tool

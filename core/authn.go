@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Authenticator plugs request authentication and authorization into the
@@ -73,26 +73,6 @@ type Operation struct {
 	// ProtocolVersion is the revision the request speaks.
 	ProtocolVersion string
 }
-
-// WithHTTP sets the HTTP status and extra response headers (e.g.
-// WWW-Authenticate, Retry-After) of the response carrying e, and returns e.
-// They apply when e answers the request before anything else was written:
-// returned by an Authenticator, or by a handler before its first
-// notification (after it, e travels as a JSON-RPC error on the open stream
-// and the server logs a warning). A zero status keeps the status derived from
-// Code.
-func (e *Error) WithHTTP(status int, header http.Header) *Error {
-	e.status = status
-	e.header = header
-	return e
-}
-
-// HTTPStatus returns the status set by WithHTTP (or by the server), or 0.
-func (e *Error) HTTPStatus() int { return e.status }
-
-// HTTPHeader returns the response headers set by WithHTTP, or nil. Callers
-// must not modify them.
-func (e *Error) HTTPHeader() http.Header { return e.header }
 
 // Authenticator returns ServerOptions.Authenticator, or nil. Adapters use it
 // to route the authenticator's metadata paths to the server.
@@ -242,10 +222,10 @@ func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err erro
 	var e *Error
 	status := http.StatusInternalServerError
 	if errors.As(err, &e) {
-		if e.status != 0 {
-			status = e.status
+		if st := e.HTTPStatus(); st != 0 {
+			status = st
 		}
-		copyHeader(w.Header(), e.header)
+		copyHeader(w.Header(), e.HTTPHeader())
 		if e.Cause != nil {
 			s.log.DebugContext(r.Context(), "request refused", "status", status, "error", e.Cause.Error())
 		}
@@ -265,7 +245,7 @@ func copyHeader(dst, src http.Header) {
 // errorHeaders makes the headers of e part of x's response, and warns when the
 // status cannot apply any more because the stream has begun.
 func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
-	if e == nil || (e.header == nil && e.status < 400) {
+	if e == nil || (e.HTTPHeader() == nil && e.HTTPStatus() < 400) {
 		return
 	}
 	x.mu.Lock()
@@ -273,10 +253,11 @@ func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
 	x.mu.Unlock()
 	if started {
 		s.log.WarnContext(ctx, "an error with an HTTP status came after the response stream began; sent as a JSON-RPC error",
-			"code", e.Code, "status", e.status)
+			"code", e.Code, "status", e.HTTPStatus())
 		return
 	}
-	if e.header == nil {
+	eh := e.HTTPHeader()
+	if eh == nil {
 		return
 	}
 	prev := x.header
@@ -284,7 +265,7 @@ func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
 		if prev != nil {
 			prev(h)
 		}
-		copyHeader(h, e.header)
+		copyHeader(h, eh)
 	}
 }
 

@@ -87,11 +87,10 @@ func authServer(t *testing.T, a *recordingAuth, opts *core.ServerOptions) *core.
 		func(ctx context.Context, req *core.CallToolRequest, in map[string]any) (string, error) {
 			return "ok", nil
 		})
-	core.AddTool(srv, &core.Tool{Name: "needs-sampling", Description: "Needs sampling.",
-		RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}},
+	core.AddTool(srv, &core.Tool{Name: "needs-sampling", Description: "Needs sampling."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			return "ok", nil
-		})
+		}, &core.ToolOptions{RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}})
 	core.AddTool(srv, &core.Tool{Name: "late-refusal", Description: "Refuses after a notification."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			req.NotifyProgress(ctx, 1, 2, "working")

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // bridgeNeeded is returned by a legacy method handler whose tool, prompt or
@@ -201,7 +201,7 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		a := answers[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *wireError      `json:"error"`
+			Error  *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(a, &resp); err != nil {
 			return nil, ServerError("The client's answer to %s is malformed", ids[id])

@@ -8,9 +8,10 @@ import (
 	"math/big"
 	"strconv"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/core/internal/schema"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // parseParams walks the members of params: own reads the method's own
@@ -118,8 +119,8 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		st = s.unlisted
 	}
 	if st == nil {
-		return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %s", p.Name),
-			Data: map[string]any{"name": p.Name}}
+		return nil, NewError(CodeInvalidParams, fmt.Sprintf("Unknown tool: %s", p.Name)).
+			WithData(map[string]any{"name": p.Name})
 	}
 	// Arguments are decoded into a value tree only when needed: for header
 	// checks, and for validation that the fast path cannot prove.
@@ -150,7 +151,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err := s.setInput(ctx, r, mrtrCall{binding: binding, responses: p.inputResponses, token: p.requestState, hasToken: hasState}); err != nil {
 		return nil, err
 	}
-	if err := r.RequireCapabilities(st.tool.RequiredCapabilities); err != nil {
+	if err := r.RequireCapabilities(st.required); err != nil {
 		return nil, err
 	}
 	req := &CallToolRequest{Request: r, Params: p}
@@ -223,10 +224,10 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 				return st, nil
 			}
 		}
-		if res.NextCursor == "" {
+		if res.NextCursor == nil {
 			return nil, nil
 		}
-		lr.Cursor, lr.HasCursor = res.NextCursor, true
+		lr.Cursor, lr.HasCursor = *res.NextCursor, true
 	}
 	return nil, nil
 }
@@ -296,7 +297,7 @@ func checkParamHeaders(h map[string][]string, params []headerParam, args any) er
 		if !hasHeader {
 			return headerMismatch("the " + hp.canon + " header is required: the argument is present")
 		}
-		dec, ok := decodeHeaderValue(hv)
+		dec, ok := mcp.DecodeHeaderValue(hv)
 		if !ok {
 			return headerMismatch("the " + hp.canon + " header holds invalid characters")
 		}

@@ -12,7 +12,7 @@ func BenchmarkCapsClone(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if c.clone() == c {
+		if cloneCaps(c) == c {
 			b.Fatal("not a copy")
 		}
 	}
@@ -24,7 +24,7 @@ func TestCapsCloneIsDeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.clone()
+	d := cloneCaps(c)
 	d.Elicitation.Form["x"].(map[string]any)["y"].([]any)[0] = 2
 	d.Sampling.Tools["t"] = true
 	d.Experimental["e"]["k"] = 2
@@ -32,7 +32,7 @@ func TestCapsCloneIsDeep(t *testing.T) {
 	if c.Elicitation.Form["x"].(map[string]any)["y"].([]any)[0] != float64(1) || len(c.Sampling.Tools) != 0 || c.Experimental["e"]["k"] != float64(1) || c.Roots != nil {
 		t.Errorf("the copy shares state with the original: %+v", c)
 	}
-	if (*ClientCapabilities)(nil).clone() == nil {
+	if cloneCaps(nil) == nil {
 		t.Errorf("the copy of nil is nil")
 	}
 }

@@ -3,10 +3,14 @@
 // initialize-based revisions 2025-11-25, 2025-06-18 and 2025-03-26 on one
 // Streamable HTTP endpoint, built to run as a serverless or edge function.
 //
-// core imports only the standard library and two schema libraries
-// (github.com/invopop/jsonschema to derive schemas from Go types,
-// github.com/google/jsonschema-go to validate arguments, JSON Schema 2020-12
-// and draft-07). Platform
+// The protocol's wire types (tools, content, results, capabilities, input
+// requests, error codes and the one error type) are those of package
+// github.com/mcpfn/mcpfn/mcp, which the client shares; core aliases them
+// ([Tool] is mcp.Tool, [Error] is mcp.Error), so server code names them
+// either way. Beyond mcp, core imports only the standard library and two
+// schema libraries (github.com/invopop/jsonschema to derive schemas from Go
+// types, github.com/google/jsonschema-go to validate arguments, JSON Schema
+// 2020-12 and draft-07). Platform
 // adapters (adapters/nethttp, adapters/lambda, adapters/gcf) and stores
 // (store/memory, store/dynamo) depend on it, never the reverse.
 //
@@ -33,7 +37,8 @@
 // [AddTool] registers a typed handler. The input schema is derived from the
 // argument type once, at registration, arguments are validated against it
 // before the handler runs, and the output schema comes from the result type
-// (see [OutputPolicy]): a result is sent as structuredContent only where its
+// (see [OutputPolicy], set with [ToolOptions], the optional last argument
+// of [AddTool]): a result is sent as structuredContent only where its
 // outputSchema is advertised, so a result of an interface type such as any
 // is text only unless [Tool].OutputSchema supplies a schema. Tools and forms ([NewForm]) read one tag dialect, the
 // `jsonschema` struct tag: key=value items as invopop/jsonschema reads them

@@ -23,7 +23,7 @@ type era interface {
 	// appendResultHead appends, each followed by a comma, the members a
 	// result carries before its _meta: resultType and the cache hint of
 	// cacheMethod ("" for none; hint overrides the configured one).
-	appendResultHead(b []byte, r *Request, cacheMethod string, hint *CacheHint) []byte
+	appendResultHead(b []byte, r *Request, cacheMethod string, hint *cacheWire) []byte
 	// appendMeta appends `"_meta":{...},` when there is anything to send:
 	// the handler's user meta, and serverInfo where the era carries it.
 	appendMeta(b []byte, r *Request, user Meta) []byte

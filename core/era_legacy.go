@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // legacyEra is the initialize revisions 2025-11-25, 2025-06-18 and
@@ -17,7 +17,7 @@ type legacyEra struct{}
 
 func (legacyEra) errorStatus(code int) int { return httpStatusLegacy(code) }
 
-func (legacyEra) appendResultHead(b []byte, _ *Request, _ string, _ *CacheHint) []byte { return b }
+func (legacyEra) appendResultHead(b []byte, _ *Request, _ string, _ *cacheWire) []byte { return b }
 
 func (legacyEra) appendMeta(b []byte, _ *Request, user Meta) []byte {
 	if len(user) == 0 {

@@ -15,18 +15,12 @@ type modernEra struct{}
 
 func (modernEra) errorStatus(code int) int { return httpStatusModern(code) }
 
-func (modernEra) appendResultHead(b []byte, r *Request, cacheMethod string, hint *CacheHint) []byte {
+func (modernEra) appendResultHead(b []byte, r *Request, cacheMethod string, hint *cacheWire) []byte {
 	b = append(b, `"resultType":"complete"`...)
 	if cacheMethod != "" {
 		h := r.srv.hints[cacheMethod]
 		if hint != nil {
-			h = cacheWire{ttlMs: hint.TTL.Milliseconds(), scope: hint.Scope}
-			if h.scope == "" {
-				h.scope = CacheScopePrivate
-			}
-			if h.ttlMs < 0 {
-				h.ttlMs = 0
-			}
+			h = *hint
 		}
 		b = append(b, `,"ttlMs":`...)
 		b = strconv.AppendInt(b, h.ttlMs, 10)

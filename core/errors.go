@@ -4,63 +4,44 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// JSON-RPC and MCP error codes.
+// JSON-RPC and MCP error codes (see the mcp constants of the same names).
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	CodeParseError     = mcp.CodeParseError
+	CodeInvalidRequest = mcp.CodeInvalidRequest
+	CodeMethodNotFound = mcp.CodeMethodNotFound
+	CodeInvalidParams  = mcp.CodeInvalidParams
+	CodeInternalError  = mcp.CodeInternalError
 	// CodeResourceNotFound is the legacy (2025-*) code for a missing resource. The
 	// 2026-07-28 revision uses CodeInvalidParams instead.
-	CodeResourceNotFound = -32002
+	CodeResourceNotFound = mcp.CodeResourceNotFound
 	// CodeHeaderMismatch: a mirrored HTTP header is missing, invalid or differs
 	// from the body (2026-07-28).
-	CodeHeaderMismatch = -32020
+	CodeHeaderMismatch = mcp.CodeHeaderMismatch
 	// CodeMissingRequiredClientCapability: the request needs a client
 	// capability its _meta does not declare (2026-07-28).
-	CodeMissingRequiredClientCapability = -32021
+	CodeMissingRequiredClientCapability = mcp.CodeMissingRequiredClientCapability
 	// CodeUnsupportedProtocolVersion: the requested revision is not served
 	// (2026-07-28).
-	CodeUnsupportedProtocolVersion = -32022
+	CodeUnsupportedProtocolVersion = mcp.CodeUnsupportedProtocolVersion
 	// CodeURLElicitationRequired is the 2025-11-25 error a tool returns when the
 	// user must complete a URL elicitation first.
-	CodeURLElicitationRequired = -32042
+	CodeURLElicitationRequired = mcp.CodeURLElicitationRequired
 )
 
-// Error is the one protocol error type: a JSON-RPC error object plus an optional
-// cause that never leaves the process. Its Message is sent to the client, so it
-// must not hold internal detail; put that in Cause, which is only logged.
-type Error struct {
-	Code    int
-	Message string
-	// Data is sent as error.data when non-nil. It is marshalled with encoding/json.
-	Data any
-	// Cause is the underlying error, for logs and errors.Is/As. Never sent.
-	Cause error
+// Error is the one protocol error type, mcp.Error: a JSON-RPC error object
+// (code, message, raw data) plus an optional cause that never leaves the
+// process. Its Message is sent to the client, so it must not hold internal
+// detail; put that in Cause, which is only logged. Build it with NewError
+// (and WithData, WithHTTP) or the constructors below.
+type Error = mcp.Error
 
-	// status, when non-zero, overrides the HTTP status derived from Code (a
-	// missing _meta key is -32602 with 400, while a handler's -32602 is a 200).
-	status int
-	// header holds extra HTTP response headers (see WithHTTP in authn.go).
-	header http.Header
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	if e.Cause != nil {
-		return fmt.Sprintf("mcp error %d: %s: %v", e.Code, e.Message, e.Cause)
-	}
-	return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message)
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Cause }
-
-// NewError returns an *Error with the given code and message.
-func NewError(code int, message string) *Error { return &Error{Code: code, Message: message} }
+// NewError returns an *Error with the given code and message
+// (mcp.NewError).
+func NewError(code int, message string) *Error { return mcp.NewError(code, message) }
 
 // InvalidParamsError returns a -32602 error with the given message. A handler
 // returns it for arguments or parameters it cannot accept.
@@ -74,27 +55,16 @@ func ServerError(format string, args ...any) *Error {
 }
 
 // MissingCapabilityError returns the -32021 error naming the client
-// capabilities a request needs but did not declare.
+// capabilities a request needs but did not declare
+// (data.requiredCapabilities, which Error.RequiredCapabilities reads).
 func MissingCapabilityError(required *ClientCapabilities) *Error {
-	return &Error{
-		Code:    CodeMissingRequiredClientCapability,
-		Message: "Missing required client capability",
-		Data:    map[string]any{"requiredCapabilities": required},
-	}
+	return NewError(CodeMissingRequiredClientCapability, "Missing required client capability").
+		WithData(map[string]any{"requiredCapabilities": required})
 }
 
 // CodeOf returns the JSON-RPC code of err: the Code of an *Error in its chain,
-// 0 for nil, and CodeInternalError for anything else.
-func CodeOf(err error) int {
-	if err == nil {
-		return 0
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return CodeInternalError
-}
+// 0 for nil, and CodeInternalError for anything else (mcp.CodeOf).
+func CodeOf(err error) int { return mcp.CodeOf(err) }
 
 // Sentinel errors returned by stores and key providers, wrapped with %w.
 var (
@@ -106,21 +76,15 @@ var (
 	ErrKeyNotFound = errors.New("mcp: signing key not found")
 )
 
-// wireError is the JSON form of a JSON-RPC error object.
-type wireError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
-// toWireError turns any error into the error object sent to the client. Errors
-// that are not *Error become a generic -32603 so that no internal text leaks.
-func toWireError(err error) *wireError {
+// toWireError turns any error into the error object sent to the client: its
+// code, message and data, without the cause. Errors that are not *Error
+// become a generic -32603 so that no internal text leaks.
+func toWireError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
-		return &wireError{Code: e.Code, Message: e.Message, Data: e.Data}
+		return &Error{Code: e.Code, Message: e.Message, Data: e.Data}
 	}
-	return &wireError{Code: CodeInternalError, Message: "Internal error"}
+	return &Error{Code: CodeInternalError, Message: "Internal error"}
 }
 
 // httpStatusModern is the HTTP status of a modern (2026-07-28) error response.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 type getStream struct {

@@ -33,9 +33,8 @@ func TestCapabilitiesNotSharedBetweenServers(t *testing.T) {
 			return "granted", nil
 		})
 	b := core.NewServer(testImpl, nil)
-	core.AddTool(b, &core.Tool{Name: "needs_sampling", Description: "Needs sampling.",
-		RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}},
-		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "sampled", nil })
+	core.AddTool(b, &core.Tool{Name: "needs_sampling", Description: "Needs sampling."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "sampled", nil }, &core.ToolOptions{RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}})
 	core.AddTool(b, &core.Tool{Name: "needs_url", Description: "Needs URL elicitation."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			if err := req.RequireCapabilities(&core.ClientCapabilities{Elicitation: &core.ElicitationCapabilities{URL: map[string]any{}}}); err != nil {

@@ -1,26 +1,25 @@
 package core
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/textproto"
 	"sort"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// HTTP header names of the Streamable HTTP transport.
+// HTTP header names of the Streamable HTTP transport (see the mcp constants
+// of the same names).
 const (
-	HeaderProtocolVersion = "MCP-Protocol-Version"
-	HeaderMethod          = "Mcp-Method"
-	HeaderName            = "Mcp-Name"
-	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = mcp.HeaderProtocolVersion
+	HeaderMethod          = mcp.HeaderMethod
+	HeaderName            = mcp.HeaderName
+	HeaderSessionID       = mcp.HeaderSessionID
 	// HeaderParamPrefix starts the headers that mirror tool arguments
 	// declared with x-mcp-header.
-	HeaderParamPrefix = "Mcp-Param-"
+	HeaderParamPrefix = mcp.HeaderParamPrefix
 )
 
 // Canonical forms of the header names, as net/http stores them.
@@ -28,11 +27,6 @@ var (
 	canonProtocolVersion = canonicalHeader(HeaderProtocolVersion)
 	canonMethod          = canonicalHeader(HeaderMethod)
 	canonName            = canonicalHeader(HeaderName)
-)
-
-const (
-	b64Prefix = "=?base64?"
-	b64Suffix = "?="
 )
 
 // headerValue returns the single value of a header, whether it was present, and
@@ -49,58 +43,15 @@ func headerValue(h http.Header, canonicalName string) (v string, present, repeat
 	return vs[0], true, true
 }
 
-// decodeHeaderValue decodes a mirrored header value: the Base64 sentinel form
-// =?base64?...?= (standard alphabet with padding) or a plain value of
-// visible ASCII and spaces. ok is false when the value is malformed or holds
-// bytes a plain header value may not carry.
-func decodeHeaderValue(v string) (string, bool) {
-	if strings.HasPrefix(v, b64Prefix) && strings.HasSuffix(v, b64Suffix) && len(v) >= len(b64Prefix)+len(b64Suffix) {
-		enc := v[len(b64Prefix) : len(v)-len(b64Suffix)]
-		// Strict: the standard alphabet with padding, as SEP-2243's test
-		// cases require (missing padding is malformed).
-		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
-		if err != nil {
-			return "", false
-		}
-		if !utf8.Valid(dec) {
-			return "", false
-		}
-		return string(dec), true
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c < 0x20 || c >= 0x7f {
-			return "", false
-		}
-	}
-	return v, true
-}
-
-// encodeHeaderValue is the client side of decodeHeaderValue: plain when safe,
-// the Base64 sentinel form otherwise.
-func encodeHeaderValue(v string) string {
-	safe := v == strings.TrimSpace(v) && !(strings.HasPrefix(v, b64Prefix) && strings.HasSuffix(v, b64Suffix))
-	for i := 0; safe && i < len(v); i++ {
-		if v[i] < 0x20 || v[i] >= 0x7f {
-			safe = false
-		}
-	}
-	if safe {
-		return v
-	}
-	return b64Prefix + base64.StdEncoding.EncodeToString([]byte(v)) + b64Suffix
-}
-
 // EncodeHeaderValue encodes a value for Mcp-Name or an Mcp-Param-* header as
-// clients must: as is when it is plain visible ASCII without surrounding
-// spaces, otherwise in the =?base64?...?= form.
-func EncodeHeaderValue(v string) string { return encodeHeaderValue(v) }
+// clients must (mcp.EncodeHeaderValue).
+func EncodeHeaderValue(v string) string { return mcp.EncodeHeaderValue(v) }
 
 // isToken reports whether s is an RFC 9110 token (1*tchar).
 func isToken(s string) bool { return mcpheader.IsToken(s) }
 
 func headerMismatch(format string) *Error {
-	return &Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + format, status: http.StatusBadRequest}
+	return NewError(CodeHeaderMismatch, "Header mismatch: "+format).WithHTTP(http.StatusBadRequest, nil)
 }
 
 func canonicalHeader(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }

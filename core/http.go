@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // ServeHTTP serves the MCP endpoint over Streamable HTTP: POST carries
@@ -28,7 +28,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !hostOK || (origin != "" && !s.originAllowed(r, origin)) {
 		s.log.WarnContext(r.Context(), "refused request from a foreign origin or host",
 			"origin", origin, "host", r.Host)
-		writeJSONError(w, http.StatusForbidden, nil, &wireError{Code: CodeInvalidRequest, Message: "Forbidden: origin or host not allowed"})
+		writeJSONError(w, http.StatusForbidden, nil, &Error{Code: CodeInvalidRequest, Message: "Forbidden: origin or host not allowed"})
 		return
 	}
 	if origin != "" {
@@ -78,7 +78,7 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter) {
 }
 
 // writeJSONError writes a complete JSON-RPC error response.
-func writeJSONError(w http.ResponseWriter, status int, id []byte, e *wireError) {
+func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {
 	b := appendErrorResponse(make([]byte, 0, 128), id, e)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -124,7 +124,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	max := s.opts.MaxRequestBytes
 	tooLarge := func() ([]byte, bool) {
 		writeJSONError(w, http.StatusRequestEntityTooLarge, nil,
-			&wireError{Code: CodeInvalidRequest, Message: "Invalid Request: body too large"})
+			&Error{Code: CodeInvalidRequest, Message: "Invalid Request: body too large"})
 		return nil, false
 	}
 	if r.ContentLength > max {
@@ -146,11 +146,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	}
 	if err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			writeJSONError(w, http.StatusRequestTimeout, nil, &wireError{Code: CodeInvalidRequest,
+			writeJSONError(w, http.StatusRequestTimeout, nil, &Error{Code: CodeInvalidRequest,
 				Message: "Request Timeout: the body was not received in time"})
 			return nil, false
 		}
-		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: could not read the body"})
+		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeParseError, Message: "Parse error: could not read the body"})
 		return nil, false
 	}
 	return body, true
@@ -182,14 +182,14 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
-				&wireError{Code: CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json"})
+				&Error{Code: CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json"})
 			return
 		}
 	}
 	acc := parseAccept(r.Header.Get("Accept"))
 	if !acc.json && !acc.sse {
 		writeJSONError(w, http.StatusNotAcceptable, nil,
-			&wireError{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
+			&Error{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
 		return
 	}
 	body, ok := s.readBody(w, r)
@@ -197,7 +197,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !json.Valid(body) {
-		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
+		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
 		return
 	}
 	if first := body[jsonwire.SkipSpace(body, 0)]; first == '[' {

@@ -5,27 +5,51 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 	schemas "github.com/mcpfn/mcpfn/core/internal/schema"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// Methods of input requests.
+// Methods of input requests (see the mcp constants of the same names).
 const (
-	MethodElicit        = "elicitation/create"
-	MethodCreateMessage = "sampling/createMessage"
-	MethodListRoots     = "roots/list"
+	MethodElicit        = mcp.MethodElicit
+	MethodCreateMessage = mcp.MethodCreateMessage
+	MethodListRoots     = mcp.MethodListRoots
 )
 
-// InputRequest is one request for input inside an input_required result: an
-// elicitation, a sampling request or a roots listing. Build it with
-// ElicitForm, ElicitURL, a Form, Sample or ListRoots.
-type InputRequest struct {
-	Method string `json:"method"`
-	Params any    `json:"params,omitempty"`
-}
+// Input requests and answers are wire types of package mcp, aliased here.
+type (
+	// InputRequest is one request for input inside an input_required result:
+	// an elicitation, a sampling request or a roots listing. Build it with
+	// ElicitForm, ElicitURL, a Form, Sample or ListRoots.
+	InputRequest = mcp.InputRequest
+	// InputRequests maps server-chosen keys to input requests.
+	InputRequests = mcp.InputRequests
+	// ElicitFormParams are the params of a form-mode elicitation.
+	ElicitFormParams = mcp.ElicitFormParams
+	// ElicitURLParams are the params of a URL-mode elicitation.
+	ElicitURLParams = mcp.ElicitURLParams
+	// ModelHint names a model family for sampling.
+	ModelHint = mcp.ModelHint
+	// ModelPreferences guide the client's model choice for sampling.
+	ModelPreferences = mcp.ModelPreferences
+	// SamplingMessage is one message of a sampling request.
+	SamplingMessage = mcp.SamplingMessage
+	// CreateMessageParams are the params of sampling/createMessage.
+	CreateMessageParams = mcp.CreateMessageParams
+	// ElicitResult is the client's answer to an elicitation.
+	ElicitResult = mcp.ElicitResult
+	// CreateMessageResult is the client's answer to a sampling request.
+	CreateMessageResult = mcp.CreateMessageResult
+)
 
-// InputRequests maps server-chosen keys to input requests.
-type InputRequests map[string]*InputRequest
+// The actions of an elicitation answer (ElicitResult.Action; see the mcp
+// constants of the same names).
+const (
+	ActionAccept  = mcp.ActionAccept
+	ActionDecline = mcp.ActionDecline
+	ActionCancel  = mcp.ActionCancel
+)
 
 // InputRequiredError is what a handler returns (as its error) to ask the
 // client for input instead of answering: the client answers every request
@@ -51,23 +75,6 @@ func InputRequired(requests InputRequests, state string) error {
 	return &InputRequiredError{Requests: requests, State: state}
 }
 
-// ElicitFormParams are the params of a form-mode elicitation.
-type ElicitFormParams struct {
-	Mode            string          `json:"mode,omitempty"`
-	Message         string          `json:"message"`
-	RequestedSchema json.RawMessage `json:"requestedSchema"`
-}
-
-// ElicitURLParams are the params of a URL-mode elicitation.
-type ElicitURLParams struct {
-	Mode    string `json:"mode"`
-	Message string `json:"message"`
-	URL     string `json:"url"`
-	// ElicitationID is required by legacy 2025-11-25 clients; the legacy
-	// bridge fills it.
-	ElicitationID string `json:"elicitationId,omitempty"`
-}
-
 // ElicitForm asks the user to fill in a form. schema is a flat object schema
 // of string, number, integer, boolean and enum properties, given as any JSON
 // value (json.RawMessage, map). It is checked before it is sent.
@@ -82,40 +89,6 @@ func ElicitForm(message string, schema any) *InputRequest {
 // ElicitURL asks the user to open an absolute URL (URL-mode elicitation).
 func ElicitURL(message, rawURL string) *InputRequest {
 	return &InputRequest{Method: MethodElicit, Params: &ElicitURLParams{Mode: "url", Message: message, URL: rawURL}}
-}
-
-// ModelHint names a model family for sampling.
-type ModelHint struct {
-	Name string `json:"name,omitempty"`
-}
-
-// ModelPreferences guide the client's model choice for sampling.
-type ModelPreferences struct {
-	Hints                []ModelHint `json:"hints,omitempty"`
-	CostPriority         *float64    `json:"costPriority,omitempty"`
-	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
-	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
-}
-
-// SamplingMessage is one message of a sampling request.
-type SamplingMessage struct {
-	Role    Role    `json:"role"`
-	Content Content `json:"content"`
-}
-
-// CreateMessageParams are the params of sampling/createMessage.
-type CreateMessageParams struct {
-	Messages         []SamplingMessage `json:"messages"`
-	MaxTokens        int               `json:"maxTokens"`
-	SystemPrompt     string            `json:"systemPrompt,omitempty"`
-	IncludeContext   string            `json:"includeContext,omitempty"`
-	Temperature      *float64          `json:"temperature,omitempty"`
-	StopSequences    []string          `json:"stopSequences,omitempty"`
-	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
-	Metadata         map[string]any    `json:"metadata,omitempty"`
-	// Tools and ToolChoice need the client's sampling.tools capability.
-	Tools      []*Tool         `json:"tools,omitempty"`
-	ToolChoice json.RawMessage `json:"toolChoice,omitempty"`
 }
 
 // Sample asks the client's model for a completion.
@@ -134,46 +107,6 @@ func SampleText(prompt string, maxTokens int) *InputRequest {
 // ListRoots asks the client for its roots.
 func ListRoots() *InputRequest {
 	return &InputRequest{Method: MethodListRoots, Params: struct{}{}}
-}
-
-// The actions of an elicitation answer (ElicitResult.Action; 2025-06-18
-// and 2026-07-28 client/elicitation): the user submitted the form (or
-// agreed to open the URL), explicitly said no, or dismissed the request
-// without choosing.
-const (
-	ActionAccept  = "accept"
-	ActionDecline = "decline"
-	ActionCancel  = "cancel"
-)
-
-// ElicitResult is the client's answer to an elicitation.
-type ElicitResult struct {
-	// Action is ActionAccept, ActionDecline or ActionCancel.
-	Action string `json:"action"`
-	// Content holds the form's values when Action is "accept" (form mode).
-	Content map[string]any `json:"content,omitempty"`
-	Meta    Meta           `json:"_meta,omitempty"`
-}
-
-// CreateMessageResult is the client's answer to a sampling request.
-type CreateMessageResult struct {
-	Role       Role            `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Model      string          `json:"model"`
-	StopReason string          `json:"stopReason,omitempty"`
-	Meta       Meta            `json:"_meta,omitempty"`
-}
-
-// Text returns the text of a single text content block, or "".
-func (r *CreateMessageResult) Text() string {
-	c, err := UnmarshalContent(r.Content)
-	if err != nil {
-		return ""
-	}
-	if t, ok := c.(*TextContent); ok {
-		return t.Text
-	}
-	return ""
 }
 
 // InputResponses is the read-only view of a retried request's answers. Only

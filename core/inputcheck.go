@@ -41,7 +41,7 @@ func checkInputRequiredWith(forms *memo[[2]error], e *InputRequiredError, caps *
 		if err != nil {
 			return internalf("input request %q: %v", k, err)
 		}
-		if m := caps.missing(need); m != nil {
+		if m := missingCaps(caps, need); m != nil {
 			anyMissing = true
 			if m.Elicitation != nil {
 				if missing.Elicitation == nil {

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // rpcMessage is one decoded JSON-RPC message. Its byte slices point into the
@@ -141,6 +141,10 @@ func validID(raw []byte) bool {
 // appendErrorResponse appends a JSON-RPC error response for e. The id is
 // omitted when it could not be read (never "id": null, which the schema
 // forbids).
-func appendErrorResponse(b, id []byte, e *wireError) []byte {
-	return jsonwire.AppendError(b, id, e.Code, e.Message, e.Data)
+func appendErrorResponse(b, id []byte, e *Error) []byte {
+	var data any // nil, not a nil json.RawMessage: no data member
+	if e.Data != nil {
+		data = e.Data
+	}
+	return jsonwire.AppendError(b, id, e.Code, e.Message, data)
 }

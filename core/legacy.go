@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // This file serves the initialize-based revisions (2025-11-25, 2025-06-18,
@@ -27,7 +27,7 @@ func negotiateVersion(requested string) string {
 
 // legacyError is an error with an explicit HTTP status.
 func legacyError(status, code int, msg string) *Error {
-	return &Error{Code: code, Message: msg, status: status}
+	return NewError(code, msg).WithHTTP(status, nil)
 }
 
 // serveLegacyPost handles one legacy JSON-RPC message.
@@ -45,9 +45,10 @@ func (s *Server) serveLegacyPost(w http.ResponseWriter, hr *http.Request, m *rpc
 			json.Unmarshal(m.params, &p)
 			requested = p.V
 		}
-		s.replyError(ctx, x, m.id, &Error{Code: CodeInvalidParams,
-			Message: "Unsupported protocol version: this server speaks " + strings.Join(modernVersions, ", ") + " only",
-			Data:    map[string]any{"supported": modernVersions, "requested": requested}, status: http.StatusBadRequest}, eraLegacy)
+		s.replyError(ctx, x, m.id, NewError(CodeInvalidParams,
+			"Unsupported protocol version: this server speaks "+strings.Join(modernVersions, ", ")+" only").
+			WithData(map[string]any{"supported": modernVersions, "requested": requested}).
+			WithHTTP(http.StatusBadRequest, nil), eraLegacy)
 		return
 	}
 	if m.method == "initialize" && !m.isResponse {
@@ -206,7 +207,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		r.ClientCapabilities = sess.ClientCapabilities()
 		r.ClientInfo = sess.d.ClientInfo
 		if sess.d.LogLevel != "" {
-			r.logLevel = int32(sess.d.LogLevel.rank())
+			r.logLevel = int32(levelRank(sess.d.LogLevel))
 		}
 		// Cancellation is notifications/cancelled, not a disconnect.
 		f := &inflight{}
@@ -231,7 +232,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		var p struct {
 			Level LoggingLevel `json:"level"`
 		}
-		if json.Unmarshal(m.params, &p) != nil || p.Level.rank() < 0 {
+		if json.Unmarshal(m.params, &p) != nil || levelRank(p.Level) < 0 {
 			return nil, InvalidParamsError("Invalid params: unknown log level")
 		}
 		if sess == nil {

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Limits on the client-supplied objects that the server canonicalizes,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+	"github.com/mcpfn/mcpfn/internal/testseeds"
 )
 
 // TestCheckArguments covers the limits and the duplicate-key rule.

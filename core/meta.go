@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // requestMeta is the decoded params._meta of a request.
@@ -68,7 +68,7 @@ func parseRequestMeta(msg *rpcMessage) (requestMeta, *Error) {
 
 // metaError is the -32602 / 400 answer to a malformed request _meta.
 func metaError(msg string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "Invalid params: " + msg, status: http.StatusBadRequest}
+	return NewError(CodeInvalidParams, "Invalid params: "+msg).WithHTTP(http.StatusBadRequest, nil)
 }
 
 // emptyCaps stands for "no capabilities declared". It is nil, not a shared

@@ -50,7 +50,7 @@ func (s *Server) invoke(ctx context.Context, h methodHandler, r *Request, params
 		if r.caps == nil {
 			r.caps = r.ClientCapabilities
 		}
-		r.ClientCapabilities = r.caps.clone()
+		r.ClientCapabilities = cloneCaps(r.caps)
 		r.ownCaps = true
 	}
 	return h(s, ctx, r, params)

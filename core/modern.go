@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // serveModern runs the 2026-07-28 pipeline in the validation order of
@@ -15,7 +16,7 @@ import (
 func (s *Server) serveModern(w http.ResponseWriter, hr *http.Request, m *rpcMessage, acc acceptance) {
 	x := newExchange(w, acc)
 	if m.isResponse {
-		writeJSONError(w, http.StatusBadRequest, nil, &wireError{Code: CodeInvalidRequest,
+		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeInvalidRequest,
 			Message: "Invalid Request: clients do not send responses in protocol version " + ProtocolVersion20260728})
 		return
 	}
@@ -74,12 +75,9 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match method %q", HeaderMethod, hm, m.method))
 	}
 	if !isModernVersion(meta.version) || !s.servesModern() {
-		return nil, &Error{
-			Code:    CodeUnsupportedProtocolVersion,
-			Message: fmt.Sprintf("Unsupported protocol version %q", meta.version),
-			Data:    map[string]any{"supported": s.supportedVersions(), "requested": meta.version},
-			status:  http.StatusBadRequest,
-		}
+		return nil, NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", meta.version)).
+			WithData(map[string]any{"supported": s.supportedVersions(), "requested": meta.version}).
+			WithHTTP(http.StatusBadRequest, nil)
 	}
 	spec := methodTable[m.method]
 	if spec == nil || !spec.available(s, s.reg.Load()) {
@@ -95,7 +93,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 		if !present || repeated {
 			return nil, headerMismatch("the " + HeaderName + " header is required for " + m.method)
 		}
-		dec, ok := decodeHeaderValue(hn)
+		dec, ok := mcp.DecodeHeaderValue(hn)
 		if !ok {
 			return nil, headerMismatch("the " + HeaderName + " header holds invalid characters")
 		}
@@ -134,7 +132,7 @@ func (s *Server) newModernRequest(hr *http.Request, m *rpcMessage) (*Request, er
 	}
 	if meta.logLevel != nil {
 		lv, ok := jsonwire.RawString(meta.logLevel)
-		rank := LoggingLevel(lv).rank()
+		rank := levelRank(LoggingLevel(lv))
 		if !ok || rank < 0 {
 			return nil, InvalidParamsError("Invalid params: unknown log level %s", string(meta.logLevel))
 		}

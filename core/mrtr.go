@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // mrtrCall carries what the multi round-trip machinery needs about a call.
@@ -60,8 +60,8 @@ func (s *Server) openInput(ctx context.Context, c mrtrCall) (*InputResponses, er
 // tooManyInputRounds is the error of a request that asked for input more
 // than max times (ServerOptions.MaxInputRounds), in either era.
 func tooManyInputRounds(max int) *Error {
-	return &Error{Code: CodeInternalError, Message: fmt.Sprintf("This request asked for input more than %d times (the server's limit of input rounds)", max),
-		Data: map[string]any{"reason": "too_many_input_rounds", "maxInputRounds": max}}
+	return NewError(CodeInternalError, fmt.Sprintf("This request asked for input more than %d times (the server's limit of input rounds)", max)).
+		WithData(map[string]any{"reason": "too_many_input_rounds", "maxInputRounds": max})
 }
 
 // encodeInputRequired checks an input_required answer against the rules of

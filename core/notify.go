@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // changeKind is a set of change notification types.
@@ -154,15 +154,6 @@ func changeMessages(kinds changeKind, uris []string, paramsFor func(uri string) 
 		add("notifications/resources/updated", u)
 	}
 	return out
-}
-
-// SubscriptionFilter is the set of change notifications a
-// subscriptions/listen request opts in to.
-type SubscriptionFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
 // listen answers subscriptions/listen: an SSE stream that starts with the

@@ -28,9 +28,8 @@ func newNotifyServer(t testing.TB) *core.Server {
 			req.Log(ctx, "bogus", "worker", "unknown level: never sent")
 			return "finished", nil
 		})
-	core.AddTool(srv, &core.Tool{Name: "needs_sampling", Description: "Needs sampling.",
-		RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}},
-		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "sampled", nil })
+	core.AddTool(srv, &core.Tool{Name: "needs_sampling", Description: "Needs sampling."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "sampled", nil }, &core.ToolOptions{RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}})
 	core.AddTool(srv, &core.Tool{Name: "needs_url", Description: "Checks for URL elicitation."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			if err := req.RequireCapabilities(&core.ClientCapabilities{Elicitation: &core.ElicitationCapabilities{URL: map[string]any{}}}); err != nil {

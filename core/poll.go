@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // This file implements the legacy bridge for buffered platforms (SSE
@@ -216,7 +216,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		key := pc.Asked[id]
 		var resp struct {
 			Result json.RawMessage `json:"result"`
-			Error  *wireError      `json:"error"`
+			Error  *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(answers[id], &resp); err != nil {
 			if failed == nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // PromptHandler renders a prompt. The framework checks required arguments
@@ -78,7 +78,7 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 	}
 	sp := s.reg.Load().prompts[req.Name]
 	if sp == nil {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Unknown prompt: " + req.Name, Data: map[string]any{"name": req.Name}}
+		return nil, NewError(CodeInvalidParams, "Unknown prompt: "+req.Name).WithData(map[string]any{"name": req.Name})
 	}
 	for _, a := range sp.prompt.Arguments {
 		if _, ok := req.Arguments[a.Name]; a.Required && !ok {

@@ -65,7 +65,7 @@ func (r *Request) Server() *Server { return r.srv }
 // missing. A handler returns that error as is; it must do so before sending
 // any notification for the answer to carry HTTP status 400.
 func (r *Request) RequireCapabilities(want *ClientCapabilities) error {
-	if m := r.declaredCaps().missing(want); m != nil {
+	if m := missingCaps(r.declaredCaps(), want); m != nil {
 		return MissingCapabilityError(m)
 	}
 	return nil
@@ -102,7 +102,7 @@ func (r *Request) NotifyProgress(ctx context.Context, progress, total float64, m
 // logging/setLevel). Otherwise, and when level is unknown, it does nothing.
 // data must not contain secrets or personal data.
 func (r *Request) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
-	rank := level.rank()
+	rank := levelRank(level)
 	if r.x == nil || r.logLevel < 0 || int32(rank) < r.logLevel {
 		return nil
 	}
@@ -142,16 +142,6 @@ type ListToolsRequest struct {
 	// HasCursor reports whether a cursor was sent (an empty string is a valid
 	// cursor).
 	HasCursor bool
-}
-
-// ListToolsResult is a page of tools returned by an advanced list handler.
-type ListToolsResult struct {
-	Tools []*Tool
-	// NextCursor is the opaque cursor of the next page; "" when this is the
-	// last page.
-	NextCursor string
-	// Cache overrides the server's cache hint for this page when non-nil.
-	Cache *CacheHint
 }
 
 // ReadResourceRequest is a resources/read request.

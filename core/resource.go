@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // ResourceHandler reads a resource. It returns the contents (never empty for
@@ -36,8 +36,9 @@ var resourceSeq atomic.Int64
 // ResourceNotFoundError returns the error for a missing resource: -32602 with
 // data.uri in 2026-07-28, translated to -32002 for legacy clients.
 func ResourceNotFoundError(uri string) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "Resource not found: " + uri,
-		Data: map[string]any{"uri": uri}, Cause: errResourceNotFound}
+	e := NewError(CodeInvalidParams, "Resource not found: "+uri).WithData(map[string]any{"uri": uri})
+	e.Cause = errResourceNotFound
+	return e
 }
 
 var errResourceNotFound = errors.New("resource not found")

@@ -14,17 +14,17 @@ func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err err
 	var e *Error
 	if !errors.As(err, &e) {
 		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
-	} else if e.Cause != nil && e.status >= 500 {
+	} else if e.Cause != nil && e.HTTPStatus() >= 500 {
 		// A server fault (the session store failed): say what happened.
-		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.status, "error", e.Cause.Error())
+		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", e.Cause.Error())
 	} else if e.Cause != nil {
 		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
 	}
 	s.errorHeaders(ctx, x, e)
 	we := toWireError(err)
 	status := http.StatusOK
-	if e != nil && e.status != 0 {
-		status = e.status
+	if e != nil && e.HTTPStatus() != 0 {
+		status = e.HTTPStatus()
 	} else {
 		status = e0.errorStatus(we.Code)
 	}
@@ -35,7 +35,7 @@ func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err err
 // before _meta (resultType and the cache hint of cacheMethod, "" for none,
 // on modern results) and _meta (serverInfo on modern results, merged with
 // the handler's meta).
-func (r *Request) resultTail(b []byte, cacheMethod string, userMeta Meta, hint *CacheHint) []byte {
+func (r *Request) resultTail(b []byte, cacheMethod string, userMeta Meta, hint *cacheWire) []byte {
 	b = r.era.appendResultHead(b, r, cacheMethod, hint)
 	b = r.era.appendMeta(b, r, userMeta)
 	if b[len(b)-1] == ',' {
@@ -46,7 +46,7 @@ func (r *Request) resultTail(b []byte, cacheMethod string, userMeta Meta, hint *
 
 // encodeResult marshals v (a struct of method-specific members) and appends
 // the common tail.
-func (r *Request) encodeResult(v any, cacheMethod string, userMeta Meta, hint *CacheHint) ([]byte, error) {
+func (r *Request) encodeResult(v any, cacheMethod string, userMeta Meta, hint *cacheWire) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

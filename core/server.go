@@ -117,6 +117,11 @@ type ServerOptions struct {
 	// reaches CallToolHandler with the name and unvalidated arguments, and
 	// the handler decides the response (return InvalidParamsError for a
 	// tool it does not know, as an unknown tool is -32602 in every revision).
+	// A page's NextCursor is nil on the last page ("" is a cursor like any
+	// other); its TTLMs and CacheScope, where set, replace those of the
+	// server's tools/list hint (CacheHints) for that page. A listed tool
+	// carries no server settings (ToolOptions): CallToolHandler checks the
+	// capabilities a call needs itself (Request.RequireCapabilities).
 	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
 

@@ -309,8 +309,9 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		}
 		if attempt >= maxMutateAttempts {
 			// Nothing was written: the client may safely retry.
-			return &Error{Code: CodeInternalError, Message: "The session is busy: retry the request",
-				Cause: fmt.Errorf("updating session: %w", err), status: http.StatusServiceUnavailable}
+			e := NewError(CodeInternalError, "The session is busy: retry the request").WithHTTP(http.StatusServiceUnavailable, nil)
+			e.Cause = fmt.Errorf("updating session: %w", err)
+			return e
 		}
 		// Back off with jitter, so that writers racing on one session
 		// (several instances, several requests) spread out.
@@ -417,8 +418,9 @@ func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, st
 		return nil, ProtocolVersion20250326, nil
 	}
 	if !isLegacyVersion(hv) {
-		return nil, "", &Error{Code: CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("Unsupported protocol version %q", hv),
-			Data: map[string]any{"supported": s.supportedVersions(), "requested": hv}, status: http.StatusBadRequest}
+		return nil, "", NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", hv)).
+			WithData(map[string]any{"supported": s.supportedVersions(), "requested": hv}).
+			WithHTTP(http.StatusBadRequest, nil)
 	}
 	return nil, hv, nil
 }
@@ -426,7 +428,9 @@ func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, st
 // storeFailure is the answer when the session store fails: 503, so clients
 // retry, with the detail logged rather than sent.
 func storeFailure(err error) *Error {
-	return &Error{Code: CodeInternalError, Message: "Session store unavailable", Cause: err, status: http.StatusServiceUnavailable}
+	e := NewError(CodeInternalError, "Session store unavailable").WithHTTP(http.StatusServiceUnavailable, nil)
+	e.Cause = err
+	return e
 }
 
 func sessionHeader(id string) func(http.Header) {

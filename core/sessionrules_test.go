@@ -376,10 +376,10 @@ func TestSessionToolRegistrationInModernMode(t *testing.T) {
 
 func TestSessionOptionalServesModern(t *testing.T) {
 	srv := core.NewServer(core.Implementation{Name: "m", Version: "1"}, &core.ServerOptions{Mode: core.ModeModern})
-	core.AddSessionTool(srv, &core.Tool{Name: "maybe", Description: "x", SessionOptional: true},
+	core.AddSessionTool(srv, &core.Tool{Name: "maybe", Description: "x"},
 		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) {
 			return fmt.Sprintf("session=%v", sess != nil), nil
-		})
+		}, &core.ToolOptions{SessionOptional: true})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	r, err := (&mcptest.Client{URL: ts.URL}).Call(context.Background(), "tools/call", map[string]any{"name": "maybe", "arguments": map[string]any{}}, nil)

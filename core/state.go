@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // DefaultStateTTL is how long a sealed requestState stays valid.
@@ -315,8 +315,9 @@ func findKey(keys []Key, id string) *Key {
 
 // errInvalidState is the one answer to a state that fails verification.
 func errInvalidState(cause error) *Error {
-	return &Error{Code: CodeInvalidParams, Message: "Invalid or expired requestState",
-		Data: map[string]any{"reason": "invalid_request_state"}, Cause: cause}
+	e := NewError(CodeInvalidParams, "Invalid or expired requestState").WithData(map[string]any{"reason": "invalid_request_state"})
+	e.Cause = cause
+	return e
 }
 
 // open verifies a sealed state for the call identified by b and returns the

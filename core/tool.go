@@ -8,40 +8,48 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/core/internal/schema"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// Tool defines a tool: its wire fields, as listed by tools/list, and how the
-// server treats it. Fields tagged json:"-" are server-side settings.
-type Tool struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Icons       []Icon           `json:"icons,omitempty"`
-	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	Meta        Meta             `json:"_meta,omitempty"`
-	// InputSchema, when non-nil, replaces the schema derived from the
-	// argument type. It may be any JSON value holding a JSON Schema
-	// (json.RawMessage, a map, a *jsonschema.Schema); its root must be an
-	// object schema. It is listed verbatim.
-	InputSchema any `json:"inputSchema"`
-	// OutputSchema, when non-nil, replaces the schema derived from the result
-	// type, and gives one to a result type that has none (an interface type
-	// such as any): the handler's results must then conform to it.
-	OutputSchema any `json:"outputSchema,omitempty"`
-
-	// StructuredOutput is the structured output policy of a typed tool.
-	StructuredOutput OutputPolicy `json:"-"`
+// ToolOptions say how the server treats a tool: the settings that are not
+// part of its definition on the wire (mcp.Tool). AddTool and AddSessionTool
+// take them as an optional last argument; nil, or none, means the zero
+// value: OutputAuto, no required capabilities, and (AddSessionTool) a
+// session required.
+type ToolOptions struct {
+	// StructuredOutput is the structured output policy of the tool.
+	StructuredOutput OutputPolicy
 	// RequiredCapabilities are client capabilities every call needs. A call
 	// whose client lacks them is answered -32021 before the handler runs.
-	RequiredCapabilities *ClientCapabilities `json:"-"`
+	RequiredCapabilities *ClientCapabilities
 	// SessionOptional, for a tool registered with AddSessionTool, lets the
 	// tool serve calls without a session (every 2026-07-28 call, and
 	// sessionless legacy calls): its handler then gets a nil *Session.
-	SessionOptional bool `json:"-"`
+	SessionOptional bool
+}
+
+// toolOptions returns the one *ToolOptions of a registration, or the zero
+// value; more than one is a programming error.
+func toolOptions(fn string, t *Tool, opts []*ToolOptions) ToolOptions {
+	switch len(opts) {
+	case 0:
+		return ToolOptions{}
+	case 1:
+		if opts[0] == nil {
+			return ToolOptions{}
+		}
+		return *opts[0]
+	}
+	name := ""
+	if t != nil {
+		name = t.Name
+	}
+	panic(fmt.Sprintf("core: %s %q: more than one *ToolOptions", fn, name))
 }
 
 // OutputPolicy says whether a typed tool returns structured content.
@@ -112,7 +120,10 @@ type serverTool struct {
 	// needsSession: the tool only serves legacy calls with a session; it is
 	// not listed for, or callable by, 2026-07-28 clients.
 	needsSession bool
-	handler      func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	// required are the client capabilities every call needs
+	// (ToolOptions.RequiredCapabilities).
+	required *ClientCapabilities
+	handler  func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
@@ -122,8 +133,12 @@ var callToolResultType = reflect.TypeFor[*CallToolResult]()
 // definition is invalid (a bad name, an input schema without an object root,
 // an invalid x-mcp-header, a structured output policy that cannot be met): a
 // registration error is a programming error, and the message names the tool.
-func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out]) {
-	st, err := newTypedTool(t, h)
+// opts, at most one, say how the server treats the tool (nil or none: the
+// defaults of ToolOptions):
+//
+//	core.AddTool(s, &core.Tool{Name: "echo"}, echo, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
+func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out], opts ...*ToolOptions) {
+	st, err := newTypedTool(t, h, toolOptions("AddTool", t, opts))
 	if err != nil {
 		panic(err.Error())
 	}
@@ -131,36 +146,37 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out]) {
 }
 
 // SessionToolHandlerFor is a typed tool handler that also receives the
-// legacy session of the call (nil when the tool's SessionOptional is set and
-// the call has none).
+// legacy session of the call (nil when ToolOptions.SessionOptional is set
+// and the call has none).
 type SessionToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, sess *Session, in In) (Out, error)
 
 // AddSessionTool registers a typed tool whose handler keeps state in the
-// legacy session (see Session.Get and Session.Set). Unless t.SessionOptional
-// is set, the tool needs a session: 2026-07-28 requests never have one, so
+// legacy session (see Session.Get and Session.Set). Unless
+// ToolOptions.SessionOptional is set, the tool needs a session: 2026-07-28 requests never have one, so
 // it is not listed for or callable by modern clients, a sessionless legacy
 // call gets an error, and registering it on a ModeModern server panics. With
 // SessionOptional on a ModeAuto server, registration logs a warning: the tool
 // behaves differently for the two eras. Prefer explicit handles in arguments
 // (the stateless way) for new tools.
-func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In, Out]) {
+func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In, Out], opts ...*ToolOptions) {
 	if t == nil || h == nil {
 		panic("core: AddSessionTool: nil tool or handler")
 	}
-	if !t.SessionOptional && s.opts.Mode == ModeModern {
+	o := toolOptions("AddSessionTool", t, opts)
+	if !o.SessionOptional && s.opts.Mode == ModeModern {
 		panic(fmt.Sprintf("core: AddSessionTool %q: the tool needs a session, which 2026-07-28 requests never have (set SessionOptional or use ModeAuto/ModeLegacy)", t.Name))
 	}
-	if t.SessionOptional && s.opts.Mode == ModeAuto {
+	if o.SessionOptional && s.opts.Mode == ModeAuto {
 		s.log.Warn("tool with an optional session parameter: it gets a session from legacy clients only", "tool", t.Name)
 	}
-	needs := !t.SessionOptional
+	needs := !o.SessionOptional
 	st, err := newTypedTool(t, func(ctx context.Context, req *CallToolRequest, in In) (Out, error) {
 		if needs && req.Session == nil {
 			var zero Out
 			return zero, ServerError("Tool %q needs a session: initialize one first", t.Name)
 		}
 		return h(ctx, req, req.Session, in)
-	})
+	}, o)
 	if err != nil {
 		panic(strings.Replace(err.Error(), "AddTool", "AddSessionTool", 1))
 	}
@@ -178,7 +194,7 @@ func (s *Server) addTool(st *serverTool) {
 	s.hub.publish(changeTools, "")
 }
 
-func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool, error) {
+func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out], o ToolOptions) (*serverTool, error) {
 	if t == nil || h == nil {
 		return nil, errors.New("core: AddTool: nil tool or handler")
 	}
@@ -206,7 +222,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 	var out json.RawMessage
 	switch {
 	case tc.OutputSchema != nil:
-		if tc.StructuredOutput == OutputDisabled {
+		if o.StructuredOutput == OutputDisabled {
 			return nil, fail("an OutputSchema was supplied but structured output is disabled")
 		}
 		if out, err = schema.Normalize(tc.OutputSchema); err != nil {
@@ -217,10 +233,10 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 			return nil, fail("output schema: must be a JSON Schema object, not %s", out)
 		}
 	case raw:
-		if tc.StructuredOutput == OutputRequired {
+		if o.StructuredOutput == OutputRequired {
 			return nil, fail("structured output is required but the handler returns a *CallToolResult and no OutputSchema was supplied")
 		}
-	case tc.StructuredOutput == OutputDisabled:
+	case o.StructuredOutput == OutputDisabled:
 	default:
 		// An interface type (any, error, a type of the user's) has no JSON
 		// Schema, and json.RawMessage derives one that describes nothing
@@ -235,7 +251,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 			}
 		}
 		if out == nil {
-			if tc.StructuredOutput == OutputRequired {
+			if o.StructuredOutput == OutputRequired {
 				return nil, fail("structured output is required but %v has no JSON Schema: supply Tool.OutputSchema", outType)
 			}
 			break
@@ -261,6 +277,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 		return nil, fail("%v", err)
 	}
 	st.raw = raw
+	st.required = o.RequiredCapabilities
 	st.typedOutput = !raw
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil
@@ -293,7 +310,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out]) (*serverTool,
 // the schema matches them.
 func bindValidated[T any](raw []byte) (T, error) {
 	var v T
-	err := jsonwire.Bind(raw, &v)
+	err := bind(raw, &v)
 	if err == nil {
 		return v, nil
 	}
@@ -305,11 +322,22 @@ func bindValidated[T any](raw []byte) (T, error) {
 		// Retry with numbers in canonical form.
 		if canon, cerr := jsonwire.Canonical(raw); cerr == nil {
 			v = *new(T)
-			err = jsonwire.Bind(canon, &v)
+			err = bind(canon, &v)
 		}
 	}
 	return v, err
 }
+
+// bindOptions decode handler input (tool arguments, accepted form content)
+// with encoding/json's semantics in all but two points: member names match
+// struct fields case-sensitively, as the JSON Schema that validated them
+// does, and a duplicate name is an error. encoding/json would bind "REGION"
+// to the field named "region", a value the schema never saw.
+var bindOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
+	jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))
+
+// bind decodes handler input into v with bindOptions.
+func bind(data []byte, v any) error { return jsonv2.Unmarshal(data, v, bindOptions) }
 
 // bindError shortens the decoder's messages for the model.
 func bindError(err error) string {

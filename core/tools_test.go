@@ -179,8 +179,8 @@ func TestOutputPolicies(t *testing.T) {
 	t.Run("required without derivable schema panics", func(t *testing.T) {
 		srv := core.NewServer(testImpl, nil)
 		msg := mustPanic(t, func() {
-			core.AddTool(srv, &core.Tool{Name: "anything", StructuredOutput: core.OutputRequired},
-				func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (any, error) { return 1, nil })
+			core.AddTool(srv, &core.Tool{Name: "anything"},
+				func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (any, error) { return 1, nil }, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 		})
 		if !strings.Contains(msg, `"anything"`) {
 			t.Errorf("panic %q does not name the tool", msg)
@@ -189,10 +189,10 @@ func TestOutputPolicies(t *testing.T) {
 	t.Run("required with raw result and no schema panics", func(t *testing.T) {
 		srv := core.NewServer(testImpl, nil)
 		msg := mustPanic(t, func() {
-			core.AddTool(srv, &core.Tool{Name: "rawreq", StructuredOutput: core.OutputRequired},
+			core.AddTool(srv, &core.Tool{Name: "rawreq"},
 				func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (*core.CallToolResult, error) {
 					return nil, nil
-				})
+				}, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 		})
 		if !strings.Contains(msg, `"rawreq"`) {
 			t.Errorf("panic %q does not name the tool", msg)
@@ -200,8 +200,8 @@ func TestOutputPolicies(t *testing.T) {
 	})
 	t.Run("required with a struct works", func(t *testing.T) {
 		srv := core.NewServer(testImpl, nil)
-		core.AddTool(srv, &core.Tool{Name: "p", StructuredOutput: core.OutputRequired},
-			func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{5, 6}, nil })
+		core.AddTool(srv, &core.Tool{Name: "p"},
+			func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{5, 6}, nil }, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 		if _, ok := listTools(t, srv)["p"]["outputSchema"]; !ok {
 			t.Error("no outputSchema")
 		}
@@ -213,8 +213,8 @@ func TestOutputPolicies(t *testing.T) {
 	t.Run("disabled with OutputSchema panics", func(t *testing.T) {
 		srv := core.NewServer(testImpl, nil)
 		msg := mustPanic(t, func() {
-			core.AddTool(srv, &core.Tool{Name: "dis", StructuredOutput: core.OutputDisabled, OutputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{}, nil })
+			core.AddTool(srv, &core.Tool{Name: "dis", OutputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{}, nil }, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
 		})
 		if !strings.Contains(msg, `"dis"`) {
 			t.Errorf("panic %q does not name the tool", msg)
@@ -222,8 +222,8 @@ func TestOutputPolicies(t *testing.T) {
 	})
 	t.Run("disabled", func(t *testing.T) {
 		srv := core.NewServer(testImpl, nil)
-		core.AddTool(srv, &core.Tool{Name: "dis", StructuredOutput: core.OutputDisabled},
-			func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{1, 2}, nil })
+		core.AddTool(srv, &core.Tool{Name: "dis"},
+			func(ctx context.Context, _ *core.CallToolRequest, _ noArgs) (point, error) { return point{1, 2}, nil }, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
 		if os, ok := listTools(t, srv)["dis"]["outputSchema"]; ok {
 			t.Errorf("outputSchema %v listed for a disabled tool", os)
 		}
@@ -447,8 +447,8 @@ func TestStructuredContentHasSchema(t *testing.T) {
 		func(context.Context, *core.CallToolRequest, noArgs) (any, error) {
 			return map[string]any{"k": "v"}, nil
 		})
-	core.AddTool(srv, &core.Tool{Name: "required_any_with_schema", StructuredOutput: core.OutputRequired, OutputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{2}, nil })
+	core.AddTool(srv, &core.Tool{Name: "required_any_with_schema", OutputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{2}, nil }, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 
 	// structured: the tools whose results carry structuredContent, per era.
 	modernStructured := []string{"any_with_schema", "anymap", "int", "map", "nilptr", "ptr", "required_any_with_schema", "slice", "string", "struct"}
@@ -513,12 +513,12 @@ func TestStructuredContentHasSchema(t *testing.T) {
 		t.Parallel()
 		for name, add := range map[string]func(*core.Server){
 			"interface": func(s *core.Server) {
-				core.AddTool(s, &core.Tool{Name: "required_interface", StructuredOutput: core.OutputRequired},
-					func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{1}, nil })
+				core.AddTool(s, &core.Tool{Name: "required_interface"},
+					func(context.Context, *core.CallToolRequest, noArgs) (shape, error) { return square{1}, nil }, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 			},
 			"rawjson": func(s *core.Server) {
-				core.AddTool(s, &core.Tool{Name: "required_rawjson", StructuredOutput: core.OutputRequired},
-					func(context.Context, *core.CallToolRequest, noArgs) (json.RawMessage, error) { return nil, nil })
+				core.AddTool(s, &core.Tool{Name: "required_rawjson"},
+					func(context.Context, *core.CallToolRequest, noArgs) (json.RawMessage, error) { return nil, nil }, &core.ToolOptions{StructuredOutput: core.OutputRequired})
 			},
 		} {
 			msg := mustPanic(t, func() { add(core.NewServer(testImpl, nil)) })

@@ -1,17 +1,20 @@
 package core
 
-// Protocol revisions this package knows.
+import "github.com/mcpfn/mcpfn/mcp"
+
+// Protocol revisions this package serves (see the mcp constants of the same
+// names).
 const (
 	// ProtocolVersion20260728 is the stateless revision: every request carries its
 	// version and client capabilities in params._meta, and there is no session.
-	ProtocolVersion20260728 = "2026-07-28"
+	ProtocolVersion20260728 = mcp.ProtocolVersion20260728
 	// ProtocolVersion20251125 is the newest revision with the initialize handshake.
-	ProtocolVersion20251125 = "2025-11-25"
+	ProtocolVersion20251125 = mcp.ProtocolVersion20251125
 	// ProtocolVersion20250618 added the MCP-Protocol-Version header, elicitation and
 	// structured tool output.
-	ProtocolVersion20250618 = "2025-06-18"
+	ProtocolVersion20250618 = mcp.ProtocolVersion20250618
 	// ProtocolVersion20250326 introduced Streamable HTTP and JSON-RPC batches.
-	ProtocolVersion20250326 = "2025-03-26"
+	ProtocolVersion20250326 = mcp.ProtocolVersion20250326
 )
 
 // modernVersions lists, newest first, the stateless revisions the server serves.
@@ -30,12 +33,13 @@ func isLegacyVersion(v string) bool {
 	return false
 }
 
-// Reserved _meta keys of the 2026-07-28 revision.
+// Reserved _meta keys of the 2026-07-28 revision (see the mcp constants of
+// the same names).
 const (
-	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
-	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	MetaProtocolVersion    = mcp.MetaProtocolVersion
+	MetaClientCapabilities = mcp.MetaClientCapabilities
+	MetaClientInfo         = mcp.MetaClientInfo
+	MetaLogLevel           = mcp.MetaLogLevel
+	MetaServerInfo         = mcp.MetaServerInfo
+	MetaSubscriptionID     = mcp.MetaSubscriptionID
 )

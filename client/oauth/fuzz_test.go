@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 )
 
@@ -106,32 +105,6 @@ func FuzzDecodeServerMetadata(f *testing.F) {
 			if err != nil || !(scheme == "https" && u.Host != "" || scheme == "http" && loop) {
 				t.Fatalf("accepted endpoint %q", e)
 			}
-		}
-	})
-}
-
-// FuzzBearerChallenge: the WWW-Authenticate parsing the Source relies on
-// (package client's parser) never panics, and a challenge built from the
-// parsed resource_metadata and scope parses back to the same values.
-func FuzzBearerChallenge(f *testing.F) {
-	for _, s := range []string{
-		`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"`,
-		`Bearer error="insufficient_scope", scope="files:write", error_description="need \"write\""`,
-		`Basic realm="x", Bearer scope=a`, `Bearer`, `Bearer abc==`, `, ,Bearer ,scope="`, `DPoP algs="ES256", Bearer`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		h := map[string][]string{"Www-Authenticate": {s}}
-		p, ok := client.BearerChallenge(h)
-		if !ok {
-			return
-		}
-		rm, sc := p["resource_metadata"], p["scope"]
-		q := func(v string) string { return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"` }
-		again, ok := client.BearerChallenge(map[string][]string{"Www-Authenticate": {"Bearer resource_metadata=" + q(rm) + ", scope=" + q(sc)}})
-		if !ok || again["resource_metadata"] != rm || again["scope"] != sc {
-			t.Fatalf("round trip of %q: %q %q → %v", s, rm, sc, again)
 		}
 	})
 }

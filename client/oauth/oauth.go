@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Grant types (RFC 6749, RFC 7523).
@@ -325,7 +326,7 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	s.mu.Lock()
 	s.local = s.cfg.AllowPrivateNetwork || isLoopbackHost(ep.Hostname())
 	s.mu.Unlock()
-	params, _ := client.BearerChallenge(resp.Header)
+	params, _ := mcp.BearerChallenge(resp.Header)
 	challenged := strings.Fields(params["scope"])
 	if len(challenged) > MaxScopes {
 		return ErrTooManyScopes

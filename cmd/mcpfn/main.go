@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // Exit statuses.
@@ -202,16 +203,16 @@ func parseArgs(argv []string) (*config, error) {
 
 var errHelp = errors.New("help")
 
-func parseAnswer(v string) (*client.ElicitResult, error) {
+func parseAnswer(v string) (*mcp.ElicitResult, error) {
 	switch v {
-	case client.ActionAccept, client.ActionDecline, client.ActionCancel:
-		return &client.ElicitResult{Action: v}, nil
+	case mcp.ActionAccept, mcp.ActionDecline, mcp.ActionCancel:
+		return &mcp.ElicitResult{Action: v}, nil
 	}
 	var content map[string]any
 	if err := json.Unmarshal([]byte(v), &content); err != nil || content == nil {
 		return nil, fmt.Errorf("--answer must be accept, decline, cancel or a JSON object, not %q", v)
 	}
-	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
 }
 
 func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -318,23 +319,18 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 			doc = d.Raw
 		}
 	case "tools":
-		tools, err := c.ListTools(ctx)
+		raws, err := toolEntries(ctx, c)
 		if err != nil {
 			return fail(err)
-		}
-		raws := make([]json.RawMessage, len(tools))
-		for i, t := range tools {
-			raws[i] = t.Raw
 		}
 		doc, _ = json.Marshal(struct {
 			Tools []json.RawMessage `json:"tools"`
 		}{raws})
 	case "call":
-		r, err := c.CallTool(ctx, a[2], args)
+		r, err := c.CallTool(ctx, a[2], args, client.WithRawResult(&doc))
 		if err != nil {
 			return fail(err)
 		}
-		doc = r.Raw
 		if r.IsError {
 			code = exitIsError
 		}
@@ -347,6 +343,28 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 }
 
 var clientInfo = clientImpl()
+
+// maxToolPages bounds the tools/list pages the tools command follows.
+const maxToolPages = 1000
+
+// toolEntries returns the entry of every tool the client keeps, across all
+// pages, as the server sent it.
+func toolEntries(ctx context.Context, c *client.Conn) ([]json.RawMessage, error) {
+	raws := []json.RawMessage{}
+	var cursor *string
+	for range maxToolPages {
+		page, err := c.ListToolsPage(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		raws = append(raws, page.Raw...)
+		if page.NextCursor == nil {
+			return raws, nil
+		}
+		cursor = page.NextCursor
+	}
+	return nil, fmt.Errorf("tools/list: more than %d pages", maxToolPages)
+}
 
 // failure prints err, and the body or JSON-RPC error data it carries, all
 // of it server text made safe for the terminal.
@@ -374,7 +392,7 @@ func failure(stderr io.Writer, err error) int {
 	if errors.As(err, &he) && len(he.Body) > 0 {
 		fmt.Fprintf(stderr, "mcpfn: response body: %s\n", multiLine(string(he.Body)))
 	}
-	var re *client.RPCError
+	var re *mcp.Error
 	if errors.As(err, &re) && len(re.Data) > 0 {
 		fmt.Fprintf(stderr, "mcpfn: error data: %s\n", compactJSON(re.Data))
 	}
@@ -392,7 +410,7 @@ type elicitor struct {
 	out     io.Writer
 }
 
-func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	fmt.Fprintf(e.out, "mcpfn: the server asks (%s): %s\n", oneLine(req.Mode), multiLine(req.Message))
@@ -406,7 +424,7 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 		if err != nil {
 			return nil, err
 		}
-		if req.Mode == "url" && r.Action == client.ActionAccept {
+		if req.Mode == "url" && r.Action == mcp.ActionAccept {
 			r.Content = nil
 		}
 		fmt.Fprintf(e.out, "mcpfn: answered %s (--answer)\n", r.Action)
@@ -420,11 +438,11 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 		}
 		switch v {
 		case "y", "yes":
-			return &client.ElicitResult{Action: client.ActionAccept}, nil
+			return &mcp.ElicitResult{Action: mcp.ActionAccept}, nil
 		case "n", "no":
-			return &client.ElicitResult{Action: client.ActionDecline}, nil
+			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}
-		return &client.ElicitResult{Action: client.ActionCancel}, nil
+		return &mcp.ElicitResult{Action: mcp.ActionCancel}, nil
 	}
 	fmt.Fprint(e.out, "Answer? [y = fill the form, n = decline, c = cancel]: ")
 	v, err := e.line(ctx)
@@ -434,9 +452,9 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 	switch v {
 	case "y", "yes":
 	case "n", "no":
-		return &client.ElicitResult{Action: client.ActionDecline}, nil
+		return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 	default:
-		return &client.ElicitResult{Action: client.ActionCancel}, nil
+		return &mcp.ElicitResult{Action: mcp.ActionCancel}, nil
 	}
 	var schema struct {
 		Properties map[string]struct {
@@ -485,7 +503,7 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*clie
 		}
 		content[n] = v
 	}
-	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
 }
 
 // line reads the user's next line, or gives up when ctx ends (--timeout):

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 	mcpclient "github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // exchange is one HTTP request the client sent and the status it got.
@@ -235,11 +237,19 @@ func TestClientAuthorization(t *testing.T) {
 	}
 }
 
-// text returns the result as received (its text content and structured
-// content).
-func text(r *mcpclient.CallToolResult) string {
+// text returns the result's text content and structured content.
+func text(r *mcp.CallToolResult) string {
 	if r == nil {
 		return ""
 	}
-	return string(r.Raw)
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text + "\n")
+		}
+	}
+	if r.StructuredContent != nil {
+		fmt.Fprintf(&b, "%s", r.StructuredContent)
+	}
+	return b.String()
 }

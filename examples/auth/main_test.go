@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // TestAuthorizationFlow walks the client side of 2026-07-28
@@ -126,7 +126,7 @@ func (c *client) call(tool string, args map[string]any) reply {
 	b, _ := io.ReadAll(res.Body)
 	r := reply{status: res.StatusCode, body: string(b)}
 	if h := res.Header.Get("WWW-Authenticate"); h != "" {
-		chs, err := auth.ParseChallenges(h)
+		chs, err := mcp.ParseChallenges(h)
 		if err != nil || len(chs) != 1 {
 			c.t.Fatalf("challenge %q: %v", h, err)
 		}

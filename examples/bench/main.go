@@ -52,16 +52,15 @@ func newServer() *core.Server {
 		func(ctx context.Context, req *core.CallToolRequest, in AddArgs) (Sum, error) {
 			return Sum{in.A + in.B}, nil
 		})
-	core.AddTool(srv, &core.Tool{Name: "echo", Description: "Echo the text.", StructuredOutput: core.OutputDisabled},
+	core.AddTool(srv, &core.Tool{Name: "echo", Description: "Echo the text."},
 		func(ctx context.Context, req *core.CallToolRequest, in EchoArgs) (string, error) {
 			return in.Text, nil
-		})
-	core.AddTool(srv, &core.Tool{Name: "payload", Description: "Return n bytes of text.", StructuredOutput: core.OutputDisabled},
+		}, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
+	core.AddTool(srv, &core.Tool{Name: "payload", Description: "Return n bytes of text."},
 		func(ctx context.Context, req *core.CallToolRequest, in PayloadArgs) (string, error) {
 			return strings.Repeat("x", in.N), nil
-		})
-	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Ask the user for a name, then greet (a two-round multi round-trip call).",
-		StructuredOutput: core.OutputDisabled},
+		}, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
+	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Ask the user for a name, then greet (a two-round multi round-trip call)."},
 		func(ctx context.Context, req *core.CallToolRequest, in AskArgs) (string, error) {
 			n, action, err := askForm.Answer(req.Input, "name")
 			switch {
@@ -73,7 +72,7 @@ func newServer() *core.Server {
 				return in.Greeting + "!", nil
 			}
 			return in.Greeting + ", " + n.Name + "!", nil
-		})
+		}, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
 	return srv
 }
 

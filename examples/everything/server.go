@@ -358,11 +358,10 @@ func addSessionTools(s *core.Server) {
 }
 
 func addModernDiagnosticTools(s *core.Server) {
-	core.AddTool(s, &core.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability.",
-		RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}},
+	core.AddTool(s, &core.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability."},
 		func(ctx context.Context, req *core.CallToolRequest, _ none) (*core.CallToolResult, error) {
 			return text("sampling is available"), nil
-		})
+		}, &core.ToolOptions{RequiredCapabilities: &core.ClientCapabilities{Sampling: &core.SamplingCapabilities{}}})
 	core.AddTool(s, &core.Tool{Name: "test_streaming_elicitation", Description: "Answers on a response stream without server requests."},
 		func(ctx context.Context, req *core.CallToolRequest, _ none) (*core.CallToolResult, error) {
 			return text("streaming elicitation completed"), nil

@@ -8,6 +8,8 @@ package clientbench
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -64,11 +66,12 @@ func TestSameAnswers(t *testing.T) {
 	url := server(t)
 	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
-		r, err := mcpfnConn(t, url, mode).CallTool(ctx, "add", map[string]any{"a": 2, "b": 3})
+		var raw json.RawMessage
+		r, err := mcpfnConn(t, url, mode).CallTool(ctx, "add", map[string]any{"a": 2, "b": 3}, client.WithRawResult(&raw))
 		// Legacy results of a typed tool carry the text form only.
-		if err != nil || (mode == client.ModeModern && string(r.StructuredContent) != `{"sum":5}`) ||
-			!strings.Contains(string(r.Raw), `{\"sum\":5}`) {
-			t.Fatalf("mcpfn %v: %v %s", mode, err, r.Raw)
+		if err != nil || (mode == client.ModeModern && fmt.Sprintf("%s", r.StructuredContent) != `{"sum":5}`) ||
+			!strings.Contains(string(raw), `{\"sum\":5}`) {
+			t.Fatalf("mcpfn %v: %v %s", mode, err, raw)
 		}
 	}
 	r, err := gosdkSession(t, url).CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 2, "b": 3}})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	fnmcp "github.com/mcpfn/mcpfn/mcp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,7 +45,7 @@ func gosdkServer(t *testing.T, stateless bool, mw func(http.Handler) http.Handle
 	return ts.URL
 }
 
-func textOf(r *client.CallToolResult) string {
+func textOf(r *fnmcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		if t, ok := c.(*core.TextContent); ok {
@@ -63,8 +64,8 @@ func TestInteropGoSDK(t *testing.T) {
 		url := gosdkServer(t, stateless, nil)
 		for _, mode := range []client.Mode{client.ModeAuto, client.ModeLegacy} {
 			c, err := client.Connect(ctx, url, &client.Options{Mode: mode,
-				Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
-					return &client.ElicitResult{Action: client.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+				Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*fnmcp.ElicitResult, error) {
+					return &fnmcp.ElicitResult{Action: fnmcp.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
 				}})
 			if err != nil {
 				t.Fatalf("stateless=%v %v: %v", stateless, mode, err)
@@ -88,7 +89,7 @@ func TestInteropGoSDK(t *testing.T) {
 				// server request, which a stateless server cannot send).
 				r, err = c.CallTool(ctx, "ask", nil)
 				if err != nil || textOf(r) != "accept:Ada" {
-					t.Fatalf("%v: ask: %v %s", mode, err, r.Raw)
+					t.Fatalf("%v: ask: %v %+v", mode, err, r)
 				}
 			}
 			if err := c.Close(); err != nil {
@@ -122,7 +123,7 @@ func TestInteropGoSDKBearer(t *testing.T) {
 	if !errors.As(err, &he) || he.StatusCode != 401 {
 		t.Fatalf("bad token: %v", err)
 	}
-	if p, ok := client.BearerChallenge(he.Header); !ok || !strings.Contains(p["resource_metadata"], "oauth-protected-resource") {
+	if p, ok := fnmcp.BearerChallenge(he.Header); !ok || !strings.Contains(p["resource_metadata"], "oauth-protected-resource") {
 		t.Fatalf("challenge %v", he.Header)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/mcp"
 	"github.com/mcpfn/mcpfn/test/clientbench/gosdkpeer"
 )
 
@@ -141,7 +142,7 @@ func post(t *testing.T, url string) {
 
 // names returns the sorted tool names of a ListTools answer, or the error
 // as the only name.
-func names(tools []*client.Tool, err error) []string {
+func names(tools []*mcp.Tool, err error) []string {
 	if err != nil {
 		return []string{"error: " + err.Error()}
 	}

@@ -43,6 +43,14 @@ var coreModules = map[string]string{
 var coreInternal = map[string]string{
 	module + "/internal/memstore":  "the one in-memory session store: core's default, which store/memory exports",
 	module + "/internal/mcpheader": "x-mcp-header declarations, read alike by core and client",
+	module + "/internal/jsonwire":  "the JSON scanner and encoders core and package mcp share",
+}
+
+// coreShared are the packages of the module core may import that are not
+// leaves: package mcp, the wire vocabulary core aliases and the client
+// speaks, which may import only coreInternal packages of the module.
+var coreShared = map[string]string{
+	module + "/mcp": "the protocol's wire vocabulary, shared with package client",
 }
 
 // forbidden are prefixes that must never reach core, named so that a
@@ -111,6 +119,14 @@ func TestCoreDependencies(t *testing.T) {
 		if p.standard {
 			continue
 		}
+		if _, ok := coreShared[p.path]; ok {
+			for _, d := range p.deps {
+				if _, leaf := coreInternal[d]; strings.HasPrefix(d, module+"/") && !leaf {
+					t.Errorf("%s, which core imports, imports %s of the module", p.path, d)
+				}
+			}
+			continue
+		}
 		if _, ok := coreInternal[p.path]; ok {
 			for _, d := range p.deps {
 				if strings.HasPrefix(d, module+"/") {
@@ -175,7 +191,11 @@ func TestAdapterAndStoreBoundaries(t *testing.T) {
 		case rel == "core":
 			for _, d := range p.deps {
 				// core's own sub-packages (core/internal/...) are core.
-				if _, ok := coreInternal[d]; strings.HasPrefix(d, module+"/") && !strings.HasPrefix(d, module+"/core/") && !ok {
+				_, ok := coreInternal[d]
+				if _, shared := coreShared[d]; shared {
+					ok = true
+				}
+				if strings.HasPrefix(d, module+"/") && !strings.HasPrefix(d, module+"/core/") && !ok {
 					t.Errorf("core imports %s", d)
 				}
 			}
@@ -195,8 +215,9 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// TestAuthDependencies: package auth imports only core, jwx/v2 and the
-// standard library (STYLE.md §6.1), and nothing of another platform reaches
+// TestAuthDependencies: package auth imports only core, mcp (the wire
+// vocabulary core aliases), jwx/v2 and the standard library (STYLE.md §6.1),
+// and nothing of another platform reaches
 // it through them. (That core never reaches jwx is TestCoreDependencies'
 // forbidden prefix github.com/lestrrat-go/.)
 func TestAuthDependencies(t *testing.T) {
@@ -220,11 +241,11 @@ func TestAuthDependencies(t *testing.T) {
 		n++
 		for _, imp := range strings.Fields(f[1]) {
 			switch {
-			case std[imp], imp == module+"/core",
+			case std[imp], imp == module+"/core", imp == module+"/mcp",
 				strings.HasPrefix(imp, module+"/auth"),
 				strings.HasPrefix(imp, "github.com/lestrrat-go/jwx/v2/"):
 			default:
-				t.Errorf("%s imports %s; auth may import only core, jwx/v2 and the standard library", f[0], imp)
+				t.Errorf("%s imports %s; auth may import only core, mcp, jwx/v2 and the standard library", f[0], imp)
 			}
 		}
 	}

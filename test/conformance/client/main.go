@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // scenarioContext is MCP_CONFORMANCE_CONTEXT.
@@ -68,9 +68,9 @@ func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "client: "+format
 
 // elicit accepts every form: fields with a default are left for the client
 // to fill (SEP-1034), others get a value of their type.
-func elicit(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResult, error) {
+func elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
 	if req.Mode == "url" {
-		return &client.ElicitResult{Action: client.ActionAccept}, nil
+		return &mcp.ElicitResult{Action: mcp.ActionAccept}, nil
 	}
 	var s struct {
 		Properties map[string]struct {
@@ -96,13 +96,13 @@ func elicit(ctx context.Context, req *client.ElicitRequest) (*client.ElicitResul
 			content[name] = "test"
 		}
 	}
-	return &client.ElicitResult{Action: client.ActionAccept, Content: content}, nil
+	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
 }
 
 func run(ctx context.Context, scenario, version, url string, sc *scenarioContext) error {
 	opts := &client.Options{
 		Mode:                client.ModeModern,
-		ClientInfo:          core.Implementation{Name: "mcpfn-conformance-client", Version: "1.0.0"},
+		ClientInfo:          mcp.Implementation{Name: "mcpfn-conformance-client", Version: "1.0.0"},
 		Elicitation:         elicit,
 		ElicitationDefaults: true,
 		Logger:              slog.New(slog.NewTextHandler(os.Stderr, nil)),
@@ -140,7 +140,7 @@ func run(ctx context.Context, scenario, version, url string, sc *scenarioContext
 // or every tool, then read every resource and get every prompt the server
 // offers.
 func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error {
-	var caps *core.ServerCapabilities
+	var caps *mcp.ServerCapabilities
 	if c.Modern() {
 		d, err := c.Discover(ctx)
 		if err != nil {
@@ -163,12 +163,13 @@ func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error 
 		}
 	} else {
 		for _, t := range tools {
-			r, err := c.CallTool(ctx, t.Name, sampleArgs(t.InputSchema))
-			if err != nil {
+			schema, _ := t.InputSchema.(json.RawMessage)
+			var raw json.RawMessage
+			if _, err := c.CallTool(ctx, t.Name, sampleArgs(schema), client.WithRawResult(&raw)); err != nil {
 				errs = append(errs, fmt.Errorf("tools/call %s: %w", t.Name, err))
 				continue
 			}
-			logf("tools/call %s: %s", t.Name, r.Raw)
+			logf("tools/call %s: %s", t.Name, raw)
 		}
 	}
 	if caps != nil && caps.Resources != nil {
@@ -227,7 +228,8 @@ func runMRTR(ctx context.Context, c *client.Conn) error {
 	if _, err := c.ListTools(ctx); err != nil {
 		return err
 	}
-	r, k, err := c.CallToolOnce(ctx, "test_mrtr_echo_state", map[string]any{})
+	var raw json.RawMessage
+	r, k, err := c.CallToolOnce(ctx, "test_mrtr_echo_state", map[string]any{}, client.WithRawResult(&raw))
 	if err != nil {
 		return err
 	}
@@ -240,7 +242,7 @@ func runMRTR(ctx context.Context, c *client.Conn) error {
 		}
 	}
 	if r != nil {
-		logf("test_mrtr_echo_state: %s", r.Raw)
+		logf("test_mrtr_echo_state: %s", raw)
 	}
 	for _, name := range []string{"test_mrtr_no_state", "test_mrtr_no_result_type"} {
 		if _, err := c.CallTool(ctx, name, map[string]any{}); err != nil {
@@ -259,7 +261,8 @@ func runPreservation(ctx context.Context, c *client.Conn) error {
 	}
 	for _, t := range tools {
 		if t.Name == "json_schema_2020_12_tool" {
-			args := append(append([]byte(`{"schema":`), t.InputSchema...), '}')
+			schema, _ := t.InputSchema.(json.RawMessage) // as received
+			args := append(append([]byte(`{"schema":`), schema...), '}')
 			_, err := c.CallTool(ctx, "json_schema_echo", json.RawMessage(args))
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+	"github.com/mcpfn/mcpfn/internal/testseeds"
 )
 
 // TestCanonicalJSONCost bounds the work of canonicalizing an object with

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -134,6 +135,60 @@ func EachMember(b []byte, fn func(key, value []byte) bool) error {
 		i = SkipSpace(b, i+1)
 	}
 	return ErrNotObject
+}
+
+// EachKnownMember walks the members of the valid JSON object data for a
+// decoder that reads the members named in known (at most 64) by its own
+// rules and wants encoding/json's results: it calls fn with the index in
+// known of each member it names and the member's raw value; other members
+// are skipped, as encoding/json skips unknown ones, unless onlyKnown is
+// set: then another member makes it report false. It also reports false,
+// for the caller to decode by encoding/json's rules instead, when a key
+// needs them: it holds an escape, it equals a known name only
+// case-insensitively (encoding/json would bind it), or a known name comes
+// twice (encoding/json keeps the last); and when fn returns false.
+func EachKnownMember(data []byte, known []string, onlyKnown bool, fn func(i int, v []byte) bool) bool {
+	var seen uint64
+	ok := true
+	err := EachMember(data, func(k, v []byte) bool {
+		if bytes.IndexByte(k, '\\') >= 0 {
+			ok = false
+			return false
+		}
+		for i, name := range known {
+			if string(k) == name {
+				if seen&(1<<i) != 0 || !fn(i, v) {
+					ok = false
+					return false
+				}
+				seen |= 1 << i
+				return true
+			}
+			if strings.EqualFold(string(k), name) {
+				ok = false
+				return false
+			}
+		}
+		if onlyKnown {
+			ok = false
+			return false
+		}
+		return true
+	})
+	return ok && err == nil
+}
+
+// EachElement calls fn with each element of the valid JSON array a.
+func EachElement(a []byte, fn func(v []byte)) {
+	i := SkipSpace(a, 1)
+	for i < len(a) && a[i] != ']' {
+		j := SkipValue(a, i)
+		fn(a[i:j])
+		i = SkipSpace(a, j)
+		if i < len(a) && a[i] == ',' {
+			i = SkipSpace(a, i+1)
+		}
+	}
 }
 
 // KeyIs reports whether the raw key equals name. Keys containing escapes are

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpfn/mcpfn/core/internal/testseeds"
+	"github.com/mcpfn/mcpfn/internal/testseeds"
 )
 
 // Fuzz targets of the scanner and the canonical form, seeded from core's
@@ -16,7 +16,7 @@ import (
 // seedBodies returns the JSON bodies of core's golden requests and of the
 // official examples.
 func seedBodies(t testing.TB) [][]byte {
-	b, err := testseeds.Bodies(filepath.Join("..", "..", "testdata"))
+	b, err := testseeds.Bodies(filepath.Join("..", "..", "core", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func seedBodies(t testing.TB) [][]byte {
 
 // hostileSeeds returns core's malformed or unusual JSON-RPC messages.
 func hostileSeeds(t testing.TB) []string {
-	h, err := testseeds.Hostile(filepath.Join("..", "..", "testdata"))
+	h, err := testseeds.Hostile(filepath.Join("..", "..", "core", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}

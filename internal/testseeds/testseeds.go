@@ -1,5 +1,5 @@
 // Package testseeds holds the inputs core's tests and fuzz targets share
-// with those of its internal packages: the JSON bodies of the golden wire
+// with those of internal/jsonwire: the JSON bodies of the golden wire
 // files and the official examples, the hostile messages, and large
 // generated objects. Only tests import it.
 package testseeds

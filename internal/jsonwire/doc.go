@@ -1,5 +1,5 @@
-// Package jsonwire holds the JSON building blocks of core's request path,
-// none of which knows MCP: a case-sensitive scanner that finds an object's
+// Package jsonwire holds the JSON building blocks of core's request path and
+// of package mcp's encoders, none of which knows MCP: a case-sensitive scanner that finds an object's
 // members without allocating, the limits and duplicate-key checks applied
 // to client-supplied arguments, the canonical form the sealed state binds,
 // and hand-written encoders for JSON strings and JSON-RPC envelopes that

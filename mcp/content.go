@@ -1,15 +1,17 @@
-package core
+package mcp
 
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
-	"github.com/mcpfn/mcpfn/core/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // Content is a content block of a tool result, prompt message or sampling
-// message: *TextContent, *ImageContent, *AudioContent, *ResourceLink or
-// *EmbeddedResource.
+// message (2026-07-28 schema ContentBlock): *TextContent, *ImageContent,
+// *AudioContent, *ResourceLink or *EmbeddedResource. The interface is
+// sealed: only this package's block types implement it.
 type Content interface {
 	json.Marshaler
 	contentType() string
@@ -126,9 +128,46 @@ func (c *EmbeddedResource) MarshalJSON() ([]byte, error) {
 	}{"resource", c.Resource, c.Annotations, c.Meta})
 }
 
-// UnmarshalContent decodes one content block. Block types this package does not
-// model (tool_use, tool_result in sampling) are an error.
+// UnmarshalContent decodes one content block by its type member. Block
+// types this package does not model (tool_use and tool_result of sampling,
+// types of later revisions) are an error.
 func UnmarshalContent(data []byte) (Content, error) {
+	if c, ok := textFast(data); ok {
+		return c, nil
+	}
+	return unmarshalContentSlow(data)
+}
+
+// textBlockMembers are the members of a plain text block.
+var textBlockMembers = [...]string{"type", "text"}
+
+// textFast decodes a plain text block ({"type":"text","text":...}, the one
+// block of most tool results) without reflection. It reports false for
+// anything else, which unmarshalContentSlow decodes.
+func textFast(data []byte) (Content, bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	var typ, text []byte
+	if !jsonwire.EachKnownMember(data, textBlockMembers[:], true, func(i int, v []byte) bool {
+		if i == 0 {
+			typ = v
+		} else {
+			text = v
+		}
+		return true
+	}) || typ == nil || string(typ) != `"text"` || text == nil {
+		return nil, false
+	}
+	s, ok := jsonwire.RawString(text)
+	if !ok || !utf8.ValidString(s) {
+		return nil, false // not a string, or invalid UTF-8 (encoding/json replaces it)
+	}
+	return &TextContent{Text: s}, true
+}
+
+// unmarshalContentSlow is UnmarshalContent by encoding/json's rules.
+func unmarshalContentSlow(data []byte) (Content, error) {
 	var w struct {
 		Type        string            `json:"type"`
 		Text        string            `json:"text"`

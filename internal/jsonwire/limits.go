@@ -7,10 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"unicode/utf8"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Limits on client-supplied objects (tool and prompt arguments,
@@ -110,17 +106,6 @@ func checkValue(v []byte, depth int) error {
 	}
 	return nil
 }
-
-// bindOptions decode handler input (tool arguments, accepted form content)
-// with encoding/json's semantics in all but two points: member names match
-// struct fields case-sensitively, as the JSON Schema that validated them
-// does, and a duplicate name is an error. encoding/json would bind "REGION"
-// to the field named "region", a value the schema never saw.
-var bindOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
-	jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))
-
-// Bind decodes handler input into v with bindOptions.
-func Bind(data []byte, v any) error { return jsonv2.Unmarshal(data, v, bindOptions) }
 
 // DecodedKey returns the raw member key k (as EachMember passes it) as a
 // decoder sees it: escapes decoded and invalid UTF-8 replaced by U+FFFD, as
