@@ -464,6 +464,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	} else {
 		access = s.MintWith(cl2, MintOptions{Alg: s.opts.Alg})
 	}
+	s.mu.Lock()
+	s.issued = append(s.issued, access)
+	s.mu.Unlock()
 	resp := map[string]any{
 		"access_token": access,
 		"token_type":   "Bearer",

@@ -341,3 +341,24 @@ func TestIDJAG(t *testing.T) {
 		t.Fatalf("exchange for an unmapped audience: %d", st)
 	}
 }
+
+// TestRevokeIssued: every access token issued so far turns inactive; its
+// refresh token still works, and the new access token is active.
+func TestRevokeIssued(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(nil)
+	defer as.Close()
+	as.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
+	active := func(tok any) any {
+		_, info := postForm(t, as.Issuer+"/introspect", url.Values{"token": {tok.(string)}}, as.IntrospectionClientID, as.IntrospectionSecret)
+		return info["active"]
+	}
+	_, a := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
+	_, b := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
+	minted := as.Mint(oauthtest.Claims{})
+	as.RevokeIssued()
+	_, c := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
+	if active(a["access_token"]) != false || active(b["access_token"]) != false || active(c["access_token"]) != true || active(minted) != true {
+		t.Fatal("RevokeIssued: want the two issued tokens inactive, the later one and the minted one active")
+	}
+}

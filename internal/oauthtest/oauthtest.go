@@ -233,6 +233,7 @@ type Server struct {
 	holds    map[Endpoint]*Hold
 	redirect map[Endpoint]bool
 	introOf  map[string]int64 // introspections by token
+	issued   []string         // access tokens /token issued, for RevokeIssued
 
 	jwksFetches, introspections, metadataFetches, moved atomic.Int64
 	seq                                                 atomic.Int64
@@ -468,6 +469,17 @@ func (s *Server) Revoke(tok string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.revoked[tok] = true
+}
+
+// RevokeIssued revokes (as Revoke) every access token /token has issued so
+// far; refresh tokens stay valid.
+func (s *Server) RevokeIssued() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tok := range s.issued {
+		s.revoked[tok] = true
+	}
+	s.issued = nil
 }
 
 // claimsMap turns c into JWT claims.
