@@ -157,6 +157,7 @@ func names(tools []*client.Tool, err error) []string {
 // session with 404 and {"error":{"code":-32001,...}}; the client starts a
 // new session and sends the request again, and the tool runs once.
 func TestPeerTSv1SessionNotFound(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v1.mjs")
 	type stats struct{ Initialize, Count, NotFound, Sessions int }
 	ctx := context.Background()
@@ -270,6 +271,7 @@ func checkCachePerCredential(t *testing.T, url string, seen func() paramSeen) {
 }
 
 func TestPeerTSv2ParamHeaders(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v2.mjs")
 	seen := func() paramSeen {
 		var s paramSeen
@@ -281,6 +283,7 @@ func TestPeerTSv2ParamHeaders(t *testing.T) {
 }
 
 func TestPeerTSv2CachePerCredential(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v2.mjs")
 	checkCachePerCredential(t, url, func() paramSeen {
 		var s paramSeen

@@ -134,6 +134,7 @@ func expectedMode(door Door, streaming bool) Mode {
 // TestEmulator runs the round trips through the front door and the real
 // emulator, for every door, buffered and streaming.
 func TestEmulator(t *testing.T) {
+	t.Parallel()
 	rie := requireRIE(t)
 	bootstrap := binary(t, "echofn")
 	for _, door := range doors {
@@ -152,6 +153,8 @@ func TestEmulator(t *testing.T) {
 // TestEmulatorConcurrency checks that concurrent requests run in parallel on
 // the pool, and that a timed-out invocation leaves the pool usable.
 func TestEmulatorConcurrency(t *testing.T) {
+	// Not parallel: it measures the pool's concurrency in real time, so it
+	// runs before the parallel tests start.
 	rie := requireRIE(t)
 	s := startDoor(t, config{
 		Door: DoorFunctionURL, Bootstrap: binary(t, "echofn"), RIE: rie,
@@ -188,6 +191,7 @@ func TestEmulatorConcurrency(t *testing.T) {
 // TestCommand runs the lambdafront binary with each backend, and stops it
 // with SIGINT: no process it started may survive it.
 func TestCommand(t *testing.T) {
+	t.Parallel()
 	t.Run("rie", func(t *testing.T) {
 		// 2 emulators, and at least 1 function (the second function starts
 		// on its first invocation).
