@@ -94,7 +94,7 @@ func (s *Server) RegisterClient(redirectURIs ...string) string {
 
 // Requests returns the requests endpoint e received, oldest first (the
 // last few thousand), including those a Hold still holds and those
-// answered with an error.
+// answered with an error. Their maps are shared: do not modify them.
 func (s *Server) Requests(e Endpoint) []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
