@@ -93,8 +93,9 @@ func (s *Server) RegisterClient(redirectURIs ...string) string {
 }
 
 // Requests returns the requests endpoint e received, oldest first (the
-// last few thousand), including those a Hold still holds and those
-// answered with an error. Their maps are shared: do not modify them.
+// last few thousand), including those answered with an error; a request a
+// Hold holds is listed once released, one a redirect answers is listed
+// under its target. Their maps are shared: do not modify them.
 func (s *Server) Requests(e Endpoint) []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
