@@ -38,7 +38,6 @@ var buildAuthfn = sync.OnceValues(func() (string, error) {
 // token lacking the tool's scope → 403 insufficient_scope; the stepped-up
 // token → success.
 func TestAuthEmulator(t *testing.T) {
-	t.Parallel()
 	rie := requireRIE(t)
 	bootstrap, err := buildAuthfn()
 	if err != nil {

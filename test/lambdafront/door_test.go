@@ -134,7 +134,6 @@ func expectedMode(door Door, streaming bool) Mode {
 // TestEmulator runs the round trips through the front door and the real
 // emulator, for every door, buffered and streaming.
 func TestEmulator(t *testing.T) {
-	t.Parallel()
 	rie := requireRIE(t)
 	bootstrap := binary(t, "echofn")
 	for _, door := range doors {
@@ -191,7 +190,6 @@ func TestEmulatorConcurrency(t *testing.T) {
 // TestCommand runs the lambdafront binary with each backend, and stops it
 // with SIGINT: no process it started may survive it.
 func TestCommand(t *testing.T) {
-	t.Parallel()
 	t.Run("rie", func(t *testing.T) {
 		// 2 emulators, and at least 1 function (the second function starts
 		// on its first invocation).

@@ -181,7 +181,6 @@ func runFunction(t *testing.T, url string, env ...string) {
 // response leaves the function as it is flushed: the prelude and the first
 // event arrive while the handler is still running.
 func TestStreamingWire(t *testing.T) {
-	t.Parallel()
 	for _, door := range []Door{DoorFunctionURL, DoorAPIGatewayV1} {
 		for _, panics := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/panic=%v", door, panics), func(t *testing.T) {
