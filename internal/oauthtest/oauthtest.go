@@ -181,12 +181,36 @@ type MintOptions struct {
 	Header map[string]any
 }
 
+// keyPair is a signing key. An RSA key is generated on first use: a
+// 2048-bit key takes about 100 ms (more under the race detector), which
+// a test that only needs EC keys or opaque tokens should not pay.
 type keyPair struct {
-	kid  string
-	priv crypto.Signer
+	kid string
+	gen func() crypto.Signer
+
+	mu   sync.Mutex
+	priv crypto.Signer // nil until generated
 }
 
-type generation struct{ rsa, ec keyPair }
+// key returns the private key, generating it if needed.
+func (k *keyPair) key() crypto.Signer {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.priv == nil {
+		k.priv = k.gen()
+	}
+	return k.priv
+}
+
+// generated returns the private key, or nil if it was never needed (so
+// nothing was signed with it).
+func (k *keyPair) generated() crypto.Signer {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.priv
+}
+
+type generation struct{ rsa, ec *keyPair }
 
 type grant struct {
 	client, redirect, challenge, scope, resource, subject string
@@ -292,17 +316,19 @@ func (s *Server) Client() *http.Client { return s.ts.Client() }
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func newGeneration(n int) generation {
-	rk, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
 	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		panic(err)
 	}
 	return generation{
-		rsa: keyPair{kid: fmt.Sprintf("rsa-%d", n), priv: rk},
-		ec:  keyPair{kid: fmt.Sprintf("ec-%d", n), priv: ek},
+		rsa: &keyPair{kid: fmt.Sprintf("rsa-%d", n), gen: func() crypto.Signer {
+			rk, err := rsa.GenerateKey(rand.Reader, 2048)
+			if err != nil {
+				panic(err)
+			}
+			return rk
+		}},
+		ec: &keyPair{kid: fmt.Sprintf("ec-%d", n), priv: ek},
 	}
 }
 
@@ -556,10 +582,9 @@ func (s *Server) sign(payload []byte, o MintOptions) string {
 	if strings.HasPrefix(alg, "ES") {
 		kp = g.ec
 	}
-	var key any = kp.priv
-	kid := kp.kid
-	if o.Key != nil {
-		key = o.Key
+	key, kid := o.Key, kp.kid
+	if key == nil {
+		key = kp.key()
 	}
 	if o.Kid != "" {
 		kid = o.Kid
@@ -721,8 +746,8 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	set := jwk.NewSet()
 	for _, g := range gens {
-		for _, kp := range []keyPair{g.rsa, g.ec} {
-			k, err := jwk.FromRaw(kp.priv.Public())
+		for _, kp := range []*keyPair{g.rsa, g.ec} {
+			k, err := jwk.FromRaw(kp.key().Public())
 			if err != nil {
 				panic(err)
 			}
@@ -805,12 +830,16 @@ func (s *Server) verifyOwn(tok string) map[string]any {
 	gens := append([]generation(nil), s.gens...)
 	s.mu.Unlock()
 	for _, g := range gens {
-		for _, kp := range []keyPair{g.rsa, g.ec} {
+		for _, kp := range []*keyPair{g.rsa, g.ec} {
+			priv := kp.generated()
+			if priv == nil {
+				continue // never used: nothing was signed with it
+			}
 			alg := jwa.RS256
-			if _, ok := kp.priv.(*ecdsa.PrivateKey); ok {
+			if _, ok := priv.(*ecdsa.PrivateKey); ok {
 				alg = jwa.ES256
 			}
-			payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, kp.priv.Public()))
+			payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, priv.Public()))
 			if err != nil {
 				continue
 			}

@@ -36,10 +36,14 @@ func codeConfig() oauth.Config {
 
 // newAS starts an authorization server for the test. Without AuthMethods
 // in o it offers public clients only (none), as the flows of a native
-// client meet most.
+// client meet most. Its access tokens are ES256 JWTs (the resource
+// introspects them; an EC key is quick to make, an RSA one is not).
 func newAS(t testing.TB, o oauthtest.Options) *oauthtest.Server {
 	if o.AuthMethods == nil {
 		o.AuthMethods = []string{"none"}
+	}
+	if o.Alg == "" {
+		o.Alg = "ES256"
 	}
 	as := oauthtest.New(&o)
 	t.Cleanup(as.Close)
