@@ -245,7 +245,6 @@ type Resource struct {
 	leeway       time.Duration
 	retryAfter   string
 	log          *slog.Logger
-	now          func() time.Time
 }
 
 var _ core.Authenticator = (*Resource)(nil)
@@ -262,7 +261,6 @@ func New(opts Options) (*Resource, error) {
 		leeway:       opts.Leeway,
 		issuers:      map[string]*issuer{},
 		log:          opts.Logger,
-		now:          time.Now,
 	}
 	if r.leeway == 0 {
 		r.leeway = DefaultLeeway
@@ -744,7 +742,7 @@ func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*
 	if len(tok) > maxTokenBytes {
 		return nil, fmt.Errorf("%w: token too long", ErrInvalidToken)
 	}
-	now := rs.now()
+	now := time.Now()
 	var is *issuer
 	key := sha256.Sum256([]byte(tok))
 	c := rs.jwtCache.get(key, now)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -67,6 +68,7 @@ func check(t *testing.T, e *env, r *reply, w want) {
 }
 
 func TestJWTRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
 		o.Audiences = []string{"api://mcp"}
 	}})
@@ -202,77 +204,88 @@ func esOnRSAKid(t *testing.T, e *env) string {
 }
 
 func TestRotationAndUnknownKid(t *testing.T) {
-	e := newEnv(t, envConfig{})
-	ok := want{status: 200, text: "hello user-1 via client-1"}
-	check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
-	fetches := e.as.JWKSFetches()
-	if fetches != 1 {
-		t.Fatalf("JWKS fetched %d times, want 1", fetches)
-	}
-	// A cached key serves further tokens without fetching.
-	check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
-	if n := e.as.JWKSFetches(); n != 1 {
-		t.Fatalf("JWKS fetched %d times with a warm cache", n)
-	}
-	// Rotation within the minimum interval: the new kid is unknown and the
-	// set is not refetched yet.
-	e.as.Rotate()
-	newTok := e.token("mcp")
-	e.clock.set(time.Now().Add(10 * time.Second))
-	check(t, e, e.do(t, newTok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
-	if n := e.as.JWKSFetches(); n != 1 {
-		t.Fatalf("unknown kid refetched within the interval: %d fetches", n)
-	}
-	// After the interval, one refetch finds it; tokens of the previous key
-	// still verify (it stays published).
-	e.clock.set(time.Now().Add(auth.DefaultJWKSMinInterval + time.Second))
-	check(t, e, e.do(t, newTok, call("echo")), ok)
-	check(t, e, e.do(t, e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}), call("echo")), ok)
-	if n := e.as.JWKSFetches(); n != 2 {
-		t.Fatalf("JWKS fetched %d times, want 2", n)
-	}
-	// A flood of unknown kids costs at most one fetch per interval.
-	other, _ := rsa.GenerateKey(rand.Reader, 2048)
-	for i := 0; i < 20; i++ {
-		tok := e.as.MintWith(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}, oauthtest.MintOptions{Kid: "k" + string(rune('a'+i)), Key: other})
-		e.do(t, tok, call("echo"))
-	}
-	if n := e.as.JWKSFetches(); n > 3 {
-		t.Fatalf("unknown kids caused %d fetches", n)
-	}
-	// The TTL makes the next request refetch.
-	e.clock.set(time.Now().Add(auth.DefaultJWKSTTL + time.Hour))
-	before := e.as.JWKSFetches()
-	check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
-	if n := e.as.JWKSFetches(); n != before+1 {
-		t.Fatalf("stale JWKS: %d fetches, want %d", n, before+1)
-	}
+	t.Parallel()
+	as := oauthtest.New(nil)
+	t.Cleanup(as.Close)
+	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+		e := newEnv(t, envConfig{as: as, net: n})
+		ok := want{status: 200, text: "hello user-1 via client-1"}
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+		fetches := e.as.JWKSFetches()
+		if fetches != 1 {
+			t.Fatalf("JWKS fetched %d times, want 1", fetches)
+		}
+		// A cached key serves further tokens without fetching.
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+		if n := e.as.JWKSFetches(); n != 1 {
+			t.Fatalf("JWKS fetched %d times with a warm cache", n)
+		}
+		// Rotation within the minimum interval: the new kid is unknown and the
+		// set is not refetched yet.
+		e.as.Rotate()
+		newTok := e.token("mcp")
+		time.Sleep(10 * time.Second)
+		check(t, e, e.do(t, newTok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+		if n := e.as.JWKSFetches(); n != 1 {
+			t.Fatalf("unknown kid refetched within the interval: %d fetches", n)
+		}
+		// After the interval, one refetch finds it; tokens of the previous key
+		// still verify (it stays published).
+		time.Sleep(auth.DefaultJWKSMinInterval + time.Second)
+		check(t, e, e.do(t, newTok, call("echo")), ok)
+		check(t, e, e.do(t, e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}), call("echo")), ok)
+		if n := e.as.JWKSFetches(); n != 2 {
+			t.Fatalf("JWKS fetched %d times, want 2", n)
+		}
+		// A flood of unknown kids costs at most one fetch per interval.
+		other, _ := rsa.GenerateKey(rand.Reader, 2048)
+		for i := 0; i < 20; i++ {
+			tok := e.as.MintWith(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}, oauthtest.MintOptions{Kid: "k" + string(rune('a'+i)), Key: other})
+			e.do(t, tok, call("echo"))
+		}
+		if n := e.as.JWKSFetches(); n > 3 {
+			t.Fatalf("unknown kids caused %d fetches", n)
+		}
+		// The TTL makes the next request refetch.
+		time.Sleep(auth.DefaultJWKSTTL + time.Hour)
+		before := e.as.JWKSFetches()
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+		if n := e.as.JWKSFetches(); n != before+1 {
+			t.Fatalf("stale JWKS: %d fetches, want %d", n, before+1)
+		}
+	})
 }
 
 func TestJWKSOutageIs503(t *testing.T) {
-	e := newEnv(t, envConfig{})
-	e.as.SetJWKSDown(true)
-	r := e.do(t, e.token("mcp"), call("echo"))
-	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Fatalf("status %d, Retry-After %q; want 503 with Retry-After", r.status, r.header.Get("Retry-After"))
-	}
-	if strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
-		t.Fatalf("an outage answered invalid_token: %v", r.header)
-	}
-	if r.errCode() != core.CodeInternalError {
-		t.Fatalf("code %d: %s", r.errCode(), r.body)
-	}
-	// Recovered (after the retry interval): the keys are fetched again.
-	e.as.SetJWKSDown(false)
-	e.clock.set(time.Now().Add(auth.DefaultJWKSMinInterval + time.Second))
-	check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
-	// Stale keys keep serving while the issuer is down again.
-	e.as.SetJWKSDown(true)
-	e.clock.set(time.Now().Add(auth.DefaultJWKSTTL + time.Hour))
-	check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
+	t.Parallel()
+	as := oauthtest.New(nil)
+	t.Cleanup(as.Close)
+	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+		e := newEnv(t, envConfig{as: as, net: n})
+		e.as.SetJWKSDown(true)
+		r := e.do(t, e.token("mcp"), call("echo"))
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
+			t.Fatalf("status %d, Retry-After %q; want 503 with Retry-After", r.status, r.header.Get("Retry-After"))
+		}
+		if strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Fatalf("an outage answered invalid_token: %v", r.header)
+		}
+		if r.errCode() != core.CodeInternalError {
+			t.Fatalf("code %d: %s", r.errCode(), r.body)
+		}
+		// Recovered (after the retry interval): the keys are fetched again.
+		e.as.SetJWKSDown(false)
+		time.Sleep(auth.DefaultJWKSMinInterval + time.Second)
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
+		// Stale keys keep serving while the issuer is down again.
+		e.as.SetJWKSDown(true)
+		time.Sleep(auth.DefaultJWKSTTL + time.Hour)
+		check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
+	})
 }
 
 func TestDiscoveryFromIssuerMetadata(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/tenant1"})
 	t.Cleanup(as.Close)
 	e := newEnv(t, envConfig{as: as})
@@ -280,9 +293,10 @@ func TestDiscoveryFromIssuerMetadata(t *testing.T) {
 }
 
 func TestMetadataDocument(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{})
 	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp"} {
-		req, _ := http.NewRequest(http.MethodGet, e.ts.URL+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, e.origin+path, nil)
 		req.Header.Set("Origin", "https://foreign.example") // public: no Origin check
 		r := e.send(t, req)
 		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "*" {
@@ -306,11 +320,11 @@ func TestMetadataDocument(t *testing.T) {
 		}
 	}
 	// The challenge names the document's URL.
-	if got, want := e.rs.MetadataURL(), e.ts.URL+"/.well-known/oauth-protected-resource/mcp"; got != want {
+	if got, want := e.rs.MetadataURL(), e.origin+"/.well-known/oauth-protected-resource/mcp"; got != want {
 		t.Fatalf("MetadataURL %q, want %q", got, want)
 	}
 	// Another document under the prefix: 404, not the MCP endpoint's 401.
-	r := e.send(t, mustReq(http.MethodGet, e.ts.URL+"/.well-known/oauth-protected-resource/other"))
+	r := e.send(t, mustReq(http.MethodGet, e.origin+"/.well-known/oauth-protected-resource/other"))
 	if r.status != http.StatusNotFound {
 		t.Fatalf("unknown metadata path: %d", r.status)
 	}
@@ -325,6 +339,7 @@ func mustReq(method, url string) *http.Request {
 }
 
 func TestMetadataURLAndVirtualHosts(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(nil)
 	t.Cleanup(as.Close)
 	rs, err := auth.New(auth.Options{
@@ -378,6 +393,7 @@ func httptestRequest(method, u string) *http.Request {
 }
 
 func TestConstructionErrors(t *testing.T) {
+	t.Parallel()
 	iss := []auth.Issuer{{Issuer: "https://as.example.com"}}
 	intro := &auth.Introspection{Endpoint: "https://as.example.com/introspect", ClientID: "a", ClientSecret: "b"}
 	cases := map[string]auth.Options{
@@ -403,6 +419,7 @@ func TestConstructionErrors(t *testing.T) {
 	}
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := auth.New(o); err == nil {
 				t.Fatal("New accepted bad configuration")
 			}
@@ -414,6 +431,7 @@ func TestConstructionErrors(t *testing.T) {
 }
 
 func TestTokenRedaction(t *testing.T) {
+	t.Parallel()
 	ti := &auth.TokenInfo{Issuer: "https://as", Subject: "u", Token: "secret-token-value"}
 	var b strings.Builder
 	for _, s := range []string{ti.Token.String(), ti.Token.LogValue().String(), ti.LogValue().String()} {
@@ -427,30 +445,35 @@ func TestTokenRedaction(t *testing.T) {
 // TestJWTCache: a verified JWT is remembered, bounded in number, and its
 // time checks still run on every request.
 func TestJWTCache(t *testing.T) {
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) { o.JWTCacheSize = 4 }})
-	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
-	ok := want{status: 200, text: "hello user-1 via client-1"}
-	check(t, e, e.do(t, tok, call("echo")), ok)
-	check(t, e, e.do(t, tok, call("echo")), ok)
-	e.clock.set(time.Now().Add(2*time.Minute + auth.DefaultLeeway + time.Second))
-	check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
-	e.clock.set(time.Time{})
-	for i := 0; i < 20; i++ {
-		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
-	}
-	if n := auth.JWTCacheLen(e.rs); n > 4 || n == 0 {
-		t.Fatalf("cache holds %d, bound 4", n)
-	}
-	// Another audience is refused even when the token is cached for one
-	// resource of a virtual-host pair: the audience check is not cached.
-	wrong := e.as.Mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
-	for i := 0; i < 2; i++ {
-		check(t, e, e.do(t, wrong, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
-	}
+	t.Parallel()
+	as := oauthtest.New(nil)
+	t.Cleanup(as.Close)
+	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+		e := newEnv(t, envConfig{as: as, net: n, opts: func(o *auth.Options, as *oauthtest.Server, res string) { o.JWTCacheSize = 4 }})
+		tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+		ok := want{status: 200, text: "hello user-1 via client-1"}
+		check(t, e, e.do(t, tok, call("echo")), ok)
+		check(t, e, e.do(t, tok, call("echo")), ok)
+		time.Sleep(2*time.Minute + auth.DefaultLeeway + time.Second)
+		check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+		for i := 0; i < 20; i++ {
+			check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
+		}
+		if n := auth.JWTCacheLen(e.rs); n > 4 || n == 0 {
+			t.Fatalf("cache holds %d, bound 4", n)
+		}
+		// Another audience is refused even when the token is cached for one
+		// resource of a virtual-host pair: the audience check is not cached.
+		wrong := e.as.Mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
+		for i := 0; i < 2; i++ {
+			check(t, e, e.do(t, wrong, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+		}
+	})
 }
 
 // TestClaimNames: an issuer whose tokens carry scp (an array) and azp.
 func TestClaimNames(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
 		o.Issuers[0].ScopeClaim, o.Issuers[0].ClientClaim = "scp", "azp"
 	}})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -102,17 +103,6 @@ func BenchmarkIntrospectCached(b *testing.B) {
 	}
 }
 
-type discardWriter struct {
-	h      http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) WriteHeader(code int)        { w.status = code }
-func (w *discardWriter) Write(p []byte) (int, error) { return w.body.Write(p) }
-func (w *discardWriter) Flush()                      {}
-
 type addArgs struct {
 	A int `json:"a"`
 	B int `json:"b"`
@@ -144,17 +134,15 @@ func BenchmarkDispatchToolsCall(b *testing.B) {
 				"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add", "Authorization": "Bearer " + tok} {
 				req.Header.Set(k, v)
 			}
-			w := &discardWriter{h: http.Header{}}
+			w := &mcptest.DiscardWriter{}
 			run := func() {
 				rd.Reset(body)
-				clear(w.h)
-				w.status = 0
-				w.body.Reset()
+				w.Reset()
 				srv.ServeHTTP(w, req)
 			}
 			run()
-			if w.status != 0 && w.status != 200 || !bytes.Contains(w.body.Bytes(), []byte(`"text":"42"`)) {
-				b.Fatalf("%d %s", w.status, w.body.Bytes())
+			if w.Status != 0 && w.Status != 200 || !bytes.Contains(w.Body.Bytes(), []byte(`"text":"42"`)) {
+				b.Fatalf("%d %s", w.Status, w.Body.Bytes())
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -33,6 +33,7 @@ func (e *env) tokenFor(sub, scope string) string {
 // (-32602) and accepted for A with a stepped-up token (same issuer, client
 // and subject, more scopes).
 func TestStateBoundToCaller(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{})
 	addAsk(e.srv)
 	r := e.do(t, e.tokenFor("alice", "mcp"), call("ask"))
@@ -58,6 +59,7 @@ func TestStateBoundToCaller(t *testing.T) {
 // TestSessionBoundToCaller: A's legacy session is 404 for B on POST, GET and
 // DELETE, and still A's after a step-up.
 func TestSessionBoundToCaller(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{})
 	alice := e.tokenFor("alice", "mcp")
 	init := e.do(t, alice, rpc{method: "initialize", legacy: legacyVersion, params: map[string]any{
@@ -101,6 +103,7 @@ func TestSessionBoundToCaller(t *testing.T) {
 // no session (all such callers would share it); 403 when sessions are
 // required.
 func TestNoSessionWithoutOwner(t *testing.T) {
+	t.Parallel()
 	initReq := rpc{method: "initialize", legacy: legacyVersion, params: map[string]any{
 		"protocolVersion": legacyVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}}
 	anon := func(e *env) string {
@@ -124,6 +127,7 @@ func TestNoSessionWithoutOwner(t *testing.T) {
 // both eras, before the first notification; after it, a JSON-RPC error on
 // the open stream.
 func TestStepUpBothEras(t *testing.T) {
+	t.Parallel()
 	var logs mcptest.LogBuffer
 	e := newEnv(t, envConfig{srvOpts: func(o *core.ServerOptions) {
 		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -163,6 +167,7 @@ func TestStepUpBothEras(t *testing.T) {
 // TestBatchRefusedWhole: a 2025-03-26 batch with one request lacking scopes
 // runs none of them.
 func TestBatchRefusedWhole(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envConfig{})
 	ran := 0
 	core.AddTool(e.srv, &core.Tool{Name: "count", Description: "Counts its calls."},

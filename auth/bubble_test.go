@@ -1,18 +1,16 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -22,57 +20,14 @@ import (
 // inside the bubble over an in-memory network, since goroutines blocked on
 // real sockets would keep the fake clock from advancing.
 
-// memListener is a net.Listener whose connections are net.Pipe ends.
-type memListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-type memAddr struct{}
-
-func (memAddr) Network() string { return "mem" }
-func (memAddr) String() string  { return "mem" }
-
-func (l *memListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *memListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *memListener) Addr() net.Addr { return memAddr{} }
-
 // serveInBubble serves h on an in-memory network and returns a client whose
 // every connection, whatever the address, reaches h. Call it inside the
 // bubble; the server stops when the test ends.
 func serveInBubble(t *testing.T, h http.Handler) *http.Client {
-	l := &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(l)
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, s := net.Pipe()
-		select {
-		case l.conns <- s:
-			return c, nil
-		case <-l.done:
-			return nil, net.ErrClosed
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}}
-	t.Cleanup(func() {
-		srv.Close()
-		tr.CloseIdleConnections()
-	})
-	return &http.Client{Transport: tr}
+	n := mcptest.NewNetwork()
+	n.Serve("", h)
+	t.Cleanup(n.Close)
+	return n.Client()
 }
 
 const bubbleResource = "https://mcp.example.com/mcp"
@@ -135,25 +90,7 @@ func bubbleOpaque(as *oauthtest.Server, c oauthtest.Claims) string {
 	return as.Opaque(c)
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // logTo returns a debug-level text logger writing to b.
-func logTo(b *syncBuffer) *slog.Logger {
+func logTo(b *mcptest.LogBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -11,67 +11,83 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// env is a core server protected by an auth.Resource, served on loopback,
-// with a real authorization server (oauthtest) beside it.
+// env is a core server protected by an auth.Resource, served on loopback
+// (or on an in-memory network inside a testing/synctest bubble), with a
+// real authorization server (oauthtest) beside it.
 type env struct {
 	as       *oauthtest.Server
 	rs       *auth.Resource
 	srv      *core.Server
-	ts       *httptest.Server
-	resource string // canonical resource URI
-	clock    *clock
-}
-
-// clock is a settable time source for the resource.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t.IsZero() {
-		return time.Now()
-	}
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
+	origin   string       // the MCP server's scheme and host
+	resource string       // canonical resource URI
+	hc       *http.Client // reaches the MCP server and the authorization servers
 }
 
 type envConfig struct {
 	as      *oauthtest.Server
 	opts    func(o *auth.Options, as *oauthtest.Server, resource string)
 	srvOpts func(o *core.ServerOptions)
+	// net, when set, serves the MCP server on this in-memory network
+	// (inside the bubble of bubbleEnv), which serves the authorization
+	// servers too; as must be given then.
+	net *mcptest.Network
+}
+
+// bubbleOrigin is the address of the MCP server on an in-memory network.
+const bubbleOrigin = "http://127.0.0.1:8080"
+
+// inBubble runs f in a testing/synctest bubble, with the authorization
+// servers (started outside the bubble, as their listeners must be) served
+// on an in-memory network inside it: the bubble's clock is the resource's
+// and the authorization servers' clock.
+func inBubble(t *testing.T, ases []*oauthtest.Server, f func(t *testing.T, n *mcptest.Network)) {
+	synctest.Test(t, func(t *testing.T) {
+		n := mcptest.NewNetwork()
+		t.Cleanup(n.Close)
+		for _, as := range ases {
+			n.ServeURL(as.URL, as.Handler())
+		}
+		f(t, n)
+	})
 }
 
 // newEnv starts the authorization server (unless given), the MCP server
 // (tools: echo, write, stepup, stream-stepup) and the resource.
 func newEnv(t testing.TB, cfg envConfig) *env {
 	t.Helper()
-	e := &env{as: cfg.as, clock: &clock{}}
+	e := &env{as: cfg.as, hc: http.DefaultClient}
 	if e.as == nil {
+		if cfg.net != nil {
+			t.Fatal("newEnv: an env on an in-memory network needs its authorization server")
+		}
 		e.as = oauthtest.New(nil)
 		t.Cleanup(e.as.Close)
 	}
 	var handler http.Handler
-	e.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
-	t.Cleanup(e.ts.Close)
-	e.resource = e.ts.URL + "/mcp"
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) })
+	outbound := e.as.Client()
+	if cfg.net != nil {
+		e.origin = bubbleOrigin
+		cfg.net.ServeURL(e.origin, h)
+		e.hc = cfg.net.Client()
+		outbound = e.hc
+	} else {
+		ts := httptest.NewServer(h)
+		t.Cleanup(ts.Close)
+		e.origin = ts.URL
+	}
+	e.resource = e.origin + "/mcp"
 	o := auth.Options{
 		Resource: e.resource,
 		Issuers:  []auth.Issuer{{Issuer: e.as.Issuer}},
@@ -80,7 +96,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 			"write": {"files:write"},
 		},
 		Implies:    map[string][]string{"files:admin": {"files:write"}, "files:write": {"files:read"}},
-		HTTPClient: e.as.Client(),
+		HTTPClient: outbound,
 	}
 	if cfg.opts != nil {
 		cfg.opts(&o, e.as, e.resource)
@@ -89,7 +105,6 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth.SetNow(rs, e.clock.now)
 	e.rs = rs
 	so := &core.ServerOptions{Authenticator: rs}
 	if testing.Verbose() {
@@ -138,7 +153,7 @@ func addTools(srv *core.Server) {
 
 // token mints a valid token for the env's resource with scope.
 func (e *env) token(scope string) string {
-	return e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: scope, Expiry: e.clock.now().Add(time.Hour)})
+	return e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: scope, Expiry: time.Now().Add(time.Hour)})
 }
 
 // reply is an HTTP response with its parsed JSON-RPC message and challenge.
@@ -250,7 +265,7 @@ func (e *env) do(t testing.TB, tok string, q rpc) *reply {
 
 func (e *env) send(t testing.TB, req *http.Request) *reply {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,11 +274,13 @@ func (e *env) send(t testing.TB, req *http.Request) *reply {
 	r := &reply{status: resp.StatusCode, header: resp.Header, body: b}
 	raw := b
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The last data line holds the response.
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "data: ") {
-				raw = []byte(strings.TrimPrefix(line, "data: "))
-			}
+		// The last event holds the response.
+		evs, err := mcptest.ReadEvents(bytes.NewReader(b), true)
+		if err != nil {
+			t.Fatalf("SSE body: %v\n%s", err, b)
+		}
+		if len(evs) > 0 {
+			raw = []byte(evs[len(evs)-1].Data)
 		}
 	}
 	json.Unmarshal(raw, &r.msg)

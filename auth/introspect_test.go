@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -15,7 +16,13 @@ import (
 func twoIssuers(t *testing.T, cacheTTL time.Duration) (*env, *oauthtest.Server) {
 	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
 	t.Cleanup(introAS.Close)
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	return withIntrospection(t, cacheTTL, introAS, envConfig{}), introAS
+}
+
+// withIntrospection is the env of cfg trusting introAS by introspection
+// too.
+func withIntrospection(t *testing.T, cacheTTL time.Duration, introAS *oauthtest.Server, cfg envConfig) *env {
+	cfg.opts = func(o *auth.Options, as *oauthtest.Server, res string) {
 		o.Issuers = append(o.Issuers, auth.Issuer{
 			Issuer: introAS.Issuer,
 			Introspection: &auth.Introspection{
@@ -25,11 +32,12 @@ func twoIssuers(t *testing.T, cacheTTL time.Duration) (*env, *oauthtest.Server) 
 				CacheTTL:     cacheTTL,
 			},
 		})
-	}})
-	return e, introAS
+	}
+	return newEnv(t, cfg)
 }
 
 func TestIntrospection(t *testing.T) {
+	t.Parallel()
 	e, introAS := twoIssuers(t, 0)
 	ok := want{status: 200, text: "hello user-1 via client-1"}
 	invalid := want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest}
@@ -75,19 +83,26 @@ func TestIntrospection(t *testing.T) {
 // TestIntrospectionCacheBoundedByExp: an answer is never reused beyond the
 // token's exp, even when the cache TTL is longer.
 func TestIntrospectionCacheBoundedByExp(t *testing.T) {
-	e, introAS := twoIssuers(t, time.Hour)
-	tok := introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
-	check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via client-1"})
-	e.clock.set(time.Now().Add(2*time.Minute + auth.DefaultLeeway + time.Second))
-	check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
-	if n := introAS.Introspections(); n != 2 {
-		t.Fatalf("%d introspections, want 2 (the cached answer expired with the token)", n)
-	}
+	t.Parallel()
+	jwtAS, introAS := oauthtest.New(nil), oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	t.Cleanup(jwtAS.Close)
+	t.Cleanup(introAS.Close)
+	inBubble(t, []*oauthtest.Server{jwtAS, introAS}, func(t *testing.T, n *mcptest.Network) {
+		e := withIntrospection(t, time.Hour, introAS, envConfig{as: jwtAS, net: n})
+		tok := introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+		check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via client-1"})
+		time.Sleep(2*time.Minute + auth.DefaultLeeway + time.Second)
+		check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
+		if n := introAS.Introspections(); n != 2 {
+			t.Fatalf("%d introspections, want 2 (the cached answer expired with the token)", n)
+		}
+	})
 }
 
 // TestIntrospectionCacheSize: many distinct tokens keep the cache within its
 // bound (one hostile caller cannot grow memory without limit).
 func TestIntrospectionCacheSize(t *testing.T) {
+	t.Parallel()
 	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
 	t.Cleanup(introAS.Close)
 	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -213,7 +214,7 @@ func TestNoRedirects(t *testing.T) {
 				t.Parallel()
 				as := oauthtest.New(&oauthtest.Options{OpaqueTokens: ep == oauthtest.EndpointIntrospection})
 				t.Cleanup(as.Close)
-				var log syncBuffer
+				var log mcptest.LogBuffer
 				e := newEnv(t, envConfig{as: as, opts: func(o *auth.Options, as *oauthtest.Server, _ string) {
 					o.HTTPClient = nil
 					if own {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPlainAuth(t *testing.T) {
+	t.Parallel()
 	basic, err := auth.Basic(auth.PlainOptions{Realm: "mcp", Credentials: map[string]string{"alice": "s3cret"},
 		Verify: func(ctx context.Context, user, pw string) (string, bool) { return user, user == "bob" && pw == "pw" }})
 	if err != nil {
@@ -42,6 +43,7 @@ func TestPlainAuth(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			var got *core.Principal
 			srv := core.NewServer(core.Implementation{Name: "plain", Version: "1"}, &core.ServerOptions{Authenticator: c.a})
 			core.AddTool(srv, &core.Tool{Name: "who", Description: "Who."}, func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {

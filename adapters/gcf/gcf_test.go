@@ -1,10 +1,10 @@
 package gcf_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 type addArgs struct {
@@ -94,19 +95,20 @@ func TestHandlerStreams(t *testing.T) {
 		t.Fatalf("%s, Content-Type %q; want 200 and an event stream", res.Status, ct)
 	}
 	var messages []string
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	sr := mcptest.NewSSEReader(res.Body)
+	sr.Strict = true
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF || errors.Is(err, context.Canceled) {
+			break
 		}
-		messages = append(messages, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		messages = append(messages, ev.Data)
 		if len(messages) == 1 {
 			close(release) // the first event arrived before the answer
 		}
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
 	}
 	if len(messages) != 2 || !strings.Contains(messages[0], `"notifications/progress"`) || !strings.Contains(messages[1], `"released"`) {
 		t.Errorf("events %q; want the progress notification, then the result saying released", messages)

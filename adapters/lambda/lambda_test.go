@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -661,26 +662,31 @@ func TestStreamingFlush(t *testing.T) {
 // handler's context and waits for the handler to return.
 func TestStreamingClose(t *testing.T) {
 	t.Parallel()
-	done := false
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		time.Sleep(10 * time.Millisecond)
-		if _, err := io.WriteString(w, "late"); err == nil {
-			err = w.(interface{ FlushError() error }).FlushError()
-			if err == nil {
-				t.Error("flush after Close succeeded")
+	// In a synctest bubble the handler's pause after the end of its context
+	// is fake time: Close returning before the handler would find done unset,
+	// deterministically.
+	synctest.Test(t, func(t *testing.T) {
+		done := false
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			time.Sleep(10 * time.Millisecond)
+			if _, err := io.WriteString(w, "late"); err == nil {
+				err = w.(interface{ FlushError() error }).FlushError()
+				if err == nil {
+					t.Error("flush after Close succeeded")
+				}
 			}
+			done = true
+		})
+		res, _ := lambda.Wrap(h, &lambda.Options{Streaming: true})(context.Background(), urlGet)
+		if err := res.(io.Closer).Close(); err != nil {
+			t.Fatal(err)
 		}
-		done = true
+		if !done { // Close waited for the handler
+			t.Fatal("Close returned before the handler")
+		}
 	})
-	res, _ := lambda.Wrap(h, &lambda.Options{Streaming: true})(context.Background(), urlGet)
-	if err := res.(io.Closer).Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !done { // Close waited for the handler
-		t.Fatal("Close returned before the handler")
-	}
 }
 
 // TestStreamingPanicAfterRelease checks that a panic after the response has

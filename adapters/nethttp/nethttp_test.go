@@ -1,7 +1,6 @@
 package nethttp_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 type addArgs struct {
@@ -147,25 +147,17 @@ func TestServeListenerShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	events := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- d
-			}
-		}
-		close(events)
-	}()
+	events := mcptest.NewEventStream(res.Body, true)
+	defer events.Close()
 	next := func() string {
-		select {
-		case e := <-events:
-			return e
-		case <-time.After(5 * time.Second):
-			t.Fatal("no event")
+		// A bound for a broken server, not a synchronisation.
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		ev, err := events.Next(ctx)
+		if err != nil {
+			t.Fatalf("no event: %v", err)
 		}
-		return ""
+		return ev.Data
 	}
 	if ack := next(); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event %s", ack)

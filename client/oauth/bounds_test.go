@@ -5,27 +5,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
-	"github.com/mcpfn/mcpfn/core"
 )
-
-// challenge401 is a 401 answer carrying header as WWW-Authenticate.
-func challenge401(header string) *http.Response {
-	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:9/mcp", nil)
-	h := http.Header{}
-	if header != "" {
-		h.Set("WWW-Authenticate", header)
-	}
-	return &http.Response{StatusCode: 401, Header: h, Request: req}
-}
 
 // TestNoRedirects: a metadata URL that redirects is not followed.
 func TestNoRedirects(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/target" {
@@ -45,6 +33,7 @@ func TestNoRedirects(t *testing.T) {
 // TestInsecureURLs: plain http is refused except to loopback hosts, before
 // any request.
 func TestInsecureURLs(t *testing.T) {
+	t.Parallel()
 	err := oauth.New(codeConfig()).Challenge(t.Context(), "http://127.0.0.1:9/mcp", challenge401(`Bearer resource_metadata="http://metadata.example.com/prm"`))
 	if !errors.Is(err, oauth.ErrInsecureURL) {
 		t.Fatalf("http PRM URL: %v", err)
@@ -63,6 +52,7 @@ func TestInsecureURLs(t *testing.T) {
 // TestOversizeMetadata: a metadata document past 256 KiB is refused; the
 // client stops reading there.
 func TestOversizeMetadata(t *testing.T) {
+	t.Parallel()
 	var written atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -84,91 +74,4 @@ func TestOversizeMetadata(t *testing.T) {
 	if w := written.Load(); w > 32<<20 {
 		t.Fatalf("server wrote %d bytes", w)
 	}
-}
-
-// TestConcurrentChallenges: challenges that race for one token run one
-// authorization; the others just retry with it.
-func TestConcurrentChallenges(t *testing.T) {
-	as := newAS(t, asOptions{})
-	rs := newRS(t, as, core.ModeAuto)
-	src := oauth.New(codeConfig())
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			resp := challenge401(`Bearer resource_metadata="` + rs.srv.URL + `/.well-known/oauth-protected-resource/mcp"`)
-			errs <- src.Challenge(t.Context(), rs.url, resp)
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if auth, tok, reg := as.snapshot(); len(auth) != 1 || len(tok) != 1 || len(reg) != 1 {
-		t.Fatalf("authorizations %d, token requests %d, registrations %d; want 1 each", len(auth), len(tok), len(reg))
-	}
-}
-
-// TestScopeFlood: a challenge naming a flood of scopes is refused before
-// anything is fetched, instead of costing quadratic time in the scope
-// bookkeeping.
-func TestScopeFlood(t *testing.T) {
-	var b strings.Builder
-	for i := range 50000 {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString("s")
-		b.WriteString(strings.Repeat("x", i%7))
-		b.WriteString(string(rune('a' + i%26)))
-		b.WriteString(strings.Repeat("y", i/182))
-	}
-	as := newAS(t, asOptions{})
-	rs := newRS(t, as, core.ModeAuto)
-	src := oauth.New(codeConfig())
-	resp := challenge401(`Bearer resource_metadata="` + rs.srv.URL + `/.well-known/oauth-protected-resource/mcp", scope="` + b.String() + `"`)
-	err := src.Challenge(t.Context(), rs.url, resp)
-	if !errors.Is(err, oauth.ErrTooManyScopes) {
-		t.Fatalf("err %v, want ErrTooManyScopes", err)
-	}
-	if auth, _, _ := as.snapshot(); len(auth) != 0 {
-		t.Fatal("authorization requested")
-	}
-}
-
-// BenchmarkToken: the per-request cost of a Source with a valid token,
-// beside client.StaticToken.
-func BenchmarkToken(b *testing.B) {
-	as := newAS(&testing.T{}, asOptions{})
-	defer as.srv.Close()
-	b.Run("static", func(b *testing.B) {
-		ts := client.StaticToken("x")
-		b.ReportAllocs()
-		for b.Loop() {
-			ts.Token(b.Context())
-		}
-	})
-	b.Run("oauth", func(b *testing.B) {
-		rs := newRS(&testing.T{}, as, core.ModeAuto)
-		defer rs.srv.Close()
-		src := oauth.New(codeConfig())
-		req, _ := http.NewRequest(http.MethodPost, rs.url, strings.NewReader(`{}`))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp.Body.Close()
-		if err := src.Challenge(b.Context(), rs.url, resp); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			if tok, _ := src.Token(b.Context()); tok == "" {
-				b.Fatal("no token")
-			}
-		}
-	})
 }

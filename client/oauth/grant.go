@@ -78,7 +78,7 @@ func (s *Source) store(tr *tokenResponse, scopes []string, keepRefresh string) e
 		t.refresh = keepRefresh
 	}
 	if n, err := strconv.ParseInt(strings.Trim(string(tr.ExpiresIn), `"`), 10, 64); err == nil && n > 0 {
-		t.expiry = s.now().Add(time.Duration(n) * time.Second)
+		t.expiry = time.Now().Add(time.Duration(n) * time.Second)
 	}
 	s.mu.Lock()
 	s.tok = t
@@ -217,7 +217,7 @@ func (s *Source) authenticate(c Client, meta *ServerMetadata, form url.Values) (
 		if c.Key == nil {
 			return nil, errors.New("oauth: private_key_jwt needs Client.Key")
 		}
-		jwt, err := signAssertion(c, meta.Issuer, s.now())
+		jwt, err := signAssertion(c, meta.Issuer, time.Now())
 		if err != nil {
 			return nil, err
 		}

@@ -146,9 +146,6 @@ type Config struct {
 	// asked anew for every token; only the access token is kept. IDJAG
 	// builds one from an identity provider's token exchange.
 	Assertion func(ctx context.Context, req AssertionRequest) (string, error)
-
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Source is a client.TokenSource and client.Challenger that obtains and
@@ -218,13 +215,6 @@ func timeout(d, def time.Duration) time.Duration {
 	return d
 }
 
-func (s *Source) now() time.Time {
-	if s.cfg.Now != nil {
-		return s.cfg.Now()
-	}
-	return time.Now()
-}
-
 // expirySkew renews tokens this long before they expire.
 const expirySkew = 30 * time.Second
 
@@ -239,7 +229,7 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 	if t == nil {
 		return "", nil
 	}
-	if t.expiry.IsZero() || s.now().Add(expirySkew).Before(t.expiry) || t.refresh == "" {
+	if t.expiry.IsZero() || time.Now().Add(expirySkew).Before(t.expiry) || t.refresh == "" {
 		return t.access, nil
 	}
 	s.flow.Lock()
@@ -418,7 +408,7 @@ const (
 func (s *Source) backingOff() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.now().Before(s.retryAt)
+	return time.Now().Before(s.retryAt)
 }
 
 // noteFailure starts or doubles the back-off when err says the server is
@@ -449,7 +439,7 @@ func (s *Source) noteFailure(err error) {
 	if wait > maxBackoff {
 		wait = maxBackoff
 	}
-	s.retryAt = s.now().Add(wait)
+	s.retryAt = time.Now().Add(wait)
 }
 
 // MaxScopes bounds the scopes of one authorization: a challenge or

@@ -3,64 +3,25 @@ package oauth_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
-// pipeListener is a net.Listener of net.Pipe ends, so that an http.Server
-// and the Source's client can talk inside a synctest bubble.
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
-
-// pipeServer serves h over in-memory connections; the client it returns
-// reaches h at any address.
+// pipeServer serves h on an in-memory network (connections blocked there
+// are durably blocked in a synctest bubble); the client it returns reaches
+// h at any address.
 func pipeServer(t *testing.T, h http.Handler) *http.Client {
-	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, s := net.Pipe()
-		select {
-		case ln.conns <- s:
-			return c, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-ln.closed:
-			return nil, net.ErrClosed
-		}
-	}}
-	t.Cleanup(func() {
-		srv.Close()
-		tr.CloseIdleConnections()
-	})
-	return &http.Client{Transport: tr}
+	n := mcptest.NewNetwork()
+	n.Serve("", h)
+	t.Cleanup(n.Close)
+	return n.Client()
 }
 
 // dribble answers 200 and then one byte every 100 ms for an hour.

@@ -113,6 +113,7 @@ func startExample(t *testing.T, cfg config) string {
 // (2026-07-28 basic/authorization §Scope Selection Strategy, §Step-Up
 // Authorization Flow) and the results.
 func TestClientAuthorization(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs servers on loopback")
 	}

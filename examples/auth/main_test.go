@@ -26,6 +26,7 @@ import (
 // notes:write as well as notes:admin), so asking for exactly those is
 // enough.
 func TestAuthorizationFlow(t *testing.T) {
+	t.Parallel()
 	jwtAS := oauthtest.New(&oauthtest.Options{Alg: "ES256"})
 	defer jwtAS.Close()
 	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})

@@ -39,6 +39,7 @@ func call(t *testing.T, c *mcptest.Client, params map[string]any) toolResult {
 
 // The modern round trip: input_required, then the retry with the answer.
 func TestDeleteConfirmModern(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(newServer())
 	defer ts.Close()
 	c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
@@ -76,6 +77,7 @@ func TestDeleteConfirmModern(t *testing.T) {
 // The legacy round trip: the same tool asks with elicitation/create on the
 // call's stream, and the form comes from the Booking struct.
 func TestBookTableLegacy(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(newServer())
 	defer ts.Close()
 	c := &mcptest.Client{URL: ts.URL}
@@ -121,6 +123,7 @@ func TestBookTableLegacy(t *testing.T) {
 // A user who declines or cancels is asked once: the call ends after one
 // round, in both eras, for both tools, and nothing is deleted.
 func TestDeclineEndsTheCall(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(newServer())
 	defer ts.Close()
 	tools := map[string]struct {

@@ -200,12 +200,14 @@ func (s *switchToken) Token(context.Context) (string, error) { return *s.v.Load(
 // with its own Authorization bypasses the cache. Legacy sessions
 // carry no cache hints, so there every call reaches the server.
 func TestClientCache(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the fixture on loopback")
 	}
 	for _, ad := range adapters {
 		for _, mode := range []client.Mode{client.ModeAuto, client.ModeModern, client.ModeLegacy} {
 			t.Run(ad.name+"/"+mode.String(), func(t *testing.T) {
+				t.Parallel()
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				srv := newServer(&core.ServerOptions{CacheHints: cacheHints})
@@ -333,6 +335,7 @@ func TestClientCache(t *testing.T) {
 // own cache; neither is served the other's private results, and each
 // repeats its lists for free.
 func TestClientCachePerToken(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the fixture on loopback")
 	}

@@ -1,17 +1,11 @@
 package calculator_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
@@ -21,55 +15,16 @@ import (
 // Authorization header and the metadata path to the function, and the
 // challenges back to the client.
 func TestFunctionsFrameworkAuth(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs a binary")
 	}
 	as := oauthtest.New(nil)
 	defer as.Close()
-	bin := filepath.Join(t.TempDir(), "calculator")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	ln.Close()
+	addr := startFunction(t, buildFunction(t), func(addr string) []string {
+		return []string{"MCPFN_AUTH_RESOURCE=http://" + addr + "/mcp", "MCPFN_AUTH_ISSUER=" + as.Issuer, "MCPFN_AUTH_SCOPES=calc"}
+	})
 	resource := "http://" + addr + "/mcp"
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "FUNCTION_TARGET=MCP", "PORT="+port, "LOCAL_ONLY=true", "MCPFN_LOG_LEVEL=error",
-		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=",
-		"MCPFN_AUTH_RESOURCE="+resource, "MCPFN_AUTH_ISSUER="+as.Issuer, "MCPFN_AUTH_SCOPES=calc")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	defer func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("function output:\n%s", out.String())
-		}
-	}()
-	deadline := time.After(15 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the function exited: %s", out.String())
-		case <-deadline:
-			t.Fatalf("the function did not listen on %s", addr)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 
 	res, err := http.Get("http://" + addr + "/.well-known/oauth-protected-resource/mcp")
 	if err != nil {

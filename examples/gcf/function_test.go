@@ -2,7 +2,6 @@ package calculator_test
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -18,14 +17,12 @@ import (
 // Framework's own server), runs it as Cloud Functions would run it, and
 // calls add with a 2026-07-28 request, then with a legacy session.
 func TestFunctionsFramework(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs a binary")
 	}
-	bin := filepath.Join(t.TempDir(), "calculator")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	url := startFunction(t, bin)
+	addr := startFunction(t, buildFunction(t), nil)
+	url := "http://" + addr + "/"
 	ctx := t.Context()
 
 	c := &mcptest.Client{URL: url}
@@ -57,19 +54,31 @@ func TestFunctionsFramework(t *testing.T) {
 	}
 }
 
-// startFunction runs bin on a free loopback port, as FUNCTION_TARGET=MCP,
-// and returns its URL once it accepts connections.
-func startFunction(t *testing.T, bin string) string {
+// buildFunction builds cmd (the function behind the Functions Framework's
+// own server) and returns the binary's path.
+func buildFunction(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "calculator")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startFunction runs bin on a free loopback port, as FUNCTION_TARGET=MCP
+// with the variables env returns for its address (nil for none), and
+// returns the address once it accepts connections. The function stops when
+// the test ends.
+func startFunction(t *testing.T, bin string, env func(addr string) []string) string {
 	for range 3 { // the free port may be taken before the function binds it
-		if url, ok := tryStart(t, bin); ok {
-			return url
+		if addr, ok := tryStart(t, bin, env); ok {
+			return addr
 		}
 	}
 	t.Fatal("the function did not start")
 	return ""
 }
 
-func tryStart(t *testing.T, bin string) (string, bool) {
+func tryStart(t *testing.T, bin string, env func(addr string) []string) (string, bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +90,9 @@ func tryStart(t *testing.T, bin string) (string, bool) {
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "FUNCTION_TARGET=MCP", "PORT="+port, "LOCAL_ONLY=true",
 		"MCPFN_LOG_LEVEL=error", "MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=")
+	if env != nil {
+		cmd.Env = append(cmd.Env, env(addr)...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -95,11 +107,12 @@ func tryStart(t *testing.T, bin string) (string, bool) {
 			t.Logf("function output:\n%s", out.String())
 		}
 	})
+	// Polling the process's port: it says nothing when it listens.
 	deadline := time.After(15 * time.Second)
 	for {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return fmt.Sprintf("http://%s/", addr), true
+			return addr, true
 		}
 		select {
 		case <-exited:

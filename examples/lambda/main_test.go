@@ -23,6 +23,7 @@ import (
 // with a 2026-07-28 request. It skips when the emulator is not installed
 // (test/lambdafront/install-rie.sh), unless MCPFN_REQUIRE_RIE=1.
 func TestBootstrapUnderEmulator(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the deployment package")
 	}

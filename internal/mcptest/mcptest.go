@@ -5,7 +5,6 @@
 package mcptest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -228,37 +227,6 @@ func (c *Client) collect(ctx context.Context, r *Response, data []byte, answer A
 		r.Result, r.Error = m.Result, m.Error
 	}
 	return nil
-}
-
-// ReadSSE calls fn with the data of each event of an SSE stream.
-func ReadSSE(rd io.Reader, fn func(data []byte) error) error {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	var data []byte
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case len(line) == 0:
-			if len(data) > 0 {
-				if err := fn(data); err != nil {
-					return err
-				}
-				data = data[:0]
-			}
-		case bytes.HasPrefix(line, []byte("data:")):
-			d := bytes.TrimPrefix(line[5:], []byte(" "))
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, d...)
-		}
-	}
-	if len(data) > 0 {
-		if err := fn(data); err != nil {
-			return err
-		}
-	}
-	return sc.Err()
 }
 
 // Initialize runs the legacy handshake (initialize, then

@@ -6,8 +6,6 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -46,21 +44,97 @@ type Options struct {
 	// TLS serves https (httptest.NewTLSServer) instead of http; Client
 	// trusts the server's certificate.
 	TLS bool
+
+	// MetadataPath, when set, is the one path that serves the metadata
+	// (such as "/.well-known/openid-configuration", or the issuer path
+	// followed by it); every other well-known path answers 404. Empty
+	// serves every form.
+	MetadataPath string
+	// Metadata replaces members of the metadata document; a nil value
+	// removes the member. It changes what the document says (a wrong
+	// issuer, no code_challenge_methods_supported, no
+	// registration_endpoint), not what the endpoints do.
+	Metadata map[string]any
+	// AuthMethods is token_endpoint_auth_methods_supported: the client
+	// authentication methods /register grants, out of none,
+	// client_secret_basic, client_secret_post and private_key_jwt. Nil
+	// means none and client_secret_basic.
+	AuthMethods []string
+	// ClientIDMetadataDocuments makes the server accept Client ID Metadata
+	// Documents (draft-ietf-oauth-client-id-metadata-document): a client_id
+	// that is an https URL with a path (or an http URL on a loopback host)
+	// is fetched with HTTPClient, and the document, whose client_id must be
+	// that URL, names the redirect URIs of a public client. The metadata
+	// says client_id_metadata_document_supported.
+	ClientIDMetadataDocuments bool
+	// HTTPClient fetches Client ID Metadata Documents. Nil means a client
+	// on http.DefaultTransport; redirects are never followed, and each
+	// fetch is bounded to five seconds and 64 KiB.
+	HTTPClient *http.Client
+	// IdentityProviders are the servers whose ID-JAGs (Identity Assertion
+	// JWT Authorization Grants, draft-ietf-oauth-identity-assertion-authz-grant,
+	// as IDJAG issues them) the jwt-bearer grant (RFC 7523) accepts.
+	IdentityProviders []*Server
+	// Iss returns the iss parameter of authorization responses (RFC 9207
+	// §2) for the server's issuer; "" omits it. Nil sends the issuer.
+	Iss func(issuer string) string
+	// AuthorizeError, when set, answers every authorization request that
+	// names a known client and redirect URI with this error code
+	// (RFC 6749 §4.1.2.1), as if the user refused: "access_denied".
+	AuthorizeError string
+	// TokenError is asked about each token request, by its form, before
+	// the server handles it: a non-nil answer is sent instead.
+	TokenError func(form url.Values) *TokenError
 }
 
-// Endpoint names one endpoint of the server, for Hold and SetRedirect.
+// TokenError is an error answer of the token endpoint (RFC 6749 §5.2).
+type TokenError struct {
+	// Status is the HTTP status; 0 means 400.
+	Status int
+	// Code is the error code; "" means invalid_grant.
+	Code string
+	// RetryAfter, when positive, is sent as a Retry-After header (seconds).
+	RetryAfter int
+}
+
+// Endpoint names one endpoint of the server, for Hold, SetRedirect and
+// Requests.
 type Endpoint string
 
-// The endpoints that Hold and SetRedirect act on.
+// The endpoints of the server.
 const (
 	// EndpointMetadata is RFC 8414 metadata and OpenID Connect discovery
-	// (every form).
+	// (every form; Requests also lists the well-known paths that answered
+	// 404).
 	EndpointMetadata Endpoint = "metadata"
 	// EndpointJWKS is the JWKS.
 	EndpointJWKS Endpoint = "jwks"
 	// EndpointIntrospection is RFC 7662 introspection.
 	EndpointIntrospection Endpoint = "introspection"
+	// EndpointAuthorization is the authorization endpoint.
+	EndpointAuthorization Endpoint = "authorization"
+	// EndpointToken is the token endpoint.
+	EndpointToken Endpoint = "token"
+	// EndpointRegistration is RFC 7591 dynamic client registration.
+	EndpointRegistration Endpoint = "registration"
 )
+
+// Request is a request an endpoint received, as Requests lists it.
+type Request struct {
+	// Path is the request's path.
+	Path string
+	// Form is the query of a GET, or the form of a POST with a form body.
+	Form url.Values
+	// Authorization is the request's Authorization header.
+	Authorization string
+	// JSON is the decoded body of a POST with a JSON object body (a
+	// registration).
+	JSON map[string]any
+}
+
+// maxLogged bounds the requests Requests keeps per endpoint; older ones are
+// dropped (a long-running cmd/oauthtest must not grow without bound).
+const maxLogged = 4096
 
 // MovedPrefix is the path prefix under which SetRedirect's targets are
 // served: a redirected endpoint answers 307 Temporary Redirect to
@@ -107,16 +181,49 @@ type MintOptions struct {
 	Header map[string]any
 }
 
+// keyPair is a signing key. An RSA key is generated on first use: a
+// 2048-bit key takes about 100 ms (more under the race detector), which
+// a test that only needs EC keys or opaque tokens should not pay.
 type keyPair struct {
-	kid  string
-	priv crypto.Signer
+	kid string
+	gen func() crypto.Signer
+
+	mu   sync.Mutex
+	priv crypto.Signer // nil until generated
 }
 
-type generation struct{ rsa, ec keyPair }
+// key returns the private key, generating it if needed.
+func (k *keyPair) key() crypto.Signer {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.priv == nil {
+		k.priv = k.gen()
+	}
+	return k.priv
+}
+
+// generated returns the private key, or nil if it was never needed (so
+// nothing was signed with it).
+func (k *keyPair) generated() crypto.Signer {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.priv
+}
+
+type generation struct{ rsa, ec *keyPair }
 
 type grant struct {
 	client, redirect, challenge, scope, resource, subject string
 	expires                                               time.Time
+}
+
+// client is a registered client.
+type client struct {
+	redirects []string
+	method    string // token endpoint authentication method
+	secret    string
+	key       crypto.PublicKey
+	idjag     map[string]string // audience issuer -> client_id of the ID-JAGs issued for it
 }
 
 type opaque struct {
@@ -142,13 +249,15 @@ type Server struct {
 	codes    map[string]grant
 	refresh  map[string]grant
 	opaque   map[string]opaque
-	clients  map[string][]string // client id -> redirect URIs
+	clients  map[string]*client
+	log      map[Endpoint][]Request
 	revoked  map[string]bool
 	intDown  atomic.Bool
 	jwksDown atomic.Bool
 	holds    map[Endpoint]*Hold
 	redirect map[Endpoint]bool
 	introOf  map[string]int64 // introspections by token
+	issued   []string         // access tokens /token issued, for RevokeIssued
 
 	jwksFetches, introspections, metadataFetches, moved atomic.Int64
 	seq                                                 atomic.Int64
@@ -163,7 +272,8 @@ func New(opts *Options) *Server {
 		codes:                 map[string]grant{},
 		refresh:               map[string]grant{},
 		opaque:                map[string]opaque{},
-		clients:               map[string][]string{},
+		clients:               map[string]*client{},
+		log:                   map[Endpoint][]Request{},
 		revoked:               map[string]bool{},
 		holds:                 map[Endpoint]*Hold{},
 		redirect:              map[Endpoint]bool{},
@@ -177,6 +287,9 @@ func New(opts *Options) *Server {
 	}
 	if s.opts.TokenTTL == 0 {
 		s.opts.TokenTTL = time.Hour
+	}
+	if s.opts.AuthMethods == nil {
+		s.opts.AuthMethods = []string{"none", "client_secret_basic"}
 	}
 	s.gens = []generation{newGeneration(1)}
 	s.handler = s.routes()
@@ -203,17 +316,19 @@ func (s *Server) Client() *http.Client { return s.ts.Client() }
 func (s *Server) Handler() http.Handler { return s.handler }
 
 func newGeneration(n int) generation {
-	rk, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		panic(err)
-	}
 	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		panic(err)
 	}
 	return generation{
-		rsa: keyPair{kid: fmt.Sprintf("rsa-%d", n), priv: rk},
-		ec:  keyPair{kid: fmt.Sprintf("ec-%d", n), priv: ek},
+		rsa: &keyPair{kid: fmt.Sprintf("rsa-%d", n), gen: func() crypto.Signer {
+			rk, err := rsa.GenerateKey(rand.Reader, 2048)
+			if err != nil {
+				panic(err)
+			}
+			return rk
+		}},
+		ec: &keyPair{kid: fmt.Sprintf("ec-%d", n), priv: ek},
 	}
 }
 
@@ -382,6 +497,17 @@ func (s *Server) Revoke(tok string) {
 	s.revoked[tok] = true
 }
 
+// RevokeIssued revokes (as Revoke) every access token /token has issued so
+// far; refresh tokens stay valid.
+func (s *Server) RevokeIssued() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tok := range s.issued {
+		s.revoked[tok] = true
+	}
+	s.issued = nil
+}
+
 // claimsMap turns c into JWT claims.
 func (s *Server) claimsMap(c Claims) map[string]any {
 	now := time.Now()
@@ -456,10 +582,9 @@ func (s *Server) sign(payload []byte, o MintOptions) string {
 	if strings.HasPrefix(alg, "ES") {
 		kp = g.ec
 	}
-	var key any = kp.priv
-	kid := kp.kid
-	if o.Key != nil {
-		key = o.Key
+	key, kid := o.Key, kp.kid
+	if key == nil {
+		key = kp.key()
 	}
 	if o.Kid != "" {
 		kid = o.Kid
@@ -518,16 +643,30 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc(pattern, h)
 	}
 	p := s.opts.IssuerPath
-	handle("GET /.well-known/oauth-authorization-server"+p, EndpointMetadata, s.metadata)
-	handle("GET /.well-known/openid-configuration"+p, EndpointMetadata, s.metadata)
-	if p != "" {
-		handle("GET "+p+"/.well-known/openid-configuration", EndpointMetadata, s.metadata)
+	if mp := s.opts.MetadataPath; mp != "" {
+		handle("GET "+mp, EndpointMetadata, s.metadata)
+	} else {
+		handle("GET /.well-known/oauth-authorization-server"+p, EndpointMetadata, s.metadata)
+		handle("GET /.well-known/openid-configuration"+p, EndpointMetadata, s.metadata)
+		if p != "" {
+			handle("GET "+p+"/.well-known/openid-configuration", EndpointMetadata, s.metadata)
+		}
 	}
 	handle("GET "+p+"/jwks", EndpointJWKS, s.jwks)
-	handle("GET "+p+"/authorize", "", s.authorize)
-	handle("POST "+p+"/token", "", s.token)
-	handle("POST "+p+"/register", "", s.register)
+	handle("GET "+p+"/authorize", EndpointAuthorization, s.authorize)
+	handle("POST "+p+"/token", EndpointToken, s.token)
+	handle("POST "+p+"/register", EndpointRegistration, s.register)
 	handle("POST "+p+"/introspect", EndpointIntrospection, s.introspect)
+	// Any other well-known path: 404, listed with the metadata requests
+	// (a client's discovery tries several).
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		s.record(EndpointMetadata, r, nil)
+		http.NotFound(w, r)
+	}
+	handle("GET /.well-known/", "", notFound)
+	if p != "" {
+		handle("GET "+p+"/.well-known/", "", notFound)
+	}
 	strip := http.StripPrefix(MovedPrefix, moved)
 	mux.HandleFunc(MovedPrefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		s.moved.Add(1)
@@ -550,6 +689,7 @@ func oauthError(w http.ResponseWriter, status int, code, desc string) {
 
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	s.metadataFetches.Add(1)
+	s.record(EndpointMetadata, r, nil)
 	if s.jwksDown.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
@@ -564,15 +704,25 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 		"jwks_uri":                                       s.jwksURI(),
 		"scopes_supported":                               s.opts.Scopes,
 		"response_types_supported":                       []string{"code"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                          s.grantTypes(),
 		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic"},
+		"token_endpoint_auth_methods_supported":          s.opts.AuthMethods,
 		"authorization_response_iss_parameter_supported": true,
 		"subject_types_supported":                        []string{"public"},
 		"id_token_signing_alg_values_supported":          []string{"RS256"},
 	}
 	if len(s.opts.Scopes) == 0 {
 		delete(md, "scopes_supported") // RECOMMENDED, but never null
+	}
+	if s.opts.ClientIDMetadataDocuments {
+		md["client_id_metadata_document_supported"] = true
+	}
+	for k, v := range s.opts.Metadata {
+		if v == nil {
+			delete(md, k)
+		} else {
+			md[k] = v
+		}
 	}
 	writeJSON(w, http.StatusOK, md)
 }
@@ -586,6 +736,7 @@ func (s *Server) jwksURI() string {
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	s.jwksFetches.Add(1)
+	s.record(EndpointJWKS, r, nil)
 	if s.jwksDown.Load() {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
@@ -595,8 +746,8 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	set := jwk.NewSet()
 	for _, g := range gens {
-		for _, kp := range []keyPair{g.rsa, g.ec} {
-			k, err := jwk.FromRaw(kp.priv.Public())
+		for _, kp := range []*keyPair{g.rsa, g.ec} {
+			k, err := jwk.FromRaw(kp.key().Public())
 			if err != nil {
 				panic(err)
 			}
@@ -608,164 +759,9 @@ func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, set)
 }
 
-// authorize approves every valid request at once (no user interaction).
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	client, redirect := q.Get("client_id"), q.Get("redirect_uri")
-	s.mu.Lock()
-	uris, known := s.clients[client]
-	s.mu.Unlock()
-	if !known {
-		http.Error(w, "unknown client_id", http.StatusBadRequest)
-		return
-	}
-	ok := false
-	for _, u := range uris {
-		ok = ok || u == redirect
-	}
-	if !ok {
-		http.Error(w, "redirect_uri not registered", http.StatusBadRequest)
-		return
-	}
-	ru, err := url.Parse(redirect)
-	if err != nil {
-		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
-		return
-	}
-	back := ru.Query()
-	back.Set("iss", s.Issuer)
-	if st := q.Get("state"); st != "" {
-		back.Set("state", st)
-	}
-	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
-		back.Set("error", "invalid_request")
-		back.Set("error_description", "response_type=code and PKCE S256 are required")
-	} else {
-		code := randomString(16)
-		s.mu.Lock()
-		s.codes[code] = grant{client: client, redirect: redirect, challenge: q.Get("code_challenge"),
-			scope: q.Get("scope"), resource: q.Get("resource"), subject: "user-1", expires: time.Now().Add(time.Minute)}
-		s.mu.Unlock()
-		back.Set("code", code)
-	}
-	ru.RawQuery = back.Encode()
-	http.Redirect(w, r, ru.String(), http.StatusFound)
-}
-
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_request", "bad form")
-		return
-	}
-	f := r.PostForm
-	var g grant
-	switch f.Get("grant_type") {
-	case "authorization_code":
-		s.mu.Lock()
-		c, ok := s.codes[f.Get("code")]
-		delete(s.codes, f.Get("code"))
-		s.mu.Unlock()
-		if !ok || time.Now().After(c.expires) || c.client != f.Get("client_id") || c.redirect != f.Get("redirect_uri") {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or mismatched code")
-			return
-		}
-		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
-		if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(c.challenge)) != 1 {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "PKCE verification failed")
-			return
-		}
-		if res := f.Get("resource"); res != "" && res != c.resource {
-			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request")
-			return
-		}
-		g = c
-	case "refresh_token":
-		s.mu.Lock()
-		c, ok := s.refresh[f.Get("refresh_token")]
-		delete(s.refresh, f.Get("refresh_token"))
-		s.mu.Unlock()
-		if !ok || c.client != f.Get("client_id") {
-			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
-			return
-		}
-		if sc := f.Get("scope"); sc != "" {
-			c.scope = sc
-		}
-		if res := f.Get("resource"); res != "" {
-			c.resource = res
-		}
-		g = c
-	default:
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "")
-		return
-	}
-	cl := Claims{Subject: g.subject, ClientID: g.client, Scope: g.scope, Expiry: time.Now().Add(s.opts.TokenTTL)}
-	if g.resource != "" {
-		cl.Audience = []string{g.resource}
-	}
-	var access string
-	if s.opts.OpaqueTokens {
-		access = s.Opaque(cl)
-	} else {
-		access = s.MintWith(cl, MintOptions{Alg: s.opts.Alg})
-	}
-	rt := randomString(24)
-	s.mu.Lock()
-	s.refresh[rt] = g
-	s.mu.Unlock()
-	resp := map[string]any{
-		"access_token":  access,
-		"token_type":    "Bearer",
-		"expires_in":    int(s.opts.TokenTTL / time.Second),
-		"refresh_token": rt,
-	}
-	if g.scope != "" {
-		resp["scope"] = g.scope
-	}
-	writeJSON(w, http.StatusOK, resp)
-}
-
-// register implements RFC 7591 for public clients.
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var md map[string]any
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&md); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "bad JSON")
-		return
-	}
-	var uris []string
-	if l, ok := md["redirect_uris"].([]any); ok {
-		for _, u := range l {
-			if s, ok := u.(string); ok {
-				uris = append(uris, s)
-			}
-		}
-	}
-	if len(uris) == 0 {
-		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris is required")
-		return
-	}
-	id := "dcr-" + randomString(9)
-	s.mu.Lock()
-	s.clients[id] = uris
-	s.mu.Unlock()
-	md["client_id"] = id
-	md["client_id_issued_at"] = time.Now().Unix()
-	md["token_endpoint_auth_method"] = "none"
-	writeJSON(w, http.StatusCreated, md)
-}
-
-// RegisterClient registers a public client with redirect URIs and returns
-// its id (as /register would).
-func (s *Server) RegisterClient(redirectURIs ...string) string {
-	id := "client-" + randomString(6)
-	s.mu.Lock()
-	s.clients[id] = redirectURIs
-	s.mu.Unlock()
-	return id
-}
-
 func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	s.introspections.Add(1)
+	s.record(EndpointIntrospection, r, nil)
 	if s.intDown.Load() {
 		http.Error(w, "introspection is down", http.StatusServiceUnavailable)
 		return
@@ -834,12 +830,16 @@ func (s *Server) verifyOwn(tok string) map[string]any {
 	gens := append([]generation(nil), s.gens...)
 	s.mu.Unlock()
 	for _, g := range gens {
-		for _, kp := range []keyPair{g.rsa, g.ec} {
+		for _, kp := range []*keyPair{g.rsa, g.ec} {
+			priv := kp.generated()
+			if priv == nil {
+				continue // never used: nothing was signed with it
+			}
 			alg := jwa.RS256
-			if _, ok := kp.priv.(*ecdsa.PrivateKey); ok {
+			if _, ok := priv.(*ecdsa.PrivateKey); ok {
 				alg = jwa.ES256
 			}
-			payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, kp.priv.Public()))
+			payload, err := jws.Verify([]byte(tok), jws.WithKey(alg, priv.Public()))
 			if err != nil {
 				continue
 			}

@@ -34,6 +34,7 @@ func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map
 // (verifier checked, resource becomes aud), refresh (rotated, single use),
 // introspection (authenticated, outage switch).
 func TestCodeFlow(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
 	defer as.Close()
 	redirect := "http://127.0.0.1:1/cb"
@@ -107,6 +108,7 @@ func TestCodeFlow(t *testing.T) {
 }
 
 func TestRegistrationAndMetadata(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/t1"})
 	defer as.Close()
 	res, err := http.Post(as.Issuer+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
@@ -248,4 +250,9 @@ func TestRefreshTokenIntrospection(t *testing.T) {
 	if info["active"] != true || info["token_type"] != "refresh_token" || info["aud"] != "https://mcp.example.com/mcp" || info["sub"] != "user-1" {
 		t.Fatalf("introspection of a refresh token: %v", info)
 	}
+}
+
+func sha256Bytes(v string) []byte {
+	s := sha256.Sum256([]byte(v))
+	return s[:]
 }

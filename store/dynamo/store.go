@@ -74,8 +74,6 @@ type Options struct {
 	// Logger receives warnings about skipped evictions and malformed
 	// items. Nil means silence.
 	Logger *slog.Logger
-	// Now is the clock that decides expiry; nil means time.Now. For tests.
-	Now func() time.Time
 }
 
 // Store is a core.SessionStore on one DynamoDB table. It is safe for
@@ -89,7 +87,10 @@ type Store struct {
 	maxAttempts int
 	maxBackoff  time.Duration
 	log         *slog.Logger
-	now         func() time.Time
+	// now is time.Now; the tests against a DynamoDB emulator (a process
+	// reached over real sockets, so never inside a testing/synctest
+	// bubble) replace it to step across an expiry exactly.
+	now func() time.Time
 
 	// failureItems records that the endpoint returns the old item with a
 	// ConditionalCheckFailedException (DynamoDB does; dynalite does not).
@@ -116,7 +117,7 @@ func New(client Client, opts *Options) (*Store, error) {
 		shardSize:   cmp.Or(o.AnonymousShardSize, DefaultAnonymousShardSize),
 		maxAttempts: cmp.Or(o.MaxAttempts, DefaultMaxAttempts),
 		maxBackoff:  cmp.Or(o.MaxBackoff, DefaultMaxBackoff),
-		log:         o.Logger, now: o.Now}
+		log:         o.Logger, now: time.Now}
 	if err := checkTableName(s.table); err != nil {
 		return nil, err
 	}
@@ -130,9 +131,6 @@ func New(client Client, opts *Options) (*Store, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.now == nil {
-		s.now = time.Now
 	}
 	return s, nil
 }

@@ -271,7 +271,8 @@ func TestExpiredItemsAreAbsent(t *testing.T) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	s := newStore(t, client, table, &dynamo.Options{Now: now})
+	s := newStore(t, client, table, nil)
+	dynamo.SetNow(s, now)
 	lim := core.SessionLimits{PerPrincipal: 2}
 
 	r := &core.SessionRecord{ID: storetest.NewID(), Principal: "ivan", Data: []byte(`{}`),

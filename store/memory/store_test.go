@@ -9,5 +9,6 @@ import (
 )
 
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) core.SessionStore { return &memory.Store{} })
 }

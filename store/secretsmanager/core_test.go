@@ -1,16 +1,17 @@
 package secretsmanager_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
 )
 
@@ -72,10 +73,13 @@ func callConfirm(t *testing.T, srv http.Handler, state string) *rpcResponse {
 	srv.ServeHTTP(rec, req)
 	raw := rec.Body.String()
 	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(strings.NewReader(raw))
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok && strings.Contains(d, `"id"`) {
-				raw = strings.TrimSpace(d)
+		evs, err := mcptest.ReadEvents(strings.NewReader(raw), true)
+		if err != nil {
+			t.Fatalf("SSE body: %v\n%s", err, raw)
+		}
+		for _, ev := range evs {
+			if strings.Contains(ev.Data, `"id"`) {
+				raw = ev.Data
 			}
 		}
 	}
@@ -129,35 +133,36 @@ func keyIDOf(t *testing.T, state string) string {
 // the secret, and checks which states verify afterwards.
 func TestRotationWithCore(t *testing.T) {
 	t.Parallel()
-	sm := newSMServer(t)
-	c := newClock()
-	v1, v2, v3 := newVersionID(), newVersionID(), newVersionID()
-	sm.put(secretName, v1, secretsmanager.NewSecretString())
-	keys := newKeys(t, sm, c, nil)
-	srv := newConfirmServer(keys)
-	// A second instance of the fleet, with its own cache of the same secret.
-	other := newConfirmServer(newKeys(t, sm, c, nil))
+	synctest.Test(t, func(t *testing.T) {
+		sm := newSMServer(t)
+		v1, v2, v3 := newVersionID(), newVersionID(), newVersionID()
+		sm.put(secretName, v1, secretsmanager.NewSecretString())
+		keys := newKeys(t, sm, nil)
+		srv := newConfirmServer(keys)
+		// A second instance of the fleet, with its own cache of the same secret.
+		other := newConfirmServer(newKeys(t, sm, nil))
 
-	s1 := seal(t, srv)
-	if keyIDOf(t, s1) != v1 {
-		t.Fatalf("state sealed with key %q, want the AWSCURRENT version %s", keyIDOf(t, s1), v1)
-	}
-	wantComplete(t, srv, s1, "before any rotation")
-	wantComplete(t, other, s1, "on another instance")
-	wantRejected(t, srv, s1+"-TAMPERED", "tampered state")
+		s1 := seal(t, srv)
+		if keyIDOf(t, s1) != v1 {
+			t.Fatalf("state sealed with key %q, want the AWSCURRENT version %s", keyIDOf(t, s1), v1)
+		}
+		wantComplete(t, srv, s1, "before any rotation")
+		wantComplete(t, other, s1, "on another instance")
+		wantRejected(t, srv, s1+"-TAMPERED", "tampered state")
 
-	sm.put(secretName, v2, secretsmanager.NewSecretString()) // rotation: v1 becomes AWSPREVIOUS
-	c.Advance(time.Minute)
-	s2 := seal(t, srv)
-	if keyIDOf(t, s2) != v2 {
-		t.Fatalf("after the rotation, state sealed with key %q, want %s", keyIDOf(t, s2), v2)
-	}
-	wantComplete(t, srv, s1, "state sealed before the rotation")
-	wantComplete(t, other, s2, "state sealed with the new key, on another instance")
+		sm.put(secretName, v2, secretsmanager.NewSecretString()) // rotation: v1 becomes AWSPREVIOUS
+		time.Sleep(time.Minute)
+		s2 := seal(t, srv)
+		if keyIDOf(t, s2) != v2 {
+			t.Fatalf("after the rotation, state sealed with key %q, want %s", keyIDOf(t, s2), v2)
+		}
+		wantComplete(t, srv, s1, "state sealed before the rotation")
+		wantComplete(t, other, s2, "state sealed with the new key, on another instance")
 
-	sm.put(secretName, v3, secretsmanager.NewSecretString()) // v1 leaves the secret's stages
-	c.Advance(time.Minute)
-	wantRejected(t, srv, s1, "state sealed with a retired key")
-	wantRejected(t, other, s1, "state sealed with a retired key, on another instance")
-	wantComplete(t, srv, s2, "state sealed with the now AWSPREVIOUS key")
+		sm.put(secretName, v3, secretsmanager.NewSecretString()) // v1 leaves the secret's stages
+		time.Sleep(time.Minute)
+		wantRejected(t, srv, s1, "state sealed with a retired key")
+		wantRejected(t, other, s1, "state sealed with a retired key, on another instance")
+		wantComplete(t, srv, s2, "state sealed with the now AWSPREVIOUS key")
+	})
 }

@@ -68,9 +68,6 @@ type Options struct {
 	// Logger receives a warning when a refresh fails or a staged version
 	// holds no valid key. Nil means silence.
 	Logger *slog.Logger
-	// Now is the clock of the refresh schedule; nil means time.Now. For
-	// tests.
-	Now func() time.Time
 }
 
 // Keys is a core.KeyProvider that reads the HMAC keys sealing requestState
@@ -90,7 +87,6 @@ type Keys struct {
 	refresh  time.Duration
 	retry    time.Duration
 	log      *slog.Logger
-	now      func() time.Time
 
 	mu       sync.Mutex
 	keys     []core.Key // published; never modified
@@ -144,13 +140,10 @@ func New(client Client, secretID string, opts *Options) (*Keys, error) {
 	}
 	k := &Keys{client: client, secretID: secretID,
 		refresh: cmp.Or(o.RefreshInterval, DefaultRefreshInterval),
-		log:     o.Logger, now: o.Now, values: map[string]versionValue{}}
+		log:     o.Logger, values: map[string]versionValue{}}
 	k.retry = cmp.Or(o.RetryInterval, min(DefaultRetryInterval, k.refresh))
 	if k.log == nil {
 		k.log = slog.New(slog.DiscardHandler)
-	}
-	if k.now == nil {
-		k.now = time.Now
 	}
 	return k, nil
 }
@@ -163,7 +156,7 @@ func New(client Client, secretID string, opts *Options) (*Keys, error) {
 // call that started it; calls waiting for a first load share its outcome,
 // or return early when their own ctx ends.
 func (k *Keys) Keys(ctx context.Context) ([]core.Key, error) {
-	now := k.now()
+	now := time.Now()
 	k.mu.Lock()
 	if k.keys != nil && now.Before(k.next) {
 		keys := k.keys
@@ -202,7 +195,7 @@ func (k *Keys) Keys(ctx context.Context) ([]core.Key, error) {
 			c.keys, c.err = nil, err
 			return nil, err
 		}
-		k.next = k.now().Add(k.retry)
+		k.next = time.Now().Add(k.retry)
 		k.log.WarnContext(ctx, "secretsmanager: refreshing signing keys failed; serving the cached keys",
 			"secret", k.secretID, "retry_in", k.retry, "error", err)
 		c.keys, c.err = k.keys, nil
@@ -211,7 +204,7 @@ func (k *Keys) Keys(ctx context.Context) ([]core.Key, error) {
 	if !slices.Equal(versions, k.versions) {
 		k.keys, k.versions = keys, versions
 	}
-	k.next = k.now().Add(k.refresh)
+	k.next = time.Now().Add(k.refresh)
 	c.keys, c.err = k.keys, nil
 	return k.keys, nil
 }
@@ -222,7 +215,7 @@ func (k *Keys) Keys(ctx context.Context) ([]core.Key, error) {
 // MinForcedRefreshInterval; otherwise it returns the cached keys.
 func (k *Keys) RefreshKeys(ctx context.Context) ([]core.Key, error) {
 	k.mu.Lock()
-	if now := k.now(); k.keys == nil || now.Sub(k.forced) >= MinForcedRefreshInterval {
+	if now := time.Now(); k.keys == nil || now.Sub(k.forced) >= MinForcedRefreshInterval {
 		k.forced = now
 		k.next = time.Time{}
 	}

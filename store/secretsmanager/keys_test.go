@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
@@ -21,25 +22,6 @@ import (
 )
 
 const secretName = "mcpfn/state-keys"
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // newVersionID returns a UUID, as Secrets Manager assigns.
 func newVersionID() string {
@@ -58,9 +40,12 @@ func newValue(t *testing.T) (string, []byte) {
 	return s, v.Key
 }
 
-func newKeys(t *testing.T, srv *smServer, c *clock, logs *mcptest.LogBuffer) *secretsmanager.Keys {
+// newKeys returns Keys on srv refreshing every minute, retrying after 10s.
+// The tests of the schedule run in a testing/synctest bubble, whose clock
+// the Keys read.
+func newKeys(t *testing.T, srv *smServer, logs *mcptest.LogBuffer) *secretsmanager.Keys {
 	t.Helper()
-	opts := &secretsmanager.Options{RefreshInterval: time.Minute, RetryInterval: 10 * time.Second, Now: c.Now}
+	opts := &secretsmanager.Options{RefreshInterval: time.Minute, RetryInterval: 10 * time.Second}
 	if logs != nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
@@ -106,7 +91,7 @@ func TestStages(t *testing.T) {
 	srv.put(secretName, prev, sPrev)
 	srv.put(secretName, cur, sCur) // prev becomes AWSPREVIOUS, old loses its labels
 	srv.put(secretName, pend, sPend, "AWSPENDING")
-	k := newKeys(t, srv, newClock(), nil)
+	k := newKeys(t, srv, nil)
 	keys := mustKeys(t, k)
 	// AWSCURRENT signs (first); AWSPENDING and AWSPREVIOUS verify.
 	checkKeys(t, keys, cur, kCur, pend, kPend, prev, kPrev)
@@ -127,174 +112,179 @@ func TestStages(t *testing.T) {
 
 func TestRotation(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1, v2, v3 := newVersionID(), newVersionID(), newVersionID()
-	s1, k1 := newValue(t)
-	s2, k2 := newValue(t)
-	s3, k3 := newValue(t)
-	srv.put(secretName, v1, s1)
-	k := newKeys(t, srv, c, nil)
-	checkKeys(t, mustKeys(t, k), v1, k1)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1, v2, v3 := newVersionID(), newVersionID(), newVersionID()
+		s1, k1 := newValue(t)
+		s2, k2 := newValue(t)
+		s3, k3 := newValue(t)
+		srv.put(secretName, v1, s1)
+		k := newKeys(t, srv, nil)
+		checkKeys(t, mustKeys(t, k), v1, k1)
 
-	srv.put(secretName, v2, s2) // rotation: v2 current, v1 previous
-	c.Advance(59 * time.Second)
-	before := srv.count("DescribeSecret") + srv.count("GetSecretValue")
-	checkKeys(t, mustKeys(t, k), v1, k1) // not yet refreshed
-	if after := srv.count("DescribeSecret") + srv.count("GetSecretValue"); after != before {
-		t.Fatalf("%d requests before the refresh interval", after-before)
-	}
-	c.Advance(time.Second)
-	checkKeys(t, mustKeys(t, k), v2, k2, v1, k1) // the new key signs, the old one verifies
-	if n := srv.count("GetSecretValue"); n != 2 {
-		t.Errorf("%d GetSecretValue calls in all, want 2 (each version fetched once)", n)
-	}
+		srv.put(secretName, v2, s2) // rotation: v2 current, v1 previous
+		time.Sleep(59 * time.Second)
+		before := srv.count("DescribeSecret") + srv.count("GetSecretValue")
+		checkKeys(t, mustKeys(t, k), v1, k1) // not yet refreshed
+		if after := srv.count("DescribeSecret") + srv.count("GetSecretValue"); after != before {
+			t.Fatalf("%d requests before the refresh interval", after-before)
+		}
+		time.Sleep(time.Second)
+		checkKeys(t, mustKeys(t, k), v2, k2, v1, k1) // the new key signs, the old one verifies
+		if n := srv.count("GetSecretValue"); n != 2 {
+			t.Errorf("%d GetSecretValue calls in all, want 2 (each version fetched once)", n)
+		}
 
-	srv.put(secretName, v3, s3) // v3 current, v2 previous, v1 retired
-	c.Advance(time.Minute)
-	checkKeys(t, mustKeys(t, k), v3, k3, v2, k2)
+		srv.put(secretName, v3, s3) // v3 current, v2 previous, v1 retired
+		time.Sleep(time.Minute)
+		checkKeys(t, mustKeys(t, k), v3, k3, v2, k2)
+	})
 }
 
 func TestTwoStepRotation(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1, v2 := newVersionID(), newVersionID()
-	s1, k1 := newValue(t)
-	s2, k2 := newValue(t)
-	srv.put(secretName, v1, s1)
-	k := newKeys(t, srv, c, nil)
-	mustKeys(t, k)
-	srv.put(secretName, v2, s2, "AWSPENDING")
-	c.Advance(time.Minute)
-	checkKeys(t, mustKeys(t, k), v1, k1, v2, k2) // pending verifies, current still signs
-	srv.move(secretName, "AWSCURRENT", v2)       // promote; v2 keeps AWSPENDING too
-	c.Advance(time.Minute)
-	checkKeys(t, mustKeys(t, k), v2, k2, v1, k1)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1, v2 := newVersionID(), newVersionID()
+		s1, k1 := newValue(t)
+		s2, k2 := newValue(t)
+		srv.put(secretName, v1, s1)
+		k := newKeys(t, srv, nil)
+		mustKeys(t, k)
+		srv.put(secretName, v2, s2, "AWSPENDING")
+		time.Sleep(time.Minute)
+		checkKeys(t, mustKeys(t, k), v1, k1, v2, k2) // pending verifies, current still signs
+		srv.move(secretName, "AWSCURRENT", v2)       // promote; v2 keeps AWSPENDING too
+		time.Sleep(time.Minute)
+		checkKeys(t, mustKeys(t, k), v2, k2, v1, k1)
+	})
 }
 
 func TestLazyRefresh(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1 := newVersionID()
-	s1, _ := newValue(t)
-	srv.put(secretName, v1, s1)
-	k := newKeys(t, srv, c, nil)
-	first := mustKeys(t, k)
-	for i := 0; i < 100; i++ {
-		c.Advance(500 * time.Millisecond)
-		mustKeys(t, k)
-	}
-	if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 1 || g != 1 {
-		t.Fatalf("%d DescribeSecret and %d GetSecretValue calls within the interval, want 1 and 1", d, g)
-	}
-	c.Advance(10 * time.Second) // 60s after the load
-	again := mustKeys(t, k)
-	if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 2 || g != 1 {
-		t.Fatalf("%d DescribeSecret and %d GetSecretValue calls after the interval, want 2 and 1", d, g)
-	}
-	if &again[0] != &first[0] {
-		t.Error("an unchanged key list was replaced by a new slice")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1 := newVersionID()
+		s1, _ := newValue(t)
+		srv.put(secretName, v1, s1)
+		k := newKeys(t, srv, nil)
+		first := mustKeys(t, k)
+		for i := 0; i < 100; i++ {
+			time.Sleep(500 * time.Millisecond)
+			mustKeys(t, k)
+		}
+		if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 1 || g != 1 {
+			t.Fatalf("%d DescribeSecret and %d GetSecretValue calls within the interval, want 1 and 1", d, g)
+		}
+		time.Sleep(10 * time.Second) // 60s after the load
+		again := mustKeys(t, k)
+		if d, g := srv.count("DescribeSecret"), srv.count("GetSecretValue"); d != 2 || g != 1 {
+			t.Fatalf("%d DescribeSecret and %d GetSecretValue calls after the interval, want 2 and 1", d, g)
+		}
+		if &again[0] != &first[0] {
+			t.Error("an unchanged key list was replaced by a new slice")
+		}
+	})
 }
 
 func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1, v2 := newVersionID(), newVersionID()
-	s1, k1 := newValue(t)
-	s2, k2 := newValue(t)
-	srv.put(secretName, v1, s1)
-	k := newKeys(t, srv, c, nil)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1, v2 := newVersionID(), newVersionID()
+		s1, k1 := newValue(t)
+		s2, k2 := newValue(t)
+		srv.put(secretName, v1, s1)
+		k := newKeys(t, srv, nil)
 
-	// run calls Keys from n goroutines while the DescribeSecret of the
-	// refresh is held until all have had time to call.
-	run := func(n int, check func([]core.Key, error)) {
-		gate, entered := make(chan struct{}), make(chan struct{}, n)
-		srv.Hold("DescribeSecret", gate, entered)
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				check(k.Keys(context.Background()))
-			}()
+		// run calls Keys from n goroutines while the DescribeSecret of the
+		// refresh is held until all have had time to call.
+		run := func(n int, check func([]core.Key, error)) {
+			gate, entered := make(chan struct{}), make(chan struct{}, n)
+			srv.Hold("DescribeSecret", gate, entered)
+			var wg sync.WaitGroup
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					check(k.Keys(context.Background()))
+				}()
+			}
+			<-entered       // a refresh is in flight
+			synctest.Wait() // every other caller waits for it
+			srv.Hold("DescribeSecret", nil, nil)
+			close(gate)
+			wg.Wait()
 		}
-		<-entered                         // a refresh is in flight
-		time.Sleep(50 * time.Millisecond) // let the other callers reach Keys
-		srv.Hold("DescribeSecret", nil, nil)
-		close(gate)
-		wg.Wait()
-	}
 
-	// The first load: everybody waits for the one refresh.
-	run(20, func(keys []core.Key, err error) {
-		if err != nil {
-			t.Error(err)
-			return
+		// The first load: everybody waits for the one refresh.
+		run(20, func(keys []core.Key, err error) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if len(keys) != 1 || !bytes.Equal(keys[0].Secret, k1) {
+				t.Errorf("keys %v", keys)
+			}
+		})
+		if d := srv.count("DescribeSecret"); d != 1 {
+			t.Fatalf("%d DescribeSecret calls for 20 concurrent first loads, want 1", d)
 		}
-		if len(keys) != 1 || !bytes.Equal(keys[0].Secret, k1) {
-			t.Errorf("keys %v", keys)
+
+		// A stale cache: one refreshes; the others get the cached or the new keys.
+		srv.put(secretName, v2, s2)
+		time.Sleep(time.Minute)
+		run(20, func(keys []core.Key, err error) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !bytes.Equal(keys[0].Secret, k1) && !bytes.Equal(keys[0].Secret, k2) {
+				t.Errorf("keys %v", keys)
+			}
+		})
+		if d := srv.count("DescribeSecret"); d != 2 {
+			t.Fatalf("%d DescribeSecret calls after 20 concurrent stale calls, want 2", d)
 		}
+		checkKeys(t, mustKeys(t, k), v2, k2, v1, k1)
 	})
-	if d := srv.count("DescribeSecret"); d != 1 {
-		t.Fatalf("%d DescribeSecret calls for 20 concurrent first loads, want 1", d)
-	}
-
-	// A stale cache: one refreshes; the others get the cached or the new keys.
-	srv.put(secretName, v2, s2)
-	c.Advance(time.Minute)
-	run(20, func(keys []core.Key, err error) {
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		if !bytes.Equal(keys[0].Secret, k1) && !bytes.Equal(keys[0].Secret, k2) {
-			t.Errorf("keys %v", keys)
-		}
-	})
-	if d := srv.count("DescribeSecret"); d != 2 {
-		t.Fatalf("%d DescribeSecret calls after 20 concurrent stale calls, want 2", d)
-	}
-	checkKeys(t, mustKeys(t, k), v2, k2, v1, k1)
 }
 
 func TestUnreachableKeepsCachedKeys(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1 := newVersionID()
-	s1, k1 := newValue(t)
-	srv.put(secretName, v1, s1)
-	var logs mcptest.LogBuffer
-	k := newKeys(t, srv, c, &logs)
-	mustKeys(t, k)
-	srv.Close()
-	c.Advance(time.Hour)
-	checkKeys(t, mustKeys(t, k), v1, k1)
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "serving the cached keys") {
-		t.Fatalf("no warning logged:\n%s", logs.String())
-	}
-	// The next attempt waits RetryInterval.
-	n := strings.Count(logs.String(), "level=WARN")
-	c.Advance(9 * time.Second)
-	mustKeys(t, k)
-	if strings.Count(logs.String(), "level=WARN") != n {
-		t.Fatal("retried before RetryInterval")
-	}
-	c.Advance(time.Second)
-	checkKeys(t, mustKeys(t, k), v1, k1)
-	if strings.Count(logs.String(), "level=WARN") != n+1 {
-		t.Fatal("did not retry after RetryInterval")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1 := newVersionID()
+		s1, k1 := newValue(t)
+		srv.put(secretName, v1, s1)
+		var logs mcptest.LogBuffer
+		k := newKeys(t, srv, &logs)
+		mustKeys(t, k)
+		srv.Close()
+		time.Sleep(time.Hour)
+		checkKeys(t, mustKeys(t, k), v1, k1)
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "serving the cached keys") {
+			t.Fatalf("no warning logged:\n%s", logs.String())
+		}
+		// The next attempt waits RetryInterval.
+		n := strings.Count(logs.String(), "level=WARN")
+		time.Sleep(9 * time.Second)
+		mustKeys(t, k)
+		if strings.Count(logs.String(), "level=WARN") != n {
+			t.Fatal("retried before RetryInterval")
+		}
+		time.Sleep(time.Second)
+		checkKeys(t, mustKeys(t, k), v1, k1)
+		if strings.Count(logs.String(), "level=WARN") != n+1 {
+			t.Fatal("did not retry after RetryInterval")
+		}
+	})
 }
 
 func TestFirstLoadFails(t *testing.T) {
 	t.Parallel()
 	srv := newSMServer(t)
-	k := newKeys(t, srv, newClock(), nil)
+	k := newKeys(t, srv, nil)
 	_, err := k.Keys(context.Background())
 	var nf *types.ResourceNotFoundException
 	if !errors.As(err, &nf) || !strings.HasPrefix(err.Error(), "secretsmanager: describe secret "+secretName) {
@@ -308,7 +298,7 @@ func TestFirstLoadFails(t *testing.T) {
 
 	down := newSMServer(t)
 	down.Close()
-	if _, err := newKeys(t, down, newClock(), nil).Keys(context.Background()); err == nil {
+	if _, err := newKeys(t, down, nil).Keys(context.Background()); err == nil {
 		t.Fatal("Keys succeeded with Secrets Manager unreachable")
 	}
 }
@@ -328,7 +318,7 @@ func TestInvalidVersions(t *testing.T) {
 			srv := newSMServer(t)
 			v := newVersionID()
 			srv.put(secretName, v, value)
-			_, err := newKeys(t, srv, newClock(), nil).Keys(context.Background())
+			_, err := newKeys(t, srv, nil).Keys(context.Background())
 			if err == nil || !strings.Contains(err.Error(), "version "+v) {
 				t.Fatalf("Keys = %v, want an error naming version %s", err, v)
 			}
@@ -345,7 +335,7 @@ func TestInvalidVersions(t *testing.T) {
 	srv.put(secretName, cur, s1)
 	srv.put(secretName, pend, short, "AWSPENDING")
 	var logs mcptest.LogBuffer
-	checkKeys(t, mustKeys(t, newKeys(t, srv, newClock(), &logs)), cur, k1)
+	checkKeys(t, mustKeys(t, newKeys(t, srv, &logs)), cur, k1)
 	if !strings.Contains(logs.String(), pend) {
 		t.Fatalf("no warning naming %s:\n%s", pend, logs.String())
 	}
@@ -414,35 +404,36 @@ func TestNewRejectsBadOptions(t *testing.T) {
 // yet), but asks Secrets Manager at most once per MinForcedRefreshInterval.
 func TestRefreshKeysRateLimited(t *testing.T) {
 	t.Parallel()
-	srv := newSMServer(t)
-	c := newClock()
-	v1, v2 := newVersionID(), newVersionID()
-	s1, k1 := newValue(t)
-	s2, k2 := newValue(t)
-	srv.put(secretName, v1, s1)
-	k := newKeys(t, srv, c, nil)
-	checkKeys(t, mustKeys(t, k), v1, k1)
-	srv.put(secretName, v2, s2) // another instance rotated
-	keys, err := k.RefreshKeys(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkKeys(t, keys, v2, k2, v1, k1) // at once, not after the refresh interval
-	d := srv.count("DescribeSecret")
-	for i := 0; i < 50; i++ { // clients can send any key id: no storm
-		c.Advance(100 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		srv := newSMServer(t)
+		v1, v2 := newVersionID(), newVersionID()
+		s1, k1 := newValue(t)
+		s2, k2 := newValue(t)
+		srv.put(secretName, v1, s1)
+		k := newKeys(t, srv, nil)
+		checkKeys(t, mustKeys(t, k), v1, k1)
+		srv.put(secretName, v2, s2) // another instance rotated
+		keys, err := k.RefreshKeys(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkKeys(t, keys, v2, k2, v1, k1) // at once, not after the refresh interval
+		d := srv.count("DescribeSecret")
+		for i := 0; i < 50; i++ { // clients can send any key id: no storm
+			time.Sleep(100 * time.Millisecond)
+			if _, err := k.RefreshKeys(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := srv.count("DescribeSecret") - d; n != 0 {
+			t.Fatalf("%d DescribeSecret calls within the minimum interval, want 0", n)
+		}
+		time.Sleep(secretsmanager.MinForcedRefreshInterval)
 		if _, err := k.RefreshKeys(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if n := srv.count("DescribeSecret") - d; n != 0 {
-		t.Fatalf("%d DescribeSecret calls within the minimum interval, want 0", n)
-	}
-	c.Advance(secretsmanager.MinForcedRefreshInterval)
-	if _, err := k.RefreshKeys(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.count("DescribeSecret") - d; n != 1 {
-		t.Fatalf("%d DescribeSecret calls after the interval, want 1", n)
-	}
+		if n := srv.count("DescribeSecret") - d; n != 1 {
+			t.Fatalf("%d DescribeSecret calls after the interval, want 1", n)
+		}
+	})
 }

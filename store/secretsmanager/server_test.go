@@ -1,36 +1,53 @@
 package secretsmanager_test
 
 import (
-	"net/http/httptest"
+	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/secretsmanager/internal/smfake"
 )
 
-// smServer is the Secrets Manager fake of package store/secretsmanager/internal/smfake (the AWS JSON
-// 1.1 wire protocol on loopback, with versions and staging labels that a
-// test rotates) behind an httptest.Server. No Secrets Manager emulator
-// exists to test against.
+// smServer is the Secrets Manager fake of package
+// store/secretsmanager/internal/smfake (the AWS JSON 1.1 wire protocol,
+// with versions and staging labels that a test rotates) served on an
+// in-memory network, so that the tests of the refresh schedule run in a
+// testing/synctest bubble (create it inside the bubble that uses it). No
+// Secrets Manager emulator exists to test against.
 type smServer struct {
 	*smfake.Server
-	hs *httptest.Server
+	net *mcptest.Network
 }
+
+const smEndpoint = "http://secretsmanager.test"
 
 func newSMServer(t *testing.T) *smServer {
 	f := smfake.New()
 	f.Unexpected = t.Errorf
-	s := &smServer{Server: f, hs: httptest.NewServer(f)}
-	t.Cleanup(s.hs.Close)
+	s := &smServer{Server: f, net: mcptest.NewNetwork()}
+	s.net.ServeURL(smEndpoint, f)
+	t.Cleanup(s.net.Close)
 	return s
 }
 
 // client returns a real SDK client pointed at the server.
-func (s *smServer) client() *awssm.Client { return smfake.Client(s.hs.URL) }
+func (s *smServer) client() *awssm.Client {
+	return awssm.New(awssm.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(smEndpoint),
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "smfake"}, nil
+		}),
+		RetryMaxAttempts: 1,
+		HTTPClient:       s.net.Client(),
+	})
+}
 
 // Close stops serving: later calls fail in transport.
-func (s *smServer) Close() { s.hs.Close() }
+func (s *smServer) Close() { s.net.Close() }
 
 // put adds a version as put-secret-value does (see smfake.Server.Put).
 func (s *smServer) put(name, versionID, value string, stages ...string) {

@@ -14,7 +14,9 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 )
 
-// Run runs the suite against stores made by newStore.
+// Run runs the suite against stores made by newStore, each case in
+// parallel with its own store: newStore must return a store that shares no
+// sessions with the others (a new table, a new in-memory store).
 func Run(t *testing.T, newStore func(t *testing.T) core.SessionStore) {
 	tests := []struct {
 		name string
@@ -36,7 +38,10 @@ func Run(t *testing.T, newStore func(t *testing.T) core.SessionStore) {
 		{"IsolatedRecords", testIsolation},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.fn(t, newStore(t))
+		})
 	}
 }
 

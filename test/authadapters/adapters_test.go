@@ -66,6 +66,7 @@ func protected(t *testing.T, as *oauthtest.Server, o auth.Options) *core.Server 
 }
 
 func TestNetHTTPWellKnownOutsidePath(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(nil)
 	defer as.Close()
 	var h http.Handler
@@ -215,6 +216,7 @@ func readLambda(t *testing.T, v any) lambdaReply {
 }
 
 func TestLambdaEvents(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(nil)
 	defer as.Close()
 	cases := []struct {
@@ -288,6 +290,7 @@ func TestLambdaEvents(t *testing.T) {
 }
 
 func TestGCF(t *testing.T) {
+	t.Parallel()
 	as := oauthtest.New(nil)
 	defer as.Close()
 	var h http.HandlerFunc

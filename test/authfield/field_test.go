@@ -214,7 +214,7 @@ func TestDiscoveredEndpoints(t *testing.T) {
 			t.Fatalf("jwks_uri over http on a remote host: status %d, %d proxied requests, %d JWKS fetches; want 503, none, none",
 				res.Status, proxied.Load(), as.JWKSFetches())
 		}
-		if !n.log.waitFor(`jwks_uri \"http://keys.example.test/jwks\" refused`) {
+		if !waitLog(n.log, `jwks_uri \"http://keys.example.test/jwks\" refused`) {
 			t.Fatalf("the log does not name the refused jwks_uri:\n%s", n.log.String())
 		}
 	})
@@ -240,7 +240,7 @@ func TestDiscoveredEndpoints(t *testing.T) {
 			if res.Status != http.StatusServiceUnavailable || as.Moved() != 0 {
 				t.Fatalf("307 from %s: status %d, %d requests followed it; want 503 and none", ep, res.Status, as.Moved())
 			}
-			if !n.log.waitFor("not followed") {
+			if !waitLog(n.log, "not followed") {
 				t.Fatalf("the log does not say a redirect was refused:\n%s", n.log.String())
 			}
 		})

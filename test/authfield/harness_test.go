@@ -2,7 +2,6 @@ package authfield_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,64 +81,21 @@ func notesBinary(t *testing.T) string {
 	return bin.path
 }
 
-// logBuffer collects a process's stderr, line by line.
-type logBuffer struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{} // closed and replaced on each line
-	closed  bool          // the process's stderr has ended
-}
-
-func newLogBuffer() *logBuffer { return &logBuffer{changed: make(chan struct{})} }
-
-func (l *logBuffer) add(line string) {
-	l.mu.Lock()
-	l.b.WriteString(line)
-	l.b.WriteByte('\n')
-	close(l.changed)
-	l.changed = make(chan struct{})
-	l.mu.Unlock()
-}
-
-func (l *logBuffer) end() {
-	l.mu.Lock()
-	l.closed = true
-	close(l.changed)
-	l.changed = make(chan struct{})
-	l.mu.Unlock()
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor reports whether a line containing s arrives (the process writes
-// its log before answering, but the test reads it on another pipe), within
-// a minute: a bound for a broken process, not a synchronisation.
-func (l *logBuffer) waitFor(s string) bool {
-	limit := time.After(time.Minute)
-	for {
-		l.mu.Lock()
-		found, closed, changed := strings.Contains(l.b.String(), s), l.closed, l.changed
-		l.mu.Unlock()
-		if found || closed {
-			return found
-		}
-		select {
-		case <-changed:
-		case <-limit:
-			return false
-		}
-	}
+// waitLog reports whether a line containing s reaches the log of a
+// process (which writes it before answering, but the test reads it on
+// another pipe) within a minute: a bound for a broken process, not a
+// synchronisation.
+func waitLog(log *mcptest.LogBuffer, s string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return log.WaitFor(ctx, s)
 }
 
 // notes is a running examples/auth process.
 type notes struct {
 	endpoint string // http://127.0.0.1:PORT/mcp, also its resource
 	addr     string
-	log      *logBuffer
+	log      *mcptest.LogBuffer // its stderr
 }
 
 // startNotes runs examples/auth on a free loopback port with flags (and
@@ -155,7 +111,7 @@ func startNotes(t *testing.T, env []string, flags ...string) *notes {
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		n := &notes{endpoint: "http://" + addr + "/mcp", addr: addr, log: newLogBuffer()}
+		n := &notes{endpoint: "http://" + addr + "/mcp", addr: addr, log: &mcptest.LogBuffer{}}
 		cmd := exec.Command(path, append([]string{"-addr", addr, "-resource", n.endpoint}, flags...)...)
 		cmd.Env = append(os.Environ(), env...)
 		stderr, err := cmd.StderrPipe()
@@ -170,13 +126,13 @@ func startNotes(t *testing.T, env []string, flags ...string) *notes {
 			sc := bufio.NewScanner(stderr)
 			announced := false
 			for sc.Scan() {
-				n.log.add(sc.Text())
+				fmt.Fprintln(n.log, sc.Text())
 				if !announced && strings.Contains(sc.Text(), "serving MCP on") {
 					announced = true
 					ready <- true
 				}
 			}
-			n.log.end()
+			n.log.Close()
 			if !announced {
 				ready <- false
 			}

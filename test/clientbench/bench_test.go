@@ -63,6 +63,7 @@ func gosdkSession(tb testing.TB, url string) *mcp.ClientSession {
 
 // TestSameAnswers: both clients get the same sum from the same server.
 func TestSameAnswers(t *testing.T) {
+	t.Parallel()
 	url := server(t)
 	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {

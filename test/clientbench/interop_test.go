@@ -59,6 +59,7 @@ func textOf(r *fnmcp.CallToolResult) string {
 // stateful, in auto (2026-07-28, which go-sdk v1.8.0 serves) and legacy
 // mode.
 func TestInteropGoSDK(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, stateless := range []bool{true, false} {
 		url := gosdkServer(t, stateless, nil)
@@ -101,6 +102,7 @@ func TestInteropGoSDK(t *testing.T) {
 
 // TestInteropGoSDKBearer: go-sdk's auth.RequireBearerToken in front.
 func TestInteropGoSDKBearer(t *testing.T) {
+	t.Parallel()
 	verify := func(ctx context.Context, tok string, r *http.Request) (*auth.TokenInfo, error) {
 		if tok != "good" {
 			return nil, auth.ErrInvalidToken

@@ -158,6 +158,7 @@ func names(tools []*mcp.Tool, err error) []string {
 // session with 404 and {"error":{"code":-32001,...}}; the client starts a
 // new session and sends the request again, and the tool runs once.
 func TestPeerTSv1SessionNotFound(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v1.mjs")
 	type stats struct{ Initialize, Count, NotFound, Sessions int }
 	ctx := context.Background()
@@ -271,6 +272,7 @@ func checkCachePerCredential(t *testing.T, url string, seen func() paramSeen) {
 }
 
 func TestPeerTSv2ParamHeaders(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v2.mjs")
 	seen := func() paramSeen {
 		var s paramSeen
@@ -282,6 +284,7 @@ func TestPeerTSv2ParamHeaders(t *testing.T) {
 }
 
 func TestPeerTSv2CachePerCredential(t *testing.T) {
+	t.Parallel()
 	url, base := startNodePeer(t, "peer-ts-v2.mjs")
 	checkCachePerCredential(t, url, func() paramSeen {
 		var s paramSeen

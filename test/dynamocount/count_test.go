@@ -101,7 +101,7 @@ func dynalite(tb testing.TB) (*dynamodb.Client, string) {
 	endpoint := testenv.DynamoEndpoint(tb)
 	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	table := fmt.Sprintf("dynamocount-%d", time.Now().UnixNano())
+	table := "dynamocount-" + rand.Text()
 	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
 		tb.Fatal(err)
 	}
@@ -198,6 +198,7 @@ func (r *report) check(kind string, got calls, maxGet, maxUpdate int, others cal
 
 // TestCallsPerRequest counts the DynamoDB calls of each kind of request.
 func TestCallsPerRequest(t *testing.T) {
+	t.Parallel()
 	db, table := dynalite(t)
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, nil))
@@ -284,6 +285,9 @@ func TestCallsPerRequest(t *testing.T) {
 // nothing writes only when a tenth of the idle timeout has passed since the
 // last write.
 func TestCallsTouch(t *testing.T) {
+	// Not parallel: a tools/list must follow the write within a tenth of the
+	// idle timeout (real time, dynalite being a process), so this test runs
+	// before the parallel ones start.
 	db, table := dynalite(t)
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.SessionIdleTimeout = 2 * time.Second }))
@@ -309,6 +313,7 @@ func TestCallsTouch(t *testing.T) {
 // TestCallsEviction counts an initialize that evicts the least recently
 // used session of a full pool.
 func TestCallsEviction(t *testing.T) {
+	t.Parallel()
 	db, table := dynalite(t)
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.MaxAnonymousSessions = 2 }))
@@ -348,6 +353,7 @@ func TestCallsEviction(t *testing.T) {
 // on instance A while the client's answer reaches instance B: B stores the
 // answer in the session, and A, polling the store, finds it.
 func TestCallsBridgeAcrossInstances(t *testing.T) {
+	t.Parallel()
 	db, table := dynalite(t)
 	cntA, cntB := &counting{inner: db, n: calls{}}, &counting{inner: db, n: calls{}}
 	a := httptest.NewServer(newServer(t, cntA, table, nil))

@@ -152,6 +152,8 @@ func TestEmulator(t *testing.T) {
 // TestEmulatorConcurrency checks that concurrent requests run in parallel on
 // the pool, and that a timed-out invocation leaves the pool usable.
 func TestEmulatorConcurrency(t *testing.T) {
+	// Not parallel: it measures the pool's concurrency in real time, so it
+	// runs before the parallel tests start.
 	rie := requireRIE(t)
 	s := startDoor(t, config{
 		Door: DoorFunctionURL, Bootstrap: binary(t, "echofn"), RIE: rie,

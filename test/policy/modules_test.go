@@ -81,6 +81,7 @@ type goMod struct {
 // replaces the modules of this repository it requires with their directory,
 // so that it builds from the working tree with GOWORK=off too.
 func TestModuleLayout(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 
 	var work struct{ Use []struct{ DiskPath string } }
@@ -248,6 +249,7 @@ func requirement(t *testing.T, dir, path string) string {
 // Functions user adds functions-framework's own graph; store users add
 // their AWS service client and the SDK's core, not its config chain.
 func TestUserModuleGraph(t *testing.T) {
+	t.Parallel()
 	coreNet := []string{module + "/core", module + "/adapters/nethttp"}
 	dir, base := userModule(t, coreNet)
 

@@ -113,6 +113,7 @@ func goList(t *testing.T, args ...string) []pkg {
 
 // TestCoreDependencies checks go list -deps ./core.
 func TestCoreDependencies(t *testing.T) {
+	t.Parallel()
 	pkgs := goList(t, "-deps", "./core")
 	seen := map[string]bool{}
 	for _, p := range pkgs {
@@ -160,6 +161,7 @@ func TestCoreDependencies(t *testing.T) {
 // that adapters never import each other, store/ or auth/, and that stores
 // never import adapters.
 func TestAdapterAndStoreBoundaries(t *testing.T) {
+	t.Parallel()
 	pkgs := goList(t, "work")
 	var adapters, stores int
 	for _, p := range pkgs {
@@ -221,6 +223,7 @@ func keys(m map[string]string) []string {
 // it through them. (That core never reaches jwx is TestCoreDependencies'
 // forbidden prefix github.com/lestrrat-go/.)
 func TestAuthDependencies(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

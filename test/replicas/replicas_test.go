@@ -144,6 +144,7 @@ func keyOf(state string) string { return strings.Split(state, ".")[1] }
 // verifies with the old, now AWSPREVIOUS); then retires the old key and
 // shows that a replica loading the keys afterwards rejects it.
 func TestRotationAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 2)
 	ctx := t.Context()
 	a := c.Replica(0)
@@ -231,6 +232,7 @@ func (c counterClient) add(ctx context.Context, n int) (int, *mcptest.Response, 
 // TestRestartLosesNoSession initializes a legacy session through replica
 // A, restarts A, and continues the session through B and the new A.
 func TestRestartLosesNoSession(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 2)
 	ctx := t.Context()
 	a, b := c.Replica(0), c.Replica(1)
@@ -269,6 +271,7 @@ func TestRestartLosesNoSession(t *testing.T) {
 // counter must lie between the sum of acknowledged adds and that sum plus
 // the adds of every attempt whose outcome the client never learnt.
 func TestKillMidRequests(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}
@@ -499,6 +502,7 @@ func TestKillMidRequests(t *testing.T) {
 // replica (the proxy's round robin), which hands it over through the
 // session store.
 func TestBridgeAnswerOnAnotherReplica(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 3)
 	ctx := t.Context()
 	cl := &mcptest.Client{URL: c.URL}
@@ -574,6 +578,7 @@ func TestBridgeAnswerOnAnotherReplica(t *testing.T) {
 // TestClusterLogNamesReplicas checks that the proxy's log says which
 // replica served each request (the debugging aid of the conformance runs).
 func TestClusterLogNamesReplicas(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 2)
 	cl := &mcptest.Client{URL: c.URL}
 	for range 4 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 )
 
@@ -65,8 +66,8 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 
 func start(t *testing.T, names ...string) (*proxy.Proxy, *httptest.Server, []*backend) {
 	t.Helper()
-	var logs bytes.Buffer
-	p := proxy.New(&proxy.Options{Log: &syncWriter{w: &logs}, HealthInterval: 20 * time.Millisecond})
+	var logs mcptest.LogBuffer
+	p := proxy.New(&proxy.Options{Log: &logs, HealthInterval: 20 * time.Millisecond})
 	var bs []*backend
 	for _, n := range names {
 		b := newBackend(t, n)
@@ -78,17 +79,6 @@ func start(t *testing.T, names ...string) (*proxy.Proxy, *httptest.Server, []*ba
 	front := httptest.NewServer(p)
 	t.Cleanup(front.Close)
 	return p, front, bs
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(b)
 }
 
 func post(t *testing.T, url, session, body string) (int, string) {
@@ -117,6 +107,7 @@ func served(t *testing.T, url, session string) string {
 }
 
 func TestRoundRobinPerRequest(t *testing.T) {
+	t.Parallel()
 	p, front, _ := start(t, "a", "b", "c")
 	var got []string
 	for range 6 {
@@ -147,6 +138,7 @@ func TestRoundRobinPerRequest(t *testing.T) {
 }
 
 func TestHostIsKept(t *testing.T) {
+	t.Parallel()
 	_, front, _ := start(t, "a")
 	req, _ := http.NewRequest(http.MethodPost, front.URL+"/mcp", strings.NewReader("{}"))
 	req.Host = "evil.example:80"
@@ -164,6 +156,7 @@ func TestHostIsKept(t *testing.T) {
 // TestStreaming checks that an SSE event reaches the client before the
 // replica writes the next one.
 func TestStreaming(t *testing.T) {
+	t.Parallel()
 	_, front, bs := start(t, "a")
 	resp, err := http.Post(front.URL+"/sse", "application/json", strings.NewReader("{}"))
 	if err != nil {
@@ -203,6 +196,7 @@ func waitHealth(t *testing.T, p *proxy.Proxy, name string, healthy bool) {
 }
 
 func TestUnhealthyReplicasAreSkipped(t *testing.T) {
+	t.Parallel()
 	p, front, bs := start(t, "a", "b", "c")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -264,6 +258,7 @@ func waitDraining(t *testing.T, url, only string) {
 }
 
 func TestDrain(t *testing.T) {
+	t.Parallel()
 	p, front, bs := start(t, "a", "b")
 	// A slow request in flight on a.
 	done := make(chan string)

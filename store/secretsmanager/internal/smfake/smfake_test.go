@@ -52,6 +52,7 @@ func describe(t *testing.T, c *awssm.Client) map[string][]string {
 }
 
 func TestAdminRotation(t *testing.T) {
+	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.json")
 	f, err := smfake.Open(state)
 	if err != nil {
@@ -113,6 +114,7 @@ func TestAdminRotation(t *testing.T) {
 // TestWriteOperations rotates with the SDK's own calls, as the package doc
 // of store/secretsmanager tells operators to.
 func TestWriteOperations(t *testing.T) {
+	t.Parallel()
 	f := smfake.New()
 	f.Unexpected = t.Errorf
 	v1 := smfake.NewVersionID()

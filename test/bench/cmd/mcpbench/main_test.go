@@ -8,6 +8,7 @@ import (
 )
 
 func TestQuantileMedian(t *testing.T) {
+	t.Parallel()
 	var d []time.Duration
 	for i := 1; i <= 100; i++ {
 		d = append(d, time.Duration(i))
@@ -36,6 +37,7 @@ func TestQuantileMedian(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseFlags([]string{"-quick", "-rounds", "2", "-clients", "1, 8", "-scenarios", "add,discover"})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +63,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	for _, n := range scenarioNames {
 		sc, err := makeScenario(n, 10)
 		if err != nil {
@@ -108,6 +111,7 @@ func fakeResults(withMCPFN bool) *results {
 }
 
 func TestReportWithoutMCPFN(t *testing.T) {
+	t.Parallel()
 	md := fakeResults(false).markdown()
 	for _, want := range []string{
 		"| floor | 16 | 40000 |", "| mcpgo | 64 | 10000 |", "| 4.00x |", // mcpgo CPU/req ÷ floor = 80/20
@@ -126,6 +130,7 @@ func TestReportWithoutMCPFN(t *testing.T) {
 }
 
 func TestReportWithMCPFN(t *testing.T) {
+	t.Parallel()
 	md := fakeResults(true).markdown()
 	for _, want := range []string{
 		"mcpfn 25.0 µs/req, 1.25x floor → PASS",
@@ -139,6 +144,7 @@ func TestReportWithMCPFN(t *testing.T) {
 }
 
 func TestReportErrors(t *testing.T) {
+	t.Parallel()
 	res := fakeResults(false)
 	k := key{"floor", "add", 16}
 	res.runs[k][0].Errors = 3
@@ -150,6 +156,7 @@ func TestReportErrors(t *testing.T) {
 }
 
 func TestMCPFNSkippedWhenMissing(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	var s *server
 	for _, x := range knownServers(".", root) {
@@ -164,6 +171,7 @@ func TestMCPFNSkippedWhenMissing(t *testing.T) {
 }
 
 func TestPairedRatioAndFail(t *testing.T) {
+	t.Parallel()
 	res := fakeResults(true)
 	floor := []float64{10, 20, 30}
 	mcpfn := []float64{20, 40, 90} // per-round ratios 2, 2, 3: median 2 (ratio of medians would be 2 too, but of pairs)

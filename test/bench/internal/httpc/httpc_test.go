@@ -20,6 +20,7 @@ func read(t *testing.T, raw string) (Response, bool, error) {
 }
 
 func TestReadResponseContentLength(t *testing.T) {
+	t.Parallel()
 	r, keep, err := read(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nmcp-session-id: abc\r\nContent-Length: 5\r\n\r\nhello")
 	if err != nil || !keep || r.Status != 200 || string(r.Body) != "hello" || r.ContentType != "application/json" || r.SessionID != "abc" {
 		t.Fatalf("%+v keep=%v err=%v", r, keep, err)
@@ -27,6 +28,7 @@ func TestReadResponseContentLength(t *testing.T) {
 }
 
 func TestReadResponseChunked(t *testing.T) {
+	t.Parallel()
 	raw := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		"6\r\ndata: \r\n3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\n"
 	r, keep, err := read(t, raw)
@@ -36,6 +38,7 @@ func TestReadResponseChunked(t *testing.T) {
 }
 
 func TestReadResponseUntilClose(t *testing.T) {
+	t.Parallel()
 	r, keep, err := read(t, "HTTP/1.0 200 OK\r\n\r\nall of it")
 	if err != nil || keep || string(r.Body) != "all of it" {
 		t.Fatalf("%q keep=%v err=%v", r.Body, keep, err)
@@ -43,6 +46,7 @@ func TestReadResponseUntilClose(t *testing.T) {
 }
 
 func TestReadResponseNoBody(t *testing.T) {
+	t.Parallel()
 	r, keep, err := read(t, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	if err != nil || keep || r.Status != 202 || len(r.Body) != 0 {
 		t.Fatalf("%+v keep=%v err=%v", r, keep, err)
@@ -54,6 +58,7 @@ func TestReadResponseNoBody(t *testing.T) {
 }
 
 func TestReadResponseErrors(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"garbage\r\n\r\n",
 		"HTTP/1.1 2x0 OK\r\n\r\n",
@@ -76,6 +81,7 @@ func TestReadResponseErrors(t *testing.T) {
 }
 
 func TestDo(t *testing.T) {
+	t.Parallel()
 	var conns, reqs atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reqs.Add(1)
@@ -129,6 +135,7 @@ func TestDo(t *testing.T) {
 }
 
 func TestDoRedials(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 		io.WriteString(w, "ok")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseStat(t *testing.T) {
+	t.Parallel()
 	// comm with spaces and parentheses, as a process may name itself.
 	data := []byte("1234 (my (odd) proc) S 1 1234 1234 0 -1 4194560 1000 0 0 0 250 37 0 0 20 0 8 0 100 1000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n")
 	u, s, err := ParseStat(data)
@@ -22,6 +23,7 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestParseStatusKB(t *testing.T) {
+	t.Parallel()
 	data := []byte("Name:\tserver\nVmPeak:\t  1709576 kB\nVmHWM:\t    12424 kB\nVmRSS:\t    11000 kB\nThreads:\t6\n")
 	n, err := ParseStatusKB(data, "VmHWM")
 	if err != nil || n != 12424*1024 {
@@ -36,6 +38,7 @@ func TestParseStatusKB(t *testing.T) {
 }
 
 func TestParseSchedstat(t *testing.T) {
+	t.Parallel()
 	d, err := ParseSchedstat([]byte("123456789 2000 31\n"))
 	if err != nil || d != 123456789*time.Nanosecond {
 		t.Fatalf("%v %v", d, err)
@@ -46,6 +49,7 @@ func TestParseSchedstat(t *testing.T) {
 }
 
 func TestParseCPUModel(t *testing.T) {
+	t.Parallel()
 	data := []byte("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU @ 2.20GHz\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: other\n")
 	if got := ParseCPUModel(data); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
 		t.Errorf("model %q", got)
@@ -56,6 +60,7 @@ func TestParseCPUModel(t *testing.T) {
 }
 
 func TestParseProcStat(t *testing.T) {
+	t.Parallel()
 	data := []byte("cpu  100 5 20 1000 7 1 2 3 0 0\ncpu0 60 5 10 500 3 1 1 2 0 0\ncpu1 40 0 10 500 4 0 1 1 0 0\nintr 1 2 3\nctxt 5\n")
 	m, err := ParseProcStat(data)
 	if err != nil {
@@ -76,6 +81,7 @@ func TestParseProcStat(t *testing.T) {
 }
 
 func TestLiveReaders(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc")
 	}

@@ -12,6 +12,7 @@ func prepared(c Call) *Call {
 }
 
 func TestModernAddRequest(t *testing.T) {
+	t.Parallel()
 	c := prepared(Call{Kind: Add, Modern: true, A: 2, B: 3})
 	got := string(c.AppendBody(nil, 7))
 	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -25,6 +26,7 @@ func TestModernAddRequest(t *testing.T) {
 }
 
 func TestDiscoverRequest(t *testing.T) {
+	t.Parallel()
 	c := prepared(Call{Kind: Discover, Modern: true})
 	got := string(c.AppendBody(nil, 1))
 	want := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
@@ -37,6 +39,7 @@ func TestDiscoverRequest(t *testing.T) {
 }
 
 func TestLegacyRequests(t *testing.T) {
+	t.Parallel()
 	ini := prepared(Call{Kind: Initialize})
 	var m map[string]any
 	if err := json.Unmarshal(ini.AppendBody(nil, 1), &m); err != nil {
@@ -74,6 +77,7 @@ func TestLegacyRequests(t *testing.T) {
 }
 
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	body := ": comment\r\nevent: message\r\nid: 1\r\ndata: {\"a\":\r\ndata:1}\r\n\r\n" +
 		"event: ping\n\n" + // no data: skipped
 		"data: last\n" // no final blank line
@@ -90,6 +94,7 @@ func TestEvents(t *testing.T) {
 const addOK = `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5},"resultType":"complete"}}`
 
 func TestExtract(t *testing.T) {
+	t.Parallel()
 	msg, err := Extract("application/json", []byte(addOK), 7)
 	if err != nil || string(msg) != addOK {
 		t.Fatalf("json: %q, %v", msg, err)
@@ -109,6 +114,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	add := prepared(Call{Kind: Add, Modern: true, A: 2, B: 3})
 	legacyAdd := prepared(Call{Kind: Add, A: 2, B: 3})
 	echo := prepared(Call{Kind: Echo, Modern: true, Text: "hi"})
@@ -153,6 +159,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestChecker(t *testing.T) {
+	t.Parallel()
 	add := prepared(Call{Kind: Add, Modern: true, A: 2, B: 3})
 	k := NewChecker(add)
 	body := func(id string) []byte { return []byte(strings.Replace(addOK, `"id":7`, `"id":`+id, 1)) }
@@ -185,6 +192,7 @@ func TestChecker(t *testing.T) {
 }
 
 func TestCheckerIDTwice(t *testing.T) {
+	t.Parallel()
 	// The id also occurs in the text: no template may be learnt.
 	echo := prepared(Call{Kind: Echo, Modern: true, Text: "77"})
 	k := NewChecker(echo)

@@ -1,4 +1,4 @@
-package oauth_test
+package oauthflow_test
 
 import (
 	"context"
@@ -11,39 +11,29 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
-
-const redirect = "http://127.0.0.1:9/callback"
-
-func codeConfig() oauth.Config {
-	return oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
-}
-
-func connect(t *testing.T, rs *testRS, src *oauth.Source) (*client.Conn, error) {
-	t.Helper()
-	c, err := client.Connect(t.Context(), rs.url, &client.Options{TokenSource: src})
-	if err == nil {
-		t.Cleanup(func() { c.Close() })
-	}
-	return c, err
-}
 
 // TestCodeFlowStepUp: the whole authorization code flow in both eras, with
 // a step-up on tools/call that must ask for the union of the scopes.
 func TestCodeFlowStepUp(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(string(rune('0'+mode)), func(t *testing.T) {
-			as := newAS(t, asOptions{})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{})
 			rs := newRS(t, as, mode)
 			rs.challenge = true
 			rs.scopeFor = func(m string) []string {
@@ -64,7 +54,7 @@ func TestCodeFlowStepUp(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("call: %v %+v", err, res)
 			}
-			auth, tok, reg := as.snapshot()
+			auth, tok, reg := snapshot(as)
 			if len(auth) != 2 || len(tok) != 2 || len(reg) != 1 {
 				t.Fatalf("authorize %d, token %d, register %d; want 2, 2, 1", len(auth), len(tok), len(reg))
 			}
@@ -102,6 +92,7 @@ func toStrings(v any) []string {
 // TestScopeSelection: challenge scope, else PRM scopes_supported, else
 // none; offline_access only when the AS lists it.
 func TestScopeSelection(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		challenge bool
@@ -116,7 +107,8 @@ func TestScopeSelection(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			as := newAS(t, asOptions{scopes: tc.as})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{Scopes: tc.as})
 			rs := newRS(t, as, core.ModeAuto)
 			rs.challenge, rs.scopes = tc.challenge, tc.prm
 			rs.scopeFor = func(string) []string {
@@ -128,7 +120,7 @@ func TestScopeSelection(t *testing.T) {
 			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
 				t.Fatal(err)
 			}
-			auth, _, _ := as.snapshot()
+			auth, _, _ := snapshot(as)
 			if len(auth) != 1 {
 				t.Fatalf("%d authorization requests", len(auth))
 			}
@@ -141,6 +133,7 @@ func TestScopeSelection(t *testing.T) {
 
 // TestDiscoveryOrder: the metadata URLs tried, in order.
 func TestDiscoveryOrder(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, prefix, metaPath string
 		want                   []string
@@ -154,15 +147,13 @@ func TestDiscoveryOrder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			as := newAS(t, asOptions{prefix: tc.prefix, metadataPath: tc.metaPath})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{IssuerPath: tc.prefix, MetadataPath: tc.metaPath})
 			rs := newRS(t, as, core.ModeAuto)
 			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
 				t.Fatal(err)
 			}
-			as.mu.Lock()
-			got := as.metaGets
-			as.mu.Unlock()
-			if !slices.Equal(got, tc.want) {
+			if got := metaGets(as); !slices.Equal(got, tc.want) {
 				t.Fatalf("metadata GETs %v, want %v", got, tc.want)
 			}
 			rs.mu.Lock()
@@ -175,72 +166,62 @@ func TestDiscoveryOrder(t *testing.T) {
 	}
 }
 
-// challengeFor runs one Challenge of src against rs directly, as the
-// client would after a 401 without a token.
-func challengeFor(t *testing.T, rs *testRS, src *oauth.Source) error {
-	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, rs.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Fatalf("status %d, want 401", resp.StatusCode)
-	}
-	return src.Challenge(t.Context(), rs.url, resp)
-}
-
 // TestResourceMismatch: a PRM resource of another origin or a path that
 // does not prefix the endpoint aborts before any authorization request.
 func TestResourceMismatch(t *testing.T) {
+	t.Parallel()
 	for _, res := range []string{"https://evil.example.com/mcp", "{origin}/other", "{origin}/mc"} {
-		as := newAS(t, asOptions{})
+		as := newAS(t, oauthtest.Options{})
 		rs := newRS(t, as, core.ModeAuto)
-		rs.resource = strings.ReplaceAll(res, "{origin}", rs.srv.URL)
+		rs.resource = strings.ReplaceAll(res, "{origin}", rs.origin)
 		err := challengeFor(t, rs, oauth.New(codeConfig()))
 		if !errors.Is(err, oauth.ErrResourceMismatch) {
 			t.Fatalf("%s: %v, want ErrResourceMismatch", res, err)
 		}
-		if auth, _, _ := as.snapshot(); len(auth) != 0 {
+		if auth, _, _ := snapshot(as); len(auth) != 0 {
 			t.Fatalf("%s: authorization requested", res)
 		}
 	}
 	// The origin alone covers the endpoint.
-	as := newAS(t, asOptions{})
+	as := newAS(t, oauthtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
-	rs.resource = rs.srv.URL
+	rs.resource = rs.origin
 	if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
 		t.Fatal(err)
 	}
-	if _, tok, _ := as.snapshot(); tok[0].Get("resource") != rs.srv.URL {
-		t.Fatalf("resource sent %q, want the PRM's %q", tok[0].Get("resource"), rs.srv.URL)
+	if _, tok, _ := snapshot(as); tok[0].Get("resource") != rs.origin {
+		t.Fatalf("resource sent %q, want the PRM's %q", tok[0].Get("resource"), rs.origin)
 	}
 }
 
 // TestIss: the RFC 9207 table of 2026-07-28 §Authorization Response
 // Validation.
 func TestIss(t *testing.T) {
-	no := false
+	t.Parallel()
+	wrong := func(string) string { return "https://evil.example.com" }
+	omit := func(string) string { return "" }
+	normalized := func(issuer string) string { return issuer + "/" }
+	notAdvertised := map[string]any{"authorization_response_iss_parameter_supported": nil}
 	cases := []struct {
-		name       string
-		iss        string
-		advertised *bool
-		ok         bool
+		name     string
+		iss      func(string) string
+		metadata map[string]any
+		ok       bool
 	}{
-		{"advertised present", "correct", nil, true},
-		{"advertised absent", "omit", nil, false},
-		{"not advertised present wrong", "wrong", &no, false},
-		{"not advertised absent", "omit", &no, true},
-		{"advertised wrong", "wrong", nil, false},
-		{"trailing slash variant", "normalized", nil, false},
+		{"advertised present", nil, nil, true},
+		{"advertised absent", omit, nil, false},
+		{"not advertised present wrong", wrong, notAdvertised, false},
+		{"not advertised absent", omit, notAdvertised, true},
+		{"advertised wrong", wrong, nil, false},
+		{"trailing slash variant", normalized, nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			as := newAS(t, asOptions{iss: tc.iss, advertiseIss: tc.advertised})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{Iss: tc.iss, Metadata: tc.metadata})
 			rs := newRS(t, as, core.ModeAuto)
 			err := challengeFor(t, rs, oauth.New(codeConfig()))
-			_, tok, _ := as.snapshot()
+			_, tok, _ := snapshot(as)
 			if tc.ok != (err == nil) || tc.ok != (len(tok) == 1) {
 				t.Fatalf("err %v, token requests %d, want ok=%v", err, len(tok), tc.ok)
 			}
@@ -250,14 +231,14 @@ func TestIss(t *testing.T) {
 		})
 	}
 	// On an iss mismatch the error fields are not acted on.
-	as := newAS(t, asOptions{iss: "wrong", errorOnAuthorize: "access_denied"})
+	as := newAS(t, oauthtest.Options{Iss: wrong, AuthorizeError: "access_denied"})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	var oe *oauth.OAuthError
 	if !errors.Is(err, oauth.ErrIssuerMismatch) || errors.As(err, &oe) {
 		t.Fatalf("err %v, want an issuer mismatch and no OAuthError", err)
 	}
 	// With a matching iss the error is reported as an *OAuthError.
-	as = newAS(t, asOptions{errorOnAuthorize: "access_denied"})
+	as = newAS(t, oauthtest.Options{AuthorizeError: "access_denied"})
 	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	if !errors.As(err, &oe) || oe.Code != "access_denied" || oe.Endpoint != "authorization" {
 		t.Fatalf("err %v, want OAuthError access_denied", err)
@@ -267,15 +248,16 @@ func TestIss(t *testing.T) {
 // TestMetadataChecks: an issuer mismatch in the metadata, or no S256,
 // stops before the metadata's endpoints are used.
 func TestMetadataChecks(t *testing.T) {
-	as := newAS(t, asOptions{metadataIssuer: "https://attacker.example.com"})
+	t.Parallel()
+	as := newAS(t, oauthtest.Options{Metadata: map[string]any{"issuer": "https://attacker.example.com"}})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
-	auth, tok, reg := as.snapshot()
+	auth, tok, reg := snapshot(as)
 	if !errors.Is(err, oauth.ErrIssuerMismatch) || len(auth)+len(tok)+len(reg) != 0 {
 		t.Fatalf("issuer mismatch: err %v, used %d/%d/%d", err, len(auth), len(tok), len(reg))
 	}
-	as = newAS(t, asOptions{noPKCE: true})
+	as = newAS(t, oauthtest.Options{Metadata: map[string]any{"code_challenge_methods_supported": nil}})
 	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
-	auth, _, _ = as.snapshot()
+	auth, _, _ = snapshot(as)
 	if !errors.Is(err, oauth.ErrNoPKCE) || len(auth) != 0 {
 		t.Fatalf("no PKCE: err %v, %d authorization requests", err, len(auth))
 	}
@@ -283,17 +265,17 @@ func TestMetadataChecks(t *testing.T) {
 
 // TestTokenEndpointAuth: the method the registration and metadata name.
 func TestTokenEndpointAuth(t *testing.T) {
+	t.Parallel()
 	for _, m := range []string{"client_secret_basic", "client_secret_post", "none"} {
 		t.Run(m, func(t *testing.T) {
-			as := newAS(t, asOptions{authMethods: []string{m}, regMethod: m})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{AuthMethods: []string{m}})
 			rs := newRS(t, as, core.ModeAuto)
 			if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
 				t.Fatal(err)
 			}
-			_, tok, reg := as.snapshot()
-			as.mu.Lock()
-			hdr := as.tokenAuth[0]
-			as.mu.Unlock()
+			_, tok, reg := snapshot(as)
+			hdr := tokenAuth(as)[0]
 			basic := strings.HasPrefix(hdr, "Basic ")
 			post := tok[0].Get("client_secret") != ""
 			if basic != (m == "client_secret_basic") || post != (m == "client_secret_post") || reg[0]["token_endpoint_auth_method"] != m {
@@ -306,47 +288,61 @@ func TestTokenEndpointAuth(t *testing.T) {
 // TestRegistrationChoice: pre-registered beats CIMD beats DCR; CIMD only
 // when the AS supports it.
 func TestRegistrationChoice(t *testing.T) {
-	const cimd = "https://client.example.com/client.json"
+	t.Parallel()
+	// The client's Client ID Metadata Document, served on loopback.
+	var cimd string
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"client_id": cimd, "client_name": "mcpfn test", "redirect_uris": []string{redirect},
+			"token_endpoint_auth_method": "none"})
+	}))
+	t.Cleanup(docs.Close)
+	cimd = docs.URL + "/client.json"
+	noDCR := map[string]any{"registration_endpoint": nil}
 	t.Run("pre-registered", func(t *testing.T) {
-		as := newAS(t, asOptions{noDCR: true, cimd: true, authMethods: []string{"client_secret_basic"}, clients: map[string]string{"pre": "s3cret"}})
+		t.Parallel()
+		as := newAS(t, oauthtest.Options{Metadata: noDCR, ClientIDMetadataDocuments: true, AuthMethods: []string{"client_secret_basic"}})
+		as.AddClient(oauthtest.Client{ID: "pre", Secret: "s3cret", RedirectURIs: []string{redirect}})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		cfg.Clients = func(issuer string) (oauth.Client, bool) {
-			return oauth.Client{ID: "pre", Secret: "s3cret", Issuer: as.issuer}, issuer == as.issuer
+			return oauth.Client{ID: "pre", Secret: "s3cret", Issuer: as.Issuer}, issuer == as.Issuer
 		}
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
 			t.Fatal(err)
 		}
-		auth, _, _ := as.snapshot()
+		auth, _, _ := snapshot(as)
 		if auth[0].Get("client_id") != "pre" {
 			t.Fatalf("client_id %q", auth[0].Get("client_id"))
 		}
 	})
 	t.Run("cimd", func(t *testing.T) {
-		as := newAS(t, asOptions{cimd: true})
+		t.Parallel()
+		as := newAS(t, oauthtest.Options{ClientIDMetadataDocuments: true})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
 			t.Fatal(err)
 		}
-		auth, tok, reg := as.snapshot()
+		auth, tok, reg := snapshot(as)
 		if auth[0].Get("client_id") != cimd || tok[0].Get("client_id") != cimd || len(reg) != 0 {
 			t.Fatalf("client_id %q, registrations %d", auth[0].Get("client_id"), len(reg))
 		}
 	})
 	t.Run("no cimd support: dcr", func(t *testing.T) {
-		as := newAS(t, asOptions{})
+		t.Parallel()
+		as := newAS(t, oauthtest.Options{})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, reg := as.snapshot(); len(reg) != 1 {
+		if _, _, reg := snapshot(as); len(reg) != 1 {
 			t.Fatalf("%d registrations", len(reg))
 		}
 	})
 	t.Run("nothing", func(t *testing.T) {
-		as := newAS(t, asOptions{noDCR: true})
+		t.Parallel()
+		as := newAS(t, oauthtest.Options{Metadata: noDCR})
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig())); !errors.Is(err, oauth.ErrNoRegistration) {
 			t.Fatalf("err %v", err)
 		}
@@ -356,8 +352,9 @@ func TestRegistrationChoice(t *testing.T) {
 // TestMigration: a new authorization server in the PRM means a new
 // registration there and no credentials of the old one.
 func TestMigration(t *testing.T) {
-	as1 := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}})
-	as2 := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}})
+	t.Parallel()
+	as1 := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	as2 := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	rs := newRS(t, as1, core.ModeAuto)
 	c, err := connect(t, rs, oauth.New(codeConfig()))
 	if err != nil {
@@ -367,103 +364,115 @@ func TestMigration(t *testing.T) {
 	if _, err := c.ListTools(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	auth1, _, reg1 := as1.snapshot()
-	auth2, _, reg2 := as2.snapshot()
+	auth1, _, reg1 := snapshot(as1)
+	auth2, _, reg2 := snapshot(as2)
 	if len(reg1) != 1 || len(reg2) != 1 || len(auth2) != 1 {
 		t.Fatalf("registrations %d/%d, authorizations at AS2 %d", len(reg1), len(reg2), len(auth2))
 	}
-	as2.mu.Lock()
-	hdr := as2.tokenAuth[0]
-	as2.mu.Unlock()
+	hdr := tokenAuth(as2)[0]
 	if auth2[0].Get("client_id") == auth1[0].Get("client_id") || hdr == "" {
 		t.Fatalf("AS2 saw client %q (AS1's is %q)", auth2[0].Get("client_id"), auth1[0].Get("client_id"))
 	}
 }
 
+// inBubble runs f in a testing/synctest bubble with as and a protected
+// MCP server on an in-memory network: the bubble's clock is the one of the
+// client, the authorization server and the resource. cfg gets the
+// network's HTTP client and a Headless user agent on it.
+func inBubble(t *testing.T, as *oauthtest.Server, f func(t *testing.T, rs *testRS, cfg oauth.Config)) {
+	synctest.Test(t, func(t *testing.T) {
+		n := mcptest.NewNetwork()
+		t.Cleanup(n.Close)
+		n.ServeURL(as.URL, as.Handler())
+		rs := newRSOn(t, n, as, core.ModeAuto)
+		cfg := codeConfig()
+		cfg.HTTPClient = n.Client()
+		cfg.Authorize = oauth.Headless(n.Client())
+		f(t, rs, cfg)
+	})
+}
+
 // TestRefresh: an expired token is refreshed (rotation kept); a 401 with
 // a refresh token refreshes instead of authorizing again.
 func TestRefresh(t *testing.T) {
-	var now atomic.Int64
-	now.Store(time.Now().Unix())
-	as := newAS(t, asOptions{})
-	rs := newRS(t, as, core.ModeAuto)
-	cfg := codeConfig()
-	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
-	src := oauth.New(cfg)
-	c, err := connect(t, rs, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _ := src.Token(t.Context())
-	now.Add(3600)
-	second, err := src.Token(t.Context())
-	if err != nil || second == first || second == "" {
-		t.Fatalf("after expiry: %q (was %q), %v", second, first, err)
-	}
-	// The server forgets every token: the 401 is answered by a refresh.
-	as.revokeAll()
-	if _, err := c.ListTools(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	auth, tok, _ := as.snapshot()
-	var grants []string
-	for _, f := range tok {
-		grants = append(grants, f.Get("grant_type"))
-	}
-	if len(auth) != 1 || !slices.Equal(grants, []string{"authorization_code", "refresh_token", "refresh_token"}) {
-		t.Fatalf("authorizations %d, grants %v", len(auth), grants)
-	}
-	for _, f := range tok[1:] {
-		if f.Get("resource") != rs.url {
-			t.Fatalf("refresh without resource: %v", f)
+	t.Parallel()
+	as := newAS(t, oauthtest.Options{})
+	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
+		src := oauth.New(cfg)
+		c, err := connect(t, rs, src)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		first, _ := src.Token(t.Context())
+		time.Sleep(time.Hour) // the token's expires_in
+		second, err := src.Token(t.Context())
+		if err != nil || second == first || second == "" {
+			t.Fatalf("after expiry: %q (was %q), %v", second, first, err)
+		}
+		// The server forgets every token: the 401 is answered by a refresh.
+		as.RevokeIssued()
+		if _, err := c.ListTools(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		auth, tok, _ := snapshot(as)
+		var grants []string
+		for _, f := range tok {
+			grants = append(grants, f.Get("grant_type"))
+		}
+		if len(auth) != 1 || !slices.Equal(grants, []string{"authorization_code", "refresh_token", "refresh_token"}) {
+			t.Fatalf("authorizations %d, grants %v", len(auth), grants)
+		}
+		for _, f := range tok[1:] {
+			if f.Get("resource") != rs.url {
+				t.Fatalf("refresh without resource: %v", f)
+			}
+		}
+	})
 }
 
 // TestUnavailable: a 503 from the token endpoint keeps the token and backs
 // off; no request reaches the server while backing off.
 func TestUnavailable(t *testing.T) {
-	var now atomic.Int64
-	now.Store(time.Now().Unix())
+	t.Parallel()
 	var down atomic.Bool
-	as := newAS(t, asOptions{tokenStatus: func(url.Values) int {
+	as := newAS(t, oauthtest.Options{TokenError: func(url.Values) *oauthtest.TokenError {
 		if down.Load() {
-			return 503
+			return &oauthtest.TokenError{Status: 503, Code: "temporarily_unavailable", RetryAfter: 7}
 		}
-		return 0
+		return nil
 	}})
-	rs := newRS(t, as, core.ModeAuto)
-	cfg := codeConfig()
-	cfg.Now = func() time.Time { return time.Unix(now.Load(), 0) }
-	src := oauth.New(cfg)
-	if err := challengeFor(t, rs, src); err != nil {
-		t.Fatal(err)
-	}
-	first, _ := src.Token(t.Context())
-	down.Store(true)
-	now.Add(3600)
-	got, err := src.Token(t.Context())
-	if err != nil || got != first {
-		t.Fatalf("Token during 503: %q, %v; want the old token", got, err)
-	}
-	_, tok, _ := as.snapshot()
-	n := len(tok)
-	if got, _ := src.Token(t.Context()); got != first {
-		t.Fatal("token lost")
-	}
-	if _, tok, _ := as.snapshot(); len(tok) != n {
-		t.Fatalf("token endpoint asked again while backing off (%d → %d)", n, len(tok))
-	}
-	now.Add(8) // past Retry-After: 7
-	down.Store(false)
-	if got, _ := src.Token(t.Context()); got == first {
-		t.Fatal("not refreshed after the back-off")
-	}
+	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
+		src := oauth.New(cfg)
+		if err := challengeFor(t, rs, src); err != nil {
+			t.Fatal(err)
+		}
+		first, _ := src.Token(t.Context())
+		down.Store(true)
+		time.Sleep(time.Hour)
+		got, err := src.Token(t.Context())
+		if err != nil || got != first {
+			t.Fatalf("Token during 503: %q, %v; want the old token", got, err)
+		}
+		_, tok, _ := snapshot(as)
+		n := len(tok)
+		if got, _ := src.Token(t.Context()); got != first {
+			t.Fatal("token lost")
+		}
+		if _, tok, _ := snapshot(as); len(tok) != n {
+			t.Fatalf("token endpoint asked again while backing off (%d → %d)", n, len(tok))
+		}
+		time.Sleep(8 * time.Second) // past Retry-After: 7
+		down.Store(false)
+		if got, _ := src.Token(t.Context()); got == first {
+			t.Fatal("not refreshed after the back-off")
+		}
+	})
 }
 
 // TestOAuthError: token endpoint errors are *OAuthError.
 func TestOAuthError(t *testing.T) {
-	as := newAS(t, asOptions{tokenStatus: func(f url.Values) int { return 400 }})
+	t.Parallel()
+	as := newAS(t, oauthtest.Options{TokenError: func(url.Values) *oauthtest.TokenError { return &oauthtest.TokenError{Status: 400} }})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	var oe *oauth.OAuthError
 	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Endpoint != "token" || oe.Code == "" {
@@ -473,15 +482,18 @@ func TestOAuthError(t *testing.T) {
 
 // TestClientCredentials: client_secret_basic and private_key_jwt.
 func TestClientCredentials(t *testing.T) {
+	t.Parallel()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	for _, m := range []string{"client_secret_basic", "private_key_jwt"} {
 		t.Run(m, func(t *testing.T) {
-			as := newAS(t, asOptions{authMethods: []string{m}, grants: []string{"client_credentials"},
-				clients: map[string]string{"svc": "pw"}, clientKey: &key.PublicKey})
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{AuthMethods: []string{m}})
 			rs := newRS(t, as, core.ModeAuto)
-			cl := oauth.Client{ID: "svc", Secret: "pw", Issuer: as.issuer}
+			cl := oauth.Client{ID: "svc", Secret: "pw", Issuer: as.Issuer}
+			as.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
 			if m == "private_key_jwt" {
-				cl = oauth.Client{ID: "svc", Key: key, Issuer: as.issuer}
+				cl = oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}
+				as.AddClient(oauthtest.Client{ID: "svc", Key: &key.PublicKey})
 			}
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return cl, true }})
@@ -492,7 +504,7 @@ func TestClientCredentials(t *testing.T) {
 			if _, err := c.ListTools(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			auth, tok, _ := as.snapshot()
+			auth, tok, _ := snapshot(as)
 			if len(auth) != 0 || len(tok) != 1 || tok[0].Get("grant_type") != "client_credentials" || tok[0].Get("resource") != rs.url {
 				t.Fatalf("authorizations %d, token requests %v", len(auth), tok)
 			}
@@ -503,17 +515,20 @@ func TestClientCredentials(t *testing.T) {
 // TestEnterprise: ID token → ID-JAG at the IdP (RFC 8693) → access token
 // at the AS (RFC 7523); only the access token is kept.
 func TestEnterprise(t *testing.T) {
-	as := newAS(t, asOptions{authMethods: []string{"client_secret_basic"}, clients: map[string]string{"xaa": "pw"}})
+	t.Parallel()
+	idp := newAS(t, oauthtest.Options{})
+	as := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}, IdentityProviders: []*oauthtest.Server{idp}})
+	idp.AddClient(oauthtest.Client{ID: "idp-client", IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
+	as.AddClient(oauthtest.Client{ID: "xaa", Secret: "pw"})
 	rs := newRS(t, as, core.ModeAuto)
-	var exchanges atomic.Int32
-	idp := newIdP(t, &exchanges)
+	idToken := idp.IDToken(oauthtest.Claims{Subject: "user", Audience: []string{"idp-client"}})
 	src := oauth.New(oauth.Config{
 		Grant: oauth.GrantJWTBearer,
 		Clients: func(string) (oauth.Client, bool) {
-			return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.issuer}, true
+			return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.Issuer}, true
 		},
-		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.URL + "/token", ClientID: "idp-client",
-			IDToken: func(context.Context) (string, error) { return "the-id-token", nil }}),
+		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.Issuer + "/token", ClientID: "idp-client",
+			IDToken: func(context.Context) (string, error) { return idToken, nil }}),
 	})
 	c, err := connect(t, rs, src)
 	if err != nil {
@@ -522,15 +537,18 @@ func TestEnterprise(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "write", nil); err != nil {
 		t.Fatal(err)
 	}
-	_, tok, _ := as.snapshot()
-	if len(tok) != 1 || tok[0].Get("grant_type") != oauth.GrantJWTBearer || exchanges.Load() != 1 {
-		t.Fatalf("token requests %v, exchanges %d", tok, exchanges.Load())
+	_, tok, _ := snapshot(as)
+	_, exchanges, _ := snapshot(idp)
+	if len(tok) != 1 || tok[0].Get("grant_type") != oauth.GrantJWTBearer || len(exchanges) != 1 ||
+		exchanges[0].Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" {
+		t.Fatalf("token requests %v, exchanges %v", tok, exchanges)
 	}
 }
 
 // TestPrivateKeyJWTKeys: PEM keys of each form sign assertions the server
 // verifies (ES256 from PKCS #8 and SEC 1, RS256 from PKCS #1).
 func TestPrivateKeyJWTKeys(t *testing.T) {
+	t.Parallel()
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
 	p8, _ := x509.MarshalPKCS8PrivateKey(ec)
@@ -546,13 +564,15 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			key, err := oauth.ParsePrivateKeyPEM(tc.pem)
 			if err != nil {
 				t.Fatal(err)
 			}
-			as := newAS(t, asOptions{authMethods: []string{"private_key_jwt"}, clientKey: tc.pub})
+			as := newAS(t, oauthtest.Options{AuthMethods: []string{"private_key_jwt"}})
+			as.AddClient(oauthtest.Client{ID: "svc", Key: tc.pub})
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
-				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key, Issuer: as.issuer}, true }})
+				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}, true }})
 			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
 				t.Fatal(err)
 			}
@@ -566,12 +586,13 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 // TestRefreshRejected: a 401 whose refresh is refused (invalid_grant)
 // falls back to a new authorization.
 func TestRefreshRejected(t *testing.T) {
+	t.Parallel()
 	var rejectRefresh atomic.Bool
-	as := newAS(t, asOptions{tokenStatus: func(f url.Values) int {
+	as := newAS(t, oauthtest.Options{TokenError: func(f url.Values) *oauthtest.TokenError {
 		if rejectRefresh.Load() && f.Get("grant_type") == "refresh_token" {
-			return 400
+			return &oauthtest.TokenError{Status: 400}
 		}
-		return 0
+		return nil
 	}})
 	rs := newRS(t, as, core.ModeAuto)
 	c, err := connect(t, rs, oauth.New(codeConfig()))
@@ -579,11 +600,11 @@ func TestRefreshRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	rejectRefresh.Store(true)
-	as.revokeAll()
+	as.RevokeIssued()
 	if _, err := c.ListTools(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	auth, tok, _ := as.snapshot()
+	auth, tok, _ := snapshot(as)
 	if len(auth) != 2 || len(tok) != 3 || tok[1].Get("grant_type") != "refresh_token" {
 		t.Fatalf("authorizations %d, token requests %d", len(auth), len(tok))
 	}

@@ -1,22 +1,28 @@
-package oauth_test
+package oauthflow_test
 
 import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestLoopback: the native-app user agent. The "browser" follows the
 // authorization server's redirect to the loopback listener, which hands the
 // code back to the flow.
 func TestLoopback(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
 	var opened []string
 	lb, err := oauth.NewLoopback(func(u string) error {
+		mu.Lock()
 		opened = append(opened, u)
+		mu.Unlock()
 		go func() {
 			if resp, err := http.Get(u); err == nil { // follows the redirect to the listener
 				resp.Body.Close()
@@ -28,7 +34,7 @@ func TestLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lb.Close()
-	as := newAS(t, asOptions{})
+	as := newAS(t, oauthtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
 	c, err := connect(t, rs, src)
@@ -38,9 +44,12 @@ func TestLoopback(t *testing.T) {
 	if _, err := c.ListTools(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	auth, _, reg := as.snapshot()
-	if len(opened) != 1 || len(auth) != 1 || auth[0].Get("redirect_uri") != lb.RedirectURL() {
-		t.Fatalf("opened %d, authorizations %v", len(opened), auth)
+	auth, _, reg := snapshot(as)
+	mu.Lock()
+	n := len(opened)
+	mu.Unlock()
+	if n != 1 || len(auth) != 1 || auth[0].Get("redirect_uri") != lb.RedirectURL() {
+		t.Fatalf("opened %d, authorizations %v", n, auth)
 	}
 	if got := toStrings(reg[0]["redirect_uris"]); len(got) != 1 || got[0] != lb.RedirectURL() || reg[0]["application_type"] != "native" {
 		t.Fatalf("registration %v", reg[0])

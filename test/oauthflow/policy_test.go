@@ -1,0 +1,131 @@
+package oauthflow_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/oauthtest"
+)
+
+// prmServer serves a protected resource metadata document naming resource
+// and issuer at every path, and counts the requests it gets.
+func prmServer(t *testing.T, resource, issuer string) (*httptest.Server, *atomic.Int32) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		writeJSON(w, 200, map[string]any{"resource": resource, "authorization_servers": []string{issuer}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &hits
+}
+
+// TestPlainHTTPEndpoint: a non-loopback http:// MCP endpoint is never
+// authorized, since its token would travel in clear (2026-07-28
+// basic/authorization: the MCP server, authorization server and client
+// metadata URLs use HTTPS, except on a loopback host). Nothing is fetched.
+func TestPlainHTTPEndpoint(t *testing.T) {
+	t.Parallel()
+	as := newAS(t, oauthtest.Options{})
+	const endpoint = "http://mcp.example.test/mcp"
+	prm, hits := prmServer(t, endpoint, as.Issuer)
+	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
+	if !errors.Is(err, oauth.ErrInsecureURL) {
+		t.Fatalf("http endpoint: %v, want ErrInsecureURL", err)
+	}
+	if hits.Load() != 0 || asTraffic(as) != 0 {
+		t.Fatalf("%d metadata requests, %d at the authorization server; want none", hits.Load(), asTraffic(as))
+	}
+}
+
+// TestClientMetadataURLChecked: a Client ID Metadata Document URL must be
+// https with a path (or http on a loopback host); a bad one fails the flow
+// before the authorization server sees it as a client_id.
+func TestClientMetadataURLChecked(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"http://client.example.com/client.json", "https://client.example.com", "https://client.example.com/", "ftp://client.example.com/c.json", "https://client.example.com/c.json#x"} {
+		t.Run(bad, func(t *testing.T) {
+			t.Parallel()
+			as := newAS(t, oauthtest.Options{ClientIDMetadataDocuments: true})
+			cfg := codeConfig()
+			cfg.ClientMetadataURL = bad
+			err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg))
+			auth, tok, _ := snapshot(as)
+			if !errors.Is(err, oauth.ErrInsecureURL) || len(auth)+len(tok) != 0 {
+				t.Fatalf("ClientMetadataURL %q: %v; %d authorization and %d token requests", bad, err, len(auth), len(tok))
+			}
+		})
+	}
+}
+
+// TestRemoteEndpointStaysRemote: a remote https MCP server cannot steer the
+// client to loopback. Its challenge names a loopback resource_metadata
+// whose document names a loopback authorization server; the client must
+// fetch nothing there (no GET of the metadata, no registration POST, no
+// token request with the client's credentials).
+func TestRemoteEndpointStaysRemote(t *testing.T) {
+	t.Parallel()
+	as := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	const endpoint = "https://mcp.example.test/mcp"
+	prm, hits := prmServer(t, endpoint, as.Issuer)
+	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
+	if !errors.Is(err, oauth.ErrLocalAddress) {
+		t.Errorf("loopback metadata for a remote endpoint: %v, want ErrLocalAddress", err)
+	}
+	if hits.Load() != 0 || asTraffic(as) != 0 {
+		t.Fatalf("the remote endpoint's flow reached loopback: %d metadata requests, %d at the authorization server", hits.Load(), asTraffic(as))
+	}
+
+	// Config.AllowPrivateNetwork is the explicit way in.
+	cfg := codeConfig()
+	cfg.AllowPrivateNetwork = true
+	if err := oauth.New(cfg).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`)); err != nil {
+		t.Fatalf("AllowPrivateNetwork: %v", err)
+	}
+}
+
+// TestClientBoundToIssuer: a pre-registered client's credentials go only to
+// the authorization server it is registered with. The resource names a
+// hostile authorization server and Config.Clients answers for any issuer:
+// the hostile token endpoint must not see the secret.
+func TestClientBoundToIssuer(t *testing.T) {
+	t.Parallel()
+	good := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	good.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
+	evil := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	rs := newRS(t, evil, core.ModeAuto)
+	careless := oauth.Config{Grant: oauth.GrantClientCredentials,
+		Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Secret: "pw"}, true }}
+	bound := oauth.Config{Grant: oauth.GrantClientCredentials,
+		Clients: func(string) (oauth.Client, bool) {
+			return oauth.Client{ID: "svc", Secret: "pw", Issuer: good.Issuer}, true
+		}}
+	for name, cfg := range map[string]oauth.Config{"careless": careless, "bound": bound} {
+		err := challengeFor(t, rs, oauth.New(cfg))
+		if err == nil || !errors.Is(err, oauth.ErrClientIssuer) {
+			t.Errorf("%s: %v, want ErrClientIssuer", name, err)
+		}
+	}
+	for _, h := range tokenAuth(evil) {
+		if h != "" {
+			t.Fatalf("the hostile token endpoint got credentials %q", h)
+		}
+	}
+	if n := len(evil.Requests(oauthtest.EndpointToken)); n != 0 {
+		t.Fatalf("%d token requests at the hostile server", n)
+	}
+
+	// With its own issuer the bound client works.
+	rs.setAS(good)
+	if err := challengeFor(t, rs, oauth.New(bound)); err != nil {
+		t.Fatal(err)
+	}
+	if _, tok, _ := snapshot(good); len(tok) != 1 || !strings.HasPrefix(tokenAuth(good)[0], "Basic ") {
+		t.Fatalf("token requests at the right server: %v", tok)
+	}
+}
