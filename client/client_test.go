@@ -115,7 +115,6 @@ func newServer(t *testing.T, opts *core.ServerOptions, setup func(*core.Server))
 	rec := &recorder{}
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL + nethttp.DefaultPath)
 	return ts.URL + nethttp.DefaultPath, rec
 }
 
@@ -127,7 +126,8 @@ func TestProbe(t *testing.T) {
 	}{{core.ModeAuto, true}, {core.ModeModern, true}, {core.ModeLegacy, false}} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			url, rec := newServer(t, &core.ServerOptions{Mode: tc.mode}, nil)
-			c, err := client.Connect(ctx, url, nil)
+			cl := client.New(nil)
+			c, err := cl.Connect(ctx, url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,8 +141,8 @@ func TestProbe(t *testing.T) {
 				t.Fatalf("initialize sent %d times", rec.count("initialize"))
 			}
 			c.Close()
-			// The era is remembered: the next Connect does not probe.
-			c, err = client.Connect(ctx, url, nil)
+			// The Client remembers the era: its next Connect does not probe.
+			c, err = cl.Connect(ctx, url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,6 +152,15 @@ func TestProbe(t *testing.T) {
 			}
 			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
 				t.Fatal(err)
+			}
+			// Another Client knows nothing of it: no state outside a Client.
+			c2, err := client.Connect(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			if c2.Modern() != tc.modern || rec.count("server/discover") != 2 {
+				t.Fatalf("a new Client's Connect: modern %v, discover %d, want a probe", c2.Modern(), rec.count("server/discover"))
 			}
 		})
 	}
@@ -553,7 +562,6 @@ func newAuthServer(t *testing.T, mode core.ProtocolMode) (string, *recorder) {
 	rec := &recorder{}
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: func(h http.Handler) http.Handler { return rec.wrap(bearer(h)) }}))
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL + "/mcp")
 	return ts.URL + "/mcp", rec
 }
 
@@ -972,9 +980,10 @@ func TestPagination(t *testing.T) {
 func TestEraReprobe(t *testing.T) {
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
-	c, _ := client.Connect(ctx, url, nil) // probes, remembers modern
+	cl := client.New(nil)
+	c, _ := cl.Connect(ctx, url) // probes, remembers modern
 	c.Close()
-	c, _ = client.Connect(ctx, url, nil) // from memory
+	c, _ = cl.Connect(ctx, url) // from memory
 	defer c.Close()
 	if rec.count("server/discover") != 1 {
 		t.Fatal("remembered era not used")
@@ -991,7 +1000,7 @@ func TestEraReprobe(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	rec.fault = nil
-	c2, err := client.Connect(ctx, url, nil)
+	c2, err := cl.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,6 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
-	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
 )
 
@@ -476,7 +475,6 @@ func newRS(t *testing.T, as *testAS, mode core.ProtocolMode) *testRS {
 	rs.srv = httptest.NewServer(mux)
 	t.Cleanup(rs.srv.Close)
 	rs.url = rs.srv.URL + nethttp.DefaultPath
-	client.ForgetEra(rs.url)
 	return rs
 }
 
