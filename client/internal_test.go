@@ -20,6 +20,7 @@ import (
 )
 
 func TestSSEReader(t *testing.T) {
+	t.Parallel()
 	in := ": comment\r\n" +
 		"id: 1\nretry: 500\ndata:\n\n" + // priming: not dispatched
 		"data: {\"a\":1}\n\n" +
@@ -58,6 +59,7 @@ func TestSSEReader(t *testing.T) {
 }
 
 func TestParseToolHeaders(t *testing.T) {
+	t.Parallel()
 	valid := []string{
 		`{"type":"object"}`,
 		`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`,
@@ -97,6 +99,7 @@ func TestParseToolHeaders(t *testing.T) {
 }
 
 func TestDecodeMessage(t *testing.T) {
+	t.Parallel()
 	ok := []string{
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
 		`{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}`,
@@ -123,6 +126,7 @@ func TestDecodeMessage(t *testing.T) {
 }
 
 func TestResultType(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{`{}`: "complete", `{"resultType":"complete"}`: "complete", `{"resultType":"input_required"}`: "input_required"} {
 		if got, err := resultTypeOf(json.RawMessage(in)); err != nil || got != want {
 			t.Errorf("%s: %q %v", in, got, err)
@@ -134,6 +138,7 @@ func TestResultType(t *testing.T) {
 }
 
 func TestParseInputRequiredOrder(t *testing.T) {
+	t.Parallel()
 	ir, err := parseInputRequired(json.RawMessage(`{"resultType":"input_required","inputRequests":{"z":{"method":"roots/list"},"a":{"method":"elicitation/create","params":{}}},"requestState":"s\u0041"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -309,6 +314,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "ctl\x01", "ü", "<&>", "\x7f"} {
 		got := appendJSONString(nil, s)
 		want, _ := json.Marshal(s)
