@@ -86,6 +86,16 @@
 // private entries (a new authorization). Calls with a credential of their
 // own neither read nor store entries. WithCache chooses per call.
 //
+// # Concurrency
+//
+// A Client and its Conns are safe for concurrent use. A Client's
+// configuration is fixed at New; its cache and era memory are shared by its
+// Conns under locks. A Conn may run any number of calls, Listens and a
+// Close at once; calls after Close fail with ErrClosed. The handlers of
+// Options are called concurrently, from the goroutines of every Conn's
+// calls and (legacy) GET streams; a Listen's fn is never called
+// concurrently with itself. A TokenSource is called concurrently.
+//
 // # Types
 //
 // Requests and results are the wire types of package mcp (mcp.Tool,
