@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 )
 
 // cache holds complete results of the cacheable 2026-07-28 operations
@@ -43,11 +44,17 @@ const (
 	credToken                        // a token of Options.TokenSource
 )
 
+// endpoint is an endpoint URL as the cache keys it: interned, so that a
+// key hashes and compares a pointer rather than the URL (the Conn interns
+// it once).
+type endpoint = unique.Handle[string]
+
 // cacheKeyT: endpoint, method, target, and for private entries the
 // credential source; scope 0 means public.
 type cacheKeyT struct {
-	endpoint, method, target string
-	scope                    credSource
+	endpoint       endpoint
+	method, target string
+	scope          credSource
 }
 
 type cacheEntry struct {
@@ -70,7 +77,7 @@ func (c *cache) generation() uint64 {
 
 // get returns a fresh result of endpoint: the public entry, else the
 // private one of src.
-func (c *cache) get(endpoint, method, target string, src credSource) (json.RawMessage, bool) {
+func (c *cache) get(ep endpoint, method, target string, src credSource) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := time.Now()
@@ -78,7 +85,7 @@ func (c *cache) get(endpoint, method, target string, src credSource) (json.RawMe
 		if scope != 0 && !c.hasPrivate {
 			break
 		}
-		k := cacheKeyT{endpoint: endpoint, method: method, target: target, scope: scope}
+		k := cacheKeyT{endpoint: ep, method: method, target: target, scope: scope}
 		if el, ok := c.items[k]; ok {
 			e := el.Value.(*cacheEntry)
 			if now.Before(e.expires) {
@@ -95,7 +102,7 @@ func (c *cache) get(endpoint, method, target string, src credSource) (json.RawMe
 // put stores a result of endpoint and credential source src by its ttlMs
 // and cacheScope; a private result is dropped if the generation moved on
 // since gen (the request was sent before a challenge).
-func (c *cache) put(endpoint, method, target string, src credSource, gen uint64, result json.RawMessage) {
+func (c *cache) put(ep endpoint, method, target string, src credSource, gen uint64, result json.RawMessage) {
 	var h struct {
 		TTL   *json.Number `json:"ttlMs"`
 		Scope string       `json:"cacheScope"`
@@ -113,7 +120,7 @@ func (c *cache) put(endpoint, method, target string, src credSource, gen uint64,
 	}
 	// Anything but "public" is treated as private: never shared by mistake.
 	private := h.Scope != "public"
-	k := cacheKeyT{endpoint: endpoint, method: method, target: target}
+	k := cacheKeyT{endpoint: ep, method: method, target: target}
 	if private {
 		k.scope = src
 	}
@@ -160,10 +167,10 @@ func (c *cache) dropLocked(f func(*cacheEntry) bool) {
 // dropMethod drops every page of method of endpoint, or only target's
 // entry when target is set (resources/updated names a URI; sub-resources go
 // too).
-func (c *cache) dropMethod(endpoint, method, target string) {
+func (c *cache) dropMethod(ep endpoint, method, target string) {
 	c.drop(func(e *cacheEntry) bool {
 		k := e.key
-		return k.endpoint == endpoint && k.method == method && (target == "" || k.target == target || strings.HasPrefix(k.target, target))
+		return k.endpoint == ep && k.method == method && (target == "" || k.target == target || strings.HasPrefix(k.target, target))
 	})
 }
 

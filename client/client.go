@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"unique"
 
 	"github.com/mcpfn/mcpfn/mcp"
 )
@@ -175,13 +176,13 @@ func (cl *Client) newConn(endpoint string) (*Conn, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("mcp client: bad endpoint URL %q", endpoint)
 	}
-	return &Conn{cl: cl, url: endpoint, opts: &cl.opts}, nil
+	return &Conn{cl: cl, url: endpoint, ep: unique.Make(endpoint), opts: &cl.opts}, nil
 }
 
 // successor returns a Conn to c's endpoint without a protocol, for another
 // era than the one c tried while connecting; its request ids follow c's.
 func (c *Conn) successor() *Conn {
-	n := &Conn{cl: c.cl, url: c.url, opts: c.opts}
+	n := &Conn{cl: c.cl, url: c.url, ep: c.ep, opts: c.opts}
 	n.nextID.Store(c.nextID.Load())
 	return n
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"unique"
 
 	"github.com/mcpfn/mcpfn/mcp"
 )
@@ -16,9 +17,12 @@ import (
 // after Close fail with ErrClosed). It shares its Client's configuration,
 // handlers, token source and cache with the Client's other Conns.
 type Conn struct {
-	cl    *Client
-	opts  *Options // the Client's, read-only
-	url   string
+	cl   *Client
+	opts *Options // the Client's, read-only
+	url  string
+	// ep is url as the cache keys it (interned: a key compares and hashes
+	// a pointer, not the URL).
+	ep    unique.Handle[string]
 	proto protocol // set before the Conn is handed out, never changed
 
 	nextID atomic.Int64
@@ -28,8 +32,10 @@ type Conn struct {
 	discovery *Discovery
 
 	mu sync.Mutex
-	// toolsMemo: the decoding of the last tools/list page per cursor.
+	// toolsMemo: the decoding of the last tools/list page per cursor;
+	// lastPage the one decoded or reused last.
 	toolsMemo map[string]*toolsMemo
+	lastPage  atomic.Pointer[toolsMemo]
 }
 
 // Discovery is what a server/discover told the client about an endpoint:
@@ -99,11 +105,11 @@ func (c *Conn) Close() error {
 func (c *Conn) isClosed() bool { return c.closed.Load() }
 
 // do sends r in the Conn's era and hands its result to WithRawResult.
-func (c *Conn) do(ctx context.Context, r request) (json.RawMessage, error) {
+func (c *Conn) do(ctx context.Context, r *request) (json.RawMessage, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	res, err := c.proto.call(ctx, r)
+	res, err := c.proto.call(ctx, *r)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +160,7 @@ func (c *Conn) dispatch(m *wireMessage, x *exchange) {
 // when set).
 func (c *Conn) invalidate(method, key string) {
 	if c.cl.cache != nil {
-		c.cl.cache.dropMethod(c.url, method, key)
+		c.cl.cache.dropMethod(c.ep, method, key)
 	}
 }
 
@@ -167,9 +173,9 @@ func (c *Conn) invalidateOnError(method, target string, err error) {
 	}
 	switch {
 	case re.Code == mcp.CodeHeaderMismatch:
-		c.cl.cache.dropMethod(c.url, "tools/list", "")
+		c.cl.cache.dropMethod(c.ep, "tools/list", "")
 	case re.Code == mcp.CodeInvalidParams && target != "" && isList(method):
-		c.cl.cache.dropMethod(c.url, method, "")
+		c.cl.cache.dropMethod(c.ep, method, "")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unique"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
@@ -157,7 +158,7 @@ func TestParseInputRequiredOrder(t *testing.T) {
 func TestCacheBounds(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		const ep = "http://a.test/mcp"
+		ep := unique.Make("http://a.test/mcp")
 		c := newCache(2, time.Minute)
 		res := func(ttl string) json.RawMessage {
 			return json.RawMessage(`{"ttlMs":` + ttl + `,"cacheScope":"public"}`)
@@ -198,7 +199,7 @@ func TestCacheBounds(t *testing.T) {
 // their endpoint.
 func TestCachePrivateScopes(t *testing.T) {
 	t.Parallel()
-	const ep, other = "http://a.test/mcp", "http://a.test/other"
+	ep, other := unique.Make("http://a.test/mcp"), unique.Make("http://a.test/other")
 	c := newCache(8, time.Minute)
 	priv := json.RawMessage(`{"ttlMs":1000,"cacheScope":"private"}`)
 	c.put(ep, "tools/list", "", credToken, 0, priv)

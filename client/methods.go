@@ -24,7 +24,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		b, _ := json.Marshal(args)
 		p = append(p, field{"arguments", b})
 	}
-	res, err := c.do(ctx, request{method: "prompts/get", params: p, co: callOpts(opts)})
+	res, err := c.do(ctx, &request{method: "prompts/get", params: p, co: callOpts(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 // Modern results are cached per their ttlMs and cacheScope.
 func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
 	p := params{{"uri", quoteJSON(uri)}}
-	res, err := c.do(ctx, request{method: "resources/read", params: p, co: callOpts(opts), cacheable: true, target: uri})
+	res, err := c.do(ctx, &request{method: "resources/read", params: p, co: callOpts(opts), cacheable: true, target: uri})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts ...Ca
 			p = append(p, field{k, v})
 		}
 	}
-	res, err := c.do(ctx, request{method: "completion/complete", params: p, co: callOpts(opts)})
+	res, err := c.do(ctx, &request{method: "completion/complete", params: p, co: callOpts(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts .
 
 func (c *Conn) list(ctx context.Context, method string, cursor *string, opts []CallOption, out any) error {
 	p, target := cursorParams(cursor)
-	res, err := c.do(ctx, request{method: method, params: p, co: callOpts(opts), cacheable: true, target: target})
+	res, err := c.do(ctx, &request{method: method, params: p, co: callOpts(opts), cacheable: true, target: target})
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessa
 			}
 		}
 	}
-	return c.do(ctx, request{method: method, params: p, co: callOpts(opts)})
+	return c.do(ctx, &request{method: method, params: p, co: callOpts(opts)})
 }
 
 // Discover sends server/discover on a modern Conn (through the cache); a

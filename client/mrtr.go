@@ -75,7 +75,7 @@ func mrtrMethod(m string) bool {
 // carries the original params plus inputResponses and the requestState byte
 // for byte (absent if none), under a new id with its headers recomputed.
 // rounds counts the retries sent.
-func (p *modernProtocol) callMRTR(ctx context.Context, r request) (res json.RawMessage, rounds int, err error) {
+func (p *modernProtocol) callMRTR(ctx context.Context, r *request) (res json.RawMessage, rounds int, err error) {
 	res, k, err := p.round(ctx, r, 0)
 	for err == nil && k != nil {
 		var responses json.RawMessage
@@ -90,7 +90,7 @@ func (p *modernProtocol) callMRTR(ctx context.Context, r request) (res json.RawM
 
 // round sends round n of r (0 for the first request); an input_required
 // result becomes a Continuation.
-func (p *modernProtocol) round(ctx context.Context, r request, n int) (json.RawMessage, *Continuation, error) {
+func (p *modernProtocol) round(ctx context.Context, r *request, n int) (json.RawMessage, *Continuation, error) {
 	res, rt, err := p.send(ctx, r)
 	if err != nil {
 		return nil, nil, err
@@ -108,7 +108,7 @@ func (p *modernProtocol) round(ctx context.Context, r request, n int) (json.RawM
 	if n >= p.c.opts.MaxRounds {
 		return nil, nil, &MaxRoundsError{Method: r.method, Rounds: n}
 	}
-	return nil, &Continuation{p: p, r: r, Keys: ir.keys, Requests: ir.requests, hasReqs: ir.hasReqs, state: ir.state, round: n + 1}, nil
+	return nil, &Continuation{p: p, r: *r, Keys: ir.keys, Requests: ir.requests, hasReqs: ir.hasReqs, state: ir.state, round: n + 1}, nil
 }
 
 // Continuation is an unanswered input_required round of a tool call
@@ -184,5 +184,5 @@ func (k *Continuation) resume(ctx context.Context, responses json.RawMessage) (j
 	if k.state != nil {
 		r.params = r.params.with("requestState", k.state)
 	}
-	return k.p.round(ctx, r, k.round)
+	return k.p.round(ctx, &r, k.round)
 }

@@ -48,10 +48,20 @@ type protocol interface {
 	close(ctx context.Context) error
 }
 
+// arguments returns the raw "arguments" of r's params (nil when absent).
+func (r *request) arguments() json.RawMessage {
+	for _, f := range r.params {
+		if f.key == "arguments" {
+			return f.raw
+		}
+	}
+	return nil
+}
+
 // request is one MCP request as a Conn hands it to its protocol. It is a
 // struct, so that a field can be added without touching every method (as
-// connect-go's protocolClientParams), passed by value so that it stays on
-// the caller's stack.
+// connect-go's protocolClientParams), passed to the protocol by value so
+// that it stays on the caller's stack.
 type request struct {
 	method string
 	params params
@@ -59,17 +69,17 @@ type request struct {
 	co *callOptions
 	// header holds request-specific HTTP headers (Mcp-Param-*).
 	header http.Header
+	// target is the cache key of a cacheable request: the cursor ("c:" +
+	// cursor) or the resource URI.
+	target string
+	// tool names the tool of a toolCall; its arguments are the params'
+	// "arguments" (arguments).
+	tool string
 	// cacheable: a complete result may be cached (2026-07-28
-	// server/utilities/caching), under target: the cursor ("c:" + cursor)
-	// or the resource URI.
+	// server/utilities/caching).
 	cacheable bool
-	target    string
-	// toolCall marks a tools/call of CallTool or CallToolOnce: tool and
-	// args (raw, nil when absent) are what its Mcp-Param-* headers are
-	// computed from in 2026-07-28.
+	// toolCall marks a tools/call of CallTool or CallToolOnce.
 	toolCall bool
-	tool     string
-	args     json.RawMessage
 }
 
 // The protocol versions this client speaks, newest first: the stateless

@@ -85,18 +85,18 @@ func (p *modernProtocol) keepTool(t *mcp.Tool) bool {
 // read again and the call sent once more.
 func (p *modernProtocol) call(ctx context.Context, r request) (json.RawMessage, error) {
 	if !r.toolCall {
-		return p.do(ctx, r)
+		return p.do(ctx, &r)
 	}
 	if err := p.toolHeaders(ctx, &r); err != nil {
 		return nil, err
 	}
-	res, err := p.do(ctx, r)
+	res, err := p.do(ctx, &r)
 	if err != nil && errors.Is(err, mcp.ErrHeaderMismatch) {
 		if _, lerr := p.c.listTools(ctx, r.co.credentialOnly(CacheRefresh)); lerr == nil {
 			if err := p.toolHeaders(ctx, &r); err != nil {
 				return nil, err
 			}
-			res, err = p.do(ctx, r)
+			res, err = p.do(ctx, &r)
 		}
 	}
 	return res, err
@@ -110,7 +110,7 @@ func (p *modernProtocol) callOnce(ctx context.Context, r request) (json.RawMessa
 			return nil, nil, err
 		}
 	}
-	return p.round(ctx, r, 0)
+	return p.round(ctx, &r, 0)
 }
 
 // toolHeaders sets r.header to the Mcp-Param-* headers of the tools/call
@@ -119,10 +119,10 @@ func (p *modernProtocol) callOnce(ctx context.Context, r request) (json.RawMessa
 // (2026-07-28 basic/transports/streamable-http §Custom Headers from Tool
 // Parameters).
 func (p *modernProtocol) toolHeaders(ctx context.Context, r *request) error {
-	h, known, err := p.decls.paramHeaders(r.tool, r.args)
+	h, known, err := p.decls.paramHeaders(r.tool, r.arguments())
 	if err == nil && !known {
 		if err = p.learnHeaders(ctx, r.tool, r.co); err == nil {
-			h, _, err = p.decls.paramHeaders(r.tool, r.args)
+			h, _, err = p.decls.paramHeaders(r.tool, r.arguments())
 		}
 	}
 	r.header = h
@@ -133,7 +133,7 @@ func (p *modernProtocol) toolHeaders(ctx context.Context, r *request) error {
 // result that needed no input round is stored. A call with its own
 // credential neither reads nor stores entries: they belong to the Client's
 // credential source.
-func (p *modernProtocol) do(ctx context.Context, r request) (json.RawMessage, error) {
+func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, error) {
 	c := p.c
 	cache := c.cl.cache
 	_, own := r.co.ownAuth()
@@ -146,7 +146,7 @@ func (p *modernProtocol) do(ctx context.Context, r request) (json.RawMessage, er
 			return nil, err
 		}
 		if r.co.cache() == CacheDefault {
-			if res, ok := cache.get(c.url, r.method, r.target, src); ok {
+			if res, ok := cache.get(c.ep, r.method, r.target, src); ok {
 				return res, nil
 			}
 		}
@@ -177,7 +177,7 @@ func (p *modernProtocol) do(ctx context.Context, r request) (json.RawMessage, er
 	}
 	// Never cache what answered inputResponses or requestState.
 	if useCache && rounds == 0 {
-		cache.put(c.url, r.method, r.target, src, gen, res)
+		cache.put(c.ep, r.method, r.target, src, gen, res)
 	}
 	return res, nil
 }
@@ -192,7 +192,7 @@ const (
 // that breaks before the response is re-sent once with a new id, except for
 // tools/call, which is never repeated (2026-07-28
 // basic/transports/streamable-http §Sending messages).
-func (p *modernProtocol) send(ctx context.Context, r request) (json.RawMessage, string, error) {
+func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage, string, error) {
 	c := p.c
 	resent, versionRetried := false, false
 	progress := r.co.progressFn()
@@ -261,7 +261,7 @@ func resultTypeOf(res json.RawMessage) (string, error) {
 
 // discover sends server/discover through the cache (Conn.Discover).
 func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
-	res, err := p.c.do(ctx, request{method: "server/discover", co: co, cacheable: true})
+	res, err := p.c.do(ctx, &request{method: "server/discover", co: co, cacheable: true})
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discov
 // discoverOnce sends one server/discover, bypassing the cache (the probe,
 // Client.Discover).
 func (p *modernProtocol) discoverOnce(ctx context.Context, co *callOptions) (*Discovery, error) {
-	res, rt, err := p.send(ctx, request{method: "server/discover", co: co})
+	res, rt, err := p.send(ctx, &request{method: "server/discover", co: co})
 	if err != nil {
 		return nil, err
 	}

@@ -42,16 +42,21 @@ func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOp
 // they hand out.
 func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOptions) (*ToolsPage, error) {
 	p, target := cursorParams(cursor)
-	res, err := c.do(ctx, request{method: "tools/list", params: p, co: co, cacheable: true, target: target})
+	res, err := c.do(ctx, &request{method: "tools/list", params: p, co: co, cacheable: true, target: target})
 	if err != nil {
 		return nil, err
 	}
 	// A page served from the cache is the same byte slice as last time:
-	// reuse its decoding.
+	// reuse its decoding (the page decoded last is looked at first,
+	// without the lock).
+	if m := c.lastPage.Load(); m != nil && m.target == target && m.decodes(res) {
+		return m.page, nil
+	}
 	c.mu.Lock()
 	m := c.toolsMemo[target]
 	c.mu.Unlock()
-	if m != nil && len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0] {
+	if m != nil && m.decodes(res) {
+		c.lastPage.Store(m)
 		return m.page, nil
 	}
 	w, err := decodeToolsPage(res)
@@ -76,8 +81,10 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 	if c.toolsMemo == nil || len(c.toolsMemo) > 64 {
 		c.toolsMemo = map[string]*toolsMemo{}
 	}
-	c.toolsMemo[target] = &toolsMemo{raw: res, page: out}
+	m = &toolsMemo{target: target, raw: res, page: out}
+	c.toolsMemo[target] = m
 	c.mu.Unlock()
+	c.lastPage.Store(m)
 	return out, nil
 }
 
@@ -185,8 +192,15 @@ func (w *toolsPageWire) hint(i int, v []byte) {
 
 // toolsMemo is the decoding of a tools/list page, never modified.
 type toolsMemo struct {
-	raw  json.RawMessage
-	page *ToolsPage
+	target string // the page's cache target
+	raw    json.RawMessage
+	page   *ToolsPage
+}
+
+// decodes reports whether m is the decoding of res: the same bytes, not
+// merely equal ones (the cache hands out the slice it stored).
+func (m *toolsMemo) decodes(res json.RawMessage) bool {
+	return len(res) > 0 && len(m.raw) == len(res) && &m.raw[0] == &res[0]
 }
 
 // maxPages bounds the pages one List* call follows.
@@ -230,16 +244,16 @@ func decodeCallToolResult(res json.RawMessage) (*mcp.CallToolResult, error) {
 // (nil, a JSON object as json.RawMessage or []byte, or a value that
 // marshals to one).
 func toolRequest(name string, args any, co *callOptions) (request, error) {
-	p, raw, err := toolParams(name, args)
+	p, err := toolParams(name, args)
 	if err != nil {
 		return request{}, err
 	}
-	return request{method: "tools/call", params: p, co: co, toolCall: true, tool: name, args: raw}, nil
+	return request{method: "tools/call", params: p, co: co, toolCall: true, tool: name}, nil
 }
 
-// toolParams builds the params of a tools/call and returns its arguments,
-// raw.
-func toolParams(name string, args any) (params, json.RawMessage, error) {
+// toolParams builds the params of a tools/call: its name, and its
+// arguments raw (left out when absent or null).
+func toolParams(name string, args any) (params, error) {
 	var raw json.RawMessage
 	switch a := args.(type) {
 	case nil:
@@ -250,7 +264,7 @@ func toolParams(name string, args any) (params, json.RawMessage, error) {
 	default:
 		b, err := json.Marshal(a)
 		if err != nil {
-			return nil, nil, fmt.Errorf("mcp client: arguments: %w", err)
+			return nil, fmt.Errorf("mcp client: arguments: %w", err)
 		}
 		raw = b
 	}
@@ -259,14 +273,14 @@ func toolParams(name string, args any) (params, json.RawMessage, error) {
 	}
 	if len(raw) > 0 {
 		if err := checkObject(raw); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	p := params{{"name", quoteJSON(name)}}
 	if raw != nil {
 		p = append(p, field{"arguments", raw})
 	}
-	return p, raw, nil
+	return p, nil
 }
 
 // errNotObject: tool arguments must be a JSON object.
@@ -305,7 +319,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.do(ctx, r)
+	res, err := c.do(ctx, &r)
 	if err != nil {
 		return nil, err
 	}
