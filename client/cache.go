@@ -6,24 +6,26 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 )
 
 // cache holds complete results of the cacheable 2026-07-28 operations
 // (2026-07-28 server/utilities/caching): server/discover, the list methods
-// and resources/read. A result is fresh while now < received + ttlMs
-// (absent or negative ttlMs: 0), capped by MaxTTL. "public" results are
-// shared; any other scope is private to the credential source that got it
-// (credSource): the Conn's TokenSource, its static Authorization header, or
-// no credential. Only requests without a credential of their own use the
-// cache, so no other credential ever reads or writes it. A successful
-// challenge (a new authorization: new scopes, maybe a new user) drops the
-// private entries and moves to a new generation, so that an answer to a
-// request sent before it is not stored. Bounded by an LRU.
+// and resources/read, per endpoint. A Client's Conns share it. A result is
+// fresh while now < received + ttlMs (absent or negative ttlMs: 0), capped
+// by MaxTTL. "public" results are shared; any other scope is private to the
+// credential source that got it (credSource): the Client's TokenSource, its
+// static Authorization header, or no credential. Only requests without a
+// credential of their own use the cache, so no other credential ever reads
+// or writes it. A successful challenge (a new authorization: new scopes,
+// maybe a new user) drops the private entries of every endpoint (the token
+// source is the Client's) and moves to a new generation, so that an answer
+// to a request sent before it is not stored. Bounded by an LRU. Safe for
+// concurrent use.
 type cache struct {
 	mu     sync.Mutex
 	max    int
 	maxTTL time.Duration
-	now    func() time.Time
 	ll     *list.List
 	items  map[cacheKeyT]*list.Element
 	// hasPrivate: some entry is private (saves a lookup in public-only
@@ -42,24 +44,28 @@ const (
 	credToken                        // a token of Options.TokenSource
 )
 
-// cacheKeyT: method, target, and for private entries the credential
-// source; scope 0 means public.
+// endpoint is an endpoint URL as the cache keys it: interned, so that a
+// key hashes and compares a pointer rather than the URL (the Conn interns
+// it once).
+type endpoint = unique.Handle[string]
+
+// cacheKeyT: endpoint, method, target, and for private entries the
+// credential source; scope 0 means public.
 type cacheKeyT struct {
+	endpoint       endpoint
 	method, target string
 	scope          credSource
 }
 
 type cacheEntry struct {
-	key     cacheKeyT
-	method  string
-	target  string // cursor or uri
+	key     cacheKeyT // its target is the cursor ("c:" + cursor) or the URI
 	private bool
 	expires time.Time
 	result  json.RawMessage
 }
 
-func newCache(max int, maxTTL time.Duration, now func() time.Time) *cache {
-	return &cache{max: max, maxTTL: maxTTL, now: now, ll: list.New(), items: map[cacheKeyT]*list.Element{}}
+func newCache(max int, maxTTL time.Duration) *cache {
+	return &cache{max: max, maxTTL: maxTTL, ll: list.New(), items: map[cacheKeyT]*list.Element{}}
 }
 
 // generation returns the current generation of private entries.
@@ -69,17 +75,17 @@ func (c *cache) generation() uint64 {
 	return c.gen
 }
 
-// get returns a fresh result: the public entry, else the private one of
-// src.
-func (c *cache) get(method, target string, src credSource) (json.RawMessage, bool) {
+// get returns a fresh result of endpoint: the public entry, else the
+// private one of src.
+func (c *cache) get(ep endpoint, method, target string, src credSource) (json.RawMessage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.now()
+	now := time.Now()
 	for _, scope := range [2]credSource{0, src} {
 		if scope != 0 && !c.hasPrivate {
 			break
 		}
-		k := cacheKeyT{method: method, target: target, scope: scope}
+		k := cacheKeyT{endpoint: ep, method: method, target: target, scope: scope}
 		if el, ok := c.items[k]; ok {
 			e := el.Value.(*cacheEntry)
 			if now.Before(e.expires) {
@@ -93,10 +99,10 @@ func (c *cache) get(method, target string, src credSource) (json.RawMessage, boo
 	return nil, false
 }
 
-// put stores a result of credential source src by its ttlMs and
-// cacheScope; a private result is dropped if the generation moved on since
-// gen (the request was sent before a challenge).
-func (c *cache) put(method, target string, src credSource, gen uint64, result json.RawMessage) {
+// put stores a result of endpoint and credential source src by its ttlMs
+// and cacheScope; a private result is dropped if the generation moved on
+// since gen (the request was sent before a challenge).
+func (c *cache) put(ep endpoint, method, target string, src credSource, gen uint64, result json.RawMessage) {
 	var h struct {
 		TTL   *json.Number `json:"ttlMs"`
 		Scope string       `json:"cacheScope"`
@@ -114,7 +120,7 @@ func (c *cache) put(method, target string, src credSource, gen uint64, result js
 	}
 	// Anything but "public" is treated as private: never shared by mistake.
 	private := h.Scope != "public"
-	k := cacheKeyT{method: method, target: target}
+	k := cacheKeyT{endpoint: ep, method: method, target: target}
 	if private {
 		k.scope = src
 	}
@@ -123,7 +129,7 @@ func (c *cache) put(method, target string, src credSource, gen uint64, result js
 	if private && gen != c.gen {
 		return
 	}
-	e := &cacheEntry{key: k, method: method, target: target, private: private, expires: c.now().Add(ttl), result: result}
+	e := &cacheEntry{key: k, private: private, expires: time.Now().Add(ttl), result: result}
 	if private {
 		c.hasPrivate = true
 	}
@@ -158,11 +164,13 @@ func (c *cache) dropLocked(f func(*cacheEntry) bool) {
 	}
 }
 
-// dropMethod drops every page of method, or only target's entry when target
-// is set (resources/updated names a URI; sub-resources go too).
-func (c *cache) dropMethod(method, target string) {
+// dropMethod drops every page of method of endpoint, or only target's
+// entry when target is set (resources/updated names a URI; sub-resources go
+// too).
+func (c *cache) dropMethod(ep endpoint, method, target string) {
 	c.drop(func(e *cacheEntry) bool {
-		return e.method == method && (target == "" || e.target == target || strings.HasPrefix(e.target, target))
+		k := e.key
+		return k.endpoint == ep && k.method == method && (target == "" || k.target == target || strings.HasPrefix(k.target, target))
 	})
 }
 
@@ -173,8 +181,6 @@ func (c *cache) dropPrivate() {
 	c.gen++
 	c.dropLocked(func(e *cacheEntry) bool { return e.private })
 }
-
-func (c *cache) clear() { c.drop(func(*cacheEntry) bool { return true }) }
 
 func (c *cache) len() int {
 	c.mu.Lock()

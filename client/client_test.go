@@ -115,19 +115,21 @@ func newServer(t *testing.T, opts *core.ServerOptions, setup func(*core.Server))
 	rec := &recorder{}
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL + nethttp.DefaultPath)
 	return ts.URL + nethttp.DefaultPath, rec
 }
 
 func TestProbe(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		mode   core.ProtocolMode
 		modern bool
 	}{{core.ModeAuto, true}, {core.ModeModern, true}, {core.ModeLegacy, false}} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
+			t.Parallel()
 			url, rec := newServer(t, &core.ServerOptions{Mode: tc.mode}, nil)
-			c, err := client.Connect(ctx, url, nil)
+			cl := client.New(nil)
+			c, err := cl.Connect(ctx, url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,8 +143,8 @@ func TestProbe(t *testing.T) {
 				t.Fatalf("initialize sent %d times", rec.count("initialize"))
 			}
 			c.Close()
-			// The era is remembered: the next Connect does not probe.
-			c, err = client.Connect(ctx, url, nil)
+			// The Client remembers the era: its next Connect does not probe.
+			c, err = cl.Connect(ctx, url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,6 +154,15 @@ func TestProbe(t *testing.T) {
 			}
 			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
 				t.Fatal(err)
+			}
+			// Another Client knows nothing of it: no state outside a Client.
+			c2, err := client.Connect(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c2.Close()
+			if c2.Modern() != tc.modern || rec.count("server/discover") != 2 {
+				t.Fatalf("a new Client's Connect: modern %v, discover %d, want a probe", c2.Modern(), rec.count("server/discover"))
 			}
 		})
 	}
@@ -179,8 +190,10 @@ func unsupported(n int, supported ...string) func(w http.ResponseWriter, r *http
 }
 
 func TestProbeUnsupportedVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("retry once with the version sent", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(1, "2026-07-28")
 		c, err := client.Connect(ctx, url, nil)
@@ -193,6 +206,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 	})
 	t.Run("only legacy listed", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(1, "2025-06-18")
 		c, err := client.Connect(ctx, url, nil)
@@ -205,6 +219,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 	})
 	t.Run("none in common", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(1, "2099-01-01")
 		_, err := client.Connect(ctx, url, nil)
@@ -216,6 +231,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 	})
 	t.Run("twice unsupported", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(5, "2026-07-28")
 		_, err := client.Connect(ctx, url, nil)
@@ -231,6 +247,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 	})
 	t.Run("-32020 and -32021 are modern, surfaced", func(t *testing.T) {
+		t.Parallel()
 		for _, code := range []int{core.CodeHeaderMismatch, core.CodeMissingRequiredClientCapability} {
 			url, rec := newServer(t, nil, nil)
 			rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
@@ -254,6 +271,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		}
 	})
 	t.Run("405 without body is legacy evidence", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
 			if s.RPC == "server/discover" {
@@ -274,6 +292,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 }
 
 func TestModernRequestShape(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern,
@@ -320,6 +339,7 @@ func TestModernRequestShape(t *testing.T) {
 }
 
 func TestParamHeaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "hdr", InputSchema: json.RawMessage(`{"type":"object","properties":{
@@ -376,6 +396,7 @@ func TestParamHeaders(t *testing.T) {
 // client knows are stale) makes the client read the list again and send
 // the call once more.
 func TestHeaderMismatchRefreshes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "hdr", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
@@ -411,6 +432,7 @@ func TestHeaderMismatchRefreshes(t *testing.T) {
 }
 
 func TestMRTRRules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var rounds atomic.Int32
 	url, rec := newServer(t, nil, func(s *core.Server) {
@@ -553,14 +575,15 @@ func newAuthServer(t *testing.T, mode core.ProtocolMode) (string, *recorder) {
 	rec := &recorder{}
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: func(h http.Handler) http.Handler { return rec.wrap(bearer(h)) }}))
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL + "/mcp")
 	return ts.URL + "/mcp", rec
 }
 
 func TestAuthorization(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
+			t.Parallel()
 			url, _ := newAuthServer(t, mode)
 			// 401 is not era evidence: authorize, then probe again.
 			ch := &challenger{tok: "", good: "good", fix: true}
@@ -585,6 +608,7 @@ func TestAuthorization(t *testing.T) {
 		})
 	}
 	t.Run("at most 3 attempts", func(t *testing.T) {
+		t.Parallel()
 		url, rec := newAuthServer(t, core.ModeAuto)
 		ch := &challenger{tok: "bad"}
 		_, err := client.Connect(ctx, url, &client.Options{TokenSource: ch})
@@ -597,6 +621,7 @@ func TestAuthorization(t *testing.T) {
 		}
 	})
 	t.Run("static token", func(t *testing.T) {
+		t.Parallel()
 		url, _ := newAuthServer(t, core.ModeAuto)
 		c, err := client.Connect(ctx, url, &client.Options{TokenSource: client.StaticToken("good")})
 		if err != nil {
@@ -611,6 +636,7 @@ func TestAuthorization(t *testing.T) {
 }
 
 func TestCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{
 		"tools/list":     {TTL: time.Minute, Scope: core.CacheScopePrivate},
@@ -659,6 +685,7 @@ func TestCache(t *testing.T) {
 }
 
 func TestLegacySession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, nil)
 	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy})
@@ -713,6 +740,7 @@ func TestLegacySession(t *testing.T) {
 }
 
 func TestLegacyCancel(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{})
 	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
@@ -757,6 +785,7 @@ func breakFirst(method string) func(w http.ResponseWriter, r *http.Request, s *s
 }
 
 func TestBrokenStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
@@ -789,6 +818,7 @@ func TestBrokenStream(t *testing.T) {
 // TestVersionRetry: -32022 on an ordinary request that lists our version
 // makes the client send it once more.
 func TestVersionRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
@@ -804,6 +834,7 @@ func TestVersionRetry(t *testing.T) {
 // TestHostileResponses: what one hostile response costs the client is
 // bounded by MaxResponseBytes, whatever the server sends.
 func TestHostileResponses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, MaxResponseBytes: 64 << 10})
@@ -847,6 +878,7 @@ func TestHostileResponses(t *testing.T) {
 // TestExtraHeaders: Options.Header and WithHeader reach the server in both
 // eras.
 func TestExtraHeaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
@@ -884,6 +916,7 @@ func answerWith(method, result string) func(w http.ResponseWriter, r *http.Reque
 }
 
 func TestMRTRProtocolErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
@@ -920,6 +953,7 @@ func TestMRTRProtocolErrors(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, &core.ServerOptions{PageSize: 1, CacheHints: map[string]core.CacheHint{
 		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}}}, func(s *core.Server) {
@@ -970,11 +1004,13 @@ func TestPagination(t *testing.T) {
 // TestEraReprobe: a remembered era that fails with legacy evidence is
 // forgotten, and the next Connect probes again.
 func TestEraReprobe(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, nil)
-	c, _ := client.Connect(ctx, url, nil) // probes, remembers modern
+	cl := client.New(nil)
+	c, _ := cl.Connect(ctx, url) // probes, remembers modern
 	c.Close()
-	c, _ = client.Connect(ctx, url, nil) // from memory
+	c, _ = cl.Connect(ctx, url) // from memory
 	defer c.Close()
 	if rec.count("server/discover") != 1 {
 		t.Fatal("remembered era not used")
@@ -991,7 +1027,7 @@ func TestEraReprobe(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	rec.fault = nil
-	c2, err := client.Connect(ctx, url, nil)
+	c2, err := cl.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1002,6 +1038,7 @@ func TestEraReprobe(t *testing.T) {
 }
 
 func TestDiscoverAdopt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, &core.ServerOptions{Instructions: "be nice",
 		CompletionHandler: func(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
@@ -1049,6 +1086,7 @@ func TestDiscoverAdopt(t *testing.T) {
 // TestModernCancel: cancelling the context closes the stream, which the
 // server takes as the cancellation (no notifications/cancelled).
 func TestModernCancel(t *testing.T) {
+	t.Parallel()
 	started, stopped := make(chan struct{}), make(chan struct{})
 	url, rec := newServer(t, nil, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
@@ -1080,6 +1118,7 @@ func TestModernCancel(t *testing.T) {
 
 // TestConcurrentUse: one Conn, many goroutines, both eras (run with -race).
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url, _ := newServer(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{
 		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePrivate}}}, nil)
@@ -1120,43 +1159,5 @@ func TestConcurrentUse(t *testing.T) {
 		for err := range errs {
 			t.Errorf("%v: %v", mode, err)
 		}
-	}
-}
-
-// TestLegacyTimeoutCancels: a legacy call given up on Options.RequestTimeout
-// is cancelled as one whose context ended: the server gets
-// notifications/cancelled and the tool's context ends (in legacy, a
-// closed response is not a cancellation).
-func TestLegacyTimeoutCancels(t *testing.T) {
-	t.Parallel()
-	stopped, release := make(chan struct{}), make(chan struct{})
-	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, func(s *core.Server) {
-		core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
-			select {
-			case <-ctx.Done():
-				close(stopped)
-				return "", ctx.Err()
-			case <-release:
-				return "not cancelled", nil
-			}
-		})
-	})
-	t.Cleanup(func() { close(release) }) // runs before the server closes
-	c, err := client.Connect(context.Background(), url, &client.Options{Mode: client.ModeLegacy, RequestTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.CallTool(context.Background(), "block", nil); !errors.Is(err, client.ErrTimeout) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
-	}
-	n := rec.last("notifications/cancelled")
-	if n == nil || !bytes.Contains(n.Body, []byte(`"requestId":`)) {
-		t.Fatal("no notifications/cancelled after the timeout")
-	}
-	select {
-	case <-stopped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the tool's context did not end")
 	}
 }

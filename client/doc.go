@@ -5,13 +5,21 @@
 // (Mcp-Session-Id sessions, server requests answered by POST, SSE
 // resumption).
 //
-// Connect returns a *Conn; a Conn is safe for concurrent use:
+// A *Client holds the configuration (Options), the handlers, the token
+// source, the result cache and the era of each endpoint it probed; its
+// Connect returns a *Conn, one connection to one endpoint. Both are safe
+// for concurrent use:
 //
-//	c, err := client.Connect(ctx, "https://example.com/mcp", nil)
+//	cl := client.New(&client.Options{TokenSource: src})
+//	c, err := cl.Connect(ctx, "https://example.com/mcp")
 //	if err != nil { ... }
 //	defer c.Close()
 //	tools, err := c.ListTools(ctx)
 //	res, err := c.CallTool(ctx, "search", map[string]any{"q": "mcp"})
+//
+// The package-level Connect, Discover, Adopt and InitializeLegacy use a
+// Client of their own each time (client.Connect(ctx, url, opts) is
+// client.New(opts).Connect(ctx, url)); the package holds no state.
 //
 // # Eras
 //
@@ -19,9 +27,11 @@
 // from the answer: a modern version the client speaks → 2026-07-28; only
 // legacy versions → initialize; -32022 → one retry with a version from
 // data.supported; 400/404/405 without a recognised JSON-RPC error, or
-// -32601 → initialize. 401 and 403 are never taken as era evidence. The era
-// found is remembered per endpoint for later Connects (ForgetEra drops it).
-// ModeModern and ModeLegacy skip the probe.
+// -32601 → initialize. 401 and 403 are never taken as era evidence. The
+// Client remembers the era found per endpoint for its later Connects (at
+// most MaxEras endpoints), and forgets it when it fails. ModeModern and
+// ModeLegacy skip the probe. A Conn's era is chosen once, when it
+// connects, and never changes.
 //
 // # Input rounds
 //
@@ -67,13 +77,24 @@
 //
 // Complete results of server/discover, the list methods and resources/read
 // are cached per their ttlMs and cacheScope (2026-07-28
-// server/utilities/caching), bounded by Options.CacheEntries (LRU) and
-// Options.MaxTTL. "public" results are shared; the others are private to
-// the credential source of the Conn that got them: its TokenSource (every
-// token it returns, so a token renewed on expiry keeps the cache), the
-// Authorization of Options.Header, or no credential. A successful challenge
-// drops the private entries (a new authorization). Calls with a credential
-// of their own neither read nor store entries. WithCache chooses per call.
+// server/utilities/caching), per endpoint, in a cache the Conns of a
+// Client share, bounded by Options.CacheEntries (LRU) and Options.MaxTTL.
+// "public" results are shared; the others are private to the credential
+// source that got them: the Client's TokenSource (every token it returns,
+// so a token renewed on expiry keeps the cache), the Authorization of
+// Options.Header, or no credential. A successful challenge drops the
+// private entries (a new authorization). Calls with a credential of their
+// own neither read nor store entries. WithCache chooses per call.
+//
+// # Concurrency
+//
+// A Client and its Conns are safe for concurrent use. A Client's
+// configuration is fixed at New; its cache and era memory are shared by its
+// Conns under locks. A Conn may run any number of calls, Listens and a
+// Close at once; calls after Close fail with ErrClosed. The handlers of
+// Options are called concurrently, from the goroutines of every Conn's
+// calls and (legacy) GET streams; a Listen's fn is never called
+// concurrently with itself. A TokenSource is called concurrently.
 //
 // # Types
 //

@@ -159,6 +159,7 @@ func handlers() *client.Options {
 // TestEverything runs the client's features against the conformance fixture
 // in each client mode, and checks the era each mode ends up in.
 func TestEverything(t *testing.T) {
+	t.Parallel()
 	// The fixture behind the platforms of test/conformance/adapters that
 	// need no emulator: net/http, net/http buffered (as Lambda without
 	// streaming), and the Functions Framework (gcf).
@@ -166,7 +167,10 @@ func TestEverything(t *testing.T) {
 		name string
 		args []string
 	}{{"nethttp", nil}, {"buffered", []string{"-buffered"}}, {"gcf", []string{"-platform", "gcf"}}} {
-		t.Run(p.name, func(t *testing.T) { testEverything(t, startEverything(t, "auto", p.args...)) })
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			testEverything(t, startEverything(t, "auto", p.args...))
+		})
 	}
 }
 
@@ -176,6 +180,7 @@ func testEverything(t *testing.T, url string) {
 		modern bool
 	}{{client.ModeAuto, true}, {client.ModeModern, true}, {client.ModeLegacy, false}} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			o := handlers()
 			o.Mode = tc.mode
@@ -268,7 +273,10 @@ func testEverything(t *testing.T, url string) {
 // TestListen: a tool-list change made by a call reaches a listener, in
 // each era.
 func TestListen(t *testing.T) {
+	t.Parallel()
 	url := startEverything(t, "auto")
+	// The eras run one after the other: each changes the fixture's tool
+	// list, which the other's listener would see.
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			c, err := client.Connect(context.Background(), url, &client.Options{Mode: mode})

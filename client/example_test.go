@@ -63,6 +63,33 @@ func Example() {
 	// Hello, Ada!
 }
 
+// A Client outlives its connections: it keeps the configuration, the
+// handlers, the cache and the era of each endpoint, so its second Connect
+// to an endpoint sends no probe.
+func ExampleClient() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	cl := client.New(&client.Options{ClientInfo: mcp.Implementation{Name: "example-host", Version: "1"}})
+	for range 2 {
+		c, err := cl.Connect(ctx, ts.URL+"/mcp")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(c.ProtocolVersion(), res.Content[0].(*mcp.TextContent).Text, c.Discovery() != nil)
+		c.Close()
+	}
+	// Output:
+	// 2026-07-28 Hello, Ada! true
+	// 2026-07-28 Hello, Ada! false
+}
+
 // Input requests (elicitation) are answered by the handlers of Options, in
 // both eras.
 func ExampleOptions_elicitation() {

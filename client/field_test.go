@@ -38,7 +38,6 @@ func newRestartable(t *testing.T, build func() http.Handler) *restartable {
 	})))
 	t.Cleanup(ts.Close)
 	r.url = ts.URL + nethttp.DefaultPath
-	client.ForgetEra(r.url)
 	return r
 }
 

@@ -2,11 +2,14 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/mcpfn/mcpfn/internal/mcpheader"
 	"github.com/mcpfn/mcpfn/mcp"
@@ -15,7 +18,8 @@ import (
 // x-mcp-header (2026-07-28 basic/transports/streamable-http §Custom Headers
 // from Tool Parameters; server/tools §x-mcp-header): a property of a tool's
 // inputSchema may name a header; the client mirrors the argument's value
-// into Mcp-Param-{Name}.
+// into Mcp-Param-{Name}. A 2026-07-28 feature: the modern protocol learns
+// the declarations from tools/list and sends the headers.
 
 // maxSafeInteger is 2^53-1: integers beyond ±maxSafeInteger cannot be
 // mirrored.
@@ -101,4 +105,149 @@ func (th *toolHeaders) paramHeaders(args json.RawMessage) ([][2]string, error) {
 		out = append(out, [2]string{mcp.HeaderParamPrefix + d.name, s})
 	}
 	return out, nil
+}
+
+// Bounds of the tools/list walk that looks for a tool's declarations.
+const (
+	// maxHeaderPages bounds the pages one walk reads.
+	maxHeaderPages = 32
+	// maxHeaderBytes bounds the tool definitions one walk reads (the sum
+	// of their sizes), so that a server with huge pages cannot make a call
+	// read 32 of Options.MaxResponseBytes.
+	maxHeaderBytes = 8 << 20
+	// maxUnlisted bounds the names remembered as not found.
+	maxUnlisted = 256
+)
+
+// declarations are the x-mcp-header declarations a 2026-07-28 Conn learnt
+// from tools/list, by tool name, and the tools a walk did not find. Safe
+// for concurrent use.
+type declarations struct {
+	mu       sync.Mutex
+	headers  map[string]*toolHeaders // x-mcp-header declarations by tool name
+	unlisted map[string]struct{}     // tools a declaration walk did not find
+	learnSem chan struct{}           // one declaration walk at a time
+	// maxBytes is maxHeaderBytes (tests lower it).
+	maxBytes int
+}
+
+func (d *declarations) init() {
+	d.headers, d.learnSem, d.maxBytes = map[string]*toolHeaders{}, make(chan struct{}, 1), maxHeaderBytes
+}
+
+// learn records the declarations of tool.
+func (d *declarations) learn(tool string, th *toolHeaders) {
+	d.mu.Lock()
+	d.headers[tool] = th
+	d.mu.Unlock()
+}
+
+// drop forgets tool (its declarations are invalid: the tool is dropped).
+func (d *declarations) drop(tool string) {
+	d.mu.Lock()
+	delete(d.headers, tool)
+	d.mu.Unlock()
+}
+
+// known reports whether the declarations of tool are known: learnt from
+// tools/list, or looked for there in vain.
+func (d *declarations) known(tool string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, known := d.headers[tool]
+	if !known {
+		_, known = d.unlisted[tool]
+	}
+	return known
+}
+
+// notFound remembers (bounded) that a walk did not find tool.
+func (d *declarations) notFound(tool string) {
+	d.mu.Lock()
+	if d.unlisted == nil || len(d.unlisted) >= maxUnlisted {
+		d.unlisted = map[string]struct{}{}
+	}
+	d.unlisted[tool] = struct{}{}
+	d.mu.Unlock()
+}
+
+// forgetUnlisted forgets the tools earlier walks did not find: the list
+// changed.
+func (d *declarations) forgetUnlisted() {
+	d.mu.Lock()
+	d.unlisted = nil
+	d.mu.Unlock()
+}
+
+// paramHeaders returns the Mcp-Param-* headers of a call to tool with the
+// raw arguments args (nil when the tool declares none) and whether its
+// declarations are known.
+func (d *declarations) paramHeaders(tool string, args json.RawMessage) (http.Header, bool, error) {
+	d.mu.Lock()
+	th, known := d.headers[tool]
+	if !known {
+		_, known = d.unlisted[tool]
+	}
+	d.mu.Unlock()
+	if th == nil {
+		return nil, known, nil
+	}
+	ph, err := th.paramHeaders(args)
+	if err != nil || len(ph) == 0 {
+		return nil, true, err
+	}
+	h := make(http.Header, len(ph))
+	for _, kv := range ph {
+		h[http.CanonicalHeaderKey(kv[0])] = []string{kv[1]}
+	}
+	return h, true, nil
+}
+
+// learnHeaders reads tools/list pages, through the cache and with the
+// call's credential, until one names the tool, the list ends, or
+// maxHeaderPages pages or maxHeaderBytes of tool definitions were read. A
+// tool it did not find is remembered (bounded) until the tool list changes
+// (notifications/tools/list_changed, -32020), so the walk is not repeated
+// for every call; its calls go without Mcp-Param-* headers. Walks run one
+// at a time: concurrent first calls wait for one walk instead of each
+// reading the list. A failed list is logged and the call sent without
+// headers; only ctx ending fails the call.
+func (p *modernProtocol) learnHeaders(ctx context.Context, name string, co *callOptions) error {
+	d := &p.decls
+	select {
+	case d.learnSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-d.learnSem }()
+	if d.known(name) {
+		return nil // another walk settled it
+	}
+	lo := co.credentialOnly(CacheDefault)
+	var cursor *string
+	read := 0
+	for range maxHeaderPages {
+		page, err := p.c.listToolsPage(ctx, cursor, lo)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.c.cl.log.WarnContext(ctx, "mcp client: tools/list for x-mcp-header declarations failed; calling without Mcp-Param headers", "tool", name, "err", err)
+			break
+		}
+		for _, t := range page.Tools {
+			if t.Name == name {
+				return nil
+			}
+		}
+		for _, raw := range page.Raw {
+			read += len(raw)
+		}
+		if page.NextCursor == nil || read > d.maxBytes {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	d.notFound(name)
+	return nil
 }

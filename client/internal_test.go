@@ -12,13 +12,16 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+	"unique"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
 )
 
 func TestSSEReader(t *testing.T) {
+	t.Parallel()
 	in := ": comment\r\n" +
 		"id: 1\nretry: 500\ndata:\n\n" + // priming: not dispatched
 		"data: {\"a\":1}\n\n" +
@@ -57,6 +60,7 @@ func TestSSEReader(t *testing.T) {
 }
 
 func TestParseToolHeaders(t *testing.T) {
+	t.Parallel()
 	valid := []string{
 		`{"type":"object"}`,
 		`{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},"b":{"type":"boolean","x-mcp-header":"B"}}}`,
@@ -96,6 +100,7 @@ func TestParseToolHeaders(t *testing.T) {
 }
 
 func TestDecodeMessage(t *testing.T) {
+	t.Parallel()
 	ok := []string{
 		`{"jsonrpc":"2.0","id":1,"result":{}}`,
 		`{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"x"}}`,
@@ -122,6 +127,7 @@ func TestDecodeMessage(t *testing.T) {
 }
 
 func TestResultType(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{`{}`: "complete", `{"resultType":"complete"}`: "complete", `{"resultType":"input_required"}`: "input_required"} {
 		if got, err := resultTypeOf(json.RawMessage(in)); err != nil || got != want {
 			t.Errorf("%s: %q %v", in, got, err)
@@ -133,6 +139,7 @@ func TestResultType(t *testing.T) {
 }
 
 func TestParseInputRequiredOrder(t *testing.T) {
+	t.Parallel()
 	ir, err := parseInputRequired(json.RawMessage(`{"resultType":"input_required","inputRequests":{"z":{"method":"roots/list"},"a":{"method":"elicitation/create","params":{}}},"requestState":"s\u0041"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -149,69 +156,118 @@ func TestParseInputRequiredOrder(t *testing.T) {
 }
 
 func TestCacheBounds(t *testing.T) {
-	now := time.Unix(0, 0)
-	c := newCache(2, time.Minute, func() time.Time { return now })
-	res := func(ttl string) json.RawMessage {
-		return json.RawMessage(`{"ttlMs":` + ttl + `,"cacheScope":"public"}`)
-	}
-	c.put("tools/list", "a", credNone, 0, res("1000"))
-	c.put("tools/list", "b", credNone, 0, res("1000"))
-	c.get("tools/list", "a", credNone)
-	c.put("tools/list", "c", credNone, 0, res("1000")) // evicts b, the least recently used
-	if _, ok := c.get("tools/list", "b", credNone); ok || c.len() != 2 {
-		t.Fatal("LRU bound")
-	}
-	c.put("x", "neg", credNone, 0, res("-5"))
-	c.put("x", "abs", credNone, 0, json.RawMessage(`{}`))
-	if _, ok := c.get("x", "neg", credNone); ok {
-		t.Fatal("negative ttl cached")
-	}
-	c.put("x", "long", credNone, 0, res("99999999999"))
-	now = now.Add(time.Minute)
-	if _, ok := c.get("x", "long", credNone); ok {
-		t.Fatal("MaxTTL not applied")
-	}
-	// Fresh while now < received + ttl.
-	c.put("x", "edge", credNone, 0, res("1000"))
-	now = now.Add(time.Second)
-	if _, ok := c.get("x", "edge", credNone); ok {
-		t.Fatal("fresh at received + ttl")
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ep := unique.Make("http://a.test/mcp")
+		c := newCache(2, time.Minute)
+		res := func(ttl string) json.RawMessage {
+			return json.RawMessage(`{"ttlMs":` + ttl + `,"cacheScope":"public"}`)
+		}
+		c.put(ep, "tools/list", "a", credNone, 0, res("1000"))
+		c.put(ep, "tools/list", "b", credNone, 0, res("1000"))
+		c.get(ep, "tools/list", "a", credNone)
+		c.put(ep, "tools/list", "c", credNone, 0, res("1000")) // evicts b, the least recently used
+		if _, ok := c.get(ep, "tools/list", "b", credNone); ok || c.len() != 2 {
+			t.Fatal("LRU bound")
+		}
+		c.put(ep, "x", "neg", credNone, 0, res("-5"))
+		c.put(ep, "x", "abs", credNone, 0, json.RawMessage(`{}`))
+		if _, ok := c.get(ep, "x", "neg", credNone); ok {
+			t.Fatal("negative ttl cached")
+		}
+		c.put(ep, "x", "long", credNone, 0, res("99999999999"))
+		time.Sleep(time.Minute)
+		if _, ok := c.get(ep, "x", "long", credNone); ok {
+			t.Fatal("MaxTTL not applied")
+		}
+		// Fresh while now < received + ttl.
+		c.put(ep, "x", "edge", credNone, 0, res("1000"))
+		time.Sleep(time.Second - time.Nanosecond)
+		if _, ok := c.get(ep, "x", "edge", credNone); !ok {
+			t.Fatal("stale before received + ttl")
+		}
+		time.Sleep(time.Nanosecond)
+		if _, ok := c.get(ep, "x", "edge", credNone); ok {
+			t.Fatal("fresh at received + ttl")
+		}
+	})
 }
 
 // TestCachePrivateScopes: a private entry is served to its credential
 // source only; a drop of the private entries starts a new generation, and
-// an answer to a request sent before it is not stored.
+// an answer to a request sent before it is not stored. Entries belong to
+// their endpoint.
 func TestCachePrivateScopes(t *testing.T) {
-	now := time.Unix(0, 0)
-	c := newCache(8, time.Minute, func() time.Time { return now })
+	t.Parallel()
+	ep, other := unique.Make("http://a.test/mcp"), unique.Make("http://a.test/other")
+	c := newCache(8, time.Minute)
 	priv := json.RawMessage(`{"ttlMs":1000,"cacheScope":"private"}`)
-	c.put("tools/list", "", credToken, 0, priv)
-	if _, ok := c.get("tools/list", "", credToken); !ok {
+	c.put(ep, "tools/list", "", credToken, 0, priv)
+	if _, ok := c.get(ep, "tools/list", "", credToken); !ok {
 		t.Fatal("private entry not served to its source")
 	}
-	for _, other := range []credSource{credNone, credStatic} {
-		if _, ok := c.get("tools/list", "", other); ok {
-			t.Fatalf("private entry of the token source served to source %d", other)
+	for _, src := range []credSource{credNone, credStatic} {
+		if _, ok := c.get(ep, "tools/list", "", src); ok {
+			t.Fatalf("private entry of the token source served to source %d", src)
 		}
+	}
+	if _, ok := c.get(other, "tools/list", "", credToken); ok {
+		t.Fatal("an endpoint's entry served for another endpoint")
 	}
 	gen := c.generation()
 	c.dropPrivate()
-	if _, ok := c.get("tools/list", "", credToken); ok {
+	if _, ok := c.get(ep, "tools/list", "", credToken); ok {
 		t.Fatal("private entry survived dropPrivate")
 	}
-	c.put("tools/list", "", credToken, gen, priv) // sent before the drop
-	if _, ok := c.get("tools/list", "", credToken); ok {
+	c.put(ep, "tools/list", "", credToken, gen, priv) // sent before the drop
+	if _, ok := c.get(ep, "tools/list", "", credToken); ok {
 		t.Fatal("an answer from before the drop was stored")
 	}
-	c.put("tools/list", "", credToken, c.generation(), priv)
-	if _, ok := c.get("tools/list", "", credToken); !ok {
+	c.put(ep, "tools/list", "", credToken, c.generation(), priv)
+	if _, ok := c.get(ep, "tools/list", "", credToken); !ok {
 		t.Fatal("an answer after the drop was not stored")
 	}
 	// Public entries do not care about generations or sources.
-	c.put("resources/read", "u", credToken, gen, json.RawMessage(`{"ttlMs":1000,"cacheScope":"public"}`))
-	if _, ok := c.get("resources/read", "u", credNone); !ok {
+	c.put(ep, "resources/read", "u", credToken, gen, json.RawMessage(`{"ttlMs":1000,"cacheScope":"public"}`))
+	if _, ok := c.get(ep, "resources/read", "u", credNone); !ok {
 		t.Fatal("public entry not shared")
+	}
+	// A list change at one endpoint drops its pages only.
+	c.put(other, "tools/list", "", credToken, c.generation(), priv)
+	c.dropMethod(ep, "tools/list", "")
+	if _, ok := c.get(ep, "tools/list", "", credToken); ok {
+		t.Fatal("dropMethod left the endpoint's page")
+	}
+	if _, ok := c.get(other, "tools/list", "", credToken); !ok {
+		t.Fatal("dropMethod of one endpoint dropped another's page")
+	}
+}
+
+// TestEraMemory: the era memory is an LRU of bounded size (MaxEras in a
+// Client).
+func TestEraMemory(t *testing.T) {
+	t.Parallel()
+	var m eraMemory
+	m.init(2)
+	m.remember("a", true)
+	m.remember("b", false)
+	if modern, ok := m.get("a"); !ok || !modern { // a is now the most recent
+		t.Fatal("a not remembered as modern")
+	}
+	m.remember("c", true) // evicts b
+	if _, ok := m.get("b"); ok || m.len() != 2 {
+		t.Fatalf("LRU bound: b kept, %d entries", m.len())
+	}
+	m.remember("a", false)
+	if modern, ok := m.get("a"); !ok || modern {
+		t.Fatal("a's new era not recorded")
+	}
+	m.forget("a")
+	if _, ok := m.get("a"); ok || m.len() != 1 {
+		t.Fatal("forget")
+	}
+	if cl := New(nil); cl.eras.max != MaxEras {
+		t.Fatalf("a Client remembers %d eras, want MaxEras", cl.eras.max)
 	}
 }
 
@@ -259,6 +315,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "ctl\x01", "ü", "<&>", "\x7f"} {
 		got := appendJSONString(nil, s)
 		want, _ := json.Marshal(s)
@@ -289,19 +346,19 @@ func TestLearnHeadersByteBound(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer ts.Close()
-	c, err := newConn(ts.URL+nethttp.DefaultPath, nil)
+	c, err := New(&Options{Mode: ModeModern}).Connect(context.Background(), ts.URL+nethttp.DefaultPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.setModern(core.ProtocolVersion20260728)
-	c.maxHeaderBytes = 150 << 10
-	if err := c.learnHeaders(context.Background(), "missing", &noOptions); err != nil {
+	p := c.proto.(*modernProtocol)
+	p.decls.maxBytes = 150 << 10
+	if err := p.learnHeaders(context.Background(), "missing", nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := lists.Load(); n != 2 {
 		t.Fatalf("tools/list %d times, want 2 (100 KiB each, 150 KiB bound)", n)
 	}
-	if _, known, _ := c.paramHeaders("missing", nil); !known {
+	if _, known, _ := p.decls.paramHeaders("missing", nil); !known {
 		t.Fatal("the walk's verdict was not kept")
 	}
 }

@@ -81,3 +81,75 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// params is an ordered list of top-level params members, each raw JSON.
+type params []field
+
+type field struct {
+	key string
+	raw []byte
+}
+
+func (p params) with(key string, raw []byte) params {
+	out := make(params, 0, len(p)+1)
+	for _, f := range p {
+		if f.key != key {
+			out = append(out, f)
+		}
+	}
+	return append(out, field{key, raw})
+}
+
+// appendRequest appends {"jsonrpc":"2.0","id":id,"method":m,"params":{...}}.
+// meta, when non-nil, is the inside of the _meta object.
+func appendRequest(b []byte, id int64, method string, p params, meta []byte, withParams bool) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, method)
+	if withParams || len(p) > 0 || meta != nil {
+		b = append(b, `,"params":{`...)
+		for i, f := range p {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, f.key)
+			b = append(b, ':')
+			b = append(b, f.raw...)
+		}
+		if meta != nil {
+			if len(p) > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, `"_meta":{`...), meta...), '}')
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// mcpName returns the Mcp-Name value of a request, if its method has one.
+func mcpName(method string, p params) (string, bool) {
+	key := ""
+	switch method {
+	case "tools/call", "prompts/get":
+		key = "name"
+	case "resources/read":
+		key = "uri"
+	default:
+		return "", false
+	}
+	for _, f := range p {
+		if f.key == key {
+			var s string
+			if json.Unmarshal(f.raw, &s) == nil {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+const acceptBoth = "application/json, text/event-stream"
+
+func quoteJSON(s string) []byte { return appendJSONString(nil, s) }

@@ -17,7 +17,7 @@ type Mode int
 const (
 	// ModeAuto probes the server with server/discover and picks the era from
 	// the answer (2026-07-28 basic/transports/streamable-http §Backward
-	// Compatibility). The era found is remembered per endpoint.
+	// Compatibility). The Client remembers the era found per endpoint.
 	ModeAuto Mode = iota
 	// ModeModern speaks the stateless 2026-07-28 revision only.
 	ModeModern
@@ -63,8 +63,10 @@ const (
 	DefaultStreamIdleTimeout = 5 * time.Minute
 )
 
-// Options configures a Conn. A nil *Options means defaults. The struct is
-// copied by Connect; later changes have no effect.
+// Options configures a Client, and so every Conn it hands out. A nil
+// *Options means defaults. The struct is copied by New (and by the
+// package-level Connect, Discover, Adopt and InitializeLegacy); later
+// changes have no effect.
 type Options struct {
 	// Mode selects the era. Zero is ModeAuto.
 	Mode Mode
@@ -91,10 +93,13 @@ type Options struct {
 	StreamIdleTimeout time.Duration
 	// TokenSource supplies the bearer token of every request; nil means
 	// none. If it also implements Challenger, 401 and insufficient_scope
-	// 403 responses are answered through it.
+	// 403 responses are answered through it. Its tokens go to every
+	// endpoint the Client connects to: a TokenSource that serves one
+	// protected resource (an oauth.Source) belongs to a Client that
+	// connects to that resource only.
 	TokenSource TokenSource
-	// Header holds extra headers sent on every request (copied by
-	// Connect). An Authorization here is the Conn's static credential: a
+	// Header holds extra headers sent on every request (copied by New).
+	// An Authorization here is the Client's static credential: a
 	// TokenSource token, or a call's own credential, replaces it.
 	Header http.Header
 	// ClientInfo names this client. Zero means {"mcpfn-client", "0"}.
@@ -141,11 +146,11 @@ type Options struct {
 	// SessionID, if set, adopts an existing legacy session (from
 	// Conn.SessionID of another Conn, or another process) instead of
 	// creating one: Connect sends no initialize and no probe, whatever the
-	// Mode but ModeModern (which is an error), and requests carry this id.
-	// It must be visible ASCII (2025-11-25 basic/transports §Session
-	// Management). When the server answers the id with 404, the Conn starts
-	// a session of its own. Close does not end an adopted session, only
-	// sessions the Conn created.
+	// Mode but ModeModern (which is an error), and requests carry this id;
+	// every Conn of the Client adopts it. It must be visible ASCII
+	// (2025-11-25 basic/transports §Session Management). When the server
+	// answers the id with 404, the Conn starts a session of its own. Close
+	// does not end an adopted session, only sessions the Conn created.
 	SessionID string
 	// SessionVersion is the protocol version of the session SessionID
 	// names (Conn.ProtocolVersion of the Conn that created it); it must be
@@ -165,8 +170,8 @@ type Options struct {
 	// MaxSessions bounds the legacy sessions held for per-call credentials.
 	// Zero means DefaultMaxSessions.
 	MaxSessions int
-	// CacheEntries bounds the result cache; negative disables caching. Zero
-	// means DefaultCacheEntries.
+	// CacheEntries bounds the result cache, which the Conns of a Client
+	// share; negative disables caching. Zero means DefaultCacheEntries.
 	CacheEntries int
 	// MaxTTL caps the lifetime a server's ttlMs may grant. Zero means
 	// DefaultMaxTTL.
@@ -174,9 +179,6 @@ type Options struct {
 	// Logger receives warnings (tools dropped for invalid x-mcp-header
 	// declarations, failed cleanup). Nil means slog.DiscardHandler.
 	Logger *slog.Logger
-
-	// now is the clock (tests).
-	now func() time.Time
 }
 
 // ElicitRequest is an elicitation/create request, from an input_required
@@ -230,6 +232,8 @@ const (
 // CallOption configures one call.
 type CallOption func(*callOptions)
 
+// callOptions are the options of one call. A nil *callOptions is a call
+// given none; its methods read it as the zero value.
 type callOptions struct {
 	progress func(Progress)
 	// authz is the Authorization value of the call's own credential (""
@@ -279,6 +283,69 @@ func (co *callOptions) keepRaw(raw json.RawMessage) {
 	if co != nil && co.raw != nil {
 		*co.raw = raw
 	}
+}
+
+// callOpts applies opts; nil when there are none (the common call, which
+// allocates nothing).
+func callOpts(opts []CallOption) *callOptions {
+	if len(opts) == 0 {
+		return nil
+	}
+	co := &callOptions{}
+	for _, o := range opts {
+		o(co)
+	}
+	return co
+}
+
+// ownAuth returns the call's own credential, if it has one: the
+// Authorization value to send ("" sends none).
+func (co *callOptions) ownAuth() (authz string, ok bool) {
+	if co == nil {
+		return "", false
+	}
+	return co.authz, co.hasAuth
+}
+
+// cache returns the call's cache mode.
+func (co *callOptions) cache() CacheMode {
+	if co == nil {
+		return CacheDefault
+	}
+	return co.cacheMode
+}
+
+// headers returns the call's extra headers (never Authorization).
+func (co *callOptions) headers() http.Header {
+	if co == nil {
+		return nil
+	}
+	return co.header
+}
+
+// progressFn returns the call's progress function, or nil.
+func (co *callOptions) progressFn() func(Progress) {
+	if co == nil {
+		return nil
+	}
+	return co.progress
+}
+
+// versionRetry reports whether a -32022 naming the version sent may be
+// retried (the probe retries it itself).
+func (co *callOptions) versionRetry() bool { return co == nil || !co.noVersionRetry }
+
+// credentialOnly returns the options of a request a call makes on its own
+// behalf (the tools/list of an x-mcp-header walk): the call's credential
+// and headers, cache mode m, nothing else.
+func (co *callOptions) credentialOnly(m CacheMode) *callOptions {
+	if co == nil {
+		if m == CacheDefault {
+			return nil
+		}
+		return &callOptions{cacheMode: m}
+	}
+	return &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header, cacheMode: m}
 }
 
 // WithCache sets the cache mode of this call.

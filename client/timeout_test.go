@@ -1,11 +1,11 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpfn/mcpfn/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -16,7 +16,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // pipeListener is a net.Listener whose connections are net.Pipe ends, so
@@ -312,6 +315,197 @@ func TestGETStreamIdle(t *testing.T) {
 				synctest.Wait()
 				if n := srv.gets.Load(); n != 2 {
 					t.Fatalf("%d GET streams after a silent one, want 2 (opened again)", n)
+				}
+			})
+		})
+	}
+}
+
+// pipeCore serves a real core.Server (set up by setup) behind a recorder
+// and adapters/nethttp over in-memory connections (pipeServer), for tests
+// in a synctest bubble; it returns the endpoint and the client to reach it.
+func pipeCore(t *testing.T, opts *core.ServerOptions, setup func(*core.Server)) (string, *recorder, *http.Client) {
+	t.Helper()
+	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, opts)
+	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
+		S string `json:"s"`
+	}) (string, error) {
+		return "echo:" + in.S, nil
+	})
+	if setup != nil {
+		setup(srv)
+	}
+	rec := &recorder{}
+	hc := pipeServer(t, nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
+	return "http://mcp.test" + nethttp.DefaultPath, rec, hc
+}
+
+// TestLegacyTimeoutCancels: a legacy call given up on Options.RequestTimeout
+// is cancelled as one whose context ended: the server gets
+// notifications/cancelled and the tool's context ends (in legacy, a
+// closed response is not a cancellation).
+func TestLegacyTimeoutCancels(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		stopped, release := make(chan struct{}), make(chan struct{})
+		url, rec, hc := pipeCore(t, &core.ServerOptions{Mode: core.ModeLegacy}, func(s *core.Server) {
+			core.AddTool(s, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+				select {
+				case <-ctx.Done():
+					close(stopped)
+					return "", ctx.Err()
+				case <-release:
+					return "not cancelled", nil
+				}
+			})
+		})
+		t.Cleanup(func() { close(release) }) // runs before the server closes
+		c, err := client.Connect(t.Context(), url, &client.Options{Mode: client.ModeLegacy, HTTPClient: hc, RequestTimeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		if _, err := c.CallTool(t.Context(), "block", nil); !errors.Is(err, client.ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d != 300*time.Millisecond {
+			t.Fatalf("gave up after %v, want the RequestTimeout (300ms)", d)
+		}
+		n := rec.last("notifications/cancelled")
+		if n == nil || !bytes.Contains(n.Body, []byte(`"requestId":`)) {
+			t.Fatal("no notifications/cancelled after the timeout")
+		}
+		select {
+		case <-stopped:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the tool's context did not end")
+		}
+	})
+}
+
+// TestCacheTTL: a cached result is served until its ttlMs has passed since
+// it was received, and fetched again from then on; MaxTTL caps a longer
+// one.
+func TestCacheTTL(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		url, rec, hc := pipeCore(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{
+			"tools/list":   {TTL: time.Minute, Scope: core.CacheScopePublic},
+			"prompts/list": {TTL: time.Hour, Scope: core.CacheScopePublic},
+		}}, func(s *core.Server) {
+			s.AddPrompt(&core.Prompt{Name: "p"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+				return &core.GetPromptResult{}, nil
+			})
+		})
+		c, err := client.Connect(t.Context(), url, &client.Options{Mode: client.ModeModern, HTTPClient: hc, MaxTTL: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		list := func() int {
+			t.Helper()
+			if _, err := c.ListTools(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			return rec.count("tools/list")
+		}
+		if n := list(); n != 1 {
+			t.Fatalf("tools/list %d", n)
+		}
+		time.Sleep(time.Minute - time.Millisecond)
+		if n := list(); n != 1 {
+			t.Fatalf("tools/list %d before ttlMs passed, want 1 (cached)", n)
+		}
+		time.Sleep(time.Millisecond)
+		if n := list(); n != 2 {
+			t.Fatalf("tools/list %d once ttlMs passed, want 2", n)
+		}
+		// An hour's ttlMs is cut to MaxTTL.
+		if _, err := c.ListPrompts(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Minute)
+		if _, err := c.ListPrompts(t.Context(), nil); err != nil || rec.count("prompts/list") != 2 {
+			t.Fatalf("prompts/list %d after MaxTTL (%v), want 2", rec.count("prompts/list"), err)
+		}
+	})
+}
+
+// resumingServer is a 2025-11-25 server whose tools/call stream breaks
+// after its priming event (id e1, and the retry field when retry is set);
+// the GET that resumes it with Last-Event-ID gets the response.
+type resumingServer struct {
+	retry string // the retry field of the priming event; "" sends none
+	mu    sync.Mutex
+	ended time.Time // when the broken stream ended
+	get   time.Time // when the resuming GET arrived
+	last  string    // its Last-Event-ID
+	sid   string    // its Mcp-Session-Id
+	id    json.RawMessage
+}
+
+func (s *resumingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		s.mu.Lock()
+		s.get, s.last, s.sid = time.Now(), r.Header.Get("Last-Event-Id"), r.Header.Get("Mcp-Session-Id")
+		id := s.id
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "id: e2\ndata: %s\n\n", result(id, `{"content":[{"type":"text","text":"resumed"}]}`))
+	case http.MethodDelete:
+		w.WriteHeader(200)
+	case http.MethodPost:
+		id, method := rpc(r)
+		switch method {
+		case "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "s1")
+			io.WriteString(w, result(id, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"resuming","version":"1"}}`))
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "id: e1\n")
+			if s.retry != "" {
+				io.WriteString(w, "retry: "+s.retry+"\n")
+			}
+			io.WriteString(w, "data:\n\n")
+			s.mu.Lock()
+			s.ended, s.id = time.Now(), id
+			s.mu.Unlock()
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}
+}
+
+// TestLegacyResumeDelay: a legacy call whose stream breaks before the
+// response reconnects with GET and Last-Event-ID after the stream's retry
+// delay (2025-11-25 basic/transports §Resumability and Redelivery), one
+// second when the server named none, and gets the response there.
+func TestLegacyResumeDelay(t *testing.T) {
+	t.Parallel()
+	for retry, want := range map[string]time.Duration{"3000": 3 * time.Second, "": time.Second} {
+		t.Run("retry="+retry, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srv := &resumingServer{retry: retry}
+				c, err := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeLegacy, HTTPClient: pipeServer(t, srv), NoGETStream: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				r, err := c.CallTool(t.Context(), "slow", nil)
+				if err != nil || textOf(t, r) != "resumed" {
+					t.Fatalf("call: %v %+v", err, r)
+				}
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				if d := srv.get.Sub(srv.ended); d != want {
+					t.Fatalf("resumed %v after the stream ended, want %v", d, want)
+				}
+				if srv.last != "e1" || srv.sid != "s1" {
+					t.Fatalf("resuming GET: Last-Event-ID %q, Mcp-Session-Id %q", srv.last, srv.sid)
 				}
 			})
 		})

@@ -41,7 +41,6 @@ func gosdkServer(t *testing.T, stateless bool, mw func(http.Handler) http.Handle
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL)
 	return ts.URL
 }
 

@@ -110,7 +110,6 @@ func startNodePeer(t *testing.T, name string) (url, base string) {
 	for sc.Scan() {
 		if m := serving.FindStringSubmatch(sc.Text()); m != nil {
 			go io.Copy(io.Discard, out)
-			client.ForgetEra(m[1])
 			return m[1], strings.TrimSuffix(m[1], "/mcp")
 		}
 	}
@@ -297,7 +296,6 @@ func gosdkPeer(t *testing.T) (string, func() paramSeen) {
 	h, st := gosdkpeer.Handler()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	client.ForgetEra(ts.URL)
 	return ts.URL, func() paramSeen {
 		s := st.Snapshot()
 		return paramSeen{Calls: s.Calls, Lists: s.Lists}

@@ -154,7 +154,6 @@ func newRSOn(t testing.TB, n *mcptest.Network, as *oauthtest.Server, mode core.P
 func (rs *testRS) setOrigin(origin string) {
 	rs.origin = origin
 	rs.url = origin + nethttp.DefaultPath
-	client.ForgetEra(rs.url)
 }
 
 func (rs *testRS) handler(mode core.ProtocolMode) http.Handler {

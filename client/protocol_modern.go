@@ -1,0 +1,354 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/mcpfn/mcpfn/mcp"
+)
+
+// modernProtocol speaks the stateless 2026-07-28 revision: every request
+// carries its version, capabilities and client info in _meta and mirrors
+// them in headers; results may be cached (server/utilities/caching); an
+// input_required result is answered and the request sent again
+// (basic/patterns/mrtr); tools/call mirrors the arguments a tool declares
+// with x-mcp-header into Mcp-Param-* headers.
+type modernProtocol struct {
+	c *Conn
+	v string
+	// metaBase is the fixed part of a request's _meta, without the
+	// braces: version, capabilities, clientInfo, logLevel.
+	metaBase []byte
+	// remembered: the era came from the Client's era memory, not a probe;
+	// legacy evidence on a request forgets it.
+	remembered bool
+	// decls are the x-mcp-header declarations learnt from tools/list.
+	decls declarations
+}
+
+var _ protocol = (*modernProtocol)(nil)
+
+// newModern returns the 2026-07-28 protocol of c in version v.
+func newModern(c *Conn, v string, remembered bool) *modernProtocol {
+	p := &modernProtocol{c: c, v: v, remembered: remembered}
+	p.decls.init()
+	b := append([]byte(`"`+mcp.MetaProtocolVersion+`":`), strconv.Quote(v)...)
+	b = append(b, `,"`+mcp.MetaClientCapabilities+`":`...)
+	b = append(b, c.cl.capsJSON...)
+	if !c.opts.OmitClientInfo {
+		b = append(append(b, `,"`+mcp.MetaClientInfo+`":`...), c.cl.clientInfo...)
+	}
+	if c.opts.LogLevel != "" {
+		b = append(append(b, `,"`+mcp.MetaLogLevel+`":`...), strconv.Quote(string(c.opts.LogLevel))...)
+	}
+	p.metaBase = b
+	return p
+}
+
+func (p *modernProtocol) version() string { return p.v }
+
+// session: 2026-07-28 has no sessions.
+func (p *modernProtocol) session() (string, *Initialization) { return "", nil }
+
+// close: a modern Conn holds nothing open between calls.
+func (p *modernProtocol) close(context.Context) error { return nil }
+
+// notified forgets the tools earlier x-mcp-header walks did not find when
+// the tool list changed.
+func (p *modernProtocol) notified(n Notification) {
+	if n.Method == "notifications/tools/list_changed" {
+		p.decls.forgetUnlisted()
+	}
+}
+
+// keepTool learns t's x-mcp-header declarations; a tool whose declarations
+// are invalid is dropped (2026-07-28 server/tools §x-mcp-header: the
+// client MUST NOT use it) and logged.
+func (p *modernProtocol) keepTool(t *mcp.Tool) bool {
+	in, _ := t.InputSchema.(json.RawMessage)
+	th, err := parseToolHeaders(in)
+	if err != nil {
+		p.c.cl.log.Warn("mcp client: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err.Error())
+		p.decls.drop(t.Name)
+		return false
+	}
+	p.decls.learn(t.Name, th)
+	return true
+}
+
+// call sends r through the cache and its input rounds. A tools/call of
+// CallTool carries its Mcp-Param-* headers, learning the tool's
+// declarations first when they are unknown; after a -32020 the tool list is
+// read again and the call sent once more.
+func (p *modernProtocol) call(ctx context.Context, r request) (json.RawMessage, error) {
+	if !r.toolCall {
+		return p.do(ctx, &r)
+	}
+	if err := p.toolHeaders(ctx, &r); err != nil {
+		return nil, err
+	}
+	res, err := p.do(ctx, &r)
+	if err != nil && errors.Is(err, mcp.ErrHeaderMismatch) {
+		if _, lerr := p.c.listTools(ctx, r.co.credentialOnly(CacheRefresh)); lerr == nil {
+			if err := p.toolHeaders(ctx, &r); err != nil {
+				return nil, err
+			}
+			res, err = p.do(ctx, &r)
+		}
+	}
+	return res, err
+}
+
+// callOnce sends one round of r (CallToolOnce), with its Mcp-Param-*
+// headers.
+func (p *modernProtocol) callOnce(ctx context.Context, r request) (json.RawMessage, *Continuation, error) {
+	if r.toolCall {
+		if err := p.toolHeaders(ctx, &r); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p.round(ctx, &r, 0)
+}
+
+// toolHeaders sets r.header to the Mcp-Param-* headers of the tools/call
+// r. When the tool's x-mcp-header declarations are unknown it reads
+// tools/list first (learnHeaders), since the client MUST send the headers
+// (2026-07-28 basic/transports/streamable-http §Custom Headers from Tool
+// Parameters).
+func (p *modernProtocol) toolHeaders(ctx context.Context, r *request) error {
+	h, known, err := p.decls.paramHeaders(r.tool, r.arguments())
+	if err == nil && !known {
+		if err = p.learnHeaders(ctx, r.tool, r.co); err == nil {
+			h, _, err = p.decls.paramHeaders(r.tool, r.arguments())
+		}
+	}
+	r.header = h
+	return err
+}
+
+// do sends r through the cache: a fresh entry answers it, and a complete
+// result that needed no input round is stored. A call with its own
+// credential neither reads nor stores entries: they belong to the Client's
+// credential source.
+func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, error) {
+	c := p.c
+	cache := c.cl.cache
+	_, own := r.co.ownAuth()
+	useCache := r.cacheable && cache != nil && r.co.cache() != CacheBypass && !own
+	var src credSource
+	var gen uint64
+	if useCache {
+		var err error
+		if src, err = c.credential(ctx); err != nil {
+			return nil, err
+		}
+		if r.co.cache() == CacheDefault {
+			if res, ok := cache.get(c.ep, r.method, r.target, src); ok {
+				return res, nil
+			}
+		}
+		gen = cache.generation()
+	}
+	var res json.RawMessage
+	var err error
+	rounds := 0
+	if mrtrMethod(r.method) {
+		res, rounds, err = p.callMRTR(ctx, r)
+	} else {
+		var rt string
+		res, rt, err = p.send(ctx, r)
+		if err == nil && rt != resultComplete {
+			err = protocolError("%s answered %s", r.method, rt)
+		}
+	}
+	if err != nil {
+		var re *mcp.Error
+		if errors.As(err, &re) && re.Code == mcp.CodeHeaderMismatch {
+			p.decls.forgetUnlisted()
+		}
+		c.invalidateOnError(r.method, r.target, err)
+		if p.remembered && legacyEvidence(err) {
+			c.cl.eras.forget(c.url) // the next Connect probes again
+		}
+		return nil, err
+	}
+	// Never cache what answered inputResponses or requestState.
+	if useCache && rounds == 0 {
+		cache.put(c.ep, r.method, r.target, src, gen, res)
+	}
+	return res, nil
+}
+
+// Result types of 2026-07-28 (basic/index §ResultType).
+const (
+	resultComplete      = "complete"
+	resultInputRequired = "input_required"
+)
+
+// send sends one request and returns its result and resultType. A stream
+// that breaks before the response is re-sent once with a new id, except for
+// tools/call, which is never repeated (2026-07-28
+// basic/transports/streamable-http §Sending messages).
+func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage, string, error) {
+	c := p.c
+	resent, versionRetried := false, false
+	progress := r.co.progressFn()
+	for {
+		id := c.nextID.Add(1)
+		meta := p.metaBase
+		if progress != nil {
+			meta = append(append(append([]byte(nil), meta...), `,"progressToken":`...), strconv.FormatInt(id, 10)...)
+		}
+		body := appendRequest(make([]byte, 0, 256+len(meta)), id, r.method, r.params, meta, true)
+		name, hasName := mcpName(r.method, r.params)
+		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header}, func(h http.Header) {
+			h["Content-Type"] = []string{"application/json"}
+			h["Accept"] = []string{acceptBoth}
+			h["Mcp-Protocol-Version"] = []string{p.v}
+			h["Mcp-Method"] = []string{r.method}
+			if hasName {
+				h["Mcp-Name"] = []string{mcp.EncodeHeaderValue(name)}
+			}
+		})
+		var res json.RawMessage
+		if err == nil {
+			x := &exchange{c: c, id: id, method: r.method, progress: progress}
+			res, err = x.read(ctx, resp)
+		}
+		if err != nil {
+			if errors.Is(err, ErrStreamBroken) && !resent && r.method != "tools/call" && ctx.Err() == nil {
+				resent = true
+				continue
+			}
+			// -32022 naming our version among the supported ones (a server
+			// that changed its mind, or a gateway): retry once
+			// (2026-07-28 basic/versioning).
+			var uv *mcp.Error
+			if !versionRetried && r.co.versionRetry() && errors.As(err, &uv) &&
+				uv.Code == mcp.CodeUnsupportedProtocolVersion && pickVersion(uv.Supported()) == p.v {
+				versionRetried = true
+				continue
+			}
+			return nil, "", err
+		}
+		rt, err := resultTypeOf(res)
+		return res, rt, err
+	}
+}
+
+// resultTypeOf reads result.resultType: absent means "complete" (older
+// servers); a value this client does not know is an error (2026-07-28
+// basic/index §ResultType).
+func resultTypeOf(res json.RawMessage) (string, error) {
+	var r struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return "", protocolError("result: %v", err)
+	}
+	if r.ResultType == nil {
+		return resultComplete, nil
+	}
+	switch *r.ResultType {
+	case resultComplete, resultInputRequired:
+		return *r.ResultType, nil
+	}
+	return "", protocolError("unknown resultType %q", *r.ResultType)
+}
+
+// discover sends server/discover through the cache (Conn.Discover).
+func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
+	res, err := p.c.do(ctx, &request{method: "server/discover", co: co, cacheable: true})
+	if err != nil {
+		return nil, err
+	}
+	return decodeDiscovery(p.c.url, res)
+}
+
+// discoverOnce sends one server/discover, bypassing the cache (the probe,
+// Client.Discover).
+func (p *modernProtocol) discoverOnce(ctx context.Context, co *callOptions) (*Discovery, error) {
+	res, rt, err := p.send(ctx, &request{method: "server/discover", co: co})
+	if err != nil {
+		return nil, err
+	}
+	if rt != resultComplete {
+		return nil, protocolError("server/discover answered %s", rt)
+	}
+	return decodeDiscovery(p.c.url, res)
+}
+
+func decodeDiscovery(url string, res json.RawMessage) (*Discovery, error) {
+	d := &Discovery{URL: url, Raw: res}
+	if err := json.Unmarshal(res, &d.DiscoverResult); err != nil {
+		return nil, protocolError("server/discover result: %v", err)
+	}
+	var w struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(res, &w)
+	if si, ok := w.Meta[mcp.MetaServerInfo]; ok {
+		var impl mcp.Implementation
+		if json.Unmarshal(si, &impl) == nil {
+			d.ServerInfo = &impl
+		}
+	}
+	return d, nil
+}
+
+// listen sends subscriptions/listen and reads its stream (2026-07-28
+// basic/utilities/subscriptions): the acknowledgement first, then the
+// notifications of this subscription; closing the stream ends it.
+func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
+	c := p.c
+	fb, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	id := c.nextID.Add(1)
+	body := appendRequest(nil, id, "subscriptions/listen", params{{"notifications", fb}}, p.metaBase, true)
+	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: "subscriptions/listen"}, func(h http.Header) {
+		h["Content-Type"] = []string{"application/json"}
+		h["Accept"] = []string{acceptBoth}
+		h["Mcp-Protocol-Version"] = []string{p.v}
+		h["Mcp-Method"] = []string{"subscriptions/listen"}
+	})
+	if err != nil {
+		return err
+	}
+	idRaw := strconv.FormatInt(id, 10)
+	acked := false
+	x := &exchange{c: c, id: id, method: "subscriptions/listen", onNote: func(m *wireMessage) bool {
+		var n struct {
+			Meta          map[string]json.RawMessage `json:"_meta"`
+			Notifications mcp.SubscriptionFilter     `json:"notifications"`
+		}
+		json.Unmarshal(m.Params, &n)
+		if sid, ok := n.Meta[mcp.MetaSubscriptionID]; ok && string(sid) != idRaw && string(sid) != strconv.Quote(idRaw) {
+			return true // another subscription's: not ours
+		}
+		if m.Method == "notifications/subscriptions/acknowledged" {
+			acked = true
+			if ack != nil {
+				ack(n.Notifications)
+			}
+			return true
+		}
+		if !acked {
+			return true // nothing may precede the acknowledgement
+		}
+		c.dispatch(m, nil)
+		if fn != nil {
+			fn(Notification{Method: m.Method, Params: m.Params})
+		}
+		return true
+	}}
+	_, err = x.read(ctx, resp)
+	if err != nil && ctx.Err() != nil {
+		return nil // cancelling ctx closes the stream, which ends the subscription
+	}
+	return err
+}
