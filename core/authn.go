@@ -100,21 +100,12 @@ func completionOperation(p *CompleteParams) Operation {
 }
 
 // authorize runs the authenticator's Authorize, if any.
-func (s *Server) authorize(ctx context.Context, r *Request, op Operation) error {
+func (s *Server) authorize(ctx context.Context, op Operation) error {
 	a := s.opts.Authenticator
 	if a == nil {
 		return nil
 	}
-	op.ProtocolVersion = r.ProtocolVersion
 	return a.Authorize(ctx, op)
-}
-
-// authorizeMethod authorizes a request whose method has no target.
-func (s *Server) authorizeMethod(ctx context.Context, r *Request) error {
-	if s.opts.Authenticator == nil || targetedMethod(r.Method) {
-		return nil
-	}
-	return s.authorize(ctx, r, Operation{Method: r.Method})
 }
 
 // messageOperation reads the operation of a JSON-RPC request from its params

@@ -13,43 +13,28 @@ import (
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
-// bridgeNeeded is returned by a legacy method handler whose tool, prompt or
-// resource asked for input (legacyEra.inputRequired): runBridged catches it
-// and asks the client.
+// bridgeNeeded is the error of a legacy method handler whose tool, prompt
+// or resource asked for input (legacyEra.inputRequired): Server.runMethod
+// catches it and hands it to the bridge.
 type bridgeNeeded struct{ ir *InputRequiredError }
 
 func (b *bridgeNeeded) Error() string { return b.ir.Error() }
 
-// askBridge hands the input requests of a legacy call to runBridged.
+// askBridge hands the input requests of a legacy call to the bridge.
 func askBridge(ir *InputRequiredError) error { return &bridgeNeeded{ir} }
 
-// runBridged runs a method handler; when it asks for input, it sends the
-// input requests to the legacy client as server-to-client requests on the
-// call's SSE stream, waits for the answers and runs the handler again with
-// them, so the handler never knows which era it served.
-func (s *Server) runBridged(ctx context.Context, r *Request, h methodHandler, params []byte) ([]byte, error) {
-	asked := 0 // the times this call has asked for input before
-	if r.poll != nil {
-		asked = r.poll.round // asked in earlier requests (SSE polling)
+// bridge asks a legacy client for the input requests of ir, the call's
+// round asked+1: as server-to-client requests on the call's SSE stream,
+// waiting for the answers, or, on a buffered platform, by parking the call
+// (SSE polling, errParked).
+func (s *Server) bridge(ctx context.Context, r *Request, ir *InputRequiredError, params []byte, asked int) (*InputResponses, error) {
+	if asked >= s.opts.MaxInputRounds {
+		return nil, tooManyInputRounds(s.opts.MaxInputRounds)
 	}
-	for ; ; asked++ {
-		res, err := s.invoke(ctx, h, r, params)
-		var bn *bridgeNeeded
-		if !errors.As(err, &bn) {
-			return res, err
-		}
-		if asked >= s.opts.MaxInputRounds {
-			return nil, tooManyInputRounds(s.opts.MaxInputRounds)
-		}
-		if isBuffered(ctx) {
-			return nil, s.bridgePark(ctx, r, bn.ir, params)
-		}
-		in, err := s.bridgeAsk(ctx, r, bn.ir)
-		if err != nil {
-			return nil, err
-		}
-		r.Input = in
+	if isBuffered(ctx) {
+		return nil, s.bridgePark(ctx, r, ir, params)
 	}
+	return s.bridgeAsk(ctx, r, ir)
 }
 
 // legacyCheck validates what a legacy session may be asked: what was
@@ -65,10 +50,10 @@ func legacyCheck(ir *InputRequiredError, version string, caps *ClientCapabilitie
 	for _, k := range sortedKeys(ir.Requests) {
 		req := ir.Requests[k]
 		if req.Method == MethodElicit {
-			if version == ProtocolVersion20250326 {
+			if !legacyRevision(version).elicits() {
 				return ServerError("This request needs elicitation, which protocol version %s does not have", version)
 			}
-			if p, ok := req.Params.(*ElicitURLParams); ok && p != nil && version != ProtocolVersion20251125 {
+			if p, ok := req.Params.(*ElicitURLParams); ok && p != nil && !legacyRevision(version).elicitsURL() {
 				return ServerError("This request needs URL elicitation, which protocol version %s does not have", version)
 			}
 		}

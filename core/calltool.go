@@ -111,12 +111,8 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	if st == nil && s.opts.CallToolHandler != nil && !r.Modern() {
-		// A legacy call to a tool the advanced list does not return:
-		// CallToolHandler receives the name and decides. 2026-07-28 calls
-		// need the definition, whose x-mcp-header declarations the call's
-		// Mcp-Param headers are checked against.
-		st = s.unlisted
+	if st == nil && s.opts.CallToolHandler != nil && r.era.callsUnlisted() {
+		st = s.unlisted // CallToolHandler receives the name and decides
 	}
 	if st == nil {
 		return nil, NewError(CodeInvalidParams, fmt.Sprintf("Unknown tool: %s", p.Name)).
@@ -136,7 +132,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 		return nil
 	}
-	if h := r.era.paramHeaders(r); h != nil && len(st.headers) > 0 {
+	if h := r.era.paramHeaders(r.Header); h != nil && len(st.headers) > 0 {
 		if err := decode(); err != nil {
 			return nil, err
 		}
@@ -144,7 +140,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			return nil, err
 		}
 	}
-	if err := s.authorize(ctx, r, Operation{Method: "tools/call", Name: p.Name, Arguments: p.Arguments}); err != nil {
+	if err := s.authorize(ctx, Operation{Method: "tools/call", Name: p.Name, Arguments: p.Arguments, ProtocolVersion: r.ProtocolVersion}); err != nil {
 		return nil, err
 	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
@@ -352,7 +348,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 				return nil, fmt.Errorf("encoding structuredContent: %w", err)
 			}
 		}
-		if r.era.structuredContent(r, st, sj) {
+		if r.era.structuredContent(r.ProtocolVersion, st, sj) {
 			b = append(b, `"structuredContent":`...)
 			b = append(b, sj...)
 			b = append(b, ',')

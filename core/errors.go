@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -110,4 +111,33 @@ func httpStatusLegacy(code int) int {
 	default:
 		return http.StatusOK
 	}
+}
+
+// replyError answers with a JSON-RPC error, with the HTTP status of the
+// exchange's era. Errors that are not *Error are logged and sent as a
+// generic -32603.
+func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
+	} else if e.Cause != nil && e.HTTPStatus() >= 500 {
+		// A server fault (the session store failed): say what happened.
+		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", e.Cause.Error())
+	} else if e.Cause != nil {
+		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
+	}
+	s.errorHeaders(ctx, x, e)
+	we := toWireError(err)
+	status := http.StatusOK
+	if e != nil && e.HTTPStatus() != 0 {
+		status = e.HTTPStatus()
+	} else {
+		status = x.era.errorStatus(we.Code)
+	}
+	x.finish(status, appendErrorResponse(make([]byte, 0, 128), id, we))
+}
+
+// methodNotFound is the -32601 answer to a method the era does not serve.
+func methodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
 }

@@ -20,6 +20,7 @@ type exchange struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	acc     acceptance
+	era     era  // the protocol of the request: its error statuses
 	wantSSE bool // the answer is an SSE stream even without notifications
 
 	mu      sync.Mutex
@@ -32,8 +33,8 @@ type exchange struct {
 	eventID func() string
 }
 
-func newExchange(w http.ResponseWriter, acc acceptance) *exchange {
-	return &exchange{w: w, acc: acc}
+func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
+	return &exchange{w: w, acc: acc, era: e}
 }
 
 // flush pushes what was written to the client. Callers hold x.mu.

@@ -31,8 +31,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	}
 	sess, version, err := s.sessionFor(ctx, hr)
 	if err != nil {
-		x := newExchange(w, acceptance{json: true})
-		s.replyError(ctx, x, nil, err, eraLegacy)
+		s.replyError(ctx, newExchange(w, acceptance{json: true}, eraLegacy), nil, err)
 		return
 	}
 	if last := hr.Header.Get("Last-Event-ID"); last != "" && s.resumeParked(ctx, w, hr, sess, version, last) {
@@ -51,7 +50,7 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	defer s.hub.unsubscribe(g.sub)
 	s.local.addStream(id, g)
 	defer s.local.dropStream(id, g)
-	x := newExchange(w, acceptance{sse: true})
+	x := newExchange(w, acceptance{sse: true}, eraLegacy)
 	x.header = sessionHeader(id)
 	x.open()
 	var tick <-chan time.Time

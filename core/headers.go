@@ -22,27 +22,6 @@ const (
 	HeaderParamPrefix = mcp.HeaderParamPrefix
 )
 
-// Canonical forms of the header names, as net/http stores them.
-var (
-	canonProtocolVersion = canonicalHeader(HeaderProtocolVersion)
-	canonMethod          = canonicalHeader(HeaderMethod)
-	canonName            = canonicalHeader(HeaderName)
-)
-
-// headerValue returns the single value of a header, whether it was present, and
-// whether it was sent more than once (which makes it invalid for MCP's
-// mirrored headers).
-func headerValue(h http.Header, canonicalName string) (v string, present, repeated bool) {
-	vs := h[canonicalName]
-	switch len(vs) {
-	case 0:
-		return "", false, false
-	case 1:
-		return vs[0], true, false
-	}
-	return vs[0], true, true
-}
-
 // EncodeHeaderValue encodes a value for Mcp-Name or an Mcp-Param-* header as
 // clients must (mcp.EncodeHeaderValue).
 func EncodeHeaderValue(v string) string { return mcp.EncodeHeaderValue(v) }

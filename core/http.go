@@ -201,7 +201,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if first := body[jsonwire.SkipSpace(body, 0)]; first == '[' {
-		s.serveBatch(w, r, body, acc)
+		s.serveBatch(w, r, body) // a batch is legacy (2025-03-26)
 		return
 	}
 	m, id, perr := parseMessage(body)
@@ -209,51 +209,5 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
 		return
 	}
-	if s.isModernRequest(r, m) {
-		s.serveModern(w, r, m, acc)
-		return
-	}
-	s.serveLegacyPost(w, r, m, acc)
-}
-
-// isModernRequest classifies a POSTed message (2026-07-28
-// basic/versioning; docs/design.md, "Two eras, one endpoint"): modern _meta
-// makes it modern whatever its method; a session
-// id, initialize, a legacy MCP-Protocol-Version header or no version at all
-// make it legacy; anything else is modern, whose validation then answers.
-func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
-	m.indexParams()
-	modernMeta := hasVersionKey(m.pMeta)
-	switch s.opts.Mode {
-	case ModeModern:
-		// A legacy initialize still goes to the legacy path, which answers
-		// with the versions this server speaks.
-		return modernMeta || m.method != "initialize"
-	case ModeLegacy:
-		return false
-	}
-	if modernMeta {
-		return true
-	}
-	v := r.Header.Get(HeaderProtocolVersion)
-	if m.isResponse && isModernVersion(v) {
-		return true // clients do not send responses in 2026-07-28: 400
-	}
-	if r.Header.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
-		return false
-	}
-	return v != "" && !isLegacyVersion(v)
-}
-
-// hasVersionKey reports whether a _meta object carries the protocol version
-// key.
-func hasVersionKey(meta []byte) bool {
-	found := false
-	if jsonwire.IsObject(meta) {
-		jsonwire.EachMember(meta, func(k, _ []byte) bool {
-			found = jsonwire.KeyIs(k, MetaProtocolVersion)
-			return !found
-		})
-	}
-	return found
+	s.serve(r.Context(), newExchange(w, acc, s.eraOf(r.Header, m)), r, m)
 }

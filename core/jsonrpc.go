@@ -15,22 +15,14 @@ type rpcMessage struct {
 	result     []byte
 	errObj     []byte
 
-	// Members of params found by indexParams (one pass, last wins).
-	indexed      bool
+	// Members of params the envelope checks need, found by parseMessage
+	// in one pass (the last of a repeated name): _meta, name and uri.
 	pMeta, pName []byte
 	pURI         []byte
 }
 
-// indexParams finds, in one pass over params, the members the envelope
-// checks need: _meta, name and uri.
+// indexParams finds the members of params the envelope checks need.
 func (m *rpcMessage) indexParams() {
-	if m.indexed {
-		return
-	}
-	m.indexed = true
-	if m.params == nil {
-		return
-	}
 	jsonwire.EachMember(m.params, func(k, v []byte) bool {
 		switch {
 		case jsonwire.KeyIs(k, "_meta"):
@@ -99,8 +91,11 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 			return nil, replyID, invalidRequest("a request cannot carry result or error")
 		}
 		m.method = s
-		if m.params != nil && !jsonwire.IsObject(m.params) {
-			return nil, replyID, invalidRequest(`"params" must be an object`)
+		if m.params != nil {
+			if !jsonwire.IsObject(m.params) {
+				return nil, replyID, invalidRequest(`"params" must be an object`)
+			}
+			m.indexParams()
 		}
 		return m, nil, nil
 	}

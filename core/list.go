@@ -139,7 +139,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, r.era.toolEntry(t, r)...)
+		b = append(b, r.era.toolEntry(t, r.ProtocolVersion)...)
 	}
 	b = append(b, "],"...)
 	if next != "" {

@@ -23,9 +23,23 @@ type local struct {
 
 // inflight is a legacy request being answered in this process.
 type inflight struct {
+	local     *local
+	key       string // session id + "\x00" + request id
 	cancel    context.CancelFunc
 	cancelled atomic.Bool // by notifications/cancelled: send no response
 }
+
+// release forgets the request and ends its context; nil does nothing.
+func (f *inflight) release() {
+	if f != nil {
+		f.local.dropInflight(f.key)
+		f.cancel()
+	}
+}
+
+// cancelledByClient reports whether notifications/cancelled cancelled the
+// request; false for nil.
+func (f *inflight) cancelledByClient() bool { return f != nil && f.cancelled.Load() }
 
 // errCancelledByClient means the client cancelled the request: it gets no
 // response.

@@ -103,7 +103,7 @@ func (s *Server) encodeInputRequired(ctx context.Context, r *Request, e *InputRe
 		out = append(out, "},"...)
 	}
 	out = append(jsonwire.AppendString(append(out, `"requestState":`...), token), ',')
-	out = r.era.appendMeta(out, r, nil)
+	out = r.era.appendMeta(out, s, nil)
 	out[len(out)-1] = '}'
 	return out, nil
 }

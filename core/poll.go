@@ -45,10 +45,13 @@ type pollState struct {
 	round  int
 }
 
-// resumed carries what a resumed call's handler needs.
-type resumed struct {
-	input *InputResponses
-	poll  *pollState
+// asked returns the rounds of input the call asked in earlier requests (0
+// for a call that is not resumed).
+func (p *pollState) asked() int {
+	if p == nil {
+		return 0
+	}
+	return p.round
 }
 
 // maxParked bounds the parked calls of one session.
@@ -67,7 +70,7 @@ func eventIDs(stream string, next int) func() string {
 
 // bridgePark sends ir's requests as events and ends the response.
 func (s *Server) bridgePark(ctx context.Context, r *Request, ir *InputRequiredError, params []byte) error {
-	if r.Session == nil || r.x == nil || !r.x.canStream() || r.Session.d.Version != ProtocolVersion20251125 {
+	if r.Session == nil || r.x == nil || !r.x.canStream() || !legacyRevision(r.Session.d.Version).polls() {
 		return ServerError("This request needs input from the client (%s): on a buffered platform that needs a 2025-11-25 session and an SSE response (SSE polling)", ir.Error())
 	}
 	if err := legacyCheck(ir, r.Session.d.Version, r.Session.ClientCapabilities()); err != nil {
@@ -145,7 +148,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 	if pc == nil {
 		return false
 	}
-	x := newExchange(w, acceptance{sse: true})
+	x := newExchange(w, acceptance{sse: true}, eraLegacy)
 	x.header = sessionHeader(sess.rec.ID)
 	// Wait for every answer: they reach the session through the store.
 	wait := 5 * time.Second
@@ -178,7 +181,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		}
 		fresh, err := s.loadSession(ctx, sess.rec.ID, PrincipalFromContext(ctx))
 		if err != nil {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}, eraLegacy), nil, storeFailure(err))
 			return true
 		}
 		sess = fresh
@@ -205,7 +208,7 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		if errors.Is(err, errParked) {
 			x.endStream(pollRetryMillis)
 		} else {
-			s.replyError(ctx, newExchange(w, acceptance{json: true}), nil, storeFailure(err), eraLegacy)
+			s.replyError(ctx, newExchange(w, acceptance{json: true}, eraLegacy), nil, storeFailure(err))
 		}
 		return true
 	}
@@ -228,19 +231,21 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		in.raw[key] = resp.Result
 	}
 	m := &rpcMessage{id: pc.ID, method: pc.Method, params: pc.Params}
+	if m.params != nil {
+		m.indexParams()
+	}
 	var res []byte
 	err := failed
+	var r *Request
+	rctx := ctx
 	if err == nil {
-		res, err = s.legacyRequest(ctx, hr, x, m, sess, version, &resumed{input: in,
-			poll: &pollState{stream: stream, next: pc.Next, round: pc.Round}})
+		rctx, r, err = s.legacyRequest(ctx, hr, x, m, sess, version)
 	}
-	switch {
-	case errors.Is(err, errParked):
-	case err != nil:
-		s.replyError(ctx, x, pc.ID, err, eraLegacy)
-	default:
-		x.finish(http.StatusOK, jsonwire.AppendResult(nil, pc.ID, res))
+	if err == nil {
+		r.Input, r.poll = in, &pollState{stream: stream, next: pc.Next, round: pc.Round}
+		res, err = s.call(rctx, r, m.params)
 	}
+	s.reply(ctx, x, pc.ID, res, err)
 	return true
 }
 

@@ -271,7 +271,7 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 	if h == nil {
 		return nil, s.notFound(r, req.URI)
 	}
-	if err := s.authorize(ctx, r, Operation{Method: "resources/read", Name: req.URI}); err != nil {
+	if err := s.authorize(ctx, Operation{Method: "resources/read", Name: req.URI, ProtocolVersion: r.ProtocolVersion}); err != nil {
 		return nil, err
 	}
 	binding := stateBinding{method: "resources/read", target: req.URI, principal: r.Principal}

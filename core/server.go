@@ -406,14 +406,11 @@ func (s *Server) hasResources(r *registry) bool {
 
 func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
 
-// capabilities returns what the server advertises to a client of the given
-// era. Each era advertises what its endpoint serves: change notifications
-// travel on subscriptions/listen in 2026-07-28 and on the GET stream in
-// legacy revisions, and neither exists when the response is buffered (live
-// is false) on a modern request.
-func (s *Server) capabilities(e era, live bool) *ServerCapabilities {
+// serverCapabilities returns what the server serves, with list-change
+// notifications when notify is set (each era decides when a client can
+// receive them: era.capabilities).
+func (s *Server) serverCapabilities(notify bool) *ServerCapabilities {
 	r := s.reg.Load()
-	notify := e.notifies(live)
 	c := &ServerCapabilities{}
 	if s.hasTools(r) {
 		c.Tools = &ToolCapabilities{ListChanged: notify}

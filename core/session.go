@@ -391,40 +391,6 @@ func removeString(list []string, v string) []string {
 	return out
 }
 
-// sessionFor resolves the session and protocol version of a legacy request.
-func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, string, error) {
-	hv := hr.Header.Get(HeaderProtocolVersion)
-	if id := hr.Header.Get(HeaderSessionID); id != "" {
-		if s.opts.Sessions == SessionsStateless {
-			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found: this server issues no sessions")
-		}
-		sess, err := s.loadSession(ctx, id, PrincipalFromContext(ctx))
-		switch {
-		case errors.Is(err, ErrSessionNotFound), errors.Is(err, errSessionForeign):
-			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found")
-		case err != nil:
-			return nil, "", storeFailure(err)
-		}
-		if hv != "" && hv != sess.d.Version {
-			return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest,
-				fmt.Sprintf("%s %q contradicts the session's version %q", HeaderProtocolVersion, hv, sess.d.Version))
-		}
-		return sess, sess.d.Version, nil
-	}
-	if s.opts.Sessions == SessionsStateful {
-		return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required")
-	}
-	if hv == "" {
-		return nil, ProtocolVersion20250326, nil
-	}
-	if !isLegacyVersion(hv) {
-		return nil, "", NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", hv)).
-			WithData(map[string]any{"supported": s.supportedVersions(), "requested": hv}).
-			WithHTTP(http.StatusBadRequest, nil)
-	}
-	return nil, hv, nil
-}
-
 // storeFailure is the answer when the session store fails: 503, so clients
 // retry, with the detail logged rather than sent.
 func storeFailure(err error) *Error {
@@ -437,16 +403,6 @@ func sessionHeader(id string) func(http.Header) {
 	return func(h http.Header) { h.Set(HeaderSessionID, id) }
 }
 
-// touchResult answers ping: {} (and renews the session).
-func (sess *Session) touchResult(ctx context.Context) ([]byte, error) {
-	if sess != nil {
-		if err := sess.touch(ctx); err != nil {
-			return nil, storeFailure(err)
-		}
-	}
-	return []byte("{}"), nil
-}
-
 // serveLegacyDelete ends a session.
 func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 	ctx := hr.Context()
@@ -455,17 +411,17 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 		s.methodNotAllowed(w)
 		return
 	}
-	x := newExchange(w, acceptance{json: true})
+	x := newExchange(w, acceptance{json: true}, eraLegacy)
 	if id == "" {
-		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"), eraLegacy)
+		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"))
 		return
 	}
 	if _, _, err := s.sessionFor(ctx, hr); err != nil {
-		s.replyError(ctx, x, nil, err, eraLegacy)
+		s.replyError(ctx, x, nil, err)
 		return
 	}
 	if err := s.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrSessionNotFound) {
-		s.replyError(ctx, x, nil, storeFailure(err), eraLegacy)
+		s.replyError(ctx, x, nil, storeFailure(err))
 		return
 	}
 	s.endLocalSession(id)

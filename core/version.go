@@ -17,22 +17,6 @@ const (
 	ProtocolVersion20250326 = mcp.ProtocolVersion20250326
 )
 
-// modernVersions lists, newest first, the stateless revisions the server serves.
-var modernVersions = []string{ProtocolVersion20260728}
-
-// legacyVersions lists, newest first, the initialize-based revisions the server serves.
-var legacyVersions = []string{ProtocolVersion20251125, ProtocolVersion20250618, ProtocolVersion20250326}
-
-func isModernVersion(v string) bool { return v == ProtocolVersion20260728 }
-
-func isLegacyVersion(v string) bool {
-	switch v {
-	case ProtocolVersion20251125, ProtocolVersion20250618, ProtocolVersion20250326:
-		return true
-	}
-	return false
-}
-
 // Reserved _meta keys of the 2026-07-28 revision (see the mcp constants of
 // the same names).
 const (
