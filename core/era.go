@@ -12,8 +12,8 @@ import (
 )
 
 // era is the protocol a POSTed message speaks: the 2026-07-28 revision
-// (modernEra, era_modern.go) or the initialize revisions 2025-11-25,
-// 2025-06-18 and 2025-03-26 (legacyEra, era_legacy.go). The door
+// (modernEra) or the initialize revisions 2025-11-25, 2025-06-18 and
+// 2025-03-26 (legacyEra). The door
 // (ServeHTTP) classifies a message once (eraOf) and hands it to its era
 // with the exchange that answers it; from there on nothing names the era
 // again: the era builds the Request, owns the method table, and the
@@ -145,20 +145,6 @@ func hasVersionKey(meta []byte) bool {
 		})
 	}
 	return found
-}
-
-// serve answers one JSON-RPC message in the era of x, which the door
-// chose: the one path of every POSTed message after the door.
-func (s *Server) serve(ctx context.Context, x *exchange, hr *http.Request, m *rpcMessage) {
-	ctx, r, err := x.era.open(ctx, s, hr, x, m)
-	if r == nil && err == nil {
-		return // answered by the era
-	}
-	var res []byte
-	if err == nil {
-		res, err = s.call(ctx, r, m.params)
-	}
-	s.reply(ctx, x, m.id, res, err)
 }
 
 // call runs the method of r, in every era and for every request (a POST,

@@ -56,11 +56,6 @@ func negotiateVersion(requested string) string {
 	return legacyVersions[0]
 }
 
-// legacyError is an error with an explicit HTTP status.
-func legacyError(status, code int, msg string) *Error {
-	return NewError(code, msg).WithHTTP(status, nil)
-}
-
 // open handles one legacy message: the handshake, then in the session the
 // request carries (or none) a client's response, a notification or a
 // request.

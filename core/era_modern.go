@@ -140,11 +140,6 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 	return r, nil
 }
 
-// metaError is the -32602 / 400 answer to a malformed request _meta.
-func metaError(msg string) *Error {
-	return NewError(CodeInvalidParams, "Invalid params: "+msg).WithHTTP(http.StatusBadRequest, nil)
-}
-
 // decodeCaps decodes a request's client capabilities through the server's
 // cache: clients send the same object on every request. The result is
 // shared and must not reach handlers (see Request.caps).

@@ -440,6 +440,7 @@ func (s *Server) supportedVersions() []string {
 }
 
 func (s *Server) servesModern() bool { return s.opts.Mode != ModeLegacy }
+
 func (s *Server) servesLegacy() bool { return s.opts.Mode != ModeModern }
 
 // setDefault sets *p to def when it holds its zero value.
@@ -470,4 +471,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// memo is a per-server bounded cache of a pure function of short byte
+// strings (client capabilities, form schemas): at most max entries, none
+// evicted; once full, new results are computed and not kept. Cached values
+// are never handed to handlers.
+type memo[V any] struct {
+	m sync.Map // string -> V
+	n atomic.Int64
+}
+
+func (c *memo[V]) load(k []byte) (V, bool) {
+	if v, ok := c.m.Load(string(k)); ok {
+		return v.(V), true
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *memo[V]) store(k []byte, v V, max int64) {
+	if c.n.Add(1) <= max {
+		c.m.Store(string(k), v)
+	}
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -466,4 +468,28 @@ func toolJSON(t *Tool) ([]byte, error) {
 		b = append(append(b, `,"outputSchema":`...), out...)
 	}
 	return append(b, '}'), nil
+}
+
+// headerParam is a tool argument mirrored into an Mcp-Param-{Name} header.
+type headerParam struct {
+	name   string   // as declared (x-mcp-header value)
+	canon  string   // canonical HTTP header name
+	path   []string // property path from the root
+	schema string   // "string", "integer" or "boolean"
+}
+
+// findHeaderParams validates every x-mcp-header annotation of an input schema
+// (internal/mcpheader, which the client shares) and returns them sorted by
+// header name.
+func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
+	decls, err := mcpheader.Find(raw)
+	if err != nil || len(decls) == 0 {
+		return nil, err
+	}
+	out := make([]headerParam, len(decls))
+	for i, d := range decls {
+		out[i] = headerParam{name: d.Name, canon: canonicalHeader(HeaderParamPrefix + d.Name), path: d.Path, schema: d.Type}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].canon < out[j].canon })
+	return out, nil
 }

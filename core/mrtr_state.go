@@ -313,13 +313,6 @@ func findKey(keys []Key, id string) *Key {
 	return nil
 }
 
-// errInvalidState is the one answer to a state that fails verification.
-func errInvalidState(cause error) *Error {
-	e := NewError(CodeInvalidParams, "Invalid or expired requestState").WithData(map[string]any{"reason": "invalid_request_state"})
-	e.Cause = cause
-	return e
-}
-
 // open verifies a sealed state for the call identified by b and returns the
 // handler's plain state and the input keys of the previous round. Every
 // failure is the same -32602; the precise reason is in the error's Cause.

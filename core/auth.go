@@ -2,8 +2,9 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -207,62 +208,51 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Req
 	return r.WithContext(ctx), true
 }
 
-// writeHTTPError answers a request refused before JSON-RPC dispatch with the
-// error's status (default 500), headers and JSON-RPC error body.
-func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *Error
-	status := http.StatusInternalServerError
-	if errors.As(err, &e) {
-		if st := e.HTTPStatus(); st != 0 {
-			status = st
-		}
-		copyHeader(w.Header(), e.HTTPHeader())
-		if e.Cause != nil {
-			s.log.DebugContext(r.Context(), "request refused", "status", status, "error", e.Cause.Error())
-		}
-	} else {
-		s.log.ErrorContext(r.Context(), "authentication failed", "error", err.Error())
-	}
-	writeJSONError(w, status, nil, toWireError(err))
-}
-
-// copyHeader adds the values of src to dst, replacing what dst had.
-func copyHeader(dst, src http.Header) {
-	for k, v := range src {
-		dst[k] = v
-	}
-}
-
-// errorHeaders makes the headers of e part of x's response, and warns when the
-// status cannot apply any more because the stream has begun.
-func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
-	if e == nil || (e.HTTPHeader() == nil && e.HTTPStatus() < 400) {
-		return
-	}
-	x.mu.Lock()
-	started := x.started
-	x.mu.Unlock()
-	if started {
-		s.log.WarnContext(ctx, "an error with an HTTP status came after the response stream began; sent as a JSON-RPC error",
-			"code", e.Code, "status", e.HTTPStatus())
-		return
-	}
-	eh := e.HTTPHeader()
-	if eh == nil {
-		return
-	}
-	prev := x.header
-	x.header = func(h http.Header) {
-		if prev != nil {
-			prev(h)
-		}
-		copyHeader(h, eh)
-	}
-}
-
 // sessionOwner reports whether p may own legacy sessions: anonymous callers
 // (nil) share an anonymous pool, while an authenticated principal needs a
 // client or a subject, or every caller of its issuer would share sessions.
 func sessionOwner(p *Principal) bool {
 	return p == nil || p.ClientID != "" || p.Subject != ""
+}
+
+// Principal identifies an authenticated caller: the token issuer, the OAuth
+// client and the subject (user). Request state and legacy sessions are bound
+// to it. The zero value is not a principal; anonymous requests have none.
+type Principal struct {
+	Issuer   string
+	ClientID string
+	Subject  string
+	// Scopes granted to the caller, for handlers that check them.
+	Scopes []string
+}
+
+// key returns a stable, fixed-size identifier of the principal (issuer,
+// client and subject; not scopes), or "" for nil.
+func (p *Principal) key() string {
+	if p == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, s := range []string{p.Issuer, p.ClientID, p.Subject} {
+		var n [4]byte
+		n[0], n[1], n[2], n[3] = byte(len(s)>>24), byte(len(s)>>16), byte(len(s)>>8), byte(len(s))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
+}
+
+type principalKey struct{}
+
+// NewContextWithPrincipal returns a context carrying p. Authentication
+// middleware calls it; the server reads it for every request.
+func NewContextWithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFromContext returns the principal stored by NewContextWithPrincipal,
+// or nil.
+func PrincipalFromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
 }
