@@ -160,54 +160,6 @@ func (s *Server) authorizeBatch(ctx context.Context, elems [][]byte, version str
 	return nil
 }
 
-// serveMetadata serves the authenticator's metadata document for r, if r
-// asks for one. It reports whether it answered.
-func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
-		return false
-	}
-	doc, err := s.opts.Authenticator.Metadata(r)
-	if err == nil && doc == nil {
-		return false
-	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	if err != nil {
-		s.writeHTTPError(w, r, err)
-		return true
-	}
-	if r.Method == http.MethodOptions {
-		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
-			h.Set("Access-Control-Allow-Headers", rh)
-		}
-		h.Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
-		return true
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "public, max-age=3600")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(doc)
-	}
-	return true
-}
-
-// authenticate runs the authenticator on r. It returns the request to
-// continue with, or false after answering with the authenticator's error.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	ctx, err := s.opts.Authenticator.Authenticate(r)
-	if err != nil {
-		s.writeHTTPError(w, r, err)
-		return nil, false
-	}
-	if ctx == nil || ctx == r.Context() {
-		return r, true
-	}
-	return r.WithContext(ctx), true
-}
-
 // sessionOwner reports whether p may own legacy sessions: anonymous callers
 // (nil) share an anonymous pool, while an authenticated principal needs a
 // client or a subject, or every caller of its issuer would share sessions.

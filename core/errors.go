@@ -261,7 +261,7 @@ func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {
 
 // writeHTTPError answers a request refused before JSON-RPC dispatch with the
 // error's status (default 500), headers and JSON-RPC error body.
-func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeHTTPError(ctx context.Context, w http.ResponseWriter, err error) {
 	var e *Error
 	status := http.StatusInternalServerError
 	if errors.As(err, &e) {
@@ -270,10 +270,10 @@ func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err erro
 		}
 		copyHeader(w.Header(), e.HTTPHeader())
 		if e.Cause != nil {
-			s.log.DebugContext(r.Context(), "request refused", "status", status, "error", e.Cause.Error())
+			s.log.DebugContext(ctx, "request refused", "status", status, "error", e.Cause.Error())
 		}
 	} else {
-		s.log.ErrorContext(r.Context(), "authentication failed", "error", err.Error())
+		s.log.ErrorContext(ctx, "authentication failed", "error", err.Error())
 	}
 	writeJSONError(w, status, nil, toWireError(err))
 }
