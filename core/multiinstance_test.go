@@ -1,11 +1,9 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -127,17 +125,6 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 	}
 }
 
-// readEvents reads SSE data lines from body into ch until it ends.
-func readEvents(body io.Reader, ch chan<- string) {
-	sc := bufio.NewScanner(body)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
-			ch <- strings.TrimPrefix(line, "data: ")
-		}
-	}
-	close(ch)
-}
-
 // A subscription made through instance B reaches the GET stream held by A,
 // and a DELETE through B ends A's stream.
 func TestGetStreamFollowsOtherInstance(t *testing.T) {
@@ -155,25 +142,18 @@ func TestGetStreamFollowsOtherInstance(t *testing.T) {
 	req.Header.Set("Mcp-Session-Id", c.SessionID)
 	req.Header.Set("Mcp-Protocol-Version", c.Version)
 	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream on A: %v %v", err, resp)
+	if err != nil {
+		t.Fatalf("GET stream on A: %v", err)
 	}
-	defer resp.Body.Close()
-	events := make(chan string, 16)
-	go readEvents(resp.Body, events)
+	events := newSSEStream(t, resp, nil)
 
 	b := &mcptest.Client{URL: ti.ub, SessionID: c.SessionID, Version: c.Version}
 	if r, err := b.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
 		t.Fatalf("subscribe through B: %v %v", err, r)
 	}
 	ti.a.NotifyResourceUpdated("test://r")
-	select {
-	case e := <-events:
-		if !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
-			t.Fatalf("unexpected event %s", e)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the update for a subscription made through B never reached A's GET stream")
+	if e := string(events.nextRaw(3 * time.Second)); !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
+		t.Fatalf("unexpected event %s", e)
 	}
 	dreq, _ := http.NewRequest(http.MethodDelete, ti.ub, nil)
 	dreq.Header.Set("Mcp-Session-Id", c.SessionID)
@@ -182,12 +162,7 @@ func TestGetStreamFollowsOtherInstance(t *testing.T) {
 		t.Fatalf("DELETE through B: %v %v", err, dresp)
 	}
 	dresp.Body.Close()
-	select {
-	case _, open := <-events:
-		for open {
-			_, open = <-events
-		}
-	case <-time.After(3 * time.Second):
+	if !events.closes(3 * time.Second) {
 		t.Fatal("A's GET stream outlived its session")
 	}
 	// The stream's end must leave A serving legacy sessions (it once left a

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -105,39 +104,6 @@ func TestMaxInputRoundsLegacy(t *testing.T) {
 		t.Errorf("%d server requests, want 3", len(r.ServerRequests))
 	}
 	checkTooManyRounds(t, r.Error, 3)
-}
-
-// sseEvent is one event of an SSE response.
-type sseEvent struct{ id, data string }
-
-// readEvents reads the whole SSE body of a buffered response.
-func readAllEvents(t *testing.T, res *http.Response) []sseEvent {
-	t.Helper()
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("HTTP %d %s, want an event stream", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	var out []sseEvent
-	var ev sseEvent
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.data != "" {
-				out = append(out, ev)
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimSpace(line[3:])
-		case strings.HasPrefix(line, "data:"):
-			ev.data = strings.TrimSpace(line[5:])
-		}
-	}
-	if ev.data != "" {
-		out = append(out, ev)
-	}
-	return out
 }
 
 // bufferedHandler serves h as a platform without response streaming does:
