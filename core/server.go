@@ -99,6 +99,16 @@ type ServerOptions struct {
 	// authentication.
 	Authenticator Authenticator
 
+	// ToolErrorResults reports a plain error of a tool handler (AddTool,
+	// AddSessionTool, CallToolHandler: an error that is neither a ToolError,
+	// an *Error nor an input-required error) as an isError result whose text
+	// is the error's message, as go-sdk does, so the model can act on it. The
+	// default (false) logs a plain error and answers -32603 with a generic
+	// message, so that no internal detail reaches the client; with
+	// ToolErrorResults the error's text is sent to the client: set it only
+	// when handlers' errors hold nothing secret. A panic is always -32603.
+	ToolErrorResults bool
+
 	// KeepAlive is the interval of SSE comment lines on long-lived streams.
 	// Zero means DefaultKeepAlive; negative disables them.
 	KeepAlive time.Duration

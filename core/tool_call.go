@@ -217,7 +217,9 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 }
 
 // toolFailure maps a tool handler's error: input required, a tool error
-// (isError result), a protocol error, or anything else (generic -32603).
+// (isError result), a protocol error (*Error), or a plain error: a generic
+// -32603 (logged), or with ServerOptions.ToolErrorResults an isError result
+// with its message.
 func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b stateBinding) ([]byte, error) {
 	var ir *InputRequiredError
 	if errors.As(err, &ir) {
@@ -226,6 +228,12 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 	var te *ToolError
 	if errors.As(err, &te) {
 		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: te.Message}}, IsError: true}, nil)
+	}
+	var e *Error
+	var f serverFault
+	if s.opts.ToolErrorResults && !errors.As(err, &e) && !errors.As(err, &f) {
+		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", err.Error())
+		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: err.Error()}}, IsError: true}, nil)
 	}
 	return nil, err
 }

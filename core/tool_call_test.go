@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -465,5 +466,60 @@ func TestRuntimeParamsNotInSchemas(t *testing.T) {
 		if has(tool, "inputSchema", "$schema") || has(tool, "inputSchema", "$id") || has(tool, "inputSchema", "$ref") {
 			t.Errorf("tool %s: derived schema carries $schema, $id or $ref: %s", name, s)
 		}
+	}
+}
+
+// With ServerOptions.ToolErrorResults a tool handler's plain error is an
+// isError result with its message (go-sdk's behaviour), in both eras; a
+// panic, an *Error and a ToolError are answered as without it.
+func TestToolErrorResults(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, &core.ServerOptions{ToolErrorResults: true})
+	core.AddTool(srv, &core.Tool{Name: "wrapped_error", Description: "Fails with a wrapped *Error."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			return "", fmt.Errorf("looking up: %w", core.InvalidParamsError("no such widget"))
+		})
+	core.AddTool(srv, &core.Tool{Name: "nil_result", Description: "Returns no result."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (*core.CallToolResult, error) {
+			return nil, nil
+		})
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	for _, era := range []struct {
+		name string
+		call func(tool string) *testReq
+	}{
+		{"modern", func(tool string) *testReq { return callReq(1, tool, nil) }},
+		{"legacy", func(tool string) *testReq {
+			return lreq(1, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}, legacyVersion, sid)
+		}},
+	} {
+		t.Run(era.name, func(t *testing.T) {
+			r := era.call("plain_error").do(t, srv)
+			res := r.result(t)
+			if res["isError"] != true || textOf(res) != "secret database password hunter2" {
+				t.Errorf("plain error: want an isError result with its message: %s", r.Body)
+			}
+			r = era.call("tool_error").do(t, srv)
+			if res := r.result(t); res["isError"] != true || textOf(res) != "the date 2020-01-01 is in the past" {
+				t.Errorf("tool error: %s", r.Body)
+			}
+			r = era.call("panic").do(t, srv)
+			r.wantError(t, http.StatusOK, core.CodeInternalError)
+			if strings.Contains(string(r.Body), "secret") {
+				t.Errorf("panic text leaked: %s", r.Body)
+			}
+			r = era.call("invalid_params").do(t, srv)
+			if e := r.wantError(t, http.StatusOK, core.CodeInvalidParams); str(e["message"]) != `the widget "w1" is unknown` {
+				t.Errorf("InvalidParamsError: %s", r.Body)
+			}
+			r = era.call("wrapped_error").do(t, srv)
+			if e := r.wantError(t, http.StatusOK, core.CodeInvalidParams); str(e["message"]) != "no such widget" {
+				t.Errorf("a wrapped *Error: %s", r.Body)
+			}
+			r = era.call("nil_result").do(t, srv)
+			if e := r.wantError(t, http.StatusOK, core.CodeInternalError); str(e["message"]) != "Internal error" {
+				t.Errorf("the server's own fault: %s", r.Body)
+			}
+		})
 	}
 }
