@@ -117,6 +117,7 @@ func withToken(r *testReq, sub string) *testReq {
 }
 
 func TestAuthenticatorOriginBeforeAuth(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	// A foreign Origin without a token is 403, not 401: the Origin check
@@ -140,6 +141,7 @@ func TestAuthenticatorOriginBeforeAuth(t *testing.T) {
 }
 
 func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	hr := httptest.NewRequest(http.MethodOptions, "http://localhost/mcp", nil)
@@ -157,6 +159,7 @@ func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
 }
 
 func TestAuthenticatorMetadata(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []core.ProtocolMode{core.ModeModern, core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			a := &recordingAuth{}
@@ -194,6 +197,7 @@ func TestAuthenticatorMetadata(t *testing.T) {
 // TestAuthenticatorBeforeBody: authentication precedes reading the body, so
 // an unauthenticated caller cannot make the server read 4 MiB.
 func TestAuthenticatorBeforeBody(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, &core.ServerOptions{MaxRequestBytes: 1024})
 	big := rawReq(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"pad":"`+strings.Repeat("a", 4096)+`"}}`, nil)
@@ -204,6 +208,7 @@ func TestAuthenticatorBeforeBody(t *testing.T) {
 }
 
 func TestAuthorizeOperations(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	cases := []struct {
@@ -245,6 +250,7 @@ func TestAuthorizeOperations(t *testing.T) {
 // TestAuthorizeOrder: Authorize runs after the unknown-tool and header
 // checks, before requestState verification and capability checks.
 func TestAuthorizeOrder(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{deny: map[string]bool{"needs-sampling": true, "echo": true}}
 	srv := authServer(t, a, nil)
 	// Unknown tool: -32602, no Authorize.
@@ -268,6 +274,7 @@ func TestAuthorizeOrder(t *testing.T) {
 // status and headers before the first notification; after it, the answer is
 // a JSON-RPC error on the stream. Both eras, streaming and buffered.
 func TestHandlerHTTPStatus(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	for _, buffered := range []bool{false, true} {
@@ -297,6 +304,7 @@ func TestHandlerHTTPStatus(t *testing.T) {
 // TestPrincipalWithoutOwnerGetsNoSession: a principal with neither client
 // nor subject gets no session; 403 under SessionsStateful.
 func TestPrincipalWithoutOwnerGetsNoSession(t *testing.T) {
+	t.Parallel()
 	init := func() *testReq {
 		return lreq(1, "initialize", map[string]any{"protocolVersion": core.ProtocolVersion20251125,
 			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "")
@@ -315,6 +323,7 @@ func TestPrincipalWithoutOwnerGetsNoSession(t *testing.T) {
 // TestNoAuthenticatorUnchanged: without an Authenticator nothing is asked
 // and the metadata path is an ordinary request.
 func TestNoAuthenticatorUnchanged(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(testImpl, nil)
 	hr := httptest.NewRequest(http.MethodGet, "http://localhost/.well-known/oauth-protected-resource/mcp", nil)
 	rec := httptest.NewRecorder()

@@ -107,6 +107,12 @@ type sseStream struct {
 // response must be 200 text/event-stream.
 func openStream(t testing.TB, url string, r *testReq) *sseStream {
 	t.Helper()
+	return openStreamVia(t, http.DefaultClient, url, r)
+}
+
+// openStreamVia is openStream through c.
+func openStreamVia(t testing.TB, c *http.Client, url string, r *testReq) *sseStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(r.body()))
 	if err != nil {
@@ -116,7 +122,7 @@ func openStream(t testing.TB, url string, r *testReq) *sseStream {
 	for k, v := range r.hdr {
 		hr.Header[k] = append([]string(nil), v...)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	res, err := c.Do(hr)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -11,8 +11,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 const modernVersion = core.ProtocolVersion20260728
@@ -482,4 +484,103 @@ func (r *resp) resultRaw(t testing.TB) json.RawMessage {
 		t.Fatalf("no result: %s", r.Body)
 	}
 	return res
+}
+
+// handlerTransport serves HTTP requests with h in this process, without a
+// network, so that the tests using it can run in a testing/synctest bubble
+// (whose clock drives idle expiry, keep-alives and state TTLs). The round
+// trip returns once h has written its header (or returned); the body then
+// streams what h writes, so an SSE response arrives event by event. Closing
+// the body, like a client that goes away, cancels the request's context.
+type handlerTransport struct{ h http.Handler }
+
+// handlerClient returns an HTTP client served by h in this process.
+func handlerClient(h http.Handler) *http.Client {
+	return &http.Client{Transport: handlerTransport{h}}
+}
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	sreq := req.Clone(ctx)
+	if sreq.Body == nil {
+		sreq.Body = http.NoBody
+	}
+	sreq.RequestURI = req.URL.RequestURI()
+	pr, pw := io.Pipe()
+	w := &pipeResponse{header: http.Header{}, body: pw, ready: make(chan struct{})}
+	go func() {
+		defer cancel()
+		defer pw.Close()
+		defer w.WriteHeader(http.StatusOK) // a handler that wrote nothing: 200
+		ht.h.ServeHTTP(w, sreq)
+	}()
+	<-w.ready
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: w.sent, ContentLength: -1,
+		Body: &pipeBody{pr, cancel}, Request: req,
+	}, nil
+}
+
+// pipeResponse is the ResponseWriter of handlerTransport.
+type pipeResponse struct {
+	header, sent http.Header
+	status       int
+	body         *io.PipeWriter
+	ready        chan struct{} // closed by the first WriteHeader
+}
+
+func (w *pipeResponse) Header() http.Header { return w.header }
+
+func (w *pipeResponse) WriteHeader(status int) {
+	if w.sent != nil {
+		return
+	}
+	w.status, w.sent = status, w.header.Clone()
+	close(w.ready)
+}
+
+func (w *pipeResponse) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// Flush does nothing: a write reaches the reader before it returns.
+func (w *pipeResponse) Flush() {}
+
+type pipeBody struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *pipeBody) Close() error {
+	b.cancel()
+	return b.PipeReader.Close()
+}
+
+// servesLegacyVia is mcptest.ServesLegacy through c: it fails unless url
+// answers a request in a new session, opens its GET stream and ends it with
+// DELETE, within a bounded wait.
+func servesLegacyVia(t *testing.T, c *http.Client, url, version string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl := &mcptest.Client{URL: url, HTTP: c}
+	if _, err := cl.Initialize(ctx, version, nil); err != nil || cl.SessionID == "" {
+		t.Fatalf("initialize: %v (session %q)", err, cl.SessionID)
+	}
+	if r, err := cl.LegacyCall(ctx, "ping", nil, nil); err != nil || r.Error != nil || r.Result == nil {
+		t.Fatalf("ping in the session: %v %v", err, r)
+	}
+	g, err := cl.OpenGetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if status, err := cl.Delete(ctx); err != nil || status != http.StatusNoContent {
+		t.Fatalf("DELETE: %v HTTP %d, want 204", err, status)
+	}
+	if err := g.WaitEnd(ctx); err != nil {
+		t.Fatalf("the GET stream outlived DELETE: %v", err)
+	}
 }

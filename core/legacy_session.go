@@ -246,7 +246,7 @@ func (s *Server) sessionLimits() SessionLimits {
 
 // createSession stores a new session for an initialize request.
 func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData) (*Session, error) {
-	now := s.opts.now()
+	now := time.Now()
 	raw, err := json.Marshal(&d)
 	if err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 			return err
 		}
 		rec := *sess.rec
-		now := s.opts.now()
+		now := time.Now()
 		rec.Data, rec.LastUsed, rec.Expires = raw, now, now.Add(s.opts.SessionIdleTimeout)
 		err = s.store.Update(ctx, &rec)
 		if err == nil {
@@ -402,7 +402,7 @@ func (sess *Session) touch(ctx context.Context) error {
 // session was last written.
 func (sess *Session) stale() bool {
 	s := sess.srv
-	now := s.opts.now() // the clock is the caller's code: not under sess.mu
+	now := time.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return now.Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
@@ -478,8 +478,7 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 // (internal/memstore), which package store/memory exports and store/storetest
 // checks.
 type localStore struct {
-	now func() time.Time
-	m   memstore.Store
+	m memstore.Store
 }
 
 // memstoreError translates memstore's sentinels into core's.
@@ -494,12 +493,12 @@ func memstoreError(err error) error {
 }
 
 func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
-	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), l.now())
+	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), time.Now())
 	return ev, memstoreError(err)
 }
 
 func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	r, err := l.m.Get(id, l.now())
+	r, err := l.m.Get(id, time.Now())
 	if err != nil {
 		return nil, memstoreError(err)
 	}
@@ -507,9 +506,9 @@ func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error)
 }
 
 func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
-	return memstoreError(l.m.Update((*memstore.Record)(rec), l.now()))
+	return memstoreError(l.m.Update((*memstore.Record)(rec), time.Now()))
 }
 
 func (l *localStore) Delete(ctx context.Context, id string) error {
-	return memstoreError(l.m.Delete(id, l.now()))
+	return memstoreError(l.m.Delete(id, time.Now()))
 }

@@ -40,6 +40,7 @@ func checkTooManyRounds(t *testing.T, e *mcptest.RPCError, max int) {
 // A 2026-07-28 call that keeps asking for input is refused once it has asked
 // MaxInputRounds times: the count travels in the sealed requestState.
 func TestMaxInputRoundsModern(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		max  int // 0: the default
@@ -85,6 +86,7 @@ func TestMaxInputRoundsModern(t *testing.T) {
 // A legacy call whose tool keeps asking for input gets MaxInputRounds rounds
 // of server-to-client requests, then the error.
 func TestMaxInputRoundsLegacy(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 3, KeepAlive: -1})
 	askForever(srv)
 	ts := httptest.NewServer(srv)
@@ -124,6 +126,7 @@ func bufferedHandler(h http.Handler) http.Handler {
 // client's reconnections: after MaxInputRounds the resumed call gets the
 // error.
 func TestMaxInputRoundsPolling(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 2})
 	askForever(srv)
 	ts := httptest.NewServer(bufferedHandler(srv))

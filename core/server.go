@@ -173,9 +173,6 @@ type ServerOptions struct {
 	// one legacy call. The request that would ask once more gets a -32603
 	// error saying so. Zero means DefaultMaxInputRounds.
 	MaxInputRounds int
-
-	// now is the clock, for tests.
-	now func() time.Time
 }
 
 // Validate reports the first invalid option, for configuration built from
@@ -347,9 +344,6 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	setDefault(&o.MaxRequestBytes, DefaultMaxRequestBytes)
 	setDefault(&o.KeepAlive, DefaultKeepAlive)
 	setDefault(&o.StateTTL, DefaultStateTTL)
-	if o.now == nil {
-		o.now = time.Now
-	}
 	setDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	setDefault(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
 	setDefault(&o.MaxAnonymousSessions, DefaultMaxAnonymousSessions)
@@ -361,7 +355,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	s.store = o.SessionStore
 	if s.store == nil {
-		s.store = &localStore{now: o.now}
+		s.store = &localStore{}
 	}
 	s.log = o.Logger
 	if s.log == nil {
@@ -380,7 +374,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.infoRaw = append(append(append([]byte(`{"`), MetaServerInfo...), `":`...), s.implRaw...)
 	s.infoRaw = append(s.infoRaw, '}')
 	s.reg.Store((&registry{}).clone())
-	s.sealer = newSealer(o.Keys, o.StateTTL, o.now, s.log)
+	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
 	return s
 }
 
