@@ -13,13 +13,15 @@ import (
 
 // era is the protocol a POSTed message speaks: the 2026-07-28 revision
 // (modernEra) or the initialize revisions 2025-11-25, 2025-06-18 and
-// 2025-03-26 (legacyEra). The door
-// (ServeHTTP) classifies a message once (eraOf) and hands it to its era
-// with the exchange that answers it; from there on nothing names the era
-// again: the era builds the Request, owns the method table, and the
-// exchange, the Request and the method handlers ask it wherever the wire
-// of the two differs. The differences between the revisions of one era are
-// behind the era's methods too.
+// 2025-03-26 (legacyEra), as connect-go's protocolHandler is one of its
+// wire protocols. The door (ServeHTTP) classifies a message once (eraOf)
+// and hands it, with the exchange that answers it and carries the era, to
+// the era's open, which builds the Request with its method from the era's
+// table (or answers a message that is not a request). Every request then
+// takes the one path Server.call. From there on nothing names the era: the
+// exchange, the Request and the method handlers ask it wherever the wire of
+// the two differs, and the differences between the revisions of one era
+// are behind its methods too (legacyRevision).
 //
 // The implementations are empty structs: calling through the interface
 // allocates nothing.

@@ -103,6 +103,8 @@ func metaError(msg string) *Error {
 	return NewError(CodeInvalidParams, "Invalid params: "+msg).WithHTTP(http.StatusBadRequest, nil)
 }
 
+// headerMismatch is the -32020 / 400 answer to a mirrored header that is
+// missing, invalid or differs from the body (2026-07-28).
 func headerMismatch(format string) *Error {
 	return NewError(CodeHeaderMismatch, "Header mismatch: "+format).WithHTTP(http.StatusBadRequest, nil)
 }
@@ -120,6 +122,8 @@ func storeFailure(err error) *Error {
 	return e
 }
 
+// internalf is the -32603 error of a handler's invalid answer (an input
+// request the server refuses to send), with a message for the client.
 func internalf(format string, args ...any) *Error {
 	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
 }
