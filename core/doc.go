@@ -34,27 +34,36 @@
 //
 // # Tools
 //
-// [AddTool] registers a typed handler. The input schema is derived from the
-// argument type once, at registration, arguments are validated against it
-// before the handler runs, and the output schema comes from the result type
-// (see [OutputPolicy], set with [ToolOptions], the optional last argument
-// of [AddTool]): a result is sent as structuredContent only where its
-// outputSchema is advertised, so a result of an interface type such as any
-// is text only unless [Tool].OutputSchema supplies a schema. Tools and forms ([NewForm]) read one tag dialect, the
-// `jsonschema` struct tag: key=value items as invopop/jsonschema reads them
+// [AddTool] registers a typed handler, a [ToolFunc] (the shape of go-sdk's
+// ToolHandlerFor without its *CallToolResult return). The input schema is
+// derived from the argument type once, at registration, arguments are
+// validated against it before the handler runs, and the output schema comes
+// from the result type (see [OutputPolicy], set with [ToolOptions], the
+// optional last argument of [AddTool]): a result is sent as
+// structuredContent only where its outputSchema is advertised, so a result
+// of an interface type such as any is text only unless [Tool].OutputSchema
+// supplies a schema.
+//
+// Tools and forms ([NewForm]) read one tag dialect, the `jsonschema` struct
+// tag: key=value items as invopop/jsonschema reads them
 // (`jsonschema:"description=The city,enum=metric,enum=imperial"`, a comma in
 // a value escaped as \,), or a bare description as the official Go SDK
 // writes it (`jsonschema:"the city, in English"`). A tag that starts as a
 // description but has a later item that reads as a keyword is a registration
 // error, and so is a recursive type (derived schemas are inline): write its
-// schema by hand in [Tool].InputSchema. Runtime
-// values (context, request _meta, HTTP headers, the principal, the session,
-// the answers of a multi round-trip request) travel in [CallToolRequest] and
-// never appear in schemas. A handler's error decides the outcome: a
-// [ToolError] is a result with isError the model can act on; an [*Error]
-// (see [InvalidParamsError], [ServerError]) is that JSON-RPC error;
-// [InputRequired] asks the client for input; anything else, or a panic, is a
-// generic -32603 that is logged but not sent.
+// schema by hand in [Tool].InputSchema. Runtime values (context, request
+// _meta, HTTP headers, the principal, the session, the answers of a multi
+// round-trip request) travel in [CallToolRequest] and never appear in
+// schemas.
+//
+// A handler's error decides the outcome: a [ToolError] is a result with
+// isError the model can act on; an [*Error] (see [InvalidParamsError],
+// [ServerError]) is that JSON-RPC error; [InputRequired] asks the client for
+// input; anything else (a plain error), or a panic, is logged and answered
+// -32603 with a generic message, so that no internal detail reaches the
+// client. Set [ServerOptions].ToolErrorResults to report a plain error as an
+// isError result with its message instead, as the official Go SDK does (a
+// panic stays -32603).
 //
 // A tool argument can be mirrored into an Mcp-Param-{Name} header with the
 // struct tag `jsonschema_extras:"x-mcp-header=Name"`; the server checks the

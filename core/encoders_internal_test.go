@@ -159,6 +159,7 @@ func TestHandEncodersMinimal(t *testing.T) {
 // TestArgumentLimitsAgree keeps core's exported limits equal to the ones
 // jsonwire enforces.
 func TestArgumentLimitsAgree(t *testing.T) {
+	t.Parallel()
 	if MaxArgumentDepth != jsonwire.MaxDepth || MaxArgumentMembers != jsonwire.MaxMembers {
 		t.Fatalf("core limits %d/%d, jsonwire %d/%d", MaxArgumentDepth, MaxArgumentMembers, jsonwire.MaxDepth, jsonwire.MaxMembers)
 	}

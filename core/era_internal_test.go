@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"net/http"
 	"testing"
 )
@@ -52,12 +53,32 @@ func TestEraDifferences(t *testing.T) {
 		{r0326, nil, `{"a":1}`, false},
 		{r0326, typedObject, `{"a":1}`, false},
 	} {
-		if got := c.r.era.structuredContent(c.r, c.st, []byte(c.sj)); got != c.want {
+		if got := c.r.era.structuredContent(c.r.ProtocolVersion, c.st, []byte(c.sj)); got != c.want {
 			t.Errorf("%s structuredContent(%+v, %s) = %v", c.r.ProtocolVersion, c.st, c.sj, got)
 		}
 	}
-	if eraModern.notifies(false) || !eraModern.notifies(true) || !eraLegacy.notifies(false) {
-		t.Error("notifies: modern only when live, legacy always (GET stream)")
+	srv := NewServer(Implementation{Name: "e", Version: "1"}, nil)
+	AddTool(srv, &Tool{Name: "t"}, func(context.Context, *CallToolRequest, struct{}) (string, error) { return "", nil })
+	if eraModern.capabilities(srv, false).Tools.ListChanged || !eraModern.capabilities(srv, true).Tools.ListChanged ||
+		!eraLegacy.capabilities(srv, false).Tools.ListChanged {
+		t.Error("list changes: modern only when live, legacy always (GET stream)")
+	}
+	if eraModern.callsUnlisted() || !eraLegacy.callsUnlisted() {
+		t.Error("unlisted advanced tools: legacy calls only")
+	}
+	for _, c := range []struct {
+		v                                                  legacyRevision
+		batches, elicits, elicitsURL, polls, structuredOut bool
+	}{
+		{ProtocolVersion20250326, true, false, false, false, false},
+		{ProtocolVersion20250618, false, true, false, false, true},
+		{ProtocolVersion20251125, false, true, true, true, true},
+	} {
+		if c.v.batches() != c.batches || c.v.elicits() != c.elicits || c.v.elicitsURL() != c.elicitsURL ||
+			c.v.polls() != c.polls || c.v.structuredOutput() != c.structuredOut {
+			t.Errorf("revision %s: batches %v elicits %v URL %v polls %v structured output %v", c.v,
+				c.v.batches(), c.v.elicits(), c.v.elicitsURL(), c.v.polls(), c.v.structuredOutput())
+		}
 	}
 	if !eraModern.strictForms() || eraLegacy.strictForms() {
 		t.Error("strictForms: modern only")
@@ -67,7 +88,7 @@ func TestEraDifferences(t *testing.T) {
 		t.Error("a session-only tool is served to legacy clients only")
 	}
 	h := http.Header{"X": {"y"}}
-	if eraModern.paramHeaders(&Request{Header: h}) == nil || eraLegacy.paramHeaders(&Request{Header: h}) != nil {
+	if eraModern.paramHeaders(h) == nil || eraLegacy.paramHeaders(h) != nil {
 		t.Error("Mcp-Param-* headers are checked on modern requests only")
 	}
 	if b := eraLegacy.appendResultHead(nil, nil, "tools/list", nil); len(b) != 0 {

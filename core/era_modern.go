@@ -3,8 +3,12 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // modernEra is the 2026-07-28 revision: no session, per-request _meta,
@@ -13,12 +17,176 @@ import (
 // basic/index, basic/patterns/mrtr, server/utilities/caching).
 type modernEra struct{}
 
+// modernMethods is the 2026-07-28 method table.
+var modernMethods = methodTable(map[string]*methodSpec{
+	"server/discover":      {handle: (*Server).discover, available: always},
+	"subscriptions/listen": {handle: (*Server).listen, available: always},
+})
+
+// open checks a 2026-07-28 message in the validation order of 2026-07-28
+// basic/transports/streamable-http (see docs/design.md, "Two eras, one
+// endpoint"): the envelope, params._meta, the mirrored headers, the version,
+// the method and Mcp-Name, then the values of _meta, and builds its
+// Request.
+func (modernEra) open(ctx context.Context, s *Server, hr *http.Request, x *exchange, m *rpcMessage) (context.Context, *Request, error) {
+	r, err := openModern(ctx, s, hr, x, m)
+	return ctx, r, err
+}
+
+func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m *rpcMessage) (*Request, error) {
+	if m.isResponse {
+		s.replyError(ctx, x, nil, invalidRequest("clients do not send responses in protocol version "+ProtocolVersion20260728))
+		return nil, nil
+	}
+	if m.id == nil {
+		x.accepted() // a notification
+		return nil, nil
+	}
+	meta := scanMeta(m.pMeta)
+	switch {
+	case !meta.present:
+		return nil, metaError("params._meta is required")
+	case meta.raw == nil:
+		return nil, metaError("params._meta must be an object")
+	case meta.fault != "":
+		return nil, metaError(meta.fault)
+	case !meta.hasVersion:
+		return nil, metaError("params._meta is missing " + MetaProtocolVersion)
+	case meta.caps == nil:
+		return nil, metaError("params._meta is missing " + MetaClientCapabilities)
+	}
+	version := meta.version
+	h := hr.Header
+	hv, present, repeated := headerValue(h, canonProtocolVersion)
+	if !present || repeated {
+		return nil, headerMismatch("the " + HeaderProtocolVersion + " header is required")
+	}
+	if hv != version {
+		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params._meta %q", HeaderProtocolVersion, hv, version))
+	}
+	hm, present, repeated := headerValue(h, canonMethod)
+	if !present || repeated {
+		return nil, headerMismatch("the " + HeaderMethod + " header is required")
+	}
+	if hm != m.method {
+		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match method %q", HeaderMethod, hm, m.method))
+	}
+	if !isModernVersion(version) || !s.servesModern() {
+		return nil, NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", version)).
+			WithData(map[string]any{"supported": s.supportedVersions(), "requested": version}).
+			WithHTTP(http.StatusBadRequest, nil)
+	}
+	spec := s.lookupMethod(modernMethods, m.method)
+	if spec == nil {
+		return nil, methodNotFound(m.method)
+	}
+	if spec.nameParam != "" {
+		nv := m.pName
+		if spec.nameParam == "uri" {
+			nv = m.pURI
+		}
+		body, has := jsonwire.RawString(nv)
+		hn, present, repeated := headerValue(h, canonName)
+		if !present || repeated {
+			return nil, headerMismatch("the " + HeaderName + " header is required for " + m.method)
+		}
+		dec, ok := mcp.DecodeHeaderValue(hn)
+		if !ok {
+			return nil, headerMismatch("the " + HeaderName + " header holds invalid characters")
+		}
+		if has && dec != body {
+			return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params.%s", HeaderName, dec, spec.nameParam))
+		}
+	}
+	caps, err := s.decodeCaps(meta.caps)
+	if err != nil {
+		return nil, metaError(MetaClientCapabilities + " is malformed: " + err.Error())
+	}
+	r := &Request{
+		Method:             m.method,
+		ID:                 m.id,
+		ProtocolVersion:    version,
+		ClientCapabilities: caps,
+		caps:               caps,
+		Meta:               meta.raw,
+		Header:             h,
+		Principal:          PrincipalFromContext(ctx),
+		srv:                s,
+		era:                eraModern,
+		spec:               spec,
+		x:                  x,
+		logLevel:           -1,
+	}
+	if meta.clientInfo != nil && jsonwire.IsObject(meta.clientInfo) {
+		var ci Implementation
+		if json.Unmarshal(meta.clientInfo, &ci) == nil {
+			r.ClientInfo = &ci
+		}
+	}
+	if r.progressToken, err = meta.progress(); err != nil {
+		return nil, err
+	}
+	if meta.logLevel != nil {
+		lv, ok := jsonwire.RawString(meta.logLevel)
+		rank := levelRank(LoggingLevel(lv))
+		if !ok || rank < 0 {
+			return nil, InvalidParamsError("Invalid params: unknown log level %s", string(meta.logLevel))
+		}
+		r.logLevel = int32(rank)
+	}
+	// Notifications travel on an SSE response: listen's always, a call's
+	// when it asked for progress or log messages.
+	x.wantSSE = m.method == "subscriptions/listen" || r.progressToken != nil || r.logLevel >= 0
+	return r, nil
+}
+
+// decodeCaps decodes a request's client capabilities through the server's
+// cache: clients send the same object on every request. The result is
+// shared and must not reach handlers (see Request.caps).
+func (s *Server) decodeCaps(raw []byte) (*ClientCapabilities, error) {
+	if raw == nil || jsonwire.IsEmptyObject(raw) {
+		return emptyCaps, nil
+	}
+	if c, ok := s.capsMemo.load(raw); ok {
+		return c, nil
+	}
+	c := &ClientCapabilities{}
+	if err := json.Unmarshal(raw, c); err != nil {
+		return nil, err
+	}
+	if len(raw) <= 1024 {
+		s.capsMemo.store(raw, c, 1024)
+	}
+	return c, nil
+}
+
+// Canonical forms of the mirrored header names, as net/http stores them.
+var (
+	canonProtocolVersion = canonicalHeader(HeaderProtocolVersion)
+	canonMethod          = canonicalHeader(HeaderMethod)
+	canonName            = canonicalHeader(HeaderName)
+)
+
+// headerValue returns the single value of a header, whether it was present, and
+// whether it was sent more than once (which makes it invalid for MCP's
+// mirrored headers).
+func headerValue(h http.Header, canonicalName string) (v string, present, repeated bool) {
+	vs := h[canonicalName]
+	switch len(vs) {
+	case 0:
+		return "", false, false
+	case 1:
+		return vs[0], true, false
+	}
+	return vs[0], true, true
+}
+
 func (modernEra) errorStatus(code int) int { return httpStatusModern(code) }
 
-func (modernEra) appendResultHead(b []byte, r *Request, cacheMethod string, hint *cacheWire) []byte {
+func (modernEra) appendResultHead(b []byte, s *Server, cacheMethod string, hint *cacheWire) []byte {
 	b = append(b, `"resultType":"complete"`...)
 	if cacheMethod != "" {
-		h := r.srv.hints[cacheMethod]
+		h := s.hints[cacheMethod]
 		if hint != nil {
 			h = *hint
 		}
@@ -31,49 +199,65 @@ func (modernEra) appendResultHead(b []byte, r *Request, cacheMethod string, hint
 	return append(b, ',')
 }
 
-func (modernEra) appendMeta(b []byte, r *Request, user Meta) []byte {
+func (modernEra) appendMeta(b []byte, s *Server, user Meta) []byte {
 	b = append(b, `"_meta":`...)
 	if len(user) == 0 {
-		b = append(b, r.srv.infoRaw...)
+		b = append(b, s.infoRaw...)
 		return append(b, ',')
 	}
 	merged := make(map[string]any, len(user)+1)
 	for k, v := range user {
 		merged[k] = v
 	}
-	merged[MetaServerInfo] = r.srv.implRaw
+	merged[MetaServerInfo] = s.implRaw
 	m, err := json.Marshal(merged)
 	if err != nil {
-		b = append(b, r.srv.infoRaw...)
+		b = append(b, s.infoRaw...)
 	} else {
 		b = append(b, m...)
 	}
 	return append(b, ',')
 }
 
+// capabilities: change notifications travel on subscriptions/listen, which
+// a buffered response cannot carry.
+func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
+	return s.serverCapabilities(live)
+}
+
 func (modernEra) inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
 	return s.encodeInputRequired(ctx, r, ir, b)
 }
 
-func (modernEra) paramHeaders(r *Request) http.Header { return r.Header }
+func (modernEra) paramHeaders(h http.Header) http.Header { return h }
 
 // serves: a tool that needs a session is not served to 2026-07-28 clients.
 func (modernEra) serves(st *serverTool) bool { return !st.needsSession }
 
+// callsUnlisted: a 2026-07-28 call needs the tool's definition, whose
+// x-mcp-header declarations its Mcp-Param headers are checked against.
+func (modernEra) callsUnlisted() bool { return false }
+
 func (modernEra) tools(reg *registry) []*serverTool { return reg.modernTools }
 
-func (modernEra) toolEntry(st *serverTool, _ *Request) json.RawMessage { return st.modernJSON }
+func (modernEra) toolEntry(st *serverTool, _ string) json.RawMessage { return st.modernJSON }
 
 func (modernEra) advancedTool(t *Tool) ([]byte, error) { return advancedToolJSON(t, false) }
 
 // structuredContent: any root (2026-07-28 server/tools); a typed tool's
 // result has structured content only when its outputSchema is advertised.
-func (modernEra) structuredContent(*Request, *serverTool, []byte) bool { return true }
+func (modernEra) structuredContent(string, *serverTool, []byte) bool { return true }
 
 func (modernEra) resourceNotFoundCode() int { return CodeInvalidParams }
 
-// notifies: change notifications travel on subscriptions/listen, which a
-// buffered response cannot carry.
-func (modernEra) notifies(live bool) bool { return live }
-
 func (modernEra) strictForms() bool { return true }
+
+// discover answers server/discover.
+func (s *Server) discover(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	v := struct {
+		SupportedVersions []string            `json:"supportedVersions"`
+		Capabilities      *ServerCapabilities `json:"capabilities"`
+		Instructions      string              `json:"instructions,omitempty"`
+	}{s.supportedVersions(), r.era.capabilities(s, !isBuffered(ctx)), s.opts.Instructions}
+	return r.encodeResult(v, "server/discover", nil, nil)
+}

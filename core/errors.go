@@ -1,10 +1,12 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -62,6 +64,16 @@ func MissingCapabilityError(required *ClientCapabilities) *Error {
 		WithData(map[string]any{"requiredCapabilities": required})
 }
 
+// ResourceNotFoundError returns the error for a missing resource: -32602 with
+// data.uri in 2026-07-28, translated to -32002 for legacy clients.
+func ResourceNotFoundError(uri string) *Error {
+	e := NewError(CodeInvalidParams, "Resource not found: "+uri).WithData(map[string]any{"uri": uri})
+	e.Cause = errResourceNotFound
+	return e
+}
+
+var errResourceNotFound = errors.New("resource not found")
+
 // CodeOf returns the JSON-RPC code of err: the Code of an *Error in its chain,
 // 0 for nil, and CodeInternalError for anything else (mcp.CodeOf).
 func CodeOf(err error) int { return mcp.CodeOf(err) }
@@ -75,6 +87,67 @@ var (
 	// ErrKeyNotFound: no signing key has the requested id.
 	ErrKeyNotFound = errors.New("mcp: signing key not found")
 )
+
+// invalidRequest returns the -32600 error for a malformed envelope.
+func invalidRequest(msg string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
+}
+
+// methodNotFound is the -32601 answer to a method the era does not serve.
+func methodNotFound(method string) *Error {
+	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+}
+
+// metaError is the -32602 / 400 answer to a malformed request _meta.
+func metaError(msg string) *Error {
+	return NewError(CodeInvalidParams, "Invalid params: "+msg).WithHTTP(http.StatusBadRequest, nil)
+}
+
+// headerMismatch is the -32020 / 400 answer to a mirrored header that is
+// missing, invalid or differs from the body (2026-07-28).
+func headerMismatch(format string) *Error {
+	return NewError(CodeHeaderMismatch, "Header mismatch: "+format).WithHTTP(http.StatusBadRequest, nil)
+}
+
+// legacyError is an error with an explicit HTTP status.
+func legacyError(status, code int, msg string) *Error {
+	return NewError(code, msg).WithHTTP(status, nil)
+}
+
+// storeFailure is the answer when the session store fails: 503, so clients
+// retry, with the detail logged rather than sent.
+func storeFailure(err error) *Error {
+	e := NewError(CodeInternalError, "Session store unavailable").WithHTTP(http.StatusServiceUnavailable, nil)
+	e.Cause = err
+	return e
+}
+
+// internalf is the -32603 error of a handler's invalid answer (an input
+// request the server refuses to send), with a message for the client.
+func internalf(format string, args ...any) *Error {
+	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
+}
+
+// tooManyInputRounds is the error of a request that asked for input more
+// than max times (ServerOptions.MaxInputRounds), in either era.
+func tooManyInputRounds(max int) *Error {
+	return NewError(CodeInternalError, fmt.Sprintf("This request asked for input more than %d times (the server's limit of input rounds)", max)).
+		WithData(map[string]any{"reason": "too_many_input_rounds", "maxInputRounds": max})
+}
+
+// errInvalidState is the one answer to a state that fails verification.
+func errInvalidState(cause error) *Error {
+	e := NewError(CodeInvalidParams, "Invalid or expired requestState").WithData(map[string]any{"reason": "invalid_request_state"})
+	e.Cause = cause
+	return e
+}
+
+// notFound is the era's error for a missing resource.
+func (s *Server) notFound(r *Request, uri string) error {
+	e := ResourceNotFoundError(uri)
+	e.Code = r.era.resourceNotFoundCode()
+	return e
+}
 
 // toWireError turns any error into the error object sent to the client: its
 // code, message and data, without the cause. Errors that are not *Error
@@ -110,4 +183,101 @@ func httpStatusLegacy(code int) int {
 	default:
 		return http.StatusOK
 	}
+}
+
+// appendErrorResponse appends a JSON-RPC error response for e. The id is
+// omitted when it could not be read (never "id": null, which the schema
+// forbids).
+func appendErrorResponse(b, id []byte, e *Error) []byte {
+	var data any // nil, not a nil json.RawMessage: no data member
+	if e.Data != nil {
+		data = e.Data
+	}
+	return jsonwire.AppendError(b, id, e.Code, e.Message, data)
+}
+
+// replyError answers with a JSON-RPC error, with the HTTP status of the
+// exchange's era. Errors that are not *Error are logged and sent as a
+// generic -32603.
+func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
+	} else if e.Cause != nil && e.HTTPStatus() >= 500 {
+		// A server fault (the session store failed): say what happened.
+		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", e.Cause.Error())
+	} else if e.Cause != nil {
+		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
+	}
+	s.errorHeaders(ctx, x, e)
+	we := toWireError(err)
+	status := http.StatusOK
+	if e != nil && e.HTTPStatus() != 0 {
+		status = e.HTTPStatus()
+	} else {
+		status = x.era.errorStatus(we.Code)
+	}
+	x.finish(status, appendErrorResponse(make([]byte, 0, 128), id, we))
+}
+
+// errorHeaders makes the headers of e part of x's response, and warns when the
+// status cannot apply any more because the stream has begun.
+func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
+	if e == nil || (e.HTTPHeader() == nil && e.HTTPStatus() < 400) {
+		return
+	}
+	x.mu.Lock()
+	started := x.started
+	x.mu.Unlock()
+	if started {
+		s.log.WarnContext(ctx, "an error with an HTTP status came after the response stream began; sent as a JSON-RPC error",
+			"code", e.Code, "status", e.HTTPStatus())
+		return
+	}
+	eh := e.HTTPHeader()
+	if eh == nil {
+		return
+	}
+	prev := x.header
+	x.header = func(h http.Header) {
+		if prev != nil {
+			prev(h)
+		}
+		copyHeader(h, eh)
+	}
+}
+
+// copyHeader adds the values of src to dst, replacing what dst had.
+func copyHeader(dst, src http.Header) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+// writeJSONError writes a complete JSON-RPC error response.
+func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {
+	b := appendErrorResponse(make([]byte, 0, 128), id, e)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeHTTPError answers a request refused before JSON-RPC dispatch with the
+// error's status (default 500), headers and JSON-RPC error body.
+func (s *Server) writeHTTPError(ctx context.Context, w http.ResponseWriter, err error) {
+	var e *Error
+	status := http.StatusInternalServerError
+	if errors.As(err, &e) {
+		if st := e.HTTPStatus(); st != 0 {
+			status = st
+		}
+		copyHeader(w.Header(), e.HTTPHeader())
+		if e.Cause != nil {
+			s.log.DebugContext(ctx, "request refused", "status", status, "error", e.Cause.Error())
+		}
+	} else {
+		s.log.ErrorContext(ctx, "authentication failed", "error", err.Error())
+	}
+	writeJSONError(w, status, nil, toWireError(err))
 }

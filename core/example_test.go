@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -56,6 +57,28 @@ func ExampleNewServer() {
 	// Output:
 	// complete [2026-07-28] Use add for sums.
 	// map[name:calculator version:2.0.0]
+}
+
+// A plain error from a tool handler is a generic -32603 unless
+// ToolErrorResults reports it, as go-sdk does, as an isError result the
+// model can read.
+func ExampleServerOptions_toolErrorResults() {
+	lookup := func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		return "", errors.New("no order 42 in the last 90 days")
+	}
+	for _, report := range []bool{false, true} {
+		srv := core.NewServer(core.Implementation{Name: "orders", Version: "1.0.0"}, &core.ServerOptions{ToolErrorResults: report})
+		core.AddTool(srv, &core.Tool{Name: "lookup"}, lookup)
+		res := post(srv, "tools/call", "lookup", map[string]any{"name": "lookup"}, nil)
+		if e, ok := res["error"].(map[string]any); ok {
+			fmt.Println("error:", e["code"], e["message"])
+		} else {
+			fmt.Println("result:", res["isError"], res["content"])
+		}
+	}
+	// Output:
+	// error: -32603 Internal error
+	// result: true [map[text:no order 42 in the last 90 days type:text]]
 }
 
 func ExampleAddTool() {

@@ -123,11 +123,10 @@ func FuzzCursor(f *testing.F) {
 	})
 }
 
-// fuzzSealer is a sealer with a fixed key and clock.
+// fuzzSealer is a sealer with fixed keys; its states live a minute.
 func fuzzSealer() *sealer {
-	now := func() time.Time { return time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC) }
 	keys := StaticKeys{{ID: "k1", Secret: bytes.Repeat([]byte{7}, 32)}, {ID: "k0", Secret: bytes.Repeat([]byte{9}, 32)}}
-	return newSealer(keys, time.Minute, now, nil)
+	return newSealer(keys, time.Minute, nil)
 }
 
 var fuzzBinding = stateBinding{method: "tools/call", target: "t", args: []byte(`{"a":1}`), principal: &Principal{Issuer: "i", Subject: "s"}}
@@ -232,7 +231,7 @@ func TestSealerBinding(t *testing.T) {
 		}
 	}
 	// An empty key list fails closed.
-	empty := newSealer(StaticKeys{}, time.Minute, time.Now, nil)
+	empty := newSealer(StaticKeys{}, time.Minute, nil)
 	if _, err := empty.seal(ctx, "", nil, 0, fuzzBinding); err == nil {
 		t.Error("sealed without keys")
 	}

@@ -57,6 +57,14 @@ func FuzzServeHTTP(f *testing.F) {
 		modernVersion, "tools/call", "add")
 	f.Add([]byte(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","requestState":"v1.local.e30.AAAA","inputResponses":{"x":{}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`),
 		modernVersion, "tools/call", "add")
+	// Legacy requests whose _meta the one scan reads: progress tokens of
+	// every type, a non-object _meta, a repeated _meta, reserved keys.
+	for _, meta := range []string{`{"progressToken":"p"}`, `{"progressToken":7}`, `{"progressToken":1.5}`, `{"progressToken":{"a":1}}`,
+		`{"progressToken":null}`, `"x"`, `{"io.modelcontextprotocol/protocolVersion":5}`} {
+		f.Add([]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},"_meta":`+meta+`}}`),
+			core.ProtocolVersion20251125, "", "")
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"progressToken":true},"_meta":{"progressToken":"p"}}}`), "", "", "")
 	f.Fuzz(func(t *testing.T, body []byte, version, method, name string) {
 		fuzzServer.once.Do(func() {
 			fuzzServer.srv = newFuzzServer(t)

@@ -306,6 +306,7 @@ func newGoldenServer(t testing.TB) *core.Server {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, era := range []string{"modern", "legacy"} {
 		rev := modernVersion
 		if era == "legacy" {

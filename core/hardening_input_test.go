@@ -167,6 +167,7 @@ func (b *shortBody) Read(p []byte) (int, error) {
 // request that declares 4 MiB and sends 10 bytes must allocate little. Not
 // parallel: it reads the process's allocation counter.
 func TestDeclaredBodySizeNotAllocated(t *testing.T) {
+	// Not parallel: it measures the process's allocations.
 	srv := newFixture(t, nil)
 	const n, declared = 20, 4 << 20
 	var before, after runtime.MemStats

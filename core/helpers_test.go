@@ -9,14 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
-
-// This file holds the test harness shared by the black-box tests: a builder
-// of 2026-07-28 and legacy requests, a reader of JSON and SSE responses,
-// accessors into decoded JSON, and validation against the official schemas.
 
 const modernVersion = core.ProtocolVersion20260728
 
@@ -333,13 +332,6 @@ func toJSON(t testing.TB, v any) []byte {
 // textOf returns content[0].text of a tools/call result.
 func textOf(res map[string]any) string { return str(at(res, "content", 0, "text")) }
 
-// --- official schemas ---
-
-// The official schemas are checked with github.com/google/jsonschema-go,
-// which core already uses to validate arguments, so that no test-only
-// library reaches the root go.mod that users inherit (docs/design.md,
-// "Module layout"). TestSpecValidatorRejects proves the check can fail.
-
 // mustPanic runs f and returns the panic message; it fails if f does not
 // panic.
 func mustPanic(t testing.TB, f func()) (msg string) {
@@ -354,4 +346,241 @@ func mustPanic(t testing.TB, f func()) (msg string) {
 	}()
 	f()
 	return ""
+}
+
+// resp is a parsed HTTP response.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	SSE    bool
+	// Msgs holds the JSON-RPC messages: one for a JSON body, every data
+	// event for an SSE body.
+	Msgs []json.RawMessage
+}
+
+func parseResp(t testing.TB, status int, h http.Header, body []byte) *resp {
+	t.Helper()
+	r := &resp{Status: status, Header: h.Clone(), Body: body}
+	ct := h.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		r.SSE = true
+		evs, err := parseSSE(body)
+		if err != nil {
+			t.Fatalf("bad SSE body: %v\n%s", err, body)
+		}
+		r.Msgs = evs
+	case strings.HasPrefix(ct, "application/json"):
+		if !json.Valid(body) {
+			t.Fatalf("response body is not valid JSON: %q", body)
+		}
+		r.Msgs = []json.RawMessage{body}
+	}
+	return r
+}
+
+// final returns the last message, decoded.
+func (r *resp) final(t testing.TB) map[string]any {
+	t.Helper()
+	if len(r.Msgs) == 0 {
+		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
+	}
+	m, ok := decode(t, r.Msgs[len(r.Msgs)-1]).(map[string]any)
+	if !ok {
+		t.Fatalf("final message is not an object: %s", r.Msgs[len(r.Msgs)-1])
+	}
+	return m
+}
+
+// finalRaw returns the last message as raw JSON.
+func (r *resp) finalRaw(t testing.TB) json.RawMessage {
+	t.Helper()
+	if len(r.Msgs) == 0 {
+		t.Fatalf("HTTP %d: no JSON-RPC message in the response: %q", r.Status, r.Body)
+	}
+	return r.Msgs[len(r.Msgs)-1]
+}
+
+// notes returns the messages before the final one, decoded.
+func (r *resp) notes(t testing.TB) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i := 0; i+1 < len(r.Msgs); i++ {
+		out = append(out, decode(t, r.Msgs[i]).(map[string]any))
+	}
+	return out
+}
+
+// result returns the result object of a successful response (HTTP 200).
+func (r *resp) result(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.final(t)
+	if r.Status != http.StatusOK {
+		t.Fatalf("HTTP %d, want 200: %s", r.Status, r.Body)
+	}
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result object: %s", r.Body)
+	}
+	return res
+}
+
+// rpcError returns the error object of the final message.
+func (r *resp) rpcError(t testing.TB) map[string]any {
+	t.Helper()
+	m := r.final(t)
+	e, ok := m["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("HTTP %d: no error object: %s", r.Status, r.Body)
+	}
+	return e
+}
+
+// wantError checks the HTTP status and the JSON-RPC error code.
+func (r *resp) wantError(t testing.TB, status, code int) map[string]any {
+	t.Helper()
+	if r.Status != status {
+		t.Errorf("HTTP status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	e := r.rpcError(t)
+	if got := num(t, e["code"]); got != int64(code) {
+		t.Errorf("error code = %d, want %d; body %s", got, code, r.Body)
+	}
+	if s, _ := e["message"].(string); s == "" {
+		t.Errorf("error message is empty: %s", r.Body)
+	}
+	return e
+}
+
+// wantID checks the id of the final message: rawID is its JSON, or "" for
+// absent (never null).
+func (r *resp) wantID(t testing.TB, rawID string) {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
+		t.Fatal(err)
+	}
+	got, present := m["id"]
+	switch {
+	case rawID == "" && present:
+		t.Errorf(`"id" is %s, want it absent; body %s`, got, r.Body)
+	case rawID != "" && !present:
+		t.Errorf(`"id" is absent, want %s; body %s`, rawID, r.Body)
+	case rawID != "" && string(got) != rawID:
+		t.Errorf(`"id" = %s, want %s`, got, rawID)
+	}
+}
+
+// resultRaw returns the raw result member of the final message.
+func (r *resp) resultRaw(t testing.TB) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.finalRaw(t), &m); err != nil {
+		t.Fatal(err)
+	}
+	res, ok := m["result"]
+	if !ok {
+		t.Fatalf("no result: %s", r.Body)
+	}
+	return res
+}
+
+// handlerTransport serves HTTP requests with h in this process, without a
+// network, so that the tests using it can run in a testing/synctest bubble
+// (whose clock drives idle expiry, keep-alives and state TTLs). The round
+// trip returns once h has written its header (or returned); the body then
+// streams what h writes, so an SSE response arrives event by event. Closing
+// the body, like a client that goes away, cancels the request's context.
+type handlerTransport struct{ h http.Handler }
+
+// handlerClient returns an HTTP client served by h in this process.
+func handlerClient(h http.Handler) *http.Client {
+	return &http.Client{Transport: handlerTransport{h}}
+}
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	sreq := req.Clone(ctx)
+	if sreq.Body == nil {
+		sreq.Body = http.NoBody
+	}
+	sreq.RequestURI = req.URL.RequestURI()
+	pr, pw := io.Pipe()
+	w := &pipeResponse{header: http.Header{}, body: pw, ready: make(chan struct{})}
+	go func() {
+		defer cancel()
+		defer pw.Close()
+		defer w.WriteHeader(http.StatusOK) // a handler that wrote nothing: 200
+		ht.h.ServeHTTP(w, sreq)
+	}()
+	<-w.ready
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: w.sent, ContentLength: -1,
+		Body: &pipeBody{pr, cancel}, Request: req,
+	}, nil
+}
+
+// pipeResponse is the ResponseWriter of handlerTransport.
+type pipeResponse struct {
+	header, sent http.Header
+	status       int
+	body         *io.PipeWriter
+	ready        chan struct{} // closed by the first WriteHeader
+}
+
+func (w *pipeResponse) Header() http.Header { return w.header }
+
+func (w *pipeResponse) WriteHeader(status int) {
+	if w.sent != nil {
+		return
+	}
+	w.status, w.sent = status, w.header.Clone()
+	close(w.ready)
+}
+
+func (w *pipeResponse) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// Flush does nothing: a write reaches the reader before it returns.
+func (w *pipeResponse) Flush() {}
+
+type pipeBody struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *pipeBody) Close() error {
+	b.cancel()
+	return b.PipeReader.Close()
+}
+
+// servesLegacyVia is mcptest.ServesLegacy through c: it fails unless url
+// answers a request in a new session, opens its GET stream and ends it with
+// DELETE, within a bounded wait.
+func servesLegacyVia(t *testing.T, c *http.Client, url, version string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl := &mcptest.Client{URL: url, HTTP: c}
+	if _, err := cl.Initialize(ctx, version, nil); err != nil || cl.SessionID == "" {
+		t.Fatalf("initialize: %v (session %q)", err, cl.SessionID)
+	}
+	if r, err := cl.LegacyCall(ctx, "ping", nil, nil); err != nil || r.Error != nil || r.Result == nil {
+		t.Fatalf("ping in the session: %v %v", err, r)
+	}
+	g, err := cl.OpenGetStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if status, err := cl.Delete(ctx); err != nil || status != http.StatusNoContent {
+		t.Fatalf("DELETE: %v HTTP %d, want 204", err, status)
+	}
+	if err := g.WaitEnd(ctx); err != nil {
+		t.Fatalf("the GET stream outlived DELETE: %v", err)
+	}
 }

@@ -1,15 +1,20 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/textproto"
+	"net/url"
 	"os"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 )
 
 // ServeHTTP serves the MCP endpoint over Streamable HTTP: POST carries
@@ -65,6 +70,158 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// hostAllowed implements DNS rebinding protection: a server reached on
+// loopback answers only loopback host names (or AllowedHosts).
+func (s *Server) hostAllowed(r *http.Request) bool {
+	loop := servedOnLoopback(r)
+	if !loop && len(s.opts.AllowedHosts) == 0 {
+		return true
+	}
+	for _, h := range s.opts.AllowedHosts {
+		if strings.EqualFold(h, r.Host) || strings.EqualFold(h, splitHost(r.Host)) {
+			return true
+		}
+	}
+	return loop && isLoopbackHost(splitHost(r.Host))
+}
+
+// originAllowed checks a present Origin header.
+func (s *Server) originAllowed(r *http.Request, origin string) bool {
+	for _, o := range s.opts.AllowedOrigins {
+		if o == "*" || o == origin {
+			return true
+		}
+	}
+	if s.opts.AllowedOrigins != nil && len(s.opts.AllowedOrigins) > 0 {
+		return false
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if servedOnLoopback(r) && isLoopbackHost(u.Hostname()) {
+		return true
+	}
+	return strings.EqualFold(u.Host, r.Host) // same origin
+}
+
+// servedOnLoopback reports whether the request arrived on a loopback address.
+func servedOnLoopback(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a == nil {
+		return false
+	}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return isLoopbackHost(splitHost(a.String()))
+}
+
+// isLoopbackHost reports whether host (without port) names the loopback
+// interface.
+func isLoopbackHost(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// splitHost returns the host part of host[:port].
+func splitHost(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// serveMetadata serves the authenticator's metadata document for r, if r
+// asks for one. It reports whether it answered.
+func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+		return false
+	}
+	doc, err := s.opts.Authenticator.Metadata(r)
+	if err == nil && doc == nil {
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if err != nil {
+		s.writeHTTPError(r.Context(), w, err)
+		return true
+	}
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
+			h.Set("Access-Control-Allow-Headers", rh)
+		}
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=3600")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(doc)
+	}
+	return true
+}
+
+// authenticate runs the authenticator on r. It returns the request to
+// continue with, or false after answering with the authenticator's error.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	ctx, err := s.opts.Authenticator.Authenticate(r)
+	if err != nil {
+		s.writeHTTPError(r.Context(), w, err)
+		return nil, false
+	}
+	if ctx == nil || ctx == r.Context() {
+		return r, true
+	}
+	return r.WithContext(ctx), true
+}
+
+// servePreflight answers a CORS preflight for an allowed origin.
+func (s *Server) servePreflight(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") == "" || r.Header.Get("Access-Control-Request-Method") == "" {
+		w.Header().Set("Allow", s.allowedMethods())
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", s.allowedMethods())
+	var allowed []string
+	for _, f := range strings.Split(r.Header.Get("Access-Control-Request-Headers"), ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		switch strings.ToLower(f) {
+		case "content-type", "accept", "authorization", "mcp-protocol-version", "mcp-method",
+			"mcp-name", "mcp-session-id", "last-event-id":
+			allowed = append(allowed, f)
+		default:
+			if strings.HasPrefix(strings.ToLower(f), "mcp-param-") && isToken(f) {
+				allowed = append(allowed, f)
+			}
+		}
+	}
+	if len(allowed) > 0 {
+		h.Set("Access-Control-Allow-Headers", strings.Join(allowed, ", "))
+	}
+	h.Set("Access-Control-Max-Age", "600")
+	h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// isToken reports whether s is an RFC 9110 token (1*tchar).
+func isToken(s string) bool { return mcpheader.IsToken(s) }
+
+func canonicalHeader(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
+
 func (s *Server) allowedMethods() string {
 	if s.servesLegacy() {
 		return "POST, GET, DELETE, OPTIONS"
@@ -77,13 +234,54 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter) {
 	http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
 }
 
-// writeJSONError writes a complete JSON-RPC error response.
-func writeJSONError(w http.ResponseWriter, status int, id []byte, e *Error) {
-	b := appendErrorResponse(make([]byte, 0, 128), id, e)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
+// servePost handles every POST: one JSON-RPC message (or a legacy batch).
+func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
+				&Error{Code: CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json"})
+			return
+		}
+	}
+	acc := parseAccept(r.Header.Get("Accept"))
+	if !acc.json && !acc.sse {
+		writeJSONError(w, http.StatusNotAcceptable, nil,
+			&Error{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if !json.Valid(body) {
+		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
+		return
+	}
+	if first := body[jsonwire.SkipSpace(body, 0)]; first == '[' {
+		s.serveBatch(w, r, body) // a batch is legacy (2025-03-26)
+		return
+	}
+	m, id, perr := parseMessage(body)
+	if perr != nil {
+		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
+		return
+	}
+	s.serve(r.Context(), newExchange(w, acc, s.eraOf(r.Header, m)), r, m)
+}
+
+// serve answers one JSON-RPC message in the era of x, which the door
+// chose: the one path of every POSTed message after the door.
+func (s *Server) serve(ctx context.Context, x *exchange, hr *http.Request, m *rpcMessage) {
+	ctx, r, err := x.era.open(ctx, s, hr, x, m)
+	if r == nil && err == nil {
+		return // answered by the era
+	}
+	var res []byte
+	if err == nil {
+		res, err = s.call(ctx, r, m.params)
+	}
+	s.reply(ctx, x, m.id, res, err)
 }
 
 // acceptance records what the client's Accept header allows.
@@ -174,86 +372,4 @@ func readGrowing(r io.Reader, limit int64) ([]byte, error) {
 			return b, err
 		}
 	}
-}
-
-// servePost handles every POST: one JSON-RPC message (or a legacy batch).
-func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
-				&Error{Code: CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json"})
-			return
-		}
-	}
-	acc := parseAccept(r.Header.Get("Accept"))
-	if !acc.json && !acc.sse {
-		writeJSONError(w, http.StatusNotAcceptable, nil,
-			&Error{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
-		return
-	}
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	if !json.Valid(body) {
-		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
-		return
-	}
-	if first := body[jsonwire.SkipSpace(body, 0)]; first == '[' {
-		s.serveBatch(w, r, body, acc)
-		return
-	}
-	m, id, perr := parseMessage(body)
-	if perr != nil {
-		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
-		return
-	}
-	if s.isModernRequest(r, m) {
-		s.serveModern(w, r, m, acc)
-		return
-	}
-	s.serveLegacyPost(w, r, m, acc)
-}
-
-// isModernRequest classifies a POSTed message (2026-07-28
-// basic/versioning; docs/design.md, "Two eras, one endpoint"): modern _meta
-// makes it modern whatever its method; a session
-// id, initialize, a legacy MCP-Protocol-Version header or no version at all
-// make it legacy; anything else is modern, whose validation then answers.
-func (s *Server) isModernRequest(r *http.Request, m *rpcMessage) bool {
-	m.indexParams()
-	modernMeta := hasVersionKey(m.pMeta)
-	switch s.opts.Mode {
-	case ModeModern:
-		// A legacy initialize still goes to the legacy path, which answers
-		// with the versions this server speaks.
-		return modernMeta || m.method != "initialize"
-	case ModeLegacy:
-		return false
-	}
-	if modernMeta {
-		return true
-	}
-	v := r.Header.Get(HeaderProtocolVersion)
-	if m.isResponse && isModernVersion(v) {
-		return true // clients do not send responses in 2026-07-28: 400
-	}
-	if r.Header.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
-		return false
-	}
-	return v != "" && !isLegacyVersion(v)
-}
-
-// hasVersionKey reports whether a _meta object carries the protocol version
-// key.
-func hasVersionKey(meta []byte) bool {
-	found := false
-	if jsonwire.IsObject(meta) {
-		jsonwire.EachMember(meta, func(k, _ []byte) bool {
-			found = jsonwire.KeyIs(k, MetaProtocolVersion)
-			return !found
-		})
-	}
-	return found
 }

@@ -1,8 +1,6 @@
 package core
 
-import (
-	"github.com/mcpfn/mcpfn/internal/jsonwire"
-)
+import "github.com/mcpfn/mcpfn/internal/jsonwire"
 
 // rpcMessage is one decoded JSON-RPC message. Its byte slices point into the
 // request body, which is never reused after the request.
@@ -15,22 +13,14 @@ type rpcMessage struct {
 	result     []byte
 	errObj     []byte
 
-	// Members of params found by indexParams (one pass, last wins).
-	indexed      bool
+	// Members of params the envelope checks need, found by parseMessage
+	// in one pass (the last of a repeated name): _meta, name and uri.
 	pMeta, pName []byte
 	pURI         []byte
 }
 
-// indexParams finds, in one pass over params, the members the envelope
-// checks need: _meta, name and uri.
+// indexParams finds the members of params the envelope checks need.
 func (m *rpcMessage) indexParams() {
-	if m.indexed {
-		return
-	}
-	m.indexed = true
-	if m.params == nil {
-		return
-	}
 	jsonwire.EachMember(m.params, func(k, v []byte) bool {
 		switch {
 		case jsonwire.KeyIs(k, "_meta"):
@@ -45,11 +35,6 @@ func (m *rpcMessage) indexParams() {
 }
 
 func (m *rpcMessage) isNotification() bool { return !m.isResponse && m.id == nil }
-
-// invalidRequest returns the -32600 error for a malformed envelope.
-func invalidRequest(msg string) *Error {
-	return &Error{Code: CodeInvalidRequest, Message: "Invalid Request: " + msg}
-}
 
 // parseMessage decodes a JSON-RPC 2.0 request, notification or response from
 // b, which must already be valid JSON. On failure it returns the -32600 error
@@ -99,8 +84,11 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 			return nil, replyID, invalidRequest("a request cannot carry result or error")
 		}
 		m.method = s
-		if m.params != nil && !jsonwire.IsObject(m.params) {
-			return nil, replyID, invalidRequest(`"params" must be an object`)
+		if m.params != nil {
+			if !jsonwire.IsObject(m.params) {
+				return nil, replyID, invalidRequest(`"params" must be an object`)
+			}
+			m.indexParams()
 		}
 		return m, nil, nil
 	}
@@ -138,13 +126,25 @@ func validID(raw []byte) bool {
 	return true
 }
 
-// appendErrorResponse appends a JSON-RPC error response for e. The id is
-// omitted when it could not be read (never "id": null, which the schema
-// forbids).
-func appendErrorResponse(b, id []byte, e *Error) []byte {
-	var data any // nil, not a nil json.RawMessage: no data member
-	if e.Data != nil {
-		data = e.Data
+// Limits on the client-supplied objects that the server canonicalizes,
+// validates and binds (tool and prompt arguments, inputResponses). A request
+// over a limit is answered -32602 before any handler runs. See
+// docs/design.md, "Hardening: request bodies and arguments".
+const (
+	// MaxArgumentDepth is how deeply objects and arrays may nest inside
+	// arguments (the arguments object itself is depth 1).
+	MaxArgumentDepth = 32
+	// MaxArgumentMembers is how many members one object inside arguments
+	// may have.
+	MaxArgumentMembers = 10000
+)
+
+// checkArguments enforces MaxArgumentDepth and MaxArgumentMembers on the
+// valid JSON value v and rejects an object, at any depth, that names a key
+// twice (jsonwire.Check). what names the value in the -32602 message.
+func checkArguments(what string, v []byte) error {
+	if err := jsonwire.Check(v); err != nil {
+		return InvalidParamsError("Invalid params: %s: %v", what, err)
 	}
-	return jsonwire.AppendError(b, id, e.Code, e.Message, data)
+	return nil
 }

@@ -1,16 +1,15 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -19,10 +18,15 @@ import (
 )
 
 // Two servers sharing one store behave like two instances behind a load
-// balancer: what one learns through the store, the other must honour.
+// balancer: what one learns through the store, the other must honour. They
+// are served in this process (http routes a.test to a, b.test to b), so that
+// the tests run in synctest bubbles: the keep-alive ticks of a GET stream
+// and the store polls of a waiting call, which carry what the other
+// instance did, pass without real waits.
 type twoInstances struct {
 	a, b   *core.Server
 	ua, ub string
+	http   *http.Client
 	store  *memory.Store
 }
 
@@ -30,60 +34,68 @@ func newTwoInstances(t *testing.T, configure func(*core.ServerOptions), register
 	t.Helper()
 	store := &memory.Store{}
 	keys := core.StaticKeys{core.NewRandomKey("shared")}
-	mk := func() (*core.Server, string) {
+	mk := func() *core.Server {
 		o := &core.ServerOptions{SessionStore: store, Keys: keys}
 		if configure != nil {
 			configure(o)
 		}
 		s := core.NewServer(core.Implementation{Name: "inst", Version: "1"}, o)
 		register(s)
-		ts := httptest.NewServer(s)
-		t.Cleanup(ts.Close)
-		return s, ts.URL
+		return s
 	}
-	ti := &twoInstances{store: store}
-	ti.a, ti.ua = mk()
-	ti.b, ti.ub = mk()
+	ti := &twoInstances{store: store, ua: "http://a.test/mcp", ub: "http://b.test/mcp"}
+	ti.a, ti.b = mk(), mk()
+	ti.http = handlerClient(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "b.test" {
+			ti.b.ServeHTTP(w, r)
+			return
+		}
+		ti.a.ServeHTTP(w, r)
+	}))
 	return ti
 }
 
 // A legacy call waiting on instance A for the client's answer ends when the
 // client cancels it through instance B, and sends no response.
 func TestCancelThroughAnotherInstance(t *testing.T) {
-	ti := newTwoInstances(t, nil, func(s *core.Server) {
-		core.AddTool(s, &core.Tool{Name: "ask", Description: "Asks."},
-			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
-				if _, ok := req.Input.Elicitation("q"); ok {
-					return "answered", nil
-				}
-				return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("Name?",
-					json.RawMessage(`{"type":"object","properties":{"n":{"type":"string"}}}`))}, "")
-			})
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ti := newTwoInstances(t, nil, func(s *core.Server) {
+			core.AddTool(s, &core.Tool{Name: "ask", Description: "Asks."},
+				func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+					if _, ok := req.Input.Elicitation("q"); ok {
+						return "answered", nil
+					}
+					return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("Name?",
+						json.RawMessage(`{"type":"object","properties":{"n":{"type":"string"}}}`))}, "")
+				})
+		})
+		a := &mcptest.Client{URL: ti.ua, HTTP: ti.http}
+		if _, err := a.Initialize(context.Background(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		b := &mcptest.Client{URL: ti.ub, HTTP: ti.http, SessionID: a.SessionID, Version: a.Version}
+		// No answerer: the client shows the question and never answers.
+		s := openStreamVia(t, ti.http, ti.ua, lreq(77, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, a.Version, a.SessionID))
+		// The elicitation on the stream means A waits for the answer: it
+		// registers its waiter before it sends the request.
+		if m := s.next(5 * time.Second); m["method"] != core.MethodElicit {
+			t.Fatalf("got %v, want the elicitation", m)
+		}
+		note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77, "reason": "user"}})
+		r, err := b.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {b.Version}}, nil)
+		if err != nil || r.Status != http.StatusAccepted {
+			t.Fatalf("cancel through B: %v %v", err, r)
+		}
+		// The call ends without a response (the spec: none for a cancelled
+		// request), and A stops waiting.
+		s.ends(5 * time.Second)
 	})
-	a := &mcptest.Client{URL: ti.ua}
-	if _, err := a.Initialize(context.Background(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	b := &mcptest.Client{URL: ti.ub, SessionID: a.SessionID, Version: a.Version}
-	// No answerer: the client shows the question and never answers.
-	s := legacyStream(t, ti.ua, lreq(77, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, a.Version, a.SessionID))
-	// The elicitation on the stream means A waits for the answer: it
-	// registers its waiter before it sends the request.
-	if m := s.next(5 * time.Second); m["method"] != core.MethodElicit {
-		t.Fatalf("got %v, want the elicitation", m)
-	}
-	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 77, "reason": "user"}})
-	r, err := b.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {b.Version}}, nil)
-	if err != nil || r.Status != http.StatusAccepted {
-		t.Fatalf("cancel through B: %v %v", err, r)
-	}
-	// The call ends without a response (the spec: none for a cancelled
-	// request), and A stops waiting.
-	s.ends(5 * time.Second)
 }
 
 // A cancelled call on the same instance gets no response at all.
 func TestCancelledCallGetsNoResponse(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{})
 	srv := core.NewServer(core.Implementation{Name: "c", Version: "1"}, nil)
@@ -127,98 +139,68 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 	}
 }
 
-// readEvents reads SSE data lines from body into ch until it ends.
-func readEvents(body io.Reader, ch chan<- string) {
-	sc := bufio.NewScanner(body)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
-			ch <- strings.TrimPrefix(line, "data: ")
-		}
-	}
-	close(ch)
-}
-
 // A subscription made through instance B reaches the GET stream held by A,
 // and a DELETE through B ends A's stream.
 func TestGetStreamFollowsOtherInstance(t *testing.T) {
-	ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 50 * time.Millisecond }, func(s *core.Server) {
-		s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
-			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 50 * time.Millisecond }, func(s *core.Server) {
+			s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
+			})
 		})
-	})
-	c := &mcptest.Client{URL: ti.ua}
-	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", c.SessionID)
-	req.Header.Set("Mcp-Protocol-Version", c.Version)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET stream on A: %v %v", err, resp)
-	}
-	defer resp.Body.Close()
-	events := make(chan string, 16)
-	go readEvents(resp.Body, events)
+		c := &mcptest.Client{URL: ti.ua, HTTP: ti.http}
+		if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.SessionID)
+		req.Header.Set("Mcp-Protocol-Version", c.Version)
+		resp, err := ti.http.Do(req)
+		if err != nil {
+			t.Fatalf("GET stream on A: %v", err)
+		}
+		events := newSSEStream(t, resp, nil)
 
-	b := &mcptest.Client{URL: ti.ub, SessionID: c.SessionID, Version: c.Version}
-	if r, err := b.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
-		t.Fatalf("subscribe through B: %v %v", err, r)
-	}
-	ti.a.NotifyResourceUpdated("test://r")
-	select {
-	case e := <-events:
-		if !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
+		b := &mcptest.Client{URL: ti.ub, HTTP: ti.http, SessionID: c.SessionID, Version: c.Version}
+		if r, err := b.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
+			t.Fatalf("subscribe through B: %v %v", err, r)
+		}
+		ti.a.NotifyResourceUpdated("test://r")
+		if e := string(events.nextRaw(3 * time.Second)); !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
 			t.Fatalf("unexpected event %s", e)
 		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the update for a subscription made through B never reached A's GET stream")
-	}
-	dreq, _ := http.NewRequest(http.MethodDelete, ti.ub, nil)
-	dreq.Header.Set("Mcp-Session-Id", c.SessionID)
-	dresp, err := http.DefaultClient.Do(dreq)
-	if err != nil || dresp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE through B: %v %v", err, dresp)
-	}
-	dresp.Body.Close()
-	select {
-	case _, open := <-events:
-		for open {
-			_, open = <-events
+		dreq, _ := http.NewRequest(http.MethodDelete, ti.ub, nil)
+		dreq.Header.Set("Mcp-Session-Id", c.SessionID)
+		dresp, err := ti.http.Do(dreq)
+		if err != nil || dresp.StatusCode != http.StatusNoContent {
+			t.Fatalf("DELETE through B: %v %v", err, dresp)
 		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("A's GET stream outlived its session")
-	}
-	// The stream's end must leave A serving legacy sessions (it once left a
-	// lock held, and every later legacy request of A hung).
-	assertServesLegacy(t, ti.ua, c.Version)
-}
-
-// assertServesLegacy fails unless url answers, within a bounded wait, a
-// request in a new session, opens its GET stream and ends it with DELETE.
-func assertServesLegacy(t *testing.T, url, version string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := mcptest.ServesLegacy(ctx, url, version); err != nil {
-		t.Fatalf("the server no longer serves legacy sessions: %v", err)
-	}
+		dresp.Body.Close()
+		if !events.closes(3 * time.Second) {
+			t.Fatal("A's GET stream outlived its session")
+		}
+		// The stream's end must leave A serving legacy sessions (it once left a
+		// lock held, and every later legacy request of A hung).
+		servesLegacyVia(t, ti.http, ti.ua, c.Version)
+	})
 }
 
 // However the session behind an open GET stream ends, the stream ends and
 // the process keeps serving legacy sessions: its GET streams, requests in a
 // session and DELETEs.
 func TestGetStreamSessionEnds(t *testing.T) {
+	t.Parallel()
 	resource := func(s *core.Server) {
 		s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
 			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
 		})
 	}
 	// streamOn initializes a session on url and opens its GET stream.
-	streamOn := func(t *testing.T, url string) (*mcptest.Client, *mcptest.GetStream) {
+	streamOn := func(t *testing.T, hc *http.Client, url string) (*mcptest.Client, *mcptest.GetStream) {
 		t.Helper()
-		c := &mcptest.Client{URL: url}
+		c := &mcptest.Client{URL: url, HTTP: hc}
 		if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -239,42 +221,50 @@ func TestGetStreamSessionEnds(t *testing.T) {
 	}
 
 	t.Run("idle expiry", func(t *testing.T) {
-		clock := &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
-		o := &core.ServerOptions{KeepAlive: 10 * time.Millisecond, SessionIdleTimeout: time.Minute}
-		core.SetClock(o, clock.Now)
-		srv := core.NewServer(core.Implementation{Name: "idle", Version: "1"}, o)
-		resource(srv)
-		ts := httptest.NewServer(srv)
-		t.Cleanup(ts.Close)
-		_, g := streamOn(t, ts.URL)
-		clock.Advance(2 * time.Minute) // the stream never renews its session
-		waitEnd(t, g)
-		assertServesLegacy(t, ts.URL, core.ProtocolVersion20251125)
+		t.Parallel()
+		// In a synctest bubble, served in this process: the sleep lets the
+		// idle timeout pass, and the stream's keep-alive ticks see it.
+		synctest.Test(t, func(t *testing.T) {
+			o := &core.ServerOptions{KeepAlive: 10 * time.Millisecond, SessionIdleTimeout: time.Minute}
+			srv := core.NewServer(core.Implementation{Name: "idle", Version: "1"}, o)
+			resource(srv)
+			hc := handlerClient(srv)
+			c, g := streamOn(t, hc, "http://mcp.test/mcp")
+			time.Sleep(2 * time.Minute) // the stream never renews its session
+			waitEnd(t, g)
+			servesLegacyVia(t, hc, c.URL, core.ProtocolVersion20251125)
+		})
 	})
 
 	t.Run("DELETE through another instance", func(t *testing.T) {
-		ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 10 * time.Millisecond }, resource)
-		c, g := streamOn(t, ti.ua)
-		b := &mcptest.Client{URL: ti.ub, SessionID: c.SessionID, Version: c.Version}
-		if status, err := b.Delete(context.Background()); err != nil || status != http.StatusNoContent {
-			t.Fatalf("DELETE through B: %v HTTP %d", err, status)
-		}
-		waitEnd(t, g)
-		assertServesLegacy(t, ti.ua, c.Version)
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 10 * time.Millisecond }, resource)
+			c, g := streamOn(t, ti.http, ti.ua)
+			b := &mcptest.Client{URL: ti.ub, HTTP: ti.http, SessionID: c.SessionID, Version: c.Version}
+			if status, err := b.Delete(context.Background()); err != nil || status != http.StatusNoContent {
+				t.Fatalf("DELETE through B: %v HTTP %d", err, status)
+			}
+			waitEnd(t, g)
+			servesLegacyVia(t, ti.http, ti.ua, c.Version)
+		})
 	})
 
 	t.Run("eviction through another instance", func(t *testing.T) {
-		ti := newTwoInstances(t, func(o *core.ServerOptions) {
-			o.KeepAlive = 10 * time.Millisecond
-			o.MaxAnonymousSessions = 1
-		}, resource)
-		_, g := streamOn(t, ti.ua)
-		// A second anonymous session, made through B, evicts the first.
-		if _, err := (&mcptest.Client{URL: ti.ub}).Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
-			t.Fatal(err)
-		}
-		waitEnd(t, g)
-		assertServesLegacy(t, ti.ua, core.ProtocolVersion20251125)
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			ti := newTwoInstances(t, func(o *core.ServerOptions) {
+				o.KeepAlive = 10 * time.Millisecond
+				o.MaxAnonymousSessions = 1
+			}, resource)
+			_, g := streamOn(t, ti.http, ti.ua)
+			// A second anonymous session, made through B, evicts the first.
+			if _, err := (&mcptest.Client{URL: ti.ub, HTTP: ti.http}).Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitEnd(t, g)
+			servesLegacyVia(t, ti.http, ti.ua, core.ProtocolVersion20251125)
+		})
 	})
 }
 
@@ -304,6 +294,7 @@ func (k *keysThatRotate) RefreshKeys(context.Context) ([]core.Key, error) {
 // State sealed by an instance with a new key verifies on one that has not
 // loaded it yet: the unknown key id makes it refresh.
 func TestUnknownKeyIDRefreshesKeys(t *testing.T) {
+	t.Parallel()
 	oldKey, newKey := core.NewRandomKey("old"), core.NewRandomKey("new")
 	ahead := core.StaticKeys{newKey, oldKey}
 	behind := &keysThatRotate{cached: []core.Key{oldKey}, fresh: []core.Key{newKey, oldKey}}

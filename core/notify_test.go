@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -383,21 +384,23 @@ func TestListen(t *testing.T) {
 
 	t.Run("deadline ends gracefully", func(t *testing.T) {
 		t.Parallel()
-		srv := newSrv()
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx, cancel := context.WithTimeout(r.Context(), 500*time.Millisecond)
-			defer cancel()
-			srv.ServeHTTP(w, r.WithContext(ctx))
-		}))
-		t.Cleanup(ts.Close)
-		s := openStream(t, ts.URL, listen(5, map[string]any{"toolsListChanged": true}))
-		s.next(5 * time.Second)
-		res := s.next(5 * time.Second)
-		checkTag(t, res, []any{"result", "_meta", core.MetaSubscriptionID}, "5")
-		if str(at(res, "result", "resultType")) != "complete" {
-			t.Errorf("want the listen result before the deadline, got %v", res)
-		}
-		s.ends(5 * time.Second)
+		// In a synctest bubble: the request's deadline passes on its clock.
+		synctest.Test(t, func(t *testing.T) {
+			srv := newSrv()
+			hc := handlerClient(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ctx, cancel := context.WithTimeout(r.Context(), 500*time.Millisecond)
+				defer cancel()
+				srv.ServeHTTP(w, r.WithContext(ctx))
+			}))
+			s := openStreamVia(t, hc, "http://mcp.test/mcp", listen(5, map[string]any{"toolsListChanged": true}))
+			s.next(5 * time.Second)
+			res := s.next(5 * time.Second)
+			checkTag(t, res, []any{"result", "_meta", core.MetaSubscriptionID}, "5")
+			if str(at(res, "result", "resultType")) != "complete" {
+				t.Errorf("want the listen result before the deadline, got %v", res)
+			}
+			s.ends(5 * time.Second)
+		})
 	})
 
 	t.Run("no progress or logs on a listen stream", func(t *testing.T) {

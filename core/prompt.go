@@ -85,7 +85,7 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 			return nil, InvalidParamsError("Invalid params: missing required argument %q", a.Name)
 		}
 	}
-	if err := s.authorize(ctx, r, Operation{Method: "prompts/get", Name: req.Name, Arguments: argsRaw}); err != nil {
+	if err := s.authorize(ctx, Operation{Method: "prompts/get", Name: req.Name, Arguments: argsRaw, ProtocolVersion: r.ProtocolVersion}); err != nil {
 		return nil, err
 	}
 	binding := stateBinding{method: "prompts/get", target: req.Name, args: argsRaw, principal: r.Principal}
@@ -132,7 +132,9 @@ func (s *Server) complete(ctx context.Context, r *Request, params []byte) ([]byt
 	default:
 		return nil, InvalidParamsError("Invalid params: ref.type must be ref/prompt or ref/resource")
 	}
-	if err := s.authorize(ctx, r, completionOperation(&req.Params)); err != nil {
+	op := completionOperation(&req.Params)
+	op.ProtocolVersion = r.ProtocolVersion
+	if err := s.authorize(ctx, op); err != nil {
 		return nil, err
 	}
 	res, err := s.opts.CompletionHandler(ctx, req)

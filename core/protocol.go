@@ -7,6 +7,48 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
+// Protocol revisions this package serves (see the mcp constants of the same
+// names).
+const (
+	// ProtocolVersion20260728 is the stateless revision: every request carries its
+	// version and client capabilities in params._meta, and there is no session.
+	ProtocolVersion20260728 = mcp.ProtocolVersion20260728
+	// ProtocolVersion20251125 is the newest revision with the initialize handshake.
+	ProtocolVersion20251125 = mcp.ProtocolVersion20251125
+	// ProtocolVersion20250618 added the MCP-Protocol-Version header, elicitation and
+	// structured tool output.
+	ProtocolVersion20250618 = mcp.ProtocolVersion20250618
+	// ProtocolVersion20250326 introduced Streamable HTTP and JSON-RPC batches.
+	ProtocolVersion20250326 = mcp.ProtocolVersion20250326
+)
+
+// Reserved _meta keys of the 2026-07-28 revision (see the mcp constants of
+// the same names).
+const (
+	MetaProtocolVersion    = mcp.MetaProtocolVersion
+	MetaClientCapabilities = mcp.MetaClientCapabilities
+	MetaClientInfo         = mcp.MetaClientInfo
+	MetaLogLevel           = mcp.MetaLogLevel
+	MetaServerInfo         = mcp.MetaServerInfo
+	MetaSubscriptionID     = mcp.MetaSubscriptionID
+)
+
+// HTTP header names of the Streamable HTTP transport (see the mcp constants
+// of the same names).
+const (
+	HeaderProtocolVersion = mcp.HeaderProtocolVersion
+	HeaderMethod          = mcp.HeaderMethod
+	HeaderName            = mcp.HeaderName
+	HeaderSessionID       = mcp.HeaderSessionID
+	// HeaderParamPrefix starts the headers that mirror tool arguments
+	// declared with x-mcp-header.
+	HeaderParamPrefix = mcp.HeaderParamPrefix
+)
+
+// EncodeHeaderValue encodes a value for Mcp-Name or an Mcp-Param-* header as
+// clients must (mcp.EncodeHeaderValue).
+func EncodeHeaderValue(v string) string { return mcp.EncodeHeaderValue(v) }
+
 // The protocol's wire types live in package mcp, which the client shares;
 // these aliases keep server code short (core.Tool is mcp.Tool). Each one's
 // documentation is its mcp type's.
@@ -269,3 +311,44 @@ func cloneJSONValue(v any) any {
 	}
 	return v
 }
+
+// Methods of input requests (see the mcp constants of the same names).
+const (
+	MethodElicit        = mcp.MethodElicit
+	MethodCreateMessage = mcp.MethodCreateMessage
+	MethodListRoots     = mcp.MethodListRoots
+)
+
+// Input requests and answers are wire types of package mcp, aliased here.
+type (
+	// InputRequest is one request for input inside an input_required result:
+	// an elicitation, a sampling request or a roots listing. Build it with
+	// ElicitForm, ElicitURL, a Form, Sample or ListRoots.
+	InputRequest = mcp.InputRequest
+	// InputRequests maps server-chosen keys to input requests.
+	InputRequests = mcp.InputRequests
+	// ElicitFormParams are the params of a form-mode elicitation.
+	ElicitFormParams = mcp.ElicitFormParams
+	// ElicitURLParams are the params of a URL-mode elicitation.
+	ElicitURLParams = mcp.ElicitURLParams
+	// ModelHint names a model family for sampling.
+	ModelHint = mcp.ModelHint
+	// ModelPreferences guide the client's model choice for sampling.
+	ModelPreferences = mcp.ModelPreferences
+	// SamplingMessage is one message of a sampling request.
+	SamplingMessage = mcp.SamplingMessage
+	// CreateMessageParams are the params of sampling/createMessage.
+	CreateMessageParams = mcp.CreateMessageParams
+	// ElicitResult is the client's answer to an elicitation.
+	ElicitResult = mcp.ElicitResult
+	// CreateMessageResult is the client's answer to a sampling request.
+	CreateMessageResult = mcp.CreateMessageResult
+)
+
+// The actions of an elicitation answer (ElicitResult.Action; see the mcp
+// constants of the same names).
+const (
+	ActionAccept  = mcp.ActionAccept
+	ActionDecline = mcp.ActionDecline
+	ActionCancel  = mcp.ActionCancel
+)

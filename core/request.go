@@ -47,7 +47,9 @@ type Request struct {
 	srv           *Server
 	poll          *pollState // a resumed legacy call (SSE polling)
 	x             *exchange
-	era           era // what differs between 2026-07-28 and legacy requests
+	era           era         // what differs between 2026-07-28 and legacy requests
+	spec          *methodSpec // the method in the era's table; nil: not served
+	flight        *inflight   // a legacy request notifications/cancelled can cancel
 	progressToken []byte
 	logLevel      int32 // rank of the requested level; -1: no log messages
 	ownCaps       bool  // ClientCapabilities is this request's own copy
@@ -56,6 +58,15 @@ type Request struct {
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request
 // _meta) rather than a legacy revision.
 func (r *Request) Modern() bool { return r.era == eraModern }
+
+// cancelled reports whether the client cancelled the request
+// (notifications/cancelled): it gets no response.
+func (r *Request) cancelled() bool { return r.flight != nil && r.flight.cancelled.Load() }
+
+// emptyCaps stands for "no capabilities declared". It is nil, not a shared
+// value: a shared pointer would let one handler change what every server
+// believes about every client. All ClientCapabilities methods accept nil.
+var emptyCaps *ClientCapabilities
 
 // Server returns the server handling the request.
 func (r *Request) Server() *Server { return r.srv }

@@ -33,16 +33,6 @@ type serverTemplate struct {
 
 var resourceSeq atomic.Int64
 
-// ResourceNotFoundError returns the error for a missing resource: -32602 with
-// data.uri in 2026-07-28, translated to -32002 for legacy clients.
-func ResourceNotFoundError(uri string) *Error {
-	e := NewError(CodeInvalidParams, "Resource not found: "+uri).WithData(map[string]any{"uri": uri})
-	e.Cause = errResourceNotFound
-	return e
-}
-
-var errResourceNotFound = errors.New("resource not found")
-
 // AddResource registers a resource with a fixed URI, replacing any resource
 // with the same URI, and notifies listeners. Resources are listed in the
 // order they were first added. It panics on an invalid definition.
@@ -271,7 +261,7 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 	if h == nil {
 		return nil, s.notFound(r, req.URI)
 	}
-	if err := s.authorize(ctx, r, Operation{Method: "resources/read", Name: req.URI}); err != nil {
+	if err := s.authorize(ctx, Operation{Method: "resources/read", Name: req.URI, ProtocolVersion: r.ProtocolVersion}); err != nil {
 		return nil, err
 	}
 	binding := stateBinding{method: "resources/read", target: req.URI, principal: r.Principal}
@@ -296,11 +286,4 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 		Contents []ResourceContents `json:"contents"`
 	}{res.Contents}
 	return r.encodeResult(v, "resources/read", res.Meta, nil)
-}
-
-// notFound is the era's error for a missing resource.
-func (s *Server) notFound(r *Request, uri string) error {
-	e := ResourceNotFoundError(uri)
-	e.Code = r.era.resourceNotFoundCode()
-	return e
 }

@@ -99,6 +99,16 @@ type ServerOptions struct {
 	// authentication.
 	Authenticator Authenticator
 
+	// ToolErrorResults reports a plain error of a tool handler (AddTool,
+	// AddSessionTool, CallToolHandler: an error that is neither a ToolError,
+	// an *Error nor an input-required error) as an isError result whose text
+	// is the error's message, as go-sdk does, so the model can act on it. The
+	// default (false) logs a plain error and answers -32603 with a generic
+	// message, so that no internal detail reaches the client; with
+	// ToolErrorResults the error's text is sent to the client: set it only
+	// when handlers' errors hold nothing secret. A panic is always -32603.
+	ToolErrorResults bool
+
 	// KeepAlive is the interval of SSE comment lines on long-lived streams.
 	// Zero means DefaultKeepAlive; negative disables them.
 	KeepAlive time.Duration
@@ -163,9 +173,6 @@ type ServerOptions struct {
 	// one legacy call. The request that would ask once more gets a -32603
 	// error saying so. Zero means DefaultMaxInputRounds.
 	MaxInputRounds int
-
-	// now is the clock, for tests.
-	now func() time.Time
 }
 
 // Validate reports the first invalid option, for configuration built from
@@ -337,9 +344,6 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	setDefault(&o.MaxRequestBytes, DefaultMaxRequestBytes)
 	setDefault(&o.KeepAlive, DefaultKeepAlive)
 	setDefault(&o.StateTTL, DefaultStateTTL)
-	if o.now == nil {
-		o.now = time.Now
-	}
 	setDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	setDefault(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)
 	setDefault(&o.MaxAnonymousSessions, DefaultMaxAnonymousSessions)
@@ -351,7 +355,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	s.store = o.SessionStore
 	if s.store == nil {
-		s.store = &localStore{now: o.now}
+		s.store = &localStore{}
 	}
 	s.log = o.Logger
 	if s.log == nil {
@@ -370,7 +374,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.infoRaw = append(append(append([]byte(`{"`), MetaServerInfo...), `":`...), s.implRaw...)
 	s.infoRaw = append(s.infoRaw, '}')
 	s.reg.Store((&registry{}).clone())
-	s.sealer = newSealer(o.Keys, o.StateTTL, o.now, s.log)
+	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
 	return s
 }
 
@@ -406,14 +410,11 @@ func (s *Server) hasResources(r *registry) bool {
 
 func (s *Server) hasPrompts(r *registry) bool { return len(r.prompts) > 0 }
 
-// capabilities returns what the server advertises to a client of the given
-// era. Each era advertises what its endpoint serves: change notifications
-// travel on subscriptions/listen in 2026-07-28 and on the GET stream in
-// legacy revisions, and neither exists when the response is buffered (live
-// is false) on a modern request.
-func (s *Server) capabilities(e era, live bool) *ServerCapabilities {
+// serverCapabilities returns what the server serves, with list-change
+// notifications when notify is set (each era decides when a client can
+// receive them: era.capabilities).
+func (s *Server) serverCapabilities(notify bool) *ServerCapabilities {
 	r := s.reg.Load()
-	notify := e.notifies(live)
 	c := &ServerCapabilities{}
 	if s.hasTools(r) {
 		c.Tools = &ToolCapabilities{ListChanged: notify}
@@ -443,6 +444,7 @@ func (s *Server) supportedVersions() []string {
 }
 
 func (s *Server) servesModern() bool { return s.opts.Mode != ModeLegacy }
+
 func (s *Server) servesLegacy() bool { return s.opts.Mode != ModeModern }
 
 // setDefault sets *p to def when it holds its zero value.
@@ -473,4 +475,27 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// memo is a per-server bounded cache of a pure function of short byte
+// strings (client capabilities, form schemas): at most max entries, none
+// evicted; once full, new results are computed and not kept. Cached values
+// are never handed to handlers.
+type memo[V any] struct {
+	m sync.Map // string -> V
+	n atomic.Int64
+}
+
+func (c *memo[V]) load(k []byte) (V, bool) {
+	if v, ok := c.m.Load(string(k)); ok {
+		return v.(V), true
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *memo[V]) store(k []byte, v V, max int64) {
+	if c.n.Add(1) <= max {
+		c.m.Store(string(k), v)
+	}
 }

@@ -11,6 +11,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
+// The official schemas are checked with github.com/google/jsonschema-go,
+// which core already uses to validate arguments, so that no test-only
+// library reaches the root go.mod that users inherit (docs/design.md,
+// "Module layout"). TestSpecValidatorRejects proves the check can fail.
+
 var schemaCache = struct {
 	sync.Mutex
 	defs    map[string]json.RawMessage // rev -> the schema's $defs

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/mcpheader"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -76,16 +78,20 @@ const (
 	OutputDisabled
 )
 
-// ToolHandlerFor is a typed tool handler. In is the arguments type (a struct,
-// or a map); its JSON Schema is derived once, at registration, and arguments
-// are validated against it before the handler runs. Out is the result type;
-// a *CallToolResult is returned as is.
+// ToolFunc is a typed tool handler. In is the arguments type (a struct, or a
+// map); its JSON Schema is derived once, at registration, and arguments are
+// validated against it before the handler runs. Out is the result type; a
+// *CallToolResult is returned as is.
 //
 // The handler's error decides the outcome: nil, the result; a ToolError, an
 // isError result the model can act on; an *Error, that JSON-RPC error (e.g.
 // InvalidParamsError); an input-required error (see InputRequired), a multi
-// round-trip request; anything else, a generic -32603 (logged, not sent).
-type ToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
+// round-trip request; any other ("plain") error is logged and answered with
+// a generic -32603 whose message says nothing of it, unless
+// ServerOptions.ToolErrorResults reports it as an isError result with its
+// message. (go-sdk's ToolHandlerFor reports a plain error as an isError
+// result; mark3labs/mcp-go sends its message in a -32603 error.)
+type ToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
 
 // ToolError is a tool execution failure reported to the model as a result with
 // isError: true, not as a protocol error.
@@ -137,7 +143,12 @@ var callToolResultType = reflect.TypeFor[*CallToolResult]()
 // defaults of ToolOptions):
 //
 //	core.AddTool(s, &core.Tool{Name: "echo"}, echo, &core.ToolOptions{StructuredOutput: core.OutputDisabled})
-func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out], opts ...*ToolOptions) {
+//
+// A plain error the handler returns (neither a ToolError nor an *Error) is
+// logged and answered -32603 with a generic message; set
+// ServerOptions.ToolErrorResults to report it as an isError result with its
+// message, as go-sdk does (see ToolFunc).
+func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out], opts ...*ToolOptions) {
 	st, err := newTypedTool(t, h, toolOptions("AddTool", t, opts))
 	if err != nil {
 		panic(err.Error())
@@ -145,10 +156,10 @@ func AddTool[In, Out any](s *Server, t *Tool, h ToolHandlerFor[In, Out], opts ..
 	s.addTool(st)
 }
 
-// SessionToolHandlerFor is a typed tool handler that also receives the
-// legacy session of the call (nil when ToolOptions.SessionOptional is set
-// and the call has none).
-type SessionToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolRequest, sess *Session, in In) (Out, error)
+// SessionToolFunc is a typed tool handler that also receives the legacy
+// session of the call (nil when ToolOptions.SessionOptional is set and the
+// call has none). Its error decides the outcome as ToolFunc's does.
+type SessionToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest, sess *Session, in In) (Out, error)
 
 // AddSessionTool registers a typed tool whose handler keeps state in the
 // legacy session (see Session.Get and Session.Set). Unless
@@ -158,7 +169,7 @@ type SessionToolHandlerFor[In, Out any] func(ctx context.Context, req *CallToolR
 // SessionOptional on a ModeAuto server, registration logs a warning: the tool
 // behaves differently for the two eras. Prefer explicit handles in arguments
 // (the stateless way) for new tools.
-func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolHandlerFor[In, Out], opts ...*ToolOptions) {
+func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out], opts ...*ToolOptions) {
 	if t == nil || h == nil {
 		panic("core: AddSessionTool: nil tool or handler")
 	}
@@ -194,7 +205,7 @@ func (s *Server) addTool(st *serverTool) {
 	s.hub.publish(changeTools, "")
 }
 
-func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out], o ToolOptions) (*serverTool, error) {
+func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*serverTool, error) {
 	if t == nil || h == nil {
 		return nil, errors.New("core: AddTool: nil tool or handler")
 	}
@@ -296,14 +307,26 @@ func newTypedTool[In, Out any](t *Tool, h ToolHandlerFor[In, Out], o ToolOptions
 		if raw {
 			r := any(res).(*CallToolResult)
 			if r == nil {
-				return nil, errors.New("tool returned a nil *CallToolResult")
+				return nil, serverFault{errors.New("tool returned a nil *CallToolResult")}
 			}
 			return r, nil
 		}
-		return typedResult(res, structured)
+		r, err := typedResult(res, structured)
+		if err != nil {
+			return nil, serverFault{err}
+		}
+		return r, nil
 	}
 	return st, nil
 }
+
+// serverFault is an error of the server's own part of a tool call (the
+// handler returned nothing, or a result that does not encode), not the
+// tool's: it is never reported as the tool's error
+// (ServerOptions.ToolErrorResults).
+type serverFault struct{ error }
+
+func (f serverFault) Unwrap() error { return f.error }
 
 // bindValidated decodes JSON that a JSON Schema has validated (or that
 // nothing but T describes) into T, with names matched case-sensitively as
@@ -466,4 +489,28 @@ func toolJSON(t *Tool) ([]byte, error) {
 		b = append(append(b, `,"outputSchema":`...), out...)
 	}
 	return append(b, '}'), nil
+}
+
+// headerParam is a tool argument mirrored into an Mcp-Param-{Name} header.
+type headerParam struct {
+	name   string   // as declared (x-mcp-header value)
+	canon  string   // canonical HTTP header name
+	path   []string // property path from the root
+	schema string   // "string", "integer" or "boolean"
+}
+
+// findHeaderParams validates every x-mcp-header annotation of an input schema
+// (internal/mcpheader, which the client shares) and returns them sorted by
+// header name.
+func findHeaderParams(raw json.RawMessage) ([]headerParam, error) {
+	decls, err := mcpheader.Find(raw)
+	if err != nil || len(decls) == 0 {
+		return nil, err
+	}
+	out := make([]headerParam, len(decls))
+	for i, d := range decls {
+		out[i] = headerParam{name: d.Name, canon: canonicalHeader(HeaderParamPrefix + d.Name), path: d.Path, schema: d.Type}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].canon < out[j].canon })
+	return out, nil
 }

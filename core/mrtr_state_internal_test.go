@@ -36,11 +36,12 @@ func hasMACPool(s *sealer, secret []byte) bool {
 // leaves no HMAC state behind: the sealer pools states only for the current
 // key list (issue 11, defect 5).
 func TestRotationDropsRetiredSecret(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := Key{ID: "a", Secret: bytes.Repeat([]byte{'a'}, 32)}
 	b := Key{ID: "b", Secret: bytes.Repeat([]byte{'b'}, 32)}
 	kp := &rotatingKeys{keys: []Key{a}}
-	s := newSealer(kp, time.Minute, time.Now, nil)
+	s := newSealer(kp, time.Minute, nil)
 	old, err := s.seal(ctx, "st", nil, 0, fuzzBinding)
 	if err != nil {
 		t.Fatal(err)

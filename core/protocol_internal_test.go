@@ -20,6 +20,7 @@ func BenchmarkCapsClone(b *testing.B) {
 
 // TestCapsCloneIsDeep checks that a copy shares no map with the original.
 func TestCapsCloneIsDeep(t *testing.T) {
+	t.Parallel()
 	c, err := (&Server{}).decodeCaps([]byte(`{"elicitation":{"form":{"x":{"y":[1]}}},"sampling":{"tools":{}},"experimental":{"e":{"k":1}}}`))
 	if err != nil {
 		t.Fatal(err)

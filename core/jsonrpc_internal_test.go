@@ -9,6 +9,7 @@ import (
 
 // TestCheckArguments covers the limits and the duplicate-key rule.
 func TestCheckArguments(t *testing.T) {
+	t.Parallel()
 	nested := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1) }
 	for in, want := range map[string]string{
 		`{"a":1,"b":{"c":[{"d":1,"e":2}]}}`:                "",

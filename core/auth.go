@@ -2,8 +2,9 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -100,21 +101,12 @@ func completionOperation(p *CompleteParams) Operation {
 }
 
 // authorize runs the authenticator's Authorize, if any.
-func (s *Server) authorize(ctx context.Context, r *Request, op Operation) error {
+func (s *Server) authorize(ctx context.Context, op Operation) error {
 	a := s.opts.Authenticator
 	if a == nil {
 		return nil
 	}
-	op.ProtocolVersion = r.ProtocolVersion
 	return a.Authorize(ctx, op)
-}
-
-// authorizeMethod authorizes a request whose method has no target.
-func (s *Server) authorizeMethod(ctx context.Context, r *Request) error {
-	if s.opts.Authenticator == nil || targetedMethod(r.Method) {
-		return nil
-	}
-	return s.authorize(ctx, r, Operation{Method: r.Method})
 }
 
 // messageOperation reads the operation of a JSON-RPC request from its params
@@ -168,110 +160,51 @@ func (s *Server) authorizeBatch(ctx context.Context, elems [][]byte, version str
 	return nil
 }
 
-// serveMetadata serves the authenticator's metadata document for r, if r
-// asks for one. It reports whether it answered.
-func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
-		return false
-	}
-	doc, err := s.opts.Authenticator.Metadata(r)
-	if err == nil && doc == nil {
-		return false
-	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	if err != nil {
-		s.writeHTTPError(w, r, err)
-		return true
-	}
-	if r.Method == http.MethodOptions {
-		h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-		if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
-			h.Set("Access-Control-Allow-Headers", rh)
-		}
-		h.Set("Access-Control-Max-Age", "600")
-		w.WriteHeader(http.StatusNoContent)
-		return true
-	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "public, max-age=3600")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(doc)
-	}
-	return true
-}
-
-// authenticate runs the authenticator on r. It returns the request to
-// continue with, or false after answering with the authenticator's error.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	ctx, err := s.opts.Authenticator.Authenticate(r)
-	if err != nil {
-		s.writeHTTPError(w, r, err)
-		return nil, false
-	}
-	if ctx == nil || ctx == r.Context() {
-		return r, true
-	}
-	return r.WithContext(ctx), true
-}
-
-// writeHTTPError answers a request refused before JSON-RPC dispatch with the
-// error's status (default 500), headers and JSON-RPC error body.
-func (s *Server) writeHTTPError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *Error
-	status := http.StatusInternalServerError
-	if errors.As(err, &e) {
-		if st := e.HTTPStatus(); st != 0 {
-			status = st
-		}
-		copyHeader(w.Header(), e.HTTPHeader())
-		if e.Cause != nil {
-			s.log.DebugContext(r.Context(), "request refused", "status", status, "error", e.Cause.Error())
-		}
-	} else {
-		s.log.ErrorContext(r.Context(), "authentication failed", "error", err.Error())
-	}
-	writeJSONError(w, status, nil, toWireError(err))
-}
-
-// copyHeader adds the values of src to dst, replacing what dst had.
-func copyHeader(dst, src http.Header) {
-	for k, v := range src {
-		dst[k] = v
-	}
-}
-
-// errorHeaders makes the headers of e part of x's response, and warns when the
-// status cannot apply any more because the stream has begun.
-func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {
-	if e == nil || (e.HTTPHeader() == nil && e.HTTPStatus() < 400) {
-		return
-	}
-	x.mu.Lock()
-	started := x.started
-	x.mu.Unlock()
-	if started {
-		s.log.WarnContext(ctx, "an error with an HTTP status came after the response stream began; sent as a JSON-RPC error",
-			"code", e.Code, "status", e.HTTPStatus())
-		return
-	}
-	eh := e.HTTPHeader()
-	if eh == nil {
-		return
-	}
-	prev := x.header
-	x.header = func(h http.Header) {
-		if prev != nil {
-			prev(h)
-		}
-		copyHeader(h, eh)
-	}
-}
-
 // sessionOwner reports whether p may own legacy sessions: anonymous callers
 // (nil) share an anonymous pool, while an authenticated principal needs a
 // client or a subject, or every caller of its issuer would share sessions.
 func sessionOwner(p *Principal) bool {
 	return p == nil || p.ClientID != "" || p.Subject != ""
+}
+
+// Principal identifies an authenticated caller: the token issuer, the OAuth
+// client and the subject (user). Request state and legacy sessions are bound
+// to it. The zero value is not a principal; anonymous requests have none.
+type Principal struct {
+	Issuer   string
+	ClientID string
+	Subject  string
+	// Scopes granted to the caller, for handlers that check them.
+	Scopes []string
+}
+
+// key returns a stable, fixed-size identifier of the principal (issuer,
+// client and subject; not scopes), or "" for nil.
+func (p *Principal) key() string {
+	if p == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, s := range []string{p.Issuer, p.ClientID, p.Subject} {
+		var n [4]byte
+		n[0], n[1], n[2], n[3] = byte(len(s)>>24), byte(len(s)>>16), byte(len(s)>>8), byte(len(s))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
+}
+
+type principalKey struct{}
+
+// NewContextWithPrincipal returns a context carrying p. Authentication
+// middleware calls it; the server reads it for every request.
+func NewContextWithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFromContext returns the principal stored by NewContextWithPrincipal,
+// or nil.
+func PrincipalFromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
 }

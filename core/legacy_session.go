@@ -12,6 +12,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/memstore"
 )
 
 // SessionMode selects how legacy (2025-*) clients get sessions.
@@ -29,37 +31,12 @@ const (
 	SessionsStateless
 )
 
-// Session defaults.
+// Session defaults (ServerOptions).
 const (
 	DefaultSessionIdleTimeout      = 1800 * time.Second
 	DefaultMaxSessionsPerPrincipal = 100
 	DefaultMaxAnonymousSessions    = 10000
-	DefaultBridgeTimeout           = 2 * time.Minute
 )
-
-// DefaultMaxInputRounds is how many times one request may ask the client
-// for input when ServerOptions.MaxInputRounds is zero.
-const DefaultMaxInputRounds = 16
-
-// sessionData is the server-owned JSON of a SessionRecord.
-type sessionData struct {
-	Version     string                     `json:"v"`
-	Caps        *ClientCapabilities        `json:"c,omitempty"`
-	ClientInfo  *Implementation            `json:"i,omitempty"`
-	Initialized bool                       `json:"ok,omitempty"`
-	LogLevel    LoggingLevel               `json:"l,omitempty"`
-	Subs        []string                   `json:"s,omitempty"`
-	Values      map[string]json.RawMessage `json:"d,omitempty"`
-	// Answers holds client responses to server-to-client requests that
-	// reached an instance other than the one waiting for them.
-	Answers map[string]json.RawMessage `json:"a,omitempty"`
-	// Parked holds legacy calls waiting for the client's answers on a
-	// buffered platform (SSE polling), by stream id.
-	Parked map[string]*parkedCall `json:"pc,omitempty"`
-	// Cancelled holds ids of requests the client cancelled through another
-	// instance than the one running them (most recent last, bounded).
-	Cancelled []string `json:"x,omitempty"`
-}
 
 // Session is a legacy session: the negotiated protocol version and client
 // capabilities, plus values tools keep between calls. A Session is valid
@@ -179,6 +156,82 @@ func SessionValue[T any](s *Session, key string) (T, bool, error) {
 	return v, ok, err
 }
 
+// SessionRecord is the stored form of a legacy session. Stores index ID,
+// Principal, LastUsed and Expires, and keep Data (JSON owned by the server)
+// opaque. A record never holds secrets beyond what the session itself holds.
+type SessionRecord struct {
+	// ID is the Mcp-Session-Id: unguessable, visible ASCII.
+	ID string
+	// Principal identifies the owner (a hash of issuer, client and subject);
+	// "" for an anonymous session.
+	Principal string
+	// Data is the session's state as JSON.
+	Data []byte
+	// Version is the optimistic-concurrency counter, managed by the store:
+	// 1 after Create, incremented by every successful Update.
+	Version int64
+	// LastUsed orders sessions for least-recently-used eviction.
+	LastUsed time.Time
+	// Expires is when the session ends unless updated again (LastUsed plus
+	// the idle timeout). A record whose Expires has passed is absent for
+	// every operation, whether or not the store has deleted it yet.
+	Expires time.Time
+}
+
+// SessionLimits bounds the sessions a store keeps.
+type SessionLimits struct {
+	// PerPrincipal is the maximum number of live sessions of one principal.
+	PerPrincipal int
+	// Anonymous is the maximum number of live anonymous sessions together.
+	Anonymous int
+}
+
+// SessionStore keeps legacy sessions. It is designed so that each ordinary
+// legacy request costs at most one read (Get) and one conditional write
+// (Update). Implementations must be safe for concurrent use, across
+// goroutines and, for shared stores, across processes. They return the
+// sentinels ErrSessionNotFound and ErrSessionConflict (wrapped with %w).
+// The package store/storetest holds the tests every store must pass.
+type SessionStore interface {
+	// Create stores a new record (its Version becomes 1). When the owner's
+	// pool (rec.Principal's sessions, or all anonymous sessions) would then
+	// exceed its limit, Create deletes the least recently used sessions of
+	// that pool and returns their ids. A limit of zero or less means none.
+	Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) (evicted []string, err error)
+	// Get returns the record with the given id, or ErrSessionNotFound when
+	// it does not exist or has expired.
+	Get(ctx context.Context, id string) (*SessionRecord, error)
+	// Update replaces Data, LastUsed and Expires of the stored record if its
+	// Version still equals rec.Version, and then increments rec.Version. It
+	// returns ErrSessionConflict when another writer got there first (the
+	// caller re-reads and retries) and ErrSessionNotFound when the record is
+	// gone or expired. A failed Update changes nothing.
+	Update(ctx context.Context, rec *SessionRecord) error
+	// Delete removes the record. It returns ErrSessionNotFound when there
+	// was none.
+	Delete(ctx context.Context, id string) error
+}
+
+// sessionData is the server-owned JSON of a SessionRecord.
+type sessionData struct {
+	Version     string                     `json:"v"`
+	Caps        *ClientCapabilities        `json:"c,omitempty"`
+	ClientInfo  *Implementation            `json:"i,omitempty"`
+	Initialized bool                       `json:"ok,omitempty"`
+	LogLevel    LoggingLevel               `json:"l,omitempty"`
+	Subs        []string                   `json:"s,omitempty"`
+	Values      map[string]json.RawMessage `json:"d,omitempty"`
+	// Answers holds client responses to server-to-client requests that
+	// reached an instance other than the one waiting for them.
+	Answers map[string]json.RawMessage `json:"a,omitempty"`
+	// Parked holds legacy calls waiting for the client's answers on a
+	// buffered platform (SSE polling), by stream id.
+	Parked map[string]*parkedCall `json:"pc,omitempty"`
+	// Cancelled holds ids of requests the client cancelled through another
+	// instance than the one running them (most recent last, bounded).
+	Cancelled []string `json:"x,omitempty"`
+}
+
 // newSessionID returns 32 random bytes, base64url: unguessable and visible
 // ASCII.
 func newSessionID() string {
@@ -193,7 +246,7 @@ func (s *Server) sessionLimits() SessionLimits {
 
 // createSession stores a new session for an initialize request.
 func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData) (*Session, error) {
-	now := s.opts.now()
+	now := time.Now()
 	raw, err := json.Marshal(&d)
 	if err != nil {
 		return nil, err
@@ -296,7 +349,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 			return err
 		}
 		rec := *sess.rec
-		now := s.opts.now()
+		now := time.Now()
 		rec.Data, rec.LastUsed, rec.Expires = raw, now, now.Add(s.opts.SessionIdleTimeout)
 		err = s.store.Update(ctx, &rec)
 		if err == nil {
@@ -349,7 +402,7 @@ func (sess *Session) touch(ctx context.Context) error {
 // session was last written.
 func (sess *Session) stale() bool {
 	s := sess.srv
-	now := s.opts.now() // the clock is the caller's code: not under sess.mu
+	now := time.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	return now.Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
@@ -391,60 +444,8 @@ func removeString(list []string, v string) []string {
 	return out
 }
 
-// sessionFor resolves the session and protocol version of a legacy request.
-func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, string, error) {
-	hv := hr.Header.Get(HeaderProtocolVersion)
-	if id := hr.Header.Get(HeaderSessionID); id != "" {
-		if s.opts.Sessions == SessionsStateless {
-			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found: this server issues no sessions")
-		}
-		sess, err := s.loadSession(ctx, id, PrincipalFromContext(ctx))
-		switch {
-		case errors.Is(err, ErrSessionNotFound), errors.Is(err, errSessionForeign):
-			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found")
-		case err != nil:
-			return nil, "", storeFailure(err)
-		}
-		if hv != "" && hv != sess.d.Version {
-			return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest,
-				fmt.Sprintf("%s %q contradicts the session's version %q", HeaderProtocolVersion, hv, sess.d.Version))
-		}
-		return sess, sess.d.Version, nil
-	}
-	if s.opts.Sessions == SessionsStateful {
-		return nil, "", legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required")
-	}
-	if hv == "" {
-		return nil, ProtocolVersion20250326, nil
-	}
-	if !isLegacyVersion(hv) {
-		return nil, "", NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", hv)).
-			WithData(map[string]any{"supported": s.supportedVersions(), "requested": hv}).
-			WithHTTP(http.StatusBadRequest, nil)
-	}
-	return nil, hv, nil
-}
-
-// storeFailure is the answer when the session store fails: 503, so clients
-// retry, with the detail logged rather than sent.
-func storeFailure(err error) *Error {
-	e := NewError(CodeInternalError, "Session store unavailable").WithHTTP(http.StatusServiceUnavailable, nil)
-	e.Cause = err
-	return e
-}
-
 func sessionHeader(id string) func(http.Header) {
 	return func(h http.Header) { h.Set(HeaderSessionID, id) }
-}
-
-// touchResult answers ping: {} (and renews the session).
-func (sess *Session) touchResult(ctx context.Context) ([]byte, error) {
-	if sess != nil {
-		if err := sess.touch(ctx); err != nil {
-			return nil, storeFailure(err)
-		}
-	}
-	return []byte("{}"), nil
 }
 
 // serveLegacyDelete ends a session.
@@ -455,19 +456,59 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 		s.methodNotAllowed(w)
 		return
 	}
-	x := newExchange(w, acceptance{json: true})
+	x := newExchange(w, acceptance{json: true}, eraLegacy)
 	if id == "" {
-		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"), eraLegacy)
+		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"))
 		return
 	}
 	if _, _, err := s.sessionFor(ctx, hr); err != nil {
-		s.replyError(ctx, x, nil, err, eraLegacy)
+		s.replyError(ctx, x, nil, err)
 		return
 	}
 	if err := s.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrSessionNotFound) {
-		s.replyError(ctx, x, nil, storeFailure(err), eraLegacy)
+		s.replyError(ctx, x, nil, storeFailure(err))
 		return
 	}
 	s.endLocalSession(id)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// localStore is the in-process SessionStore a server uses when
+// ServerOptions.SessionStore is nil: the one in-memory store of the project
+// (internal/memstore), which package store/memory exports and store/storetest
+// checks.
+type localStore struct {
+	m memstore.Store
+}
+
+// memstoreError translates memstore's sentinels into core's.
+func memstoreError(err error) error {
+	switch err {
+	case memstore.ErrNotFound:
+		return ErrSessionNotFound
+	case memstore.ErrConflict:
+		return ErrSessionConflict
+	}
+	return err
+}
+
+func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
+	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), time.Now())
+	return ev, memstoreError(err)
+}
+
+func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
+	r, err := l.m.Get(id, time.Now())
+	if err != nil {
+		return nil, memstoreError(err)
+	}
+	return (*SessionRecord)(r), nil
+}
+
+func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
+	return memstoreError(l.m.Update((*memstore.Record)(rec), time.Now()))
+}
+
+func (l *localStore) Delete(ctx context.Context, id string) error {
+	return memstoreError(l.m.Delete(id, time.Now()))
 }

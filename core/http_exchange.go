@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ type exchange struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	acc     acceptance
+	era     era  // the protocol of the request: its error statuses
 	wantSSE bool // the answer is an SSE stream even without notifications
 
 	mu      sync.Mutex
@@ -32,8 +34,8 @@ type exchange struct {
 	eventID func() string
 }
 
-func newExchange(w http.ResponseWriter, acc acceptance) *exchange {
-	return &exchange{w: w, acc: acc}
+func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
+	return &exchange{w: w, acc: acc, era: e}
 }
 
 // flush pushes what was written to the client. Callers hold x.mu.
@@ -201,4 +203,39 @@ func keepAlive(ctx context.Context, x *exchange, d time.Duration) {
 			}
 		}
 	}
+}
+
+// endStream ends an SSE response without a final message, telling the client
+// when to reconnect.
+func (x *exchange) endStream(retryMillis int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
+		return
+	}
+	x.done = true
+	x.startSSE()
+	io.WriteString(x.w, "retry: "+strconv.Itoa(retryMillis)+"\n\n")
+	x.flush()
+}
+
+type bufferedKey struct{}
+
+// NewContextBuffered marks a request whose response the platform delivers
+// only when the handler returns, such as an AWS Lambda function without
+// response streaming. Platform adapters call it; the server then relies on no
+// live stream: a subscriptions/listen request is acknowledged with an empty
+// subscription and ends at once (and server/discover does not advertise
+// list-change notifications), a legacy GET stream is refused with 405, and a
+// legacy (2025-11-25) call that asks the client for input ends its response
+// after sending the requests, to resume when the client reconnects with
+// Last-Event-ID (SSE polling).
+func NewContextBuffered(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bufferedKey{}, true)
+}
+
+// isBuffered reports whether ctx belongs to a buffered response.
+func isBuffered(ctx context.Context) bool {
+	b, _ := ctx.Value(bufferedKey{}).(bool)
+	return b
 }

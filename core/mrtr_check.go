@@ -9,10 +9,6 @@ import (
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 )
 
-func internalf(format string, args ...any) *Error {
-	return &Error{Code: CodeInternalError, Message: "Internal error: " + fmt.Sprintf(format, args...)}
-}
-
 // checkInputRequired validates an input_required answer before it is sent
 // (strict: the 2026-07-28 form rules, era.strictForms),
 // with the server's cache of form verdicts.

@@ -14,56 +14,99 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// parseParams walks the members of params: own reads the method's own
-// members and reports whether it took k; the others go to parseMRTRParams.
-func parseParams(params []byte, own func(k, v []byte) bool, responses *map[string]json.RawMessage, state *string, hasState *bool) error {
-	var perr error
-	jsonwire.EachMember(params, func(k, v []byte) bool {
-		if own(k, v) {
-			return true
+// listTools answers tools/list.
+func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	cursor, has, err := paramsCursor(params)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.ListToolsHandler != nil {
+		res, err := s.opts.ListToolsHandler(ctx, &ListToolsRequest{Request: r, Cursor: cursor, HasCursor: has})
+		if err != nil {
+			return nil, err
 		}
-		if _, err := parseMRTRParams(k, v, responses, state, hasState); err != nil {
-			perr = err
-			return false
+		b := []byte(`{"tools":[`)
+		n := 0
+		for _, t := range res.Tools {
+			if _, err := s.advancedTool(t); err != nil {
+				// Clients drop invalid tools; do not list them at all.
+				s.log.WarnContext(ctx, "tools/list: skipping an invalid tool", "tool", t.Name, "error", err.Error())
+				continue
+			}
+			tj, err := r.era.advancedTool(t)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, tj...)
 		}
-		return true
-	})
-	return perr
+		b = append(b, "],"...)
+		if res.NextCursor != nil {
+			b = append(b, `"nextCursor":`...)
+			b = jsonwire.AppendString(b, *res.NextCursor)
+			b = append(b, ',')
+		}
+		b = r.resultTail(b, "tools/list", nil, s.pageHint("tools/list", res.TTLMs, res.CacheScope))
+		return append(b, '}'), nil
+	}
+	list := r.era.tools(s.reg.Load())
+	page, next, err := paginate(list, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 256*len(page)+128)
+	b = append(b, `{"tools":[`...)
+	for i, t := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r.era.toolEntry(t, r.ProtocolVersion)...)
+	}
+	b = append(b, "],"...)
+	if next != "" {
+		b = append(b, `"nextCursor":`...)
+		b = jsonwire.AppendString(b, next)
+		b = append(b, ',')
+	}
+	b = r.resultTail(b, "tools/list", nil, nil)
+	return append(b, '}'), nil
 }
 
-// parseMRTRParams reads the members every MRTR-capable method shares.
-func parseMRTRParams(k, v []byte, responses *map[string]json.RawMessage, state *string, hasState *bool) (handled bool, err error) {
-	switch {
-	case jsonwire.KeyIs(k, "inputResponses"):
-		if jsonwire.IsNull(v) {
-			return true, nil
-		}
-		if !jsonwire.IsObject(v) {
-			return true, InvalidParamsError("Invalid params: inputResponses must be an object")
-		}
-		if err := checkArguments("inputResponses", v); err != nil {
-			return true, err
-		}
-		m := map[string]json.RawMessage{}
-		jsonwire.EachMember(v, func(ik, iv []byte) bool {
-			key, _ := jsonwire.KeyString(ik)
-			m[key] = iv
-			return true
-		})
-		*responses = m
-		return true, nil
-	case jsonwire.KeyIs(k, "requestState"):
-		if jsonwire.IsNull(v) {
-			return true, nil
-		}
-		s, ok := jsonwire.RawString(v)
-		if !ok {
-			return true, InvalidParamsError("Invalid params: requestState must be a string")
-		}
-		*state, *hasState = s, true
-		return true, nil
+// pageHint is the cache hint of a page an advanced list handler returned:
+// the server's hint for method, with the page's ttlMs (negative: 0) and
+// cacheScope where it sets them; nil when it sets neither.
+func (s *Server) pageHint(method string, ttlMs *int64, scope CacheScope) *cacheWire {
+	if ttlMs == nil && scope == "" {
+		return nil
 	}
-	return false, nil
+	h := s.hints[method]
+	if ttlMs != nil {
+		h.ttlMs = max(*ttlMs, 0)
+	}
+	if scope != "" {
+		h.scope = scope
+	}
+	return &h
+}
+
+// advancedToolJSON encodes a tool returned by an advanced list handler;
+// objectOutputOnly drops an output schema whose root is not an object
+// (legacy revisions).
+func advancedToolJSON(t *Tool, objectOutputOnly bool) ([]byte, error) {
+	tc := *t
+	if tc.InputSchema == nil {
+		tc.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if objectOutputOnly && tc.OutputSchema != nil {
+		out, err := schema.Normalize(tc.OutputSchema)
+		if err != nil || schema.RootType(out) != "object" {
+			tc.OutputSchema = nil
+		}
+	}
+	return json.Marshal(&tc)
 }
 
 // callTool answers tools/call in both eras.
@@ -111,12 +154,8 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	if st == nil && s.opts.CallToolHandler != nil && !r.Modern() {
-		// A legacy call to a tool the advanced list does not return:
-		// CallToolHandler receives the name and decides. 2026-07-28 calls
-		// need the definition, whose x-mcp-header declarations the call's
-		// Mcp-Param headers are checked against.
-		st = s.unlisted
+	if st == nil && s.opts.CallToolHandler != nil && r.era.callsUnlisted() {
+		st = s.unlisted // CallToolHandler receives the name and decides
 	}
 	if st == nil {
 		return nil, NewError(CodeInvalidParams, fmt.Sprintf("Unknown tool: %s", p.Name)).
@@ -136,7 +175,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		}
 		return nil
 	}
-	if h := r.era.paramHeaders(r); h != nil && len(st.headers) > 0 {
+	if h := r.era.paramHeaders(r.Header); h != nil && len(st.headers) > 0 {
 		if err := decode(); err != nil {
 			return nil, err
 		}
@@ -144,7 +183,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 			return nil, err
 		}
 	}
-	if err := s.authorize(ctx, r, Operation{Method: "tools/call", Name: p.Name, Arguments: p.Arguments}); err != nil {
+	if err := s.authorize(ctx, Operation{Method: "tools/call", Name: p.Name, Arguments: p.Arguments, ProtocolVersion: r.ProtocolVersion}); err != nil {
 		return nil, err
 	}
 	binding := stateBinding{method: "tools/call", target: p.Name, args: p.Arguments, principal: r.Principal}
@@ -178,7 +217,9 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 }
 
 // toolFailure maps a tool handler's error: input required, a tool error
-// (isError result), a protocol error, or anything else (generic -32603).
+// (isError result), a protocol error (*Error), or a plain error: a generic
+// -32603 (logged), or with ServerOptions.ToolErrorResults an isError result
+// with its message.
 func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b stateBinding) ([]byte, error) {
 	var ir *InputRequiredError
 	if errors.As(err, &ir) {
@@ -187,6 +228,12 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 	var te *ToolError
 	if errors.As(err, &te) {
 		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: te.Message}}, IsError: true}, nil)
+	}
+	var e *Error
+	var f serverFault
+	if s.opts.ToolErrorResults && !errors.As(err, &e) && !errors.As(err, &f) {
+		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", err.Error())
+		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: err.Error()}}, IsError: true}, nil)
 	}
 	return nil, err
 }
@@ -352,7 +399,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 				return nil, fmt.Errorf("encoding structuredContent: %w", err)
 			}
 		}
-		if r.era.structuredContent(r, st, sj) {
+		if r.era.structuredContent(r.ProtocolVersion, st, sj) {
 			b = append(b, `"structuredContent":`...)
 			b = append(b, sj...)
 			b = append(b, ',')

@@ -119,7 +119,6 @@ func NewRandomKey(id string) Key {
 type sealer struct {
 	keys KeyProvider
 	ttl  time.Duration
-	now  func() time.Time
 	log  *slog.Logger
 	// checked caches the last validated key list (by identity of its first
 	// element and length) to skip re-validation on every call.
@@ -131,12 +130,12 @@ type sealer struct {
 	pools atomic.Pointer[map[string]*sync.Pool]
 }
 
-func newSealer(kp KeyProvider, ttl time.Duration, now func() time.Time, log *slog.Logger) *sealer {
+func newSealer(kp KeyProvider, ttl time.Duration, log *slog.Logger) *sealer {
 	if kp == nil {
 		kp = &randomKey{}
 		log.Warn("no signing keys configured: a random key will seal requestState; it will not survive a restart or reach other replicas")
 	}
-	return &sealer{keys: kp, ttl: ttl, now: now, log: log}
+	return &sealer{keys: kp, ttl: ttl, log: log}
 }
 
 // randomKey is the provider of a server without configured keys: one random
@@ -249,7 +248,7 @@ func (s *sealer) seal(ctx context.Context, state string, inputKeys []string, rou
 		pj = append(strconv.AppendInt(append(pj, `"r":`...), int64(round), 10), ',')
 	}
 	pj = append(jsonwire.AppendString(append(pj, `"b":`...), d), ',')
-	pj = strconv.AppendInt(append(pj, `"e":`...), s.now().Add(s.ttl).UnixMilli(), 10)
+	pj = strconv.AppendInt(append(pj, `"e":`...), time.Now().Add(s.ttl).UnixMilli(), 10)
 	pj = append(pj, '}')
 	k := keys[0]
 	tok := make([]byte, 0, len(sealVersion)+len(k.ID)+base64.RawURLEncoding.EncodedLen(len(pj))+48)
@@ -311,13 +310,6 @@ func findKey(keys []Key, id string) *Key {
 		}
 	}
 	return nil
-}
-
-// errInvalidState is the one answer to a state that fails verification.
-func errInvalidState(cause error) *Error {
-	e := NewError(CodeInvalidParams, "Invalid or expired requestState").WithData(map[string]any{"reason": "invalid_request_state"})
-	e.Cause = cause
-	return e
 }
 
 // open verifies a sealed state for the call identified by b and returns the
@@ -397,7 +389,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 	}) != nil {
 		return nil, errInvalidState(errors.New("malformed payload"))
 	}
-	if s.now().UnixMilli() >= p.Expires {
+	if time.Now().UnixMilli() >= p.Expires {
 		return nil, errInvalidState(errors.New("expired"))
 	}
 	d, err := b.digest()

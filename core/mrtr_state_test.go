@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -176,29 +176,28 @@ func TestRequestStateContent(t *testing.T) {
 	})
 }
 
-// TestRequestStateExpiry uses a fake clock: a state is valid until its TTL
-// has passed, and each round issues a fresh one.
+// TestRequestStateExpiry runs in a synctest bubble, whose clock the sleeps
+// advance: a state is valid until its TTL has passed, and each round issues
+// a fresh one.
 func TestRequestStateExpiry(t *testing.T) {
 	t.Parallel()
-	var now atomic.Int64
-	now.Store(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC).UnixNano())
-	opts := &core.ServerOptions{StateTTL: time.Minute}
-	core.SetClock(opts, func() time.Time { return time.Unix(0, now.Load()) })
-	srv, _ := newMRTRServer(t, opts)
-	caps := map[string]any{"elicitation": map[string]any{}}
-	s1 := str(round1(t, srv, callReq(1, "multi_round", nil).withCaps(caps))["requestState"])
-	now.Add(int64(59 * time.Second))
-	second := round1(t, srv, retry(callReq(2, "multi_round", nil).withCaps(caps), 2, s1,
-		map[string]any{"step1": accept(map[string]any{"name": "Ann"})}))
-	s2 := str(second["requestState"])
-	now.Add(int64(2 * time.Second)) // s1 expired, s2 renewed
-	wantInvalidState(t, retry(callReq(3, "multi_round", nil).withCaps(caps), 3, s1,
-		map[string]any{"step1": accept(map[string]any{"name": "Ann"})}).do(t, srv))
-	r := retry(callReq(4, "multi_round", nil).withCaps(caps), 4, s2, map[string]any{"step2": accept(map[string]any{"color": "red"})}).do(t, srv)
-	wantText(t, r.result(t), "Ann likes red")
-	now.Add(int64(time.Minute))
-	wantInvalidState(t, retry(callReq(5, "multi_round", nil).withCaps(caps), 5, s2,
-		map[string]any{"step2": accept(map[string]any{"color": "red"})}).do(t, srv))
+	synctest.Test(t, func(t *testing.T) {
+		srv, _ := newMRTRServer(t, &core.ServerOptions{StateTTL: time.Minute})
+		caps := map[string]any{"elicitation": map[string]any{}}
+		s1 := str(round1(t, srv, callReq(1, "multi_round", nil).withCaps(caps))["requestState"])
+		time.Sleep(59 * time.Second)
+		second := round1(t, srv, retry(callReq(2, "multi_round", nil).withCaps(caps), 2, s1,
+			map[string]any{"step1": accept(map[string]any{"name": "Ann"})}))
+		s2 := str(second["requestState"])
+		time.Sleep(2 * time.Second) // s1 expired, s2 renewed
+		wantInvalidState(t, retry(callReq(3, "multi_round", nil).withCaps(caps), 3, s1,
+			map[string]any{"step1": accept(map[string]any{"name": "Ann"})}).do(t, srv))
+		r := retry(callReq(4, "multi_round", nil).withCaps(caps), 4, s2, map[string]any{"step2": accept(map[string]any{"color": "red"})}).do(t, srv)
+		wantText(t, r.result(t), "Ann likes red")
+		time.Sleep(time.Minute)
+		wantInvalidState(t, retry(callReq(5, "multi_round", nil).withCaps(caps), 5, s2,
+			map[string]any{"step2": accept(map[string]any{"color": "red"})}).do(t, srv))
+	})
 }
 
 // TestRequestStateKeyRotation rotates keys with store/memory.Keys.

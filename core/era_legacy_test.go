@@ -420,4 +420,37 @@ func TestLegacyLogging(t *testing.T) {
 	}
 }
 
+// TestLegacyProgressTokenRule checks that a legacy request follows the one
+// rule of params._meta.progressToken both eras share: a string or an
+// integer (2025-11-25 basic/utilities/progress, schema ProgressToken), null
+// meaning none; anything else is -32602, as in 2026-07-28.
+func TestLegacyProgressTokenRule(t *testing.T) {
+	t.Parallel()
+	srv := newNotifyServer(t)
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	for _, tok := range []any{1.5, map[string]any{"a": 1}, true, []any{"x"}} {
+		r := lreq(2, "tools/call", map[string]any{"name": "work", "_meta": map[string]any{"progressToken": tok}}, legacyVersion, sid).do(t, srv)
+		e := r.wantError(t, http.StatusOK, core.CodeInvalidParams)
+		if !strings.Contains(str(e["message"]), "progressToken") {
+			t.Errorf("progressToken %v: message %q does not name it", tok, e["message"])
+		}
+		r.wantID(t, "2")
+	}
+	for _, tok := range []any{"p", 7, nil} {
+		r := lreq(3, "tools/call", map[string]any{"name": "work", "_meta": map[string]any{"progressToken": tok}}, legacyVersion, sid).do(t, srv)
+		if textOf(r.result(t)) != "finished" {
+			t.Errorf("progressToken %v: %s", tok, r.Body)
+		}
+		progress := 0
+		for _, n := range r.notes(t) {
+			if n["method"] == "notifications/progress" {
+				progress++
+			}
+		}
+		if want := map[bool]int{true: 0, false: 3}[tok == nil]; progress != want {
+			t.Errorf("progressToken %v: %d progress notifications, want %d", tok, progress, want)
+		}
+	}
+}
+
 var _ = bytes.MinRead

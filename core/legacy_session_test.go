@@ -1,38 +1,26 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/memory"
+	"github.com/mcpfn/mcpfn/store/storetest"
 )
-
-// fakeClock is a settable clock shared by the server and the store.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // principalFromHeader stands in for authentication middleware: it puts the
 // principal named by X-Test-Principal ("issuer|client|subject") on the
@@ -47,32 +35,30 @@ func principalFromHeader(h http.Handler) http.Handler {
 	})
 }
 
+// sessionEnv is a server with a store/memory session store, served in this
+// process (handlerClient), so that a test can run in a synctest bubble and
+// let idle time pass with time.Sleep.
 type sessionEnv struct {
 	srv   *core.Server
-	url   string
-	clock *fakeClock
+	http  *http.Client
 	store *memory.Store
 }
 
 func newSessionEnv(t *testing.T, configure func(*core.ServerOptions)) *sessionEnv {
 	t.Helper()
-	clock := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	store := &memory.Store{Now: clock.Now}
+	store := &memory.Store{}
 	opts := &core.ServerOptions{SessionStore: store}
-	core.SetClock(opts, clock.Now)
 	if configure != nil {
 		configure(opts)
 	}
 	srv := core.NewServer(core.Implementation{Name: "sessions", Version: "1"}, opts)
 	core.AddTool(srv, &core.Tool{Name: "hello", Description: "Says hello."},
 		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "hello", nil })
-	ts := httptest.NewServer(principalFromHeader(srv))
-	t.Cleanup(ts.Close)
-	return &sessionEnv{srv: srv, url: ts.URL, clock: clock, store: store}
+	return &sessionEnv{srv: srv, http: handlerClient(principalFromHeader(srv)), store: store}
 }
 
 func (e *sessionEnv) client(principal string) *mcptest.Client {
-	c := &mcptest.Client{URL: e.url}
+	c := &mcptest.Client{URL: "http://mcp.test/mcp", HTTP: e.http}
 	if principal != "" {
 		c.Header = http.Header{"X-Test-Principal": {principal}}
 	}
@@ -108,86 +94,96 @@ func sessStatus(t *testing.T, c *mcptest.Client, id string) int {
 }
 
 func TestSessionIdleExpiry(t *testing.T) {
-	e := newSessionEnv(t, func(o *core.ServerOptions) { o.SessionIdleTimeout = 30 * time.Minute })
-	c := e.client("")
-	id := sessInit(t, c)
-	e.clock.Advance(10 * time.Minute) // a request renews the idle timeout
-	if got := sessStatus(t, c, id); got != http.StatusOK {
-		t.Fatalf("after 10 min: HTTP %d", got)
-	}
-	e.clock.Advance(29 * time.Minute) // 39 min after creation, 29 after last use
-	if got := sessStatus(t, c, id); got != http.StatusOK {
-		t.Fatalf("29 min after the last use: HTTP %d, want 200 (the timeout counts from the last use)", got)
-	}
-	e.clock.Advance(31 * time.Minute)
-	if got := sessStatus(t, c, id); got != http.StatusNotFound {
-		t.Fatalf("31 min idle: HTTP %d, want 404", got)
-	}
-	// The client re-initializes and carries on.
-	id2 := sessInit(t, c)
-	if id2 == id {
-		t.Fatal("re-initialize reused the expired id")
-	}
-	if got := sessStatus(t, c, id2); got != http.StatusOK {
-		t.Fatalf("new session: HTTP %d", got)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := newSessionEnv(t, func(o *core.ServerOptions) { o.SessionIdleTimeout = 30 * time.Minute })
+		c := e.client("")
+		id := sessInit(t, c)
+		time.Sleep(10 * time.Minute) // a request renews the idle timeout
+		if got := sessStatus(t, c, id); got != http.StatusOK {
+			t.Fatalf("after 10 min: HTTP %d", got)
+		}
+		time.Sleep(29 * time.Minute) // 39 min after creation, 29 after last use
+		if got := sessStatus(t, c, id); got != http.StatusOK {
+			t.Fatalf("29 min after the last use: HTTP %d, want 200 (the timeout counts from the last use)", got)
+		}
+		time.Sleep(31 * time.Minute)
+		if got := sessStatus(t, c, id); got != http.StatusNotFound {
+			t.Fatalf("31 min idle: HTTP %d, want 404", got)
+		}
+		// The client re-initializes and carries on.
+		id2 := sessInit(t, c)
+		if id2 == id {
+			t.Fatal("re-initialize reused the expired id")
+		}
+		if got := sessStatus(t, c, id2); got != http.StatusOK {
+			t.Fatalf("new session: HTTP %d", got)
+		}
+	})
 }
 
 func TestSessionEvictionPerPrincipal(t *testing.T) {
-	e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxSessionsPerPrincipal = 2 })
-	alice := e.client("iss|app|alice")
-	s1 := sessInit(t, alice)
-	e.clock.Advance(time.Minute)
-	s2 := sessInit(t, alice)
-	e.clock.Advance(5 * time.Minute)
-	if got := sessStatus(t, alice, s1); got != http.StatusOK { // s1 is now the most recently used
-		t.Fatalf("s1: HTTP %d", got)
-	}
-	bob := e.client("iss|app|bob")
-	b1 := sessInit(t, bob) // another principal's pool
-	e.clock.Advance(time.Minute)
-	s3 := sessInit(t, alice)
-	if got := sessStatus(t, alice, s2); got != http.StatusNotFound {
-		t.Fatalf("s2 (least recently used) after the limit: HTTP %d, want 404", got)
-	}
-	for _, id := range []string{s1, s3} {
-		if got := sessStatus(t, alice, id); got != http.StatusOK {
-			t.Fatalf("alice's session %s: HTTP %d, want 200", id, got)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxSessionsPerPrincipal = 2 })
+		alice := e.client("iss|app|alice")
+		s1 := sessInit(t, alice)
+		time.Sleep(time.Minute)
+		s2 := sessInit(t, alice)
+		time.Sleep(5 * time.Minute)
+		if got := sessStatus(t, alice, s1); got != http.StatusOK { // s1 is now the most recently used
+			t.Fatalf("s1: HTTP %d", got)
 		}
-	}
-	if got := sessStatus(t, bob, b1); got != http.StatusOK {
-		t.Fatalf("bob's session was evicted by alice's limit: HTTP %d", got)
-	}
+		bob := e.client("iss|app|bob")
+		b1 := sessInit(t, bob) // another principal's pool
+		time.Sleep(time.Minute)
+		s3 := sessInit(t, alice)
+		if got := sessStatus(t, alice, s2); got != http.StatusNotFound {
+			t.Fatalf("s2 (least recently used) after the limit: HTTP %d, want 404", got)
+		}
+		for _, id := range []string{s1, s3} {
+			if got := sessStatus(t, alice, id); got != http.StatusOK {
+				t.Fatalf("alice's session %s: HTTP %d, want 200", id, got)
+			}
+		}
+		if got := sessStatus(t, bob, b1); got != http.StatusOK {
+			t.Fatalf("bob's session was evicted by alice's limit: HTTP %d", got)
+		}
+	})
 }
 
 func TestSessionEvictionAnonymousPool(t *testing.T) {
-	e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxAnonymousSessions = 3; o.MaxSessionsPerPrincipal = 1 })
-	var ids []string
-	for i := 0; i < 5; i++ {
-		ids = append(ids, sessInit(t, e.client("")))
-		e.clock.Advance(time.Second)
-	}
-	carol := e.client("iss|app|carol")
-	cs := sessInit(t, carol)
-	c := e.client("")
-	for i, id := range ids {
-		want := http.StatusOK
-		if i < 2 {
-			want = http.StatusNotFound
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := newSessionEnv(t, func(o *core.ServerOptions) { o.MaxAnonymousSessions = 3; o.MaxSessionsPerPrincipal = 1 })
+		var ids []string
+		for i := 0; i < 5; i++ {
+			ids = append(ids, sessInit(t, e.client("")))
+			time.Sleep(time.Second)
 		}
-		if got := sessStatus(t, c, id); got != want {
-			t.Errorf("anonymous session %d: HTTP %d, want %d", i, got, want)
+		carol := e.client("iss|app|carol")
+		cs := sessInit(t, carol)
+		c := e.client("")
+		for i, id := range ids {
+			want := http.StatusOK
+			if i < 2 {
+				want = http.StatusNotFound
+			}
+			if got := sessStatus(t, c, id); got != want {
+				t.Errorf("anonymous session %d: HTTP %d, want %d", i, got, want)
+			}
 		}
-	}
-	if got := sessStatus(t, carol, cs); got != http.StatusOK {
-		t.Fatalf("an authenticated session counted in the anonymous pool: HTTP %d", got)
-	}
-	if n := e.store.Len(); n != 4 {
-		t.Fatalf("%d live sessions, want 4", n)
-	}
+		if got := sessStatus(t, carol, cs); got != http.StatusOK {
+			t.Fatalf("an authenticated session counted in the anonymous pool: HTTP %d", got)
+		}
+		if n := e.store.Len(); n != 4 {
+			t.Fatalf("%d live sessions, want 4", n)
+		}
+	})
 }
 
 func TestSessionPrincipalBinding(t *testing.T) {
+	t.Parallel()
 	e := newSessionEnv(t, nil)
 	owner := e.client("https://idp|app-1|alice")
 	id := sessInit(t, owner)
@@ -212,13 +208,14 @@ func TestSessionPrincipalBinding(t *testing.T) {
 }
 
 func TestSessionDeleteThenReinitialize(t *testing.T) {
+	t.Parallel()
 	e := newSessionEnv(t, nil)
 	c := e.client("")
 	id := sessInit(t, c)
 	del := func(id string) int {
-		req, _ := http.NewRequest(http.MethodDelete, e.url, nil)
+		req, _ := http.NewRequest(http.MethodDelete, "http://mcp.test/mcp", nil)
 		req.Header.Set("Mcp-Session-Id", id)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,6 +238,7 @@ func TestSessionDeleteThenReinitialize(t *testing.T) {
 }
 
 func TestSessionIDsAreUnguessableVisibleASCII(t *testing.T) {
+	t.Parallel()
 	e := newSessionEnv(t, nil)
 	seen := map[string]bool{}
 	for i := 0; i < 50; i++ {
@@ -265,6 +263,7 @@ type counterArgs struct {
 }
 
 func TestSessionToolValues(t *testing.T) {
+	t.Parallel()
 	e := newSessionEnv(t, nil)
 	core.AddSessionTool(e.srv, &core.Tool{Name: "counter", Description: "Counts per session."},
 		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in counterArgs) (int, error) {
@@ -303,7 +302,7 @@ func TestSessionToolValues(t *testing.T) {
 		t.Fatalf("stored session data %s lacks the value", rec.Data)
 	}
 	// A session tool is neither listed for nor callable by modern clients.
-	m := &mcptest.Client{URL: e.url}
+	m := &mcptest.Client{URL: "http://mcp.test/mcp", HTTP: e.http}
 	lr, err := m.Call(context.Background(), "tools/list", nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +318,7 @@ func TestSessionToolValues(t *testing.T) {
 		t.Fatalf("modern call of a session tool: %s, want -32602", cr.Messages)
 	}
 	// A sessionless legacy call gets a clear error.
-	sl := &mcptest.Client{URL: e.url, Version: core.ProtocolVersion20251125}
+	sl := &mcptest.Client{URL: "http://mcp.test/mcp", HTTP: e.http, Version: core.ProtocolVersion20251125}
 	if got := call(sl, 1); !strings.Contains(got, "needs a session") {
 		t.Fatalf("sessionless legacy call: %q", got)
 	}
@@ -327,6 +326,7 @@ func TestSessionToolValues(t *testing.T) {
 
 // Concurrent read-modify-write updates of one session value lose nothing.
 func TestSessionConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	e := newSessionEnv(t, nil)
 	core.AddSessionTool(e.srv, &core.Tool{Name: "inc", Description: "Increments."},
 		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (int, error) {
@@ -340,11 +340,15 @@ func TestSessionConcurrentUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cc := &mcptest.Client{URL: c.URL, SessionID: c.SessionID, Version: c.Version}
+			cc := &mcptest.Client{URL: c.URL, HTTP: e.http, SessionID: c.SessionID, Version: c.Version}
 			for i := 0; i < each; i++ {
 				r, err := cc.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "inc", "arguments": map[string]any{}}, nil)
-				if err != nil || r.Error != nil {
-					t.Errorf("call: %v %v", err, r.Error)
+				if err != nil {
+					t.Errorf("call: %v", err)
+					return
+				}
+				if r.Error != nil {
+					t.Errorf("call: %v", r.Error)
 					return
 				}
 			}
@@ -361,6 +365,7 @@ func TestSessionConcurrentUpdates(t *testing.T) {
 }
 
 func TestSessionToolRegistrationInModernMode(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "m", Version: "1"}, &core.ServerOptions{Mode: core.ModeModern})
 	defer func() {
 		r := recover()
@@ -375,6 +380,7 @@ func TestSessionToolRegistrationInModernMode(t *testing.T) {
 }
 
 func TestSessionOptionalServesModern(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "m", Version: "1"}, &core.ServerOptions{Mode: core.ModeModern})
 	core.AddSessionTool(srv, &core.Tool{Name: "maybe", Description: "x"},
 		func(ctx context.Context, req *core.CallToolRequest, sess *core.Session, in struct{}) (string, error) {
@@ -419,5 +425,94 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/session")
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB/10k-sessions")
 		runtime.KeepAlive(srv)
+	}
+}
+
+// The store a server uses when ServerOptions.SessionStore is nil passes the
+// suite every store must pass.
+func TestDefaultSessionStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) core.SessionStore {
+		return core.SessionStoreOf(core.NewServer(core.Implementation{Name: "d", Version: "1"}, nil))
+	})
+}
+
+// failingStore is a memory store whose operations fail on demand, the way a
+// throttled or missing DynamoDB table does.
+type failingStore struct {
+	memory.Store
+	fail atomic.Bool
+}
+
+var errThrottled = errors.New("dynamo: get session: ProvisionedThroughputExceededException")
+
+func (f *failingStore) Get(ctx context.Context, id string) (*core.SessionRecord, error) {
+	if f.fail.Load() {
+		return nil, errThrottled
+	}
+	return f.Store.Get(ctx, id)
+}
+
+func (f *failingStore) Create(ctx context.Context, rec *core.SessionRecord, lim core.SessionLimits) ([]string, error) {
+	if f.fail.Load() {
+		return nil, errThrottled
+	}
+	return f.Store.Create(ctx, rec, lim)
+}
+
+func (f *failingStore) Update(ctx context.Context, rec *core.SessionRecord) error {
+	if f.fail.Load() {
+		return errThrottled
+	}
+	return f.Store.Update(ctx, rec)
+}
+
+// A failing session store is a 503 with a logged reason, never a panic,
+// never internal text on the wire; the session is intact when the store
+// recovers, and 2026-07-28 requests never touch the store.
+func TestStoreFailure(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	store := &failingStore{}
+	srv := core.NewServer(core.Implementation{Name: "s", Version: "1"}, &core.ServerOptions{
+		SessionStore: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	core.AddTool(srv, &core.Tool{Name: "hi", Description: "Says hi."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "hi", nil })
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+		t.Fatal(err)
+	}
+	store.fail.Store(true)
+	r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "hi", "arguments": map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != http.StatusServiceUnavailable || r.Error == nil || r.Error.Code != core.CodeInternalError {
+		t.Fatalf("legacy call with the store down: HTTP %d %s, want 503 and -32603", r.Status, r.Messages)
+	}
+	if strings.Contains(string(r.Messages[0]), "Throughput") {
+		t.Fatalf("store detail leaked to the client: %s", r.Messages[0])
+	}
+	if !strings.Contains(logs.String(), "ProvisionedThroughputExceededException") || !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("no error log naming the store failure: %s", logs.String())
+	}
+	// initialize with the store down: 503 too.
+	c2 := &mcptest.Client{URL: ts.URL}
+	ir, err := c2.Initialize(context.Background(), core.ProtocolVersion20251125, nil)
+	if err == nil || ir == nil || ir.Status != http.StatusServiceUnavailable {
+		t.Fatalf("initialize with the store down: %v %+v", err, ir)
+	}
+	// Modern requests do not use the store.
+	mr, err := (&mcptest.Client{URL: ts.URL}).Call(context.Background(), "tools/call", map[string]any{"name": "hi", "arguments": map[string]any{}}, nil)
+	if err != nil || mr.Error != nil || !bytes.Contains(mr.Result, []byte(`"hi"`)) {
+		t.Fatalf("modern call with the store down: %v %s", err, mr.Messages)
+	}
+	// The store recovers: the session is still there and serves.
+	store.fail.Store(false)
+	r, err = c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "hi", "arguments": map[string]any{}}, nil)
+	if err != nil || r.Status != http.StatusOK || r.Error != nil {
+		t.Fatalf("after recovery: %v %s", err, r.Messages)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -116,6 +117,7 @@ func withToken(r *testReq, sub string) *testReq {
 }
 
 func TestAuthenticatorOriginBeforeAuth(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	// A foreign Origin without a token is 403, not 401: the Origin check
@@ -139,6 +141,7 @@ func TestAuthenticatorOriginBeforeAuth(t *testing.T) {
 }
 
 func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	hr := httptest.NewRequest(http.MethodOptions, "http://localhost/mcp", nil)
@@ -156,6 +159,7 @@ func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
 }
 
 func TestAuthenticatorMetadata(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []core.ProtocolMode{core.ModeModern, core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			a := &recordingAuth{}
@@ -193,6 +197,7 @@ func TestAuthenticatorMetadata(t *testing.T) {
 // TestAuthenticatorBeforeBody: authentication precedes reading the body, so
 // an unauthenticated caller cannot make the server read 4 MiB.
 func TestAuthenticatorBeforeBody(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, &core.ServerOptions{MaxRequestBytes: 1024})
 	big := rawReq(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"pad":"`+strings.Repeat("a", 4096)+`"}}`, nil)
@@ -203,6 +208,7 @@ func TestAuthenticatorBeforeBody(t *testing.T) {
 }
 
 func TestAuthorizeOperations(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	cases := []struct {
@@ -244,6 +250,7 @@ func TestAuthorizeOperations(t *testing.T) {
 // TestAuthorizeOrder: Authorize runs after the unknown-tool and header
 // checks, before requestState verification and capability checks.
 func TestAuthorizeOrder(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{deny: map[string]bool{"needs-sampling": true, "echo": true}}
 	srv := authServer(t, a, nil)
 	// Unknown tool: -32602, no Authorize.
@@ -267,6 +274,7 @@ func TestAuthorizeOrder(t *testing.T) {
 // status and headers before the first notification; after it, the answer is
 // a JSON-RPC error on the stream. Both eras, streaming and buffered.
 func TestHandlerHTTPStatus(t *testing.T) {
+	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
 	for _, buffered := range []bool{false, true} {
@@ -296,6 +304,7 @@ func TestHandlerHTTPStatus(t *testing.T) {
 // TestPrincipalWithoutOwnerGetsNoSession: a principal with neither client
 // nor subject gets no session; 403 under SessionsStateful.
 func TestPrincipalWithoutOwnerGetsNoSession(t *testing.T) {
+	t.Parallel()
 	init := func() *testReq {
 		return lreq(1, "initialize", map[string]any{"protocolVersion": core.ProtocolVersion20251125,
 			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}, "", "")
@@ -314,11 +323,87 @@ func TestPrincipalWithoutOwnerGetsNoSession(t *testing.T) {
 // TestNoAuthenticatorUnchanged: without an Authenticator nothing is asked
 // and the metadata path is an ordinary request.
 func TestNoAuthenticatorUnchanged(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(testImpl, nil)
 	hr := httptest.NewRequest(http.MethodGet, "http://localhost/.well-known/oauth-protected-resource/mcp", nil)
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, hr)
 	if rec.Code == 200 {
 		t.Fatalf("metadata served without an authenticator")
+	}
+}
+
+// TestAuthorizeCompletion: completion/complete is a targeted operation. It
+// is authorized with its reference (the prompt's name, or the resource
+// template's URI, and Ref saying which) and the argument being completed,
+// after the reference is checked and before the handler runs; in a
+// 2025-03-26 batch too.
+func TestAuthorizeCompletion(t *testing.T) {
+	t.Parallel()
+	a := &recordingAuth{deny: map[string]bool{"secret": true, "file:///private/{id}": true}}
+	var ran atomic.Int64
+	srv := authServer(t, a, &core.ServerOptions{CompletionHandler: func(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
+		ran.Add(1)
+		return &core.CompleteResult{Completion: core.Completion{Values: []string{"x"}}}, nil
+	}})
+	srv.AddPrompt(&core.Prompt{Name: "secret"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+		return &core.GetPromptResult{}, nil
+	})
+	complete := func(ref map[string]any) *testReq {
+		return withToken(mreq(1, "completion/complete", map[string]any{"ref": ref,
+			"argument": map[string]any{"name": "topic", "value": "ab"}}), "alice")
+	}
+	cases := []struct {
+		ref  map[string]any
+		want core.Operation
+	}{
+		{map[string]any{"type": "ref/prompt", "name": "p"},
+			core.Operation{Method: "completion/complete", Name: "p", Ref: "ref/prompt", Arguments: []byte(`{"name":"topic","value":"ab"}`)}},
+		{map[string]any{"type": "ref/resource", "uri": "file:///r/{x}"},
+			core.Operation{Method: "completion/complete", Name: "file:///r/{x}", Ref: "ref/resource", Arguments: []byte(`{"name":"topic","value":"ab"}`)}},
+	}
+	for _, c := range cases {
+		a.reset()
+		complete(c.ref).do(t, srv).result(t)
+		a.mu.Lock()
+		ops := append([]core.Operation(nil), a.ops...)
+		a.mu.Unlock()
+		if len(ops) != 1 {
+			t.Fatalf("%v: Authorize called %d times: %+v", c.ref, len(ops), ops)
+		}
+		got := ops[0]
+		if got.Method != c.want.Method || got.Name != c.want.Name || got.Ref != c.want.Ref || string(got.Arguments) != string(c.want.Arguments) ||
+			got.ProtocolVersion != modernVersion {
+			t.Fatalf("operation %+v (args %s), want %+v (args %s)", got, got.Arguments, c.want, c.want.Arguments)
+		}
+	}
+	ran.Store(0)
+	// A refused prompt or template: 403 with the authenticator's challenge,
+	// and the handler does not run.
+	for _, ref := range []map[string]any{{"type": "ref/prompt", "name": "secret"}, {"type": "ref/resource", "uri": "file:///private/{id}"}} {
+		r := complete(ref).do(t, srv)
+		r.wantError(t, http.StatusForbidden, core.CodeInvalidRequest)
+		if r.Header.Get("WWW-Authenticate") == "" {
+			t.Fatalf("%v: no challenge: %v", ref, r.Header)
+		}
+	}
+	// An unknown prompt is -32602 before any authorization.
+	a.reset()
+	complete(map[string]any{"type": "ref/prompt", "name": "nope"}).do(t, srv).wantError(t, 200, core.CodeInvalidParams)
+	if ops := a.seen(); len(ops) != 1 { // the authentication only
+		t.Fatalf("unknown prompt authorized: %v", ops)
+	}
+	// Keys are matched as the handler reads them (encoding/json: any case),
+	// so a differently cased "Ref" cannot slip past the authorization.
+	r := withToken(mreq(1, "completion/complete", map[string]any{"Ref": map[string]any{"type": "ref/prompt", "Name": "secret"},
+		"argument": map[string]any{"name": "topic", "value": ""}}), "alice").do(t, srv)
+	r.wantError(t, http.StatusForbidden, core.CodeInvalidRequest)
+	// A 2025-03-26 batch is refused whole when one completion is refused.
+	b := rawReq(`[{"jsonrpc":"2.0","id":1,"method":"ping"},
+		{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"secret"},"argument":{"name":"topic","value":""}}}]`,
+		map[string]string{core.HeaderProtocolVersion: core.ProtocolVersion20250326})
+	withToken(b, "alice").do(t, srv).wantError(t, http.StatusForbidden, core.CodeInvalidRequest)
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("the completion handler ran %d times for refused references", n)
 	}
 }

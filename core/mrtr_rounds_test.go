@@ -1,15 +1,16 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
@@ -39,6 +40,7 @@ func checkTooManyRounds(t *testing.T, e *mcptest.RPCError, max int) {
 // A 2026-07-28 call that keeps asking for input is refused once it has asked
 // MaxInputRounds times: the count travels in the sealed requestState.
 func TestMaxInputRoundsModern(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		max  int // 0: the default
@@ -84,6 +86,7 @@ func TestMaxInputRoundsModern(t *testing.T) {
 // A legacy call whose tool keeps asking for input gets MaxInputRounds rounds
 // of server-to-client requests, then the error.
 func TestMaxInputRoundsLegacy(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 3, KeepAlive: -1})
 	askForever(srv)
 	ts := httptest.NewServer(srv)
@@ -105,39 +108,6 @@ func TestMaxInputRoundsLegacy(t *testing.T) {
 	checkTooManyRounds(t, r.Error, 3)
 }
 
-// sseEvent is one event of an SSE response.
-type sseEvent struct{ id, data string }
-
-// readEvents reads the whole SSE body of a buffered response.
-func readAllEvents(t *testing.T, res *http.Response) []sseEvent {
-	t.Helper()
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("HTTP %d %s, want an event stream", res.StatusCode, res.Header.Get("Content-Type"))
-	}
-	var out []sseEvent
-	var ev sseEvent
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.data != "" {
-				out = append(out, ev)
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimSpace(line[3:])
-		case strings.HasPrefix(line, "data:"):
-			ev.data = strings.TrimSpace(line[5:])
-		}
-	}
-	if ev.data != "" {
-		out = append(out, ev)
-	}
-	return out
-}
-
 // bufferedHandler serves h as a platform without response streaming does:
 // nothing reaches the client before h returns.
 func bufferedHandler(h http.Handler) http.Handler {
@@ -156,6 +126,7 @@ func bufferedHandler(h http.Handler) http.Handler {
 // client's reconnections: after MaxInputRounds the resumed call gets the
 // error.
 func TestMaxInputRoundsPolling(t *testing.T) {
+	t.Parallel()
 	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 2})
 	askForever(srv)
 	ts := httptest.NewServer(bufferedHandler(srv))
@@ -214,5 +185,87 @@ func TestMaxInputRoundsPolling(t *testing.T) {
 			t.Fatalf("posting the answer: %v %v", err, r)
 		}
 		events = send(http.MethodGet, nil, events[0].id)
+	}
+}
+
+// A resumed call (SSE polling) that the client cancels with
+// notifications/cancelled gets no response, as any cancelled legacy request
+// (2025-11-25 basic/utilities/cancellation: the receiver SHOULD NOT
+// respond), not an error.
+func TestPolledCallCancelled(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, nil)
+	resumed := make(chan struct{})
+	core.AddTool(srv, &core.Tool{Name: "ask_then_wait", Description: "Asks, then waits to be cancelled."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			if req.Input.Len() == 0 {
+				return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("Go on?",
+					json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}, "")
+			}
+			close(resumed)
+			<-ctx.Done()
+			return "", ctx.Err()
+		})
+	ts := httptest.NewServer(bufferedHandler(srv))
+	t.Cleanup(ts.Close)
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(t.Context(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	send := func(method string, body []byte, lastEventID string) *http.Response {
+		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, bytes.NewReader(body))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.SessionID)
+		req.Header.Set("Mcp-Protocol-Version", c.Version)
+		if lastEventID != "" {
+			req.Header.Set("Last-Event-ID", lastEventID)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return res
+	}
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+		"params": map[string]any{"name": "ask_then_wait", "arguments": map[string]any{}}})
+	events := readAllEvents(t, send(http.MethodPost, call, ""))
+	if len(events) != 1 || events[0].id == "" {
+		t.Fatalf("first round: %v, want one elicitation with an event id", events)
+	}
+	var asked struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(events[0].data), &asked); err != nil {
+		t.Fatal(err)
+	}
+	ans, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": asked.ID,
+		"result": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}})
+	if r, err := c.Post(t.Context(), ans, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("posting the answer: %v %v", err, r)
+	}
+	got := make(chan *http.Response, 1)
+	go func() { got <- send(http.MethodGet, nil, events[0].id) }()
+	select {
+	case <-resumed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call was not resumed")
+	}
+	cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": 9}})
+	if r, err := c.Post(t.Context(), cancel, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("posting the cancellation: %v %v", err, r)
+	}
+	res := <-got
+	if res == nil {
+		t.FailNow()
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if bytes.Contains(body, []byte(`"id":9`)) || (res.StatusCode != http.StatusNoContent && res.StatusCode != http.StatusOK) {
+		t.Errorf("the cancelled call was answered: HTTP %d %s", res.StatusCode, body)
 	}
 }

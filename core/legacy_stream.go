@@ -1,0 +1,265 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+)
+
+type getStream struct {
+	sub   *subscription
+	ended chan struct{}
+	once  sync.Once
+}
+
+func (g *getStream) end() { g.once.Do(func() { close(g.ended) }) }
+
+// serveLegacyGet serves the GET stream of a legacy session: server
+// notifications unrelated to a request (list changes, resource updates).
+func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
+	ctx := hr.Context()
+	if !parseAccept(hr.Header.Get("Accept")).sse {
+		http.Error(w, "406 not acceptable: GET needs Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	if s.opts.Sessions == SessionsStateless || hr.Header.Get(HeaderSessionID) == "" {
+		s.methodNotAllowed(w)
+		return
+	}
+	sess, version, err := s.sessionFor(ctx, hr)
+	if err != nil {
+		s.replyError(ctx, newExchange(w, acceptance{json: true}, eraLegacy), nil, err)
+		return
+	}
+	if last := hr.Header.Get("Last-Event-ID"); last != "" && s.resumeParked(ctx, w, hr, sess, version, last) {
+		return
+	}
+	if isBuffered(ctx) {
+		// A buffered response cannot carry a stream that stays open.
+		s.methodNotAllowed(w)
+		return
+	}
+	// id outlives sess: alive may replace sess with nil when the session
+	// ends, and the cleanup below must still find the stream.
+	id := sess.rec.ID
+	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, nil), ended: make(chan struct{})}
+	g.sub.allURIs = true
+	defer s.hub.unsubscribe(g.sub)
+	s.local.addStream(id, g)
+	defer s.local.dropStream(id, g)
+	x := newExchange(w, acceptance{sse: true}, eraLegacy)
+	x.header = sessionHeader(id)
+	x.open()
+	var tick <-chan time.Time
+	if s.opts.KeepAlive > 0 {
+		t := time.NewTicker(s.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	paramsFor := func(uri string) []byte {
+		if uri == "" {
+			return nil
+		}
+		return append(jsonwire.AppendString([]byte(`{"uri":`), uri), '}')
+	}
+	// alive re-reads the session: it may have ended, or its subscriptions
+	// changed, through another instance.
+	alive := func() (*Session, bool) {
+		fresh, err := s.loadSession(ctx, id, PrincipalFromContext(ctx))
+		if err != nil {
+			if !errors.Is(err, ErrSessionNotFound) && !errors.Is(err, errSessionForeign) {
+				s.log.WarnContext(ctx, "GET stream: reading the session", "error", err.Error())
+				return sess, true // a store hiccup does not end the stream
+			}
+			return nil, false
+		}
+		return fresh, true
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.ended:
+			return
+		case <-s.closed:
+			return
+		case <-tick:
+			var ok bool
+			if sess, ok = alive(); !ok {
+				return
+			}
+			if x.comment() != nil {
+				return
+			}
+		case <-g.sub.wake:
+			kinds, uris := g.sub.take()
+			if len(uris) > 0 {
+				var ok bool
+				if sess, ok = alive(); !ok {
+					return
+				}
+				subs := make(map[string]bool, len(sess.d.Subs))
+				for _, u := range sess.d.Subs {
+					subs[u] = true
+				}
+				kept := uris[:0]
+				for _, u := range uris {
+					if underAny(u, subs) {
+						kept = append(kept, u)
+					}
+				}
+				uris = kept
+			}
+			for _, msg := range changeMessages(kinds, uris, paramsFor) {
+				if x.send(ctx, msg) != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// local is per-process state of legacy sessions: GET streams, the waiters of
+// server-to-client requests, and in-flight requests that can be cancelled.
+//
+// Its methods hold l.mu only around map operations, each released by a
+// deferred Unlock: a panic under l.mu would otherwise leave every later
+// legacy request of the process waiting for it.
+type local struct {
+	mu       sync.Mutex
+	streams  map[string]*getStream    // session id -> its GET stream
+	waiters  map[string]chan idAnswer // server request id -> its call's answers
+	inflight map[string]*inflight     // session id + "\x00" + request id
+}
+
+// inflight is a legacy request being answered in this process.
+type inflight struct {
+	local     *local
+	key       string // session id + "\x00" + request id
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by notifications/cancelled: send no response
+}
+
+// release forgets the request and ends its context; nil does nothing.
+func (f *inflight) release() {
+	if f != nil {
+		f.local.dropInflight(f.key)
+		f.cancel()
+	}
+}
+
+// cancelledByClient reports whether notifications/cancelled cancelled the
+// request; false for nil.
+func (f *inflight) cancelledByClient() bool { return f != nil && f.cancelled.Load() }
+
+// errCancelledByClient means the client cancelled the request: it gets no
+// response.
+var errCancelledByClient = errors.New("mcp: request cancelled by the client")
+
+// maxCancelled bounds the cancellations a session remembers for requests
+// running on other instances.
+const maxCancelled = 32
+
+// idAnswer is a client's response to the server-to-client request id.
+type idAnswer struct {
+	id  string
+	ans json.RawMessage
+}
+
+// endLocalSession closes the GET stream of a session that ended.
+func (s *Server) endLocalSession(id string) {
+	if g := s.local.takeStream(id); g != nil {
+		g.end()
+	}
+}
+
+// addStream makes g the GET stream of session id, ending the one it replaces:
+// one GET stream per session, so a message goes to one stream.
+func (l *local) addStream(id string, g *getStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams == nil {
+		l.streams = map[string]*getStream{}
+	}
+	if old := l.streams[id]; old != nil {
+		old.end()
+	}
+	l.streams[id] = g
+}
+
+// dropStream forgets g as the GET stream of session id, unless another
+// stream replaced it meanwhile.
+func (l *local) dropStream(id string, g *getStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams[id] == g {
+		delete(l.streams, id)
+	}
+}
+
+// takeStream removes and returns the GET stream of session id.
+func (l *local) takeStream(id string) *getStream {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.streams[id]
+	delete(l.streams, id)
+	return g
+}
+
+// addInflight records a legacy request being answered in this process.
+func (l *local) addInflight(key string, f *inflight) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inflight == nil {
+		l.inflight = map[string]*inflight{}
+	}
+	l.inflight[key] = f
+}
+
+// dropInflight forgets the request recorded under key.
+func (l *local) dropInflight(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.inflight, key)
+}
+
+// findInflight returns the request recorded under key, or nil.
+func (l *local) findInflight(key string) *inflight {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inflight[key]
+}
+
+// addWaiters routes the answers to the server requests ids to ch.
+func (l *local) addWaiters(ids map[string]string, ch chan idAnswer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.waiters == nil {
+		l.waiters = map[string]chan idAnswer{}
+	}
+	for id := range ids {
+		l.waiters[id] = ch
+	}
+}
+
+// dropWaiters forgets the waiters of the server requests ids.
+func (l *local) dropWaiters(ids map[string]string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range ids {
+		delete(l.waiters, id)
+	}
+}
+
+// waiter returns the channel that waits for the answer to server request id.
+func (l *local) waiter(id string) chan idAnswer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiters[id]
+}
