@@ -12,22 +12,16 @@ import (
 // Store is an in-memory core.SessionStore. The zero value is ready to use.
 // It is the same implementation a server uses when
 // core.ServerOptions.SessionStore is nil; use Store to share one store
-// between servers of a process, set its clock or count its sessions.
+// between servers of a process or count its sessions. Time-based
+// behaviour (expiry) is tested in a testing/synctest bubble, where
+// time.Now is the bubble's clock.
 type Store struct {
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-
 	m memstore.Store
 }
 
 var _ core.SessionStore = (*Store)(nil)
 
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Store) now() time.Time { return time.Now() }
 
 // wrap names the operation in err and translates memstore's sentinels into
 // core's.
