@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,56 +18,19 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// pipeListener is a net.Listener whose connections are net.Pipe ends, so
-// that an http.Server and an http.Client can talk inside a synctest bubble
-// (real sockets are not durably blocking there).
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
-
-// pipeServer serves h over in-memory connections and returns a client that
-// reaches it at any address. It is shut down when the bubble's test ends.
+// pipeServer serves h over in-memory connections (mcptest.Network, which
+// an http.Server and an http.Client can use inside a synctest bubble: real
+// sockets are not durably blocking there) and returns a client that reaches
+// it at any address. It is shut down when the test ends.
 func pipeServer(t *testing.T, h http.Handler) *http.Client {
-	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, s := net.Pipe()
-		select {
-		case ln.conns <- s:
-			return c, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-ln.closed:
-			return nil, net.ErrClosed
-		}
-	}}
-	t.Cleanup(func() {
-		srv.Close()
-		tr.CloseIdleConnections()
-	})
-	return &http.Client{Transport: tr}
+	n := mcptest.NewNetwork()
+	n.Serve("", h)
+	t.Cleanup(n.Close)
+	return n.Client()
 }
 
 // rpc reads a JSON-RPC request body: its id (raw) and method.

@@ -10,26 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
-
-// discardWriter is a reusable ResponseWriter that keeps only the status and
-// the body, so that benchmarks measure the server, not the recorder.
-type discardWriter struct {
-	h      http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *discardWriter) Header() http.Header         { return w.h }
-func (w *discardWriter) WriteHeader(code int)        { w.status = code }
-func (w *discardWriter) Write(b []byte) (int, error) { return w.body.Write(b) }
-func (w *discardWriter) Flush()                      {}
-
-func (w *discardWriter) reset() {
-	clear(w.h)
-	w.status = 0
-	w.body.Reset()
-}
 
 // benchRequest is an *http.Request whose body can be rewound.
 type benchRequest struct {
@@ -48,26 +30,26 @@ func newBenchRequest(r *testReq) *benchRequest {
 
 func (b *benchRequest) rewind() { b.body.Reset(b.raw) }
 
-func benchServe(b *testing.B, h http.Handler, r *testReq, check func(*discardWriter)) {
+func benchServe(b *testing.B, h http.Handler, r *testReq, check func(*mcptest.DiscardWriter)) {
 	br := newBenchRequest(r)
-	w := &discardWriter{h: http.Header{}}
+	w := &mcptest.DiscardWriter{}
 	h.ServeHTTP(w, br.req)
 	check(w)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		br.rewind()
-		w.reset()
+		w.Reset()
 		h.ServeHTTP(w, br.req)
 	}
 	b.StopTimer()
 	check(w)
 }
 
-func wantStatus(b *testing.B, want int, contains string) func(*discardWriter) {
-	return func(w *discardWriter) {
-		if w.status != want && !(want == 200 && w.status == 0) || !bytes.Contains(w.body.Bytes(), []byte(contains)) {
-			b.Fatalf("HTTP %d %s", w.status, w.body.Bytes())
+func wantStatus(b *testing.B, want int, contains string) func(*mcptest.DiscardWriter) {
+	return func(w *mcptest.DiscardWriter) {
+		if w.Status != want && !(want == 200 && w.Status == 0) || !bytes.Contains(w.Body.Bytes(), []byte(contains)) {
+			b.Fatalf("HTTP %d %s", w.Status, w.Body.Bytes())
 		}
 	}
 }
@@ -121,20 +103,20 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 	second := retry(callReq(2, "form_ask", nil).withCaps(caps), 2, env.Result.RequestState,
 		map[string]any{"user_name": accept(map[string]any{"name": "Bench"})})
 	r1, r2 := newBenchRequest(first), newBenchRequest(second)
-	w := &discardWriter{h: http.Header{}}
+	w := &mcptest.DiscardWriter{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		r1.rewind()
-		w.reset()
+		w.Reset()
 		srv.ServeHTTP(w, r1.req)
 		r2.rewind()
-		w.reset()
+		w.Reset()
 		srv.ServeHTTP(w, r2.req)
 	}
 	b.StopTimer()
-	if !bytes.Contains(w.body.Bytes(), []byte("Hello, Bench!")) {
-		b.Fatalf("second round: %s", w.body.Bytes())
+	if !bytes.Contains(w.Body.Bytes(), []byte("Hello, Bench!")) {
+		b.Fatalf("second round: %s", w.Body.Bytes())
 	}
 }
 

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,11 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
-// The one SSE reader of core's tests (text/event-stream, WHATWG HTML
-// "Server-sent events"): whole bodies (parseSSE, readAllEvents) and live
-// streams (sseStream) are read by readSSE.
+// core's tests read SSE with internal/mcptest's reader (text/event-stream,
+// WHATWG HTML "Server-sent events"): whole bodies (parseSSE,
+// readAllEvents) and live streams (sseStream) go through readSSE.
 
 // sseEvent is one event of an SSE response: its id ("" for none) and its
 // data, the data lines joined with "\n".
@@ -25,44 +26,20 @@ type sseEvent struct{ id, data string }
 // r ends or fn fails. strict refuses a line that is no SSE field or comment
 // (the server writes none).
 func readSSE(r io.Reader, strict bool, fn func(sseEvent) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	var ev sseEvent
-	var data []string
-	flush := func() error {
-		if len(data) == 0 {
-			ev = sseEvent{}
+	sr := mcptest.NewSSEReader(r)
+	sr.Strict = strict
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF {
 			return nil
 		}
-		ev.data = strings.Join(data, "\n")
-		data = nil
-		err := fn(ev)
-		ev = sseEvent{}
-		return err
-	}
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if err := flush(); err != nil {
-				return err
-			}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-		case strings.HasPrefix(line, "id:"):
-			ev.id = strings.TrimPrefix(strings.TrimPrefix(line, "id:"), " ")
-		case strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "retry:"):
-		default:
-			if strict {
-				return fmt.Errorf("unexpected SSE line %q", line)
-			}
+		if err != nil {
+			return err
+		}
+		if err := fn(sseEvent{id: ev.ID, data: ev.Data}); err != nil {
+			return err
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	return sc.Err()
 }
 
 // parseSSE returns the data of each event of a whole SSE body; every data
