@@ -20,15 +20,6 @@ import (
 // inside the bubble over an in-memory network, since goroutines blocked on
 // real sockets would keep the fake clock from advancing.
 
-// serveInBubble serves h on an in-memory network and returns a client whose
-// every connection, whatever the address, reaches h. Call it inside the
-// bubble; the server stops when the test ends.
-func serveInBubble(t *testing.T, h http.Handler) *http.Client {
-	n := mcptest.NewNetwork()
-	n.Serve("", h)
-	t.Cleanup(n.Close)
-	return n.Client()
-}
 
 const bubbleResource = "https://mcp.example.com/mcp"
 
@@ -44,7 +35,7 @@ func bubbleResourceFor(t *testing.T, as *oauthtest.Server, o auth.Options) *auth
 	if o.Required == nil {
 		o.Required = []string{"mcp"}
 	}
-	o.HTTPClient = serveInBubble(t, as.Handler())
+	o.HTTPClient = mcptest.Serve(t, as.Handler())
 	rs, err := auth.New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -22,16 +22,6 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// pipeServer serves h over in-memory connections (mcptest.Network, which
-// an http.Server and an http.Client can use inside a synctest bubble: real
-// sockets are not durably blocking there) and returns a client that reaches
-// it at any address. It is shut down when the test ends.
-func pipeServer(t *testing.T, h http.Handler) *http.Client {
-	n := mcptest.NewNetwork()
-	n.Serve("", h)
-	t.Cleanup(n.Close)
-	return n.Client()
-}
 
 // rpc reads a JSON-RPC request body: its id (raw) and method.
 func rpc(r *http.Request) (id json.RawMessage, method string) {
@@ -87,7 +77,7 @@ func TestRequestTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				hc := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hc := mcptest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					id, _ := rpc(r)
 					answer(w, r, id)
 				}))
@@ -124,7 +114,7 @@ func TestStreamTimeouts(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var quiet atomic.Bool // the next tools/call streams one comment, then nothing
-		hc := pipeServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hc := mcptest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			id, method := rpc(r)
 			switch method {
 			case "tools/list":
@@ -256,7 +246,7 @@ func TestGETStreamIdle(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := &legacyServer{keepAlive: keepAlive, notifyAfter: 30 * time.Minute}
 				got := make(chan string, 4)
-				c, err := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeLegacy, HTTPClient: pipeServer(t, srv),
+				c, err := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeLegacy, HTTPClient: mcptest.Serve(t, srv),
 					Notification: func(method string, p json.RawMessage) { got <- string(p) }})
 				if err != nil {
 					t.Fatal(err)
@@ -298,7 +288,7 @@ func pipeCore(t *testing.T, opts *core.ServerOptions, setup func(*core.Server)) 
 		setup(srv)
 	}
 	rec := &recorder{}
-	hc := pipeServer(t, nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
+	hc := mcptest.Serve(t, nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
 	return "http://mcp.test" + nethttp.DefaultPath, rec, hc
 }
 
@@ -452,7 +442,7 @@ func TestLegacyResumeDelay(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				srv := &resumingServer{retry: retry}
-				c, err := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeLegacy, HTTPClient: pipeServer(t, srv), NoGETStream: true})
+				c, err := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeLegacy, HTTPClient: mcptest.Serve(t, srv), NoGETStream: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/memory"
 )
 
@@ -298,24 +298,6 @@ func (p *providedKeys) set(keys []core.Key) {
 	p.keys = keys
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers (a log sink).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestProvidedKeysInvalidAtRunTime checks a KeyProvider that returns keys
 // that cannot seal only when asked, after the server is built: the request
 // that needs them gets a generic -32603 that names no key, the log says what
@@ -329,7 +311,7 @@ func TestProvidedKeysInvalidAtRunTime(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var logs syncBuffer
+			var logs mcptest.LogBuffer
 			kp := &providedKeys{keys: keys}
 			s, _ := newMRTRServer(t, &core.ServerOptions{Keys: kp, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			r := callReq(1, "stateful", args).withCaps(allCaps).do(t, s)

@@ -14,15 +14,6 @@ import (
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
-// pipeServer serves h on an in-memory network (connections blocked there
-// are durably blocked in a synctest bubble); the client it returns reaches
-// h at any address.
-func pipeServer(t *testing.T, h http.Handler) *http.Client {
-	n := mcptest.NewNetwork()
-	n.Serve("", h)
-	t.Cleanup(n.Close)
-	return n.Client()
-}
 
 // dribble answers 200 and then one byte every 100 ms for an hour.
 func dribble(w http.ResponseWriter, r *http.Request) {
@@ -83,7 +74,7 @@ func TestRequestTimeout(t *testing.T) {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				cfg := oauth.Config{HTTPClient: pipeServer(t, miniAS(pipeBase, path)), RedirectURL: redirect, Authorize: approve}
+				cfg := oauth.Config{HTTPClient: mcptest.Serve(t, miniAS(pipeBase, path)), RedirectURL: redirect, Authorize: approve}
 				start := time.Now()
 				err := oauth.New(cfg).Challenge(t.Context(), pipeBase+"/mcp", challenge401(`Bearer resource_metadata="`+pipeBase+`/prm"`))
 				if !errors.Is(err, client.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -103,7 +94,7 @@ func TestRequestTimeout(t *testing.T) {
 func TestAuthorizeTimeout(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		hc := pipeServer(t, miniAS(pipeBase, ""))
+		hc := mcptest.Serve(t, miniAS(pipeBase, ""))
 		for _, d := range []time.Duration{0, time.Minute} {
 			cfg := oauth.Config{HTTPClient: hc, RedirectURL: redirect, AuthorizeTimeout: d, Authorize: func(ctx context.Context, u string) (url.Values, error) {
 				<-ctx.Done()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 )
 
 // Network is an in-memory network of HTTP servers, for tests that run in a
@@ -149,3 +150,14 @@ type pipeAddr string
 
 func (pipeAddr) Network() string  { return "pipe" }
 func (a pipeAddr) String() string { return string(a) }
+
+// Serve serves h on a new in-memory Network at every address and returns a
+// client whose connections all reach h: the one-server case of Network.
+// Call it inside the synctest bubble that uses it; the network closes when
+// the test ends.
+func Serve(t testing.TB, h http.Handler) *http.Client {
+	n := NewNetwork()
+	n.Serve("", h)
+	t.Cleanup(n.Close)
+	return n.Client()
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
@@ -60,7 +61,7 @@ func TestAuthEmulator(t *testing.T) {
 				Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), Door: door, Mode: ModeBuffered,
 				Bootstrap: bootstrap, RIE: rie, Concurrency: 1, Timeout: 20 * time.Second,
 				Env:    append(os.Environ(), "AUTHFN_RESOURCE="+resource, "AUTHFN_ISSUER="+as.Issuer),
-				Log:    &lockedWriter{w: &out},
+				Log:    &mcptest.LockedWriter{W: &out},
 				Logger: testLogger(t),
 			})
 			if err != nil {

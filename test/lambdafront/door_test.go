@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
@@ -296,7 +297,7 @@ func startDoor(t *testing.T, cfg config) *server {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Logger = testLogger(t)
 	var out bytes.Buffer
-	cfg.Log = &lockedWriter{w: &out}
+	cfg.Log = &mcptest.LockedWriter{W: &out}
 	s, err := start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 func main() {
@@ -96,7 +98,7 @@ func logWriter(quiet bool) io.Writer {
 	if quiet {
 		return io.Discard
 	}
-	return &lockedWriter{w: os.Stderr}
+	return &mcptest.LockedWriter{W: os.Stderr}
 }
 
 // run serves until SIGTERM or SIGINT.

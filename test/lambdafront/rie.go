@@ -382,15 +382,3 @@ func (w *prefixWriter) Flush() {
 		w.buf = nil
 	}
 }
-
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}

@@ -60,7 +60,7 @@ type Config struct {
 // examples/everything and the proxy in front of them.
 type Cluster struct {
 	cfg   Config
-	log   *lineWriter
+	log   *mcptest.LockedWriter
 	Proxy *proxy.Proxy
 	// URL is the proxy's MCP endpoint.
 	URL string
@@ -107,7 +107,7 @@ func StartCluster(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{cfg: cfg, log: &lineWriter{w: cfg.Log}, slots: make([]*Replica, cfg.Replicas), gens: make([]int, cfg.Replicas),
+	c := &Cluster{cfg: cfg, log: &mcptest.LockedWriter{W: cfg.Log}, slots: make([]*Replica, cfg.Replicas), gens: make([]int, cfg.Replicas),
 		sealers: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -486,18 +486,6 @@ func (p *proc) stop(sig syscall.Signal, timeout time.Duration) error {
 	}
 	<-p.done
 	return p.err
-}
-
-// lineWriter serializes writes to w.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lineWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // StateSummary tells, from the proxy's records, how 2026-07-28 retries
