@@ -84,7 +84,7 @@ func FuzzServeHTTP(f *testing.F) {
 }
 
 func newFuzzServer(t testing.TB) *core.Server {
-	srv := newFixture(t, &core.ServerOptions{KeepAlive: -1, MaxRequestBytes: 1 << 16})
+	srv := newFixture(t, &core.ServerOptions{StreamKeepAlive: -1, MaxRequestBytes: 1 << 16})
 	core.AddTool(srv, &core.Tool{Name: "get_weather", Description: "Weather."},
 		func(ctx context.Context, req *core.CallToolRequest, in weatherArgs) (Weather, error) {
 			return Weather{Conditions: in.Location}, nil

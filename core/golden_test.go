@@ -244,7 +244,7 @@ func newGoldenServer(t testing.TB) *core.Server {
 			"prompts/list":             {TTL: 600 * time.Second, Scope: core.CacheScopePublic},
 			"resources/read":           {TTL: time.Minute, Scope: core.CacheScopePrivate},
 		},
-		KeepAlive: -1,
+		StreamKeepAlive: -1,
 		CompletionHandler: func(ctx context.Context, req *core.CompleteRequest) (*core.CompleteResult, error) {
 			var vals []string
 			for _, l := range langs {

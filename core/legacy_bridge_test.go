@@ -39,7 +39,7 @@ func answer(t *testing.T, url, session, version string, id json.RawMessage, resu
 // completes (2025-11-25 basic/transports).
 func TestLegacyBridge(t *testing.T) {
 	t.Parallel()
-	srv, _ := newMRTRServer(t, &core.ServerOptions{KeepAlive: -1, BridgeTimeout: 10 * time.Second})
+	srv, _ := newMRTRServer(t, &core.ServerOptions{StreamKeepAlive: -1, BridgeTimeout: 10 * time.Second})
 	core.AddTool(srv, &core.Tool{Name: "legacy_enum", Description: "Asks with enumNames."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			if r, ok := req.Input.Elicitation("pick"); ok {
@@ -184,7 +184,7 @@ func TestLegacyBridge(t *testing.T) {
 // arrive there.
 func TestLegacyGetStream(t *testing.T) {
 	t.Parallel()
-	srv := newFixture(t, &core.ServerOptions{KeepAlive: -1})
+	srv := newFixture(t, &core.ServerOptions{StreamKeepAlive: -1})
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	sid := initialize(t, srv, legacyVersion, nil, nil)
@@ -278,7 +278,7 @@ func TestLegacyBridgeOrder(t *testing.T) {
 	okAnswer := map[string]any{"action": "accept", "content": map[string]any{"ok": true}}
 	t.Run("stream", func(t *testing.T) {
 		t.Parallel()
-		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1, BridgeTimeout: 10 * time.Second})
+		srv := core.NewServer(testImpl, &core.ServerOptions{StreamKeepAlive: -1, BridgeTimeout: 10 * time.Second})
 		addAskMany(srv)
 		ts := httptest.NewServer(srv)
 		t.Cleanup(ts.Close)
@@ -300,7 +300,7 @@ func TestLegacyBridgeOrder(t *testing.T) {
 	})
 	t.Run("polling", func(t *testing.T) {
 		t.Parallel()
-		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+		srv := core.NewServer(testImpl, &core.ServerOptions{StreamKeepAlive: -1})
 		addAskMany(srv)
 		ts := httptest.NewServer(bufferedHandler(srv))
 		t.Cleanup(ts.Close)

@@ -57,8 +57,8 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	x.header = sessionHeader(id)
 	x.open()
 	var tick <-chan time.Time
-	if s.opts.KeepAlive > 0 {
-		t := time.NewTicker(s.opts.KeepAlive)
+	if s.opts.StreamKeepAlive > 0 {
+		t := time.NewTicker(s.opts.StreamKeepAlive)
 		defer t.Stop()
 		tick = t.C
 	}

@@ -243,7 +243,7 @@ func deleteAsDocumented(ctx context.Context, req *core.CallToolRequest, in struc
 // Servers MUST handle decline and cancel (2026-07-28 client/elicitation).
 func TestDeclineEndsTheCall(t *testing.T) {
 	t.Parallel()
-	srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+	srv := core.NewServer(testImpl, &core.ServerOptions{StreamKeepAlive: -1})
 	core.AddTool(srv, &core.Tool{Name: "delete_repo"}, deleteAsDocumented)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

@@ -87,7 +87,7 @@ func TestMaxInputRoundsModern(t *testing.T) {
 // of server-to-client requests, then the error.
 func TestMaxInputRoundsLegacy(t *testing.T) {
 	t.Parallel()
-	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 3, KeepAlive: -1})
+	srv := core.NewServer(core.Implementation{Name: "r", Version: "1"}, &core.ServerOptions{MaxInputRounds: 3, StreamKeepAlive: -1})
 	askForever(srv)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)

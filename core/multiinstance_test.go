@@ -144,7 +144,7 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 func TestGetStreamFollowsOtherInstance(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 50 * time.Millisecond }, func(s *core.Server) {
+		ti := newTwoInstances(t, func(o *core.ServerOptions) { o.StreamKeepAlive = 50 * time.Millisecond }, func(s *core.Server) {
 			s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
 				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
 			})
@@ -225,7 +225,7 @@ func TestGetStreamSessionEnds(t *testing.T) {
 		// In a synctest bubble, served in this process: the sleep lets the
 		// idle timeout pass, and the stream's keep-alive ticks see it.
 		synctest.Test(t, func(t *testing.T) {
-			o := &core.ServerOptions{KeepAlive: 10 * time.Millisecond, SessionIdleTimeout: time.Minute}
+			o := &core.ServerOptions{StreamKeepAlive: 10 * time.Millisecond, SessionIdleTimeout: time.Minute}
 			srv := core.NewServer(core.Implementation{Name: "idle", Version: "1"}, o)
 			resource(srv)
 			hc := handlerClient(srv)
@@ -239,7 +239,7 @@ func TestGetStreamSessionEnds(t *testing.T) {
 	t.Run("DELETE through another instance", func(t *testing.T) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
-			ti := newTwoInstances(t, func(o *core.ServerOptions) { o.KeepAlive = 10 * time.Millisecond }, resource)
+			ti := newTwoInstances(t, func(o *core.ServerOptions) { o.StreamKeepAlive = 10 * time.Millisecond }, resource)
 			c, g := streamOn(t, ti.http, ti.ua)
 			b := &mcptest.Client{URL: ti.ub, HTTP: ti.http, SessionID: c.SessionID, Version: c.Version}
 			if status, err := b.Delete(context.Background()); err != nil || status != http.StatusNoContent {
@@ -254,7 +254,7 @@ func TestGetStreamSessionEnds(t *testing.T) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
 			ti := newTwoInstances(t, func(o *core.ServerOptions) {
-				o.KeepAlive = 10 * time.Millisecond
+				o.StreamKeepAlive = 10 * time.Millisecond
 				o.MaxAnonymousSessions = 1
 			}, resource)
 			_, g := streamOn(t, ti.http, ti.ua)

@@ -231,8 +231,8 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		stop = t.C
 	}
 	var tick <-chan time.Time
-	if s.opts.KeepAlive > 0 {
-		t := time.NewTicker(s.opts.KeepAlive)
+	if s.opts.StreamKeepAlive > 0 {
+		t := time.NewTicker(s.opts.StreamKeepAlive)
 		defer t.Stop()
 		tick = t.C
 	}

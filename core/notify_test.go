@@ -177,7 +177,7 @@ func TestDisconnectCancels(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 1)
 	cancelled := make(chan struct{}, 1)
-	srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+	srv := core.NewServer(testImpl, &core.ServerOptions{StreamKeepAlive: -1})
 	core.AddTool(srv, &core.Tool{Name: "block", Description: "Blocks until cancelled."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 			req.NotifyProgress(ctx, 1, 0, "started")
@@ -234,7 +234,7 @@ func TestDisconnectCancels(t *testing.T) {
 func TestListen(t *testing.T) {
 	t.Parallel()
 	newSrv := func() *core.Server {
-		srv := core.NewServer(testImpl, &core.ServerOptions{KeepAlive: -1})
+		srv := core.NewServer(testImpl, &core.ServerOptions{StreamKeepAlive: -1})
 		core.AddTool(srv, &core.Tool{Name: "add"}, add)
 		srv.AddPrompt(&core.Prompt{Name: "p"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
 			return &core.GetPromptResult{}, nil
@@ -358,7 +358,7 @@ func TestListen(t *testing.T) {
 
 	t.Run("resource updates", func(t *testing.T) {
 		t.Parallel()
-		srv := newFixture(t, &core.ServerOptions{KeepAlive: -1})
+		srv := newFixture(t, &core.ServerOptions{StreamKeepAlive: -1})
 		ts := httptest.NewServer(srv)
 		t.Cleanup(ts.Close)
 		s := openStream(t, ts.URL, listen("r", map[string]any{"resourceSubscriptions": []string{"test://static"}}))

@@ -51,9 +51,9 @@ const (
 	DefaultMaxRequestBytes = 4 << 20
 	// DefaultPageSize is the number of items per page of the list methods.
 	DefaultPageSize = 100
-	// DefaultKeepAlive is the interval of SSE keep-alive comments on
+	// DefaultStreamKeepAlive is the interval of SSE keep-alive comments on
 	// long-lived streams.
-	DefaultKeepAlive = 15 * time.Second
+	DefaultStreamKeepAlive = 15 * time.Second
 )
 
 // Methods whose complete results carry cache hints.
@@ -109,9 +109,12 @@ type ServerOptions struct {
 	// when handlers' errors hold nothing secret. A panic is always -32603.
 	ToolErrorResults bool
 
-	// KeepAlive is the interval of SSE comment lines on long-lived streams.
-	// Zero means DefaultKeepAlive; negative disables them.
-	KeepAlive time.Duration
+	// StreamKeepAlive is the interval of SSE comment lines (": keep-alive")
+	// on long-lived response streams (subscriptions/listen, the legacy GET
+	// stream), which keep proxies and clients from taking a quiet stream for
+	// a dead one. Zero means DefaultStreamKeepAlive; negative disables them.
+	// It is not a ping: the server sends no JSON-RPC request.
+	StreamKeepAlive time.Duration
 
 	// CompletionHandler answers completion/complete. When nil, the
 	// completions capability is not advertised.
@@ -342,7 +345,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	o := &s.opts
 	setDefault(&o.PageSize, DefaultPageSize)
 	setDefault(&o.MaxRequestBytes, DefaultMaxRequestBytes)
-	setDefault(&o.KeepAlive, DefaultKeepAlive)
+	setDefault(&o.StreamKeepAlive, DefaultStreamKeepAlive)
 	setDefault(&o.StateTTL, DefaultStateTTL)
 	setDefault(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
 	setDefault(&o.MaxSessionsPerPrincipal, DefaultMaxSessionsPerPrincipal)

@@ -123,7 +123,7 @@ func TestHandlerPaths(t *testing.T) {
 // gets its closing result, then ServeListener returns nil.
 func TestServeListenerShutdown(t *testing.T) {
 	t.Parallel()
-	srv := newServer(&core.ServerOptions{KeepAlive: -1})
+	srv := newServer(&core.ServerOptions{StreamKeepAlive: -1})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

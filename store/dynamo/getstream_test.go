@@ -22,7 +22,7 @@ func TestGetStreamSessionDeletedThroughAnotherInstance(t *testing.T) {
 	keys := core.StaticKeys{core.NewRandomKey("shared")}
 	instance := func() string {
 		srv := core.NewServer(core.Implementation{Name: "inst", Version: "1"}, &core.ServerOptions{
-			SessionStore: newStore(t, client, table, nil), Keys: keys, KeepAlive: 20 * time.Millisecond})
+			SessionStore: newStore(t, client, table, nil), Keys: keys, StreamKeepAlive: 20 * time.Millisecond})
 		ts := httptest.NewServer(srv)
 		t.Cleanup(ts.Close)
 		return ts.URL
