@@ -129,7 +129,7 @@ func validID(raw []byte) bool {
 // Limits on the client-supplied objects that the server canonicalizes,
 // validates and binds (tool and prompt arguments, inputResponses). A request
 // over a limit is answered -32602 before any handler runs. See
-// docs/design.md, "Hardening: request bodies and arguments".
+// docs/design.md, "Tools, arguments and results".
 const (
 	// MaxArgumentDepth is how deeply objects and arrays may nest inside
 	// arguments (the arguments object itself is depth 1).

@@ -11,8 +11,8 @@ import (
 
 // Limits on client-supplied objects (tool and prompt arguments,
 // inputResponses); core exports them as MaxArgumentDepth and
-// MaxArgumentMembers. See docs/design.md, "Hardening: request bodies and
-// arguments".
+// MaxArgumentMembers. See docs/design.md, "Tools, arguments and
+// results".
 const (
 	// MaxDepth is how deeply objects and arrays may nest (the outermost
 	// value is depth 1).

@@ -33,7 +33,7 @@ var coreModules = map[string]string{
 	"github.com/pb33f/ordered-map/v2":  "dependency of invopop/jsonschema",
 	"go.yaml.in/yaml/v4":               "dependency of pb33f/ordered-map (the root go.mod raises it to a release)",
 	// Typed handler input binds case-sensitively and refuses duplicate
-	// names (docs/design.md, "Hardening: request bodies and arguments").
+	// names (docs/design.md, "Tools, arguments and results").
 	"github.com/go-json-experiment/json": "case-sensitive binding of handler input",
 }
 

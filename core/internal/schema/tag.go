@@ -10,8 +10,8 @@ import (
 )
 
 // The one tag dialect of derived schemas, for tools and forms alike, is the
-// `jsonschema` struct tag (see docs/design.md, "Hardening: shared state,
-// schemas and structured output"):
+// `jsonschema` struct tag (see docs/design.md, "Tools, arguments and
+// results"):
 //
 //   - key=value items separated by commas, as invopop/jsonschema reads them:
 //     jsonschema:"description=The city,enum=a,enum=b,minimum=1" (a comma
