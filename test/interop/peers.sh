@@ -53,6 +53,9 @@ fail() { echo "FAIL $*"; failed=1; }
 # line and sets url and base (the URL without /mcp).
 start() {
   local name=$1; shift
+  # The files exist before the peer starts: the wait below reads them at
+  # once, and a background redirect may not have created them yet.
+  : > "$work/$name.out"; : > "$work/$name.err"
   "$@" > "$work/$name.out" 2> "$work/$name.err" &
   pids+=($!)
   url=""
