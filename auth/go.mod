@@ -5,7 +5,6 @@ go 1.26
 require (
 	github.com/lestrrat-go/jwx/v2 v2.1.7
 	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/internal/oauthtest v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -28,7 +27,4 @@ require (
 	golang.org/x/sys v0.46.0 // indirect
 )
 
-replace (
-	github.com/mcpfn/mcpfn => ../
-	github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
-)
+replace github.com/mcpfn/mcpfn => ../

@@ -80,3 +80,6 @@ func TestPlainAuth(t *testing.T) {
 		}
 	}
 }
+
+// noArgs is the input of a tool that takes no arguments.
+type noArgs struct{}

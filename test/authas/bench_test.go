@@ -1,4 +1,4 @@
-package auth_test
+package authas_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package auth_test
+package authas_test
 
 import (
 	"crypto/ecdsa"
@@ -442,8 +442,8 @@ func TestTokenRedaction(t *testing.T) {
 	}
 }
 
-// TestJWTCache: a verified JWT is remembered, bounded in number, and its
-// time checks still run on every request.
+// TestJWTCache: a verified JWT is remembered, and its time checks still run
+// on every request, through 20 tokens beyond a cache of 4.
 func TestJWTCache(t *testing.T) {
 	t.Parallel()
 	as := oauthtest.New(nil)
@@ -459,9 +459,8 @@ func TestJWTCache(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
 		}
-		if n := auth.JWTCacheLen(e.rs); n > 4 || n == 0 {
-			t.Fatalf("cache holds %d, bound 4", n)
-		}
+		// The bound itself (at most 4 entries, the cache in use) is not
+		// visible on the wire: package auth's TestJWTCacheBound checks it.
 		// Another audience is refused even when the token is cached for one
 		// resource of a virtual-host pair: the audience check is not cached.
 		wrong := e.as.Mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
