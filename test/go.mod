@@ -9,13 +9,13 @@ require (
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/hashicorp/hcl/v2 v2.25.0
-	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/adapters/gcf v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/adapters/lambda v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/auth v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/internal/oauthtest v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/store/dynamo v0.0.0-00010101000000-000000000000
-	github.com/mcpfn/mcpfn/store/secretsmanager v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn v0.1.0
+	github.com/mcpfn/mcpfn/adapters/gcf v0.1.0
+	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
+	github.com/mcpfn/mcpfn/auth v0.1.0
+	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
+	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
+	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
 	github.com/zclconf/go-cty v1.19.0
 )
 

@@ -4,7 +4,7 @@ go 1.26
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
-	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn v0.1.0
 )
 
 require (

@@ -6,7 +6,7 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
 	github.com/aws/smithy-go v1.28.9
-	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn v0.1.0
 )
 
 require (

@@ -5,7 +5,7 @@ go 1.26
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12
-	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn v0.1.0
 )
 
 require (

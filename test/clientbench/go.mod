@@ -3,7 +3,7 @@ module github.com/mcpfn/mcpfn/test/clientbench
 go 1.26
 
 require (
-	github.com/mcpfn/mcpfn v0.0.0-00010101000000-000000000000
+	github.com/mcpfn/mcpfn v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
