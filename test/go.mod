@@ -17,6 +17,7 @@ require (
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
 	github.com/zclconf/go-cty v1.19.0
+	golang.org/x/mod v0.36.0
 )
 
 require (
@@ -54,7 +55,6 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
