@@ -4,6 +4,8 @@
 # and the module proxy see it), go.mod and go.sum tidy and go vet clean.
 # Checking each module alone proves its go.mod complete: inside the
 # workspace a missing requirement would be masked by another module's.
+# Last, go.work.sum must be exactly what the go command records for the
+# workspace (test/policy/worksum.sh).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -17,4 +19,6 @@ for m in $(test/modules.sh); do
   fi
   (cd "$m" && GOWORK=off go vet ./...) || { echo "lint: go vet failed in $m"; failed=1; }
 done
+# go.work.sum as the go command would write it: nothing to add, nothing stale.
+test/policy/worksum.sh || failed=1
 exit $failed

@@ -33,6 +33,7 @@ var ourModules = map[string]string{
 	module + "/test":                 "test",
 	module + "/test/bench":           "test/bench",
 	module + "/test/clientbench":     "test/clientbench",
+	module + "/tools/release":        "tools/release",
 	"example.com/awstrim":            "tools/tfcheck/awstrim",
 }
 
