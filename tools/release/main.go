@@ -17,8 +17,8 @@
 // requires.
 //
 // VERSION alone is the dry run: it prints the go.mod changes the release
-// needs (every require of a sibling at VERSION) and the tags, and changes
-// nothing. -write rewrites the go.mod files (run `GOWORK=off go mod tidy`
+// needs (every require of a public sibling at VERSION, in every module of
+// the tree) and the tags, and changes nothing. -write rewrites the go.mod files (run `GOWORK=off go mod tidy`
 // in each and commit); -tag creates the tags on HEAD, refusing a dirty
 // tree, a require of a sibling at another version, or an existing tag.
 // Pushing the tags (`git push origin TAG...`, in the order printed) is left
@@ -278,8 +278,9 @@ func order(public map[string]*mod) ([]*mod, error) {
 }
 
 // rewrite returns m's go.mod with every require of a public sibling at v,
-// and whether that changed it. It refuses a require of a module of the
-// repository that is not public, and a replace directive in the root.
+// and whether that changed it. It refuses, in a public module, a require of
+// a module of the repository that is not public, and a replace directive in
+// the root.
 func rewrite(mods []*mod, m *mod, v string) ([]byte, bool, error) {
 	public, ours := map[string]bool{}, map[string]bool{}
 	for _, o := range mods {
@@ -296,7 +297,7 @@ func rewrite(mods []*mod, m *mod, v string) ([]byte, bool, error) {
 	changed := false
 	for _, r := range m.file.Require {
 		p := r.Mod.Path
-		if (ours[p] || strings.HasPrefix(p, rootPath+"/")) && !public[p] {
+		if m.Public && (ours[p] || strings.HasPrefix(p, rootPath+"/")) && !public[p] {
 			return nil, false, fmt.Errorf("%s/go.mod requires %s, which is not published: every user of %s would need it "+
 				"(module graph pruning keeps a dependency's requirements, its tests' included); move what needs it to a non-public module",
 				m.Dir, p, m.Path)
@@ -320,10 +321,7 @@ func rewrite(mods []*mod, m *mod, v string) ([]byte, bool, error) {
 // public module at v.
 func release(root string, mods []*mod, v string, write, tag bool, out io.Writer) error {
 	var pending []string
-	for _, m := range mods {
-		if !m.Public {
-			continue
-		}
+	for _, m := range mods { // the modules that are not published follow too
 		b, changed, err := rewrite(mods, m, v)
 		if err != nil {
 			return err
