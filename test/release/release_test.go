@@ -80,7 +80,9 @@ func userEnv(t *testing.T, proxyDir, gomodcache, gobin string) []string {
 // importing each tidies cleanly (a second tidy changes nothing) and builds,
 // every github.com/mcpfn module comes from the file proxy (go.sum holds the
 // hashes of its zips), no module the release does not publish reaches the
-// graph, and `go install .../cmd/mcpfn@VERSION` gives a working binary.
+// graph, `go get` without a version (the README's form) resolves each
+// module at VERSION, and `go install .../cmd/mcpfn@VERSION` (and @latest)
+// gives a working binary.
 func TestReleaseResolves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the release and resolves it like a user (network, ~1 min)")
@@ -165,10 +167,14 @@ func TestReleaseResolves(t *testing.T) {
 		}
 	}
 
-	// A user of each public module alone.
+	// A user of each public module alone, with the README's command (no
+	// version: the latest, which the file proxy answers).
 	for _, m := range mods {
 		t.Run("user of "+m.dir, func(t *testing.T) {
-			userModule(t, root, env, []string{m.path + "@" + version}, packagesOf(t, root, m))
+			dir := userModule(t, root, env, []string{m.path}, packagesOf(t, root, m))
+			if got := strings.TrimSpace(string(goEnv(t, dir, env, "list", "-m", "-f", "{{.Version}}", m.path))); got != version {
+				t.Errorf("go get %s resolved %s, want %s", m.path, got, version)
+			}
 		})
 	}
 
@@ -182,6 +188,13 @@ func TestReleaseResolves(t *testing.T) {
 		info := string(goEnv(t, t.TempDir(), env, "version", "-m", bin))
 		if !strings.Contains(info, "mod\t"+rootPath+"\t"+version+"\t") {
 			t.Errorf("the installed mcpfn is not %s %s:\n%s", rootPath, version, info)
+		}
+		// @latest, the README's form, is the same release.
+		latest := t.TempDir()
+		goEnv(t, t.TempDir(), append(env, "GOBIN="+latest), "install", rootPath+"/cmd/mcpfn@latest")
+		info = string(goEnv(t, t.TempDir(), env, "version", "-m", filepath.Join(latest, "mcpfn")))
+		if !strings.Contains(info, "mod\t"+rootPath+"\t"+version+"\t") {
+			t.Errorf("go install %s/cmd/mcpfn@latest is not %s:\n%s", rootPath, version, info)
 		}
 	})
 }
