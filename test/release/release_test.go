@@ -18,6 +18,17 @@ import (
 
 const rootPath = "github.com/mcpfn/mcpfn"
 
+// maxZip bounds the zip of each public module (the root's is about 620 KB).
+const maxZip = 2 << 20
+
+// size is fi's size, or -1 without fi.
+func size(fi os.FileInfo) int64 {
+	if fi == nil {
+		return -1
+	}
+	return fi.Size()
+}
+
 // public is one public module, as `release modules` lists it.
 type public struct{ dir, path string }
 
@@ -130,6 +141,11 @@ func TestReleaseResolves(t *testing.T) {
 			t.Fatal(err)
 		}
 		sums[m.path+" "+version+" "+h] = true
+		// Every user downloads the zip: a stray build output (a committed
+		// binary once made the root's 14 MB) fails here.
+		if fi, err := os.Stat(base + ".zip"); err != nil || fi.Size() > maxZip {
+			t.Errorf("%s@%s zip: %v bytes (%v), more than %d: a build output or data file is tracked?", m.path, version, size(fi), err, maxZip)
+		}
 		h, err = dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) { return os.Open(base + ".mod") })
 		if err != nil {
 			t.Fatal(err)
