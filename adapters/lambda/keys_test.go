@@ -91,3 +91,47 @@ func TestNilLoggerIsDefault(t *testing.T) {
 		t.Errorf("a server wrapped without a Logger did not log through the server's logger:\n%q", l)
 	}
 }
+
+// TestStreamingMismatch: a function built with Streaming that receives the
+// events of an integration that cannot stream (HTTP APIs, load balancers)
+// answers them buffered, correctly, and says once per integration that the
+// Streaming option does not apply there; a Function URL event, or a
+// function built without Streaming, logs nothing.
+func TestStreamingMismatch(t *testing.T) {
+	t.Parallel()
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	for name, c := range map[string]struct {
+		streaming bool
+		events    [][]byte
+		want      []string // the integrations named, one warning each
+	}{
+		"http api":          {true, [][]byte{apigwV2Get, apigwV2Post, apigwV2Get}, []string{"HTTP API"}},
+		"load balancer":     {true, [][]byte{albSingle, albMulti}, []string{"load balancer"}},
+		"both":              {true, [][]byte{albSingle, apigwV2Get, albSingle, apigwV2Get}, []string{"load balancer", "HTTP API"}},
+		"function url":      {true, [][]byte{urlGet, urlPost}, nil},
+		"buffered http api": {false, [][]byte{apigwV2Get, albSingle, urlGet}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logs mcptest.LogBuffer
+			fn := lambda.Wrap(ok, &lambda.Options{Streaming: c.streaming, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			for _, ev := range c.events {
+				res, _ := fn(context.Background(), ev)
+				if r := readResponse(t, res); r.Status != http.StatusOK || r.Body != "ok" {
+					t.Errorf("answer %+v, want 200 ok", r)
+				}
+			}
+			w := warnings(logs.String())
+			if len(w) != len(c.want) {
+				t.Fatalf("%d warnings, want %d:\n%s", len(w), len(c.want), logs.String())
+			}
+			for i, integration := range c.want {
+				for _, s := range []string{"Streaming", integration, "buffered", "MCPFN_STREAMING"} {
+					if !strings.Contains(w[i], s) {
+						t.Errorf("warning %d does not say %q: %s", i, s, w[i])
+					}
+				}
+			}
+		})
+	}
+}
