@@ -26,7 +26,9 @@ func TestStartChild(t *testing.T) {
 	}
 	lambdaenv.Start(core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."},
-			func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
+			func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) {
+				return in.A + in.B, nil
+			})
 	})
 }
 
