@@ -20,7 +20,6 @@ import (
 // inside the bubble over an in-memory network, since goroutines blocked on
 // real sockets would keep the fake clock from advancing.
 
-
 const bubbleResource = "https://mcp.example.com/mcp"
 
 // bubbleResourceFor returns a Resource for bubbleResource whose outbound

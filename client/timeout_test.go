@@ -22,7 +22,6 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-
 // rpc reads a JSON-RPC request body: its id (raw) and method.
 func rpc(r *http.Request) (id json.RawMessage, method string) {
 	var m struct {

@@ -14,7 +14,6 @@ import (
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
-
 // dribble answers 200 and then one byte every 100 ms for an hour.
 func dribble(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
