@@ -12,12 +12,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 )
 
 // newLogger returns the logger MCPFN_LOG_LEVEL and the platform's log
-// format describe, writing to w: JSON when json is set, text otherwise.
+// format describe, writing to w: JSON when json is set (with the field
+// names of Lambda's JSON log format), text otherwise.
 func newLogger(w io.Writer, json bool) (*slog.Logger, error) {
 	var level slog.Level
 	if v := os.Getenv("MCPFN_LOG_LEVEL"); v != "" {
@@ -27,6 +30,7 @@ func newLogger(w io.Writer, json bool) (*slog.Logger, error) {
 	}
 	ho := &slog.HandlerOptions{Level: level}
 	if json {
+		ho.ReplaceAttr = lambdacontext.ReplaceAttr
 		return slog.New(slog.NewJSONHandler(w, ho)), nil
 	}
 	return slog.New(slog.NewTextHandler(w, ho)), nil

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -57,11 +59,13 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 		o.AWSConfig = LambdaAWSConfig
 	}
 	// Lambda sets AWS_LAMBDA_LOG_FORMAT=JSON when the function's log format
-	// is JSON; CloudWatch then expects one JSON object a line.
+	// is JSON; CloudWatch then expects one JSON object a line, with the
+	// field names of lambdacontext.ReplaceAttr (timestamp, message).
 	log, err := newLogger(os.Stderr, os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON")
 	if err != nil {
 		return nil, err
 	}
+	log = slog.New(requestIDHandler{log.Handler()})
 	streaming, err := boolVar("MCPFN_STREAMING")
 	if err != nil {
 		return nil, err
@@ -189,4 +193,25 @@ func newServer(ctx context.Context, impl core.Implementation, setup func(*core.S
 		setup(srv)
 	}
 	return srv, cfg.Lambda, nil
+}
+
+// requestIDHandler adds the requestId of the invocation (from the
+// lambdacontext of the record's context) to every record logged with an
+// invocation's context, as lambdacontext.NewLogHandler does, so that a
+// warning can be matched with its request in CloudWatch.
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		r.AddAttrs(slog.String("requestId", lc.AwsRequestID))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
 }

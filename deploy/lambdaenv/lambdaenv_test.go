@@ -1,6 +1,7 @@
 package lambdaenv_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -10,12 +11,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -73,8 +76,10 @@ func TestDefaults(t *testing.T) {
 	if opts.Logger == nil || !opts.Logger.Enabled(t.Context(), slog.LevelInfo) || opts.Logger.Enabled(t.Context(), slog.LevelDebug) {
 		t.Error("the default logger does not log at level info")
 	}
-	if _, ok := opts.Logger.Handler().(*slog.TextHandler); !ok {
-		t.Errorf("the default handler is %T, want text", opts.Logger.Handler())
+	logged, lines := loadStderr(t)
+	logged.Server.Logger.Info("hello", "k", "v")
+	if line, err := lines.ReadString('\n'); err != nil || !strings.Contains(line, "level=INFO msg=hello k=v") {
+		t.Errorf("the default log line is %q (%v), want text", line, err)
 	}
 	if cfg.Lambda.Streaming || cfg.Lambda.Logger != opts.Logger {
 		t.Errorf("Lambda options = %+v, want buffered with the server's logger", cfg.Lambda)
@@ -86,16 +91,45 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-func TestLambdaJSONLogs(t *testing.T) {
-	setenv(t, "AWS_LAMBDA_LOG_FORMAT", "JSON", "MCPFN_LOG_LEVEL", "warn")
-	cfg, err := lambdaenv.Load(t.Context(), nil)
+// loadStderr calls Load with os.Stderr swapped for a pipe, whose read side
+// it returns: the logger writes to the os.Stderr of when Load ran.
+func loadStderr(t *testing.T) (*lambdaenv.Config, *bufio.Reader) {
+	t.Helper()
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	stderr := os.Stderr
+	os.Stderr = w
+	cfg, err := lambdaenv.Load(t.Context(), nil)
+	os.Stderr = stderr
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, bufio.NewReader(r)
+}
+
+// TestLambdaJSONLogs: with Lambda's JSON log format, the logs on stderr are
+// JSON lines with the fields of that format (timestamp, level, message) and
+// the invocation's requestId.
+func TestLambdaJSONLogs(t *testing.T) {
+	setenv(t, "AWS_LAMBDA_LOG_FORMAT", "JSON", "MCPFN_LOG_LEVEL", "warn")
+	cfg, lines := loadStderr(t)
 	l := cfg.Server.Logger
-	if _, ok := l.Handler().(*slog.JSONHandler); !ok || l.Enabled(t.Context(), slog.LevelInfo) {
-		t.Errorf("with Lambda's JSON log format: handler %T (want JSON), info enabled %v (want false)",
-			l.Handler(), l.Enabled(t.Context(), slog.LevelInfo))
+	if l.Enabled(t.Context(), slog.LevelInfo) {
+		t.Error("MCPFN_LOG_LEVEL=warn: info is enabled")
+	}
+	ctx := lambdacontext.NewContext(t.Context(), &lambdacontext.LambdaContext{AwsRequestID: "req-7"})
+	l.WarnContext(ctx, "hello", "k", "v")
+	line, err := lines.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(line, &rec); err != nil || rec["message"] != "hello" || rec["level"] != "WARN" ||
+		rec["requestId"] != "req-7" || rec["timestamp"] == nil || rec["k"] != "v" {
+		t.Errorf("a JSON log line: %s (%v), want timestamp, level WARN, message hello, requestId req-7", line, err)
 	}
 }
 
