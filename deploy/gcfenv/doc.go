@@ -30,7 +30,9 @@
 //
 //	MCPFN_STATE_KEY        The key that seals the requestState of multi
 //	                       round-trip requests, shared by every instance:
-//	                       standard base64 of at least 32 random bytes. Default:
+//	                       standard base64 of at least 32 random bytes; or
+//	                       several, comma-separated, the first sealing and all
+//	                       opening (see Rotation below). Default:
 //	                       each instance seals with a random key of its own, so
 //	                       a retry that reaches another instance fails with
 //	                       "Invalid or expired requestState"; adapters/gcf logs
@@ -80,4 +82,14 @@
 // minute); the client gets -32602 "Invalid or expired requestState" either
 // way. Legacy sessions live in each instance unless you set a shared
 // SessionStore.
+//
+// # Rotation
+//
+// An instance reads MCPFN_STATE_KEY when it starts, and instances started
+// before and after a new secret version run side by side. Rotate in three
+// versions of the secret, each once every instance runs the previous one
+// (a new deployment revision restarts them): "OLD,NEW" (NEW opens), then
+// "NEW,OLD" (NEW seals), then, after the state TTL, "NEW". A state sealed
+// with a key an instance does not list is answered with the invalid-state
+// error and logged with its key id (each key's id is derived from it).
 package gcfenv

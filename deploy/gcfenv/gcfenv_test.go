@@ -3,6 +3,7 @@ package gcfenv_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/gcfenv"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 var vars = []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS",
@@ -161,5 +163,73 @@ func TestErrors(t *testing.T) {
 				t.Error("Handler: no error")
 			}
 		})
+	}
+}
+
+// TestKeyRotation: MCPFN_STATE_KEY lists keys, the first sealing and all
+// opening. A state sealed by an instance with the old key opens on one
+// that lists both (the rotation's first step), and one sealed by an
+// instance with the new key first opens on it too; a state of a removed
+// key is rejected with the invalid-state error, its key id logged.
+func TestKeyRotation(t *testing.T) {
+	_, oldKey := randomKey(32)
+	_, newKey := randomKey(32)
+	server := func(keys string) http.HandlerFunc {
+		t.Setenv("MCPFN_STATE_KEY", keys)
+		t.Setenv("MCPFN_LOG_LEVEL", "error")
+		h, err := gcfenv.Handler(core.Implementation{Name: "rot", Version: "1"}, func(s *core.Server) {
+			core.AddTool(s, &core.Tool{Name: "confirm", Description: "Asks first."},
+				func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+					if _, ok := req.Input.Elicitation("ok"); !ok {
+						return "", core.InputRequired(core.InputRequests{"ok": core.ElicitForm("Sure?", map[string]any{"type": "object", "properties": map[string]any{}})}, "step-1")
+					}
+					return "state " + req.Input.State(), nil
+				})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	setenv(t)
+	oldOnly, both, newFirst, newOnly := server(oldKey), server(oldKey+","+newKey), server(newKey+", "+oldKey), server(newKey)
+	ts := func(h http.Handler) string {
+		s := httptest.NewServer(h)
+		t.Cleanup(s.Close)
+		return s.URL
+	}
+	caps := map[string]any{"elicitation": map[string]any{}}
+	seal := func(url string) string {
+		res, err := (&mcptest.Client{URL: url, Caps: caps}).Call(t.Context(), "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first struct{ RequestState string }
+		if err := res.Decode(&first); err != nil || first.RequestState == "" {
+			t.Fatalf("first round: %v %s", err, res.Result)
+		}
+		return first.RequestState
+	}
+	open := func(url, state string) *mcptest.Response {
+		res, err := (&mcptest.Client{URL: url, Caps: caps}).Call(t.Context(), "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{},
+			"inputResponses": map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{}}},
+			"requestState":   state}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	urls := map[string]string{"old": ts(oldOnly), "both": ts(both), "newFirst": ts(newFirst), "new": ts(newOnly)}
+	for _, c := range []struct{ sealer, opener string }{{"old", "both"}, {"both", "newFirst"}, {"newFirst", "both"}, {"newFirst", "new"}} {
+		if res := open(urls[c.opener], seal(urls[c.sealer])); !bytes.Contains(res.Result, []byte("state step-1")) {
+			t.Errorf("sealed by %s, opened by %s: %s %+v", c.sealer, c.opener, res.Result, res.Error)
+		}
+	}
+	if res := open(urls["new"], seal(urls["old"])); res.Error == nil || res.Error.Code != -32602 || res.Error.Message != "Invalid or expired requestState" {
+		t.Errorf("a state of a removed key: %s %+v, want -32602 Invalid or expired requestState", res.Result, res.Error)
+	}
+	t.Setenv("MCPFN_STATE_KEY", oldKey+","+oldKey)
+	if _, err := gcfenv.Load(); err == nil || !strings.Contains(err.Error(), "MCPFN_STATE_KEY") {
+		t.Errorf("a key listed twice: %v", err)
 	}
 }

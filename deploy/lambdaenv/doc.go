@@ -41,10 +41,11 @@
 //	                       the secret's versions (store/secretsmanager).
 //	                       Default: see MCPFN_STATE_KEY. Set by: Terraform (the
 //	                       secret it creates, with its rotation).
-//	MCPFN_STATE_KEY        A fixed signing key instead: standard base64 of at
-//	                       least 32 random bytes (openssl rand -base64 32). For
-//	                       tests and local development: it never rotates and it
-//	                       sits in the function's configuration. At most one of
+//	MCPFN_STATE_KEY        Fixed signing keys instead: standard base64 of at
+//	                       least 32 random bytes (openssl rand -base64 32), or
+//	                       several, comma-separated, the first sealing and all
+//	                       opening. For tests and local development: it sits in
+//	                       the function's configuration. At most one of
 //	                       the two key variables may be set. Default (neither
 //	                       set): each instance seals with a random key of its
 //	                       own, so a retry that reaches another instance fails

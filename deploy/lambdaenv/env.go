@@ -57,24 +57,36 @@ func allowedOrigins() ([]string, error) {
 	return out, nil
 }
 
-// stateKey parses MCPFN_STATE_KEY, if set: standard base64 of at least
-// core.MinKeyBytes bytes. The key id is derived from the key (a truncated
-// SHA-256), so that a state sealed with a key replaced since is reported
-// as one of an unknown key rather than as a bad signature.
+// stateKey parses MCPFN_STATE_KEY, if set: comma-separated keys, each
+// standard base64 of at least core.MinKeyBytes bytes; the first seals and
+// all open (core.KeyProvider), which is how a fixed key rotates. The id of
+// each key is derived from it (a truncated SHA-256), so that a state sealed
+// with a key removed since is reported as one of an unknown key rather
+// than as a bad signature.
 func stateKey() (core.StaticKeys, error) {
 	v := os.Getenv("MCPFN_STATE_KEY")
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
-	secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
-	if err != nil {
-		return nil, fmt.Errorf("MCPFN_STATE_KEY: not standard base64 (openssl rand -base64 32): %v", err)
+	var keys core.StaticKeys
+	for i, k := range strings.Split(v, ",") {
+		secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(k))
+		if err != nil {
+			return nil, fmt.Errorf("MCPFN_STATE_KEY: key %d is not standard base64 (openssl rand -base64 32): %v", i+1, err)
+		}
+		if len(secret) < core.MinKeyBytes {
+			return nil, fmt.Errorf("MCPFN_STATE_KEY: key %d has %d bytes, at least %d required (openssl rand -base64 32)", i+1, len(secret), core.MinKeyBytes)
+		}
+		sum := sha256.Sum256(secret)
+		id := "env-" + hex.EncodeToString(sum[:4])
+		for _, prev := range keys {
+			if prev.ID == id {
+				return nil, fmt.Errorf("MCPFN_STATE_KEY: key %d is listed twice", i+1)
+			}
+		}
+		keys = append(keys, core.Key{ID: id, Secret: secret})
 	}
-	if len(secret) < core.MinKeyBytes {
-		return nil, fmt.Errorf("MCPFN_STATE_KEY: %d bytes, at least %d required (openssl rand -base64 32)", len(secret), core.MinKeyBytes)
-	}
-	sum := sha256.Sum256(secret)
-	return core.StaticKeys{{ID: "env-" + hex.EncodeToString(sum[:4]), Secret: secret}}, nil
+	return keys, nil
 }
 
 // boolVar parses a boolean variable: unset or empty is false; otherwise
