@@ -140,7 +140,8 @@ type Options struct {
 	// response body by a size limit, whatever the client's settings.
 	HTTPClient *http.Client
 	// Logger receives warnings about the authorization servers. Nil means
-	// silence. Tokens are never logged.
+	// slog.Default() (as it is when New runs); slog.New(slog.DiscardHandler)
+	// silences them. Tokens are never logged.
 	Logger *slog.Logger
 }
 
@@ -278,7 +279,7 @@ func New(opts Options) (*Resource, error) {
 	}
 	r.retryAfter = strconv.Itoa(int((ra + time.Second - 1) / time.Second))
 	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
+		r.log = slog.Default()
 	}
 	if err := checkScopes("Required", r.required); err != nil {
 		return nil, err

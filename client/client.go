@@ -115,7 +115,7 @@ func New(opts *Options) *Client {
 	}
 	cl.log = o.Logger
 	if cl.log == nil {
-		cl.log = slog.New(slog.DiscardHandler)
+		cl.log = slog.Default()
 	}
 	if o.MaxRounds <= 0 {
 		o.MaxRounds = DefaultMaxRounds

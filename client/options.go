@@ -177,7 +177,8 @@ type Options struct {
 	// DefaultMaxTTL.
 	MaxTTL time.Duration
 	// Logger receives warnings (tools dropped for invalid x-mcp-header
-	// declarations, failed cleanup). Nil means slog.DiscardHandler.
+	// declarations, failed cleanup). Nil means slog.Default() (as it is when
+	// the client is built); slog.New(slog.DiscardHandler) silences them.
 	Logger *slog.Logger
 }
 

@@ -120,6 +120,12 @@ type sealer struct {
 	keys KeyProvider
 	ttl  time.Duration
 	log  *slog.Logger
+	// perProcess is set when no KeyProvider was configured: the keys are
+	// the process's own (randomKey).
+	perProcess bool
+	// lastUnknown is when (unix nanoseconds) a state naming an unknown key
+	// id was last logged at level Warn; see warnUnknownKey.
+	lastUnknown atomic.Int64
 	// checked caches the last validated key list (by identity of its first
 	// element and length) to skip re-validation on every call.
 	mu      sync.Mutex
@@ -131,23 +137,65 @@ type sealer struct {
 }
 
 func newSealer(kp KeyProvider, ttl time.Duration, log *slog.Logger) *sealer {
-	if kp == nil {
-		kp = &randomKey{}
-		log.Warn("no signing keys configured: a random key will seal requestState; it will not survive a restart or reach other replicas")
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	return &sealer{keys: kp, ttl: ttl, log: log}
+	s := &sealer{keys: kp, ttl: ttl, log: log}
+	if kp == nil {
+		// The platform adapters, which know that many instances are the
+		// norm there, turn this into a warning (Server.PerProcessKeys).
+		s.keys, s.perProcess = &randomKey{}, true
+		log.Debug("no signing keys configured: a random per-process key will seal requestState; it does not survive a restart or reach other instances")
+	}
+	return s
 }
 
 // randomKey is the provider of a server without configured keys: one random
-// key, made on first use (a cold start that never seals pays nothing).
+// key, made on first use (a cold start that never seals pays nothing). Its
+// id is random too, so that a state sealed by another such process names a
+// key id this one does not have, and is reported as such (warnUnknownKey)
+// rather than as a bad signature.
 type randomKey struct {
 	once sync.Once
 	keys StaticKeys
 }
 
 func (r *randomKey) Keys(context.Context) ([]Key, error) {
-	r.once.Do(func() { r.keys = StaticKeys{NewRandomKey("local")} })
+	r.once.Do(func() {
+		var id [6]byte
+		rand.Read(id[:])
+		r.keys = StaticKeys{NewRandomKey(fmt.Sprintf("process-%x", id))}
+	})
 	return r.keys, nil
+}
+
+// unknownKeyWarnInterval bounds the warnings about states naming unknown
+// key ids: any client can send such a state, so at most one per interval is
+// logged at level Warn, the others at level Debug.
+const unknownKeyWarnInterval = time.Minute
+
+// warnUnknownKey logs a state that names key id, which this instance does
+// not have, with its likely cause; the answer on the wire stays the one
+// invalid-state error.
+func (s *sealer) warnUnknownKey(ctx context.Context, id string) {
+	if len(id) > 64 { // longer than any key id: not one, and the client's
+		id = id[:64] + "..."
+	}
+	level := slog.LevelDebug
+	now := time.Now().UnixNano()
+	if last := s.lastUnknown.Load(); (last == 0 || now-last >= int64(unknownKeyWarnInterval)) && s.lastUnknown.CompareAndSwap(last, now) {
+		level = slog.LevelWarn
+	}
+	if s.perProcess {
+		s.log.Log(ctx, level, "rejected a requestState sealed with a key this instance does not have: "+
+			"it was likely sealed by another instance, and several instances without shared keys each seal with their own random key; "+
+			"configure shared keys (MCPFN_KEYS_SECRET_ID or MCPFN_STATE_KEY with the deploy kits, or ServerOptions.Keys: core.StaticKeys or a core.KeyProvider)",
+			"key_id", id)
+		return
+	}
+	s.log.Log(ctx, level, "rejected a requestState sealed with a key this instance does not have: "+
+		"it was likely sealed by an instance with other keys (a rotation this instance has not seen, a key retired too early, or instances configured with different keys)",
+		"key_id", id)
 }
 
 func (s *sealer) loadKeys(ctx context.Context) ([]Key, error) {
@@ -342,6 +390,7 @@ func (s *sealer) open(ctx context.Context, token string, b stateBinding) (*state
 		}
 	}
 	if key == nil {
+		s.warnUnknownKey(ctx, parts[1])
 		return nil, errInvalidState(fmt.Errorf("unknown key id %q: %w", parts[1], ErrKeyNotFound))
 	}
 	if base64.RawURLEncoding.DecodedLen(len(parts[3])) != sha256.Size {

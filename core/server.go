@@ -67,7 +67,10 @@ var cacheableMethods = []string{
 type ServerOptions struct {
 	// Instructions is sent in server/discover and initialize results.
 	Instructions string
-	// Logger receives the server's logs. Nil means silence.
+	// Logger receives the server's logs. Nil means slog.Default() (as it is
+	// when NewServer runs), so that warnings reach the platform's logs even
+	// when nothing is configured; pass slog.New(slog.DiscardHandler) for
+	// silence.
 	Logger *slog.Logger
 	// Mode selects the protocol eras served. The zero value is ModeAuto.
 	Mode ProtocolMode
@@ -139,8 +142,12 @@ type ServerOptions struct {
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
 
 	// Keys provides the HMAC keys that seal requestState. When nil, the
-	// server generates a random key at start: state then does not survive a
-	// restart or reach other replicas. StaticKeys are checked by Validate
+	// server generates a random key of its own (PerProcessKeys reports it):
+	// state then does not survive a restart or reach other instances, and an
+	// instance that receives a state sealed by another logs a warning (at
+	// most one a minute) naming the key id it does not have. Every instance
+	// of a deployment needs the same keys: store/secretsmanager, or
+	// StaticKeys from a secret. StaticKeys are checked by Validate
 	// (secrets of at least MinKeyBytes bytes, valid and distinct ids); keys a
 	// provider loads at run time are checked when they are used.
 	Keys KeyProvider
@@ -362,7 +369,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	s.log = o.Logger
 	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		s.log = slog.Default()
 	}
 	s.hints = make(map[string]cacheWire, len(cacheableMethods))
 	for _, m := range cacheableMethods {
@@ -383,6 +390,19 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 
 // Implementation returns the server's identity.
 func (s *Server) Implementation() Implementation { return s.impl }
+
+// Logger returns the logger the server logs to: ServerOptions.Logger, or
+// slog.Default() as it was when NewServer ran. Adapters log to it when
+// their own options name no logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// PerProcessKeys reports whether the server seals requestState with a
+// random key of its own, because ServerOptions.Keys was nil. Such state
+// opens only on this process: a retry of a multi round-trip request that
+// reaches another instance, or this one after a restart, fails with
+// "Invalid or expired requestState". The serverless adapters
+// (adapters/lambda, adapters/gcf) log a warning at start when it is true.
+func (s *Server) PerProcessKeys() bool { return s.sealer.perProcess }
 
 // Close ends the server's long-lived streams (subscriptions/listen and the
 // legacy GET streams) gracefully: listen streams get their closing result.

@@ -6,28 +6,28 @@ require (
 	github.com/GoogleCloudPlatform/functions-framework-go v1.9.2
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
-	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
-	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
-	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12
 	github.com/mcpfn/mcpfn v0.1.0
 	github.com/mcpfn/mcpfn/adapters/gcf v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
 	github.com/mcpfn/mcpfn/auth v0.1.0
+	github.com/mcpfn/mcpfn/deploy/gcfenv v0.1.0
+	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
 	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
-	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
-	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
 )
 
 require (
 	cloud.google.com/go/functions v1.19.3 // indirect
 	github.com/aws/aws-lambda-go v1.55.1 // indirect
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.1 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
@@ -49,6 +49,8 @@ require (
 	github.com/lestrrat-go/iter v1.0.2 // indirect
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 	github.com/lestrrat-go/option v1.0.1 // indirect
+	github.com/mcpfn/mcpfn/store/dynamo v0.1.0 // indirect
+	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180228061459-e0a39a4cb421 // indirect
 	github.com/modern-go/reflect2 v0.0.0-20180701023420-4b7aa43c6742 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
@@ -71,5 +73,10 @@ replace (
 )
 
 replace github.com/mcpfn/mcpfn/auth => ../auth
+
+replace (
+	github.com/mcpfn/mcpfn/deploy/gcfenv => ../deploy/gcfenv
+	github.com/mcpfn/mcpfn/deploy/lambdaenv => ../deploy/lambdaenv
+)
 
 replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest

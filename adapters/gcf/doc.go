@@ -17,8 +17,24 @@
 // with funcframework.Start serves it at http://localhost:8080/. See
 // examples/gcf.
 //
-// Cloud Functions run several instances: use a shared session store
-// (store/dynamo or your own core.SessionStore) and shared signing keys
-// (core.ServerOptions.Keys) when legacy sessions or multi round-trip state
-// must survive a change of instance.
+// The deploy kit github.com/mcpfn/mcpfn/deploy/gcfenv builds the server
+// from the environment the mcp-gcf Terraform module sets (the signing key
+// from Secret Manager, authorization, origins, logs) and registers it: with
+// it the init above is one call, gcfenv.Start.
+//
+// # Many instances
+//
+// Cloud Functions run several instances, and a retry may reach any of them.
+// A server without ServerOptions.Keys seals the requestState of multi
+// round-trip requests with a random key of its own, which no other
+// instance has: the retry of such a request on another instance fails with
+// -32602 "Invalid or expired requestState". [Handler] therefore logs one
+// warning at init to the server's logger when srv is such a server, naming
+// the fix: MCPFN_STATE_KEY with deploy/gcfenv, or ServerOptions.Keys
+// (core.StaticKeys from a secret, or a core.KeyProvider). The instance that
+// receives a state sealed with a key it does not have logs that too, at
+// level warn, at most once a minute; the answer on the wire is the same
+// -32602 error. Use a shared session store (your own core.SessionStore)
+// when legacy sessions must survive a change of instance. A server built
+// without a Logger logs to slog.Default().
 package gcf

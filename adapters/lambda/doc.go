@@ -14,17 +14,43 @@
 //
 // # Quick start
 //
+// The deploy kit github.com/mcpfn/mcpfn/deploy/lambdaenv builds the server
+// and these options from the environment the mcp-lambda Terraform module
+// sets (shared sessions and keys, authorization, streaming): with it a
+// whole function is one call, lambdaenv.Start. Wired by hand:
+//
 //	func main() {
-//		srv := core.NewServer(impl, nil)
+//		srv := core.NewServer(impl, &core.ServerOptions{Keys: keys}) // keys shared by every instance
 //		lambda.Start(srv, &lambda.Options{Streaming: true})
 //	}
 //
-// Build the function for the provided.al2023 runtime with
+// Build the function for the provided.al2023 runtime, for the function's
+// architecture (arm64 is the Terraform module's default; amd64 for x86_64),
+// with
 //
-//	GOOS=linux go build -tags lambda.norpc -o bootstrap .
+//	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap .
 //
 // The lambda.norpc tag drops aws-lambda-go's support for the retired go1.x
 // runtime; it is optional but makes the binary smaller.
+//
+// # Many instances
+//
+// Lambda runs one instance of the function per concurrent request, and
+// retries may reach any of them. A [core.Server] without
+// ServerOptions.Keys seals the requestState of multi round-trip requests
+// with a random key of its own, which no other instance has: the retry of
+// such a request on another instance fails with -32602 "Invalid or expired
+// requestState". [Wrap] (and so [Start]) therefore logs one warning at init
+// when the handler is such a server, naming the fix: MCPFN_KEYS_SECRET_ID
+// with deploy/lambdaenv, or ServerOptions.Keys (core.StaticKeys from a
+// secret, or a core.KeyProvider such as store/secretsmanager). The instance
+// that receives a state sealed with a key it does not have logs that too,
+// at level warn, at most once a minute; the answer on the wire is the same
+// -32602 error. Legacy (2025-*) sessions need a shared
+// ServerOptions.SessionStore (store/dynamo) for the same reason.
+//
+// Logs go to [Options.Logger]; when it is nil, to the server's logger (for
+// a [core.Server]) or slog.Default(), never nowhere.
 //
 // # Event sources
 //
@@ -71,7 +97,18 @@
 // leave when the handler first writes or flushes, and every
 // [http.Flusher.Flush] pushes what has been written so far to the client.
 // HTTP APIs and load balancers cannot stream; their events are answered
-// buffered even when Streaming is set.
+// buffered even when Streaming is set, and the first such event of each
+// integration logs a warning that the configuration expects streaming where
+// there is none.
+//
+// The invoke mode of a Function URL (BUFFERED or RESPONSE_STREAM) and the
+// transfer mode of a REST API integration are not in the event, so a
+// mismatch there cannot be seen from inside the function: a buffered
+// response to a streaming Function URL reaches the client as the JSON of
+// the response object, and a streamed response to a buffered URL as its
+// prelude and body bytes. Set Streaming from the same source as the
+// integration (the mcp-lambda Terraform module sets MCPFN_STREAMING=1 with a
+// RESPONSE_STREAM URL, and deploy/lambdaenv reads it).
 //
 // Lambda limits buffered responses to 6 MB. Streamed responses have a
 // larger (soft) limit, and their bandwidth is capped after the first 6 MB.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
@@ -25,7 +26,11 @@ type Options struct {
 	// function's integrations must be configured to match: a buffered
 	// integration cannot read a streamed response, nor the reverse.
 	//
-	// HTTP API and load balancer events are answered buffered either way.
+	// HTTP API and load balancer events are answered buffered either way;
+	// with Streaming set, the first such event of each integration logs a
+	// warning saying so. A Function URL or REST API event does not say
+	// whether its integration streams, so the other mismatches cannot be
+	// seen from the function: see the package documentation.
 	//
 	// The zero value, false, buffers every response.
 	Streaming bool
@@ -35,13 +40,20 @@ type Options struct {
 	// Records are logged with the invocation context, so a handler such as
 	// lambdacontext.NewLogHandler can add the request ID.
 	//
-	// The zero value, nil, discards them.
+	// The zero value, nil, means the server's logger (core.Server.Logger)
+	// when the handler is a *core.Server, and slog.Default() otherwise; use
+	// slog.New(slog.DiscardHandler) for silence.
 	Logger *slog.Logger
 }
 
 // Wrap converts h into a Lambda handler function for API Gateway (REST and
 // HTTP APIs), Function URL and Application Load Balancer events; the package
 // documentation describes the mapping. Wrap panics if h is nil.
+//
+// When h is a [*core.Server] that seals requestState with a key of its own
+// (no ServerOptions.Keys: [core.Server.PerProcessKeys]), Wrap logs one
+// warning naming the fix, since Lambda runs many instances of a function and
+// a multi round-trip request whose retry reaches another instance fails.
 //
 // The returned function takes the raw event and returns the integration's
 // response: [events.APIGatewayProxyResponse], [events.APIGatewayV2HTTPResponse],
@@ -63,11 +75,26 @@ func Wrap(h http.Handler, opts *Options) func(context.Context, json.RawMessage) 
 	if opts != nil {
 		a.opts = *opts
 	}
+	srv, _ := h.(*core.Server)
 	if a.opts.Logger == nil {
-		a.opts.Logger = slog.New(slog.DiscardHandler)
+		a.opts.Logger = slog.Default()
+		if srv != nil {
+			a.opts.Logger = srv.Logger()
+		}
+	}
+	if srv != nil && srv.PerProcessKeys() {
+		a.opts.Logger.Warn(perProcessKeysWarning)
 	}
 	return a.invoke
 }
+
+// perProcessKeysWarning is the warning Wrap logs for a server without
+// shared keys.
+const perProcessKeysWarning = "lambda: no shared signing keys: this instance seals requestState with a random key of its own, " +
+	"and Lambda runs many instances, so a multi round-trip request whose retry reaches another instance (or this one after a restart) " +
+	"fails with \"Invalid or expired requestState\"; share the keys: set MCPFN_KEYS_SECRET_ID to a Secrets Manager secret " +
+	"(deploy/lambdaenv; the mcp-lambda Terraform module sets it), or ServerOptions.Keys to core.StaticKeys from a secret " +
+	"or a core.KeyProvider such as store/secretsmanager"
 
 // Start runs h as a Lambda function until the process ends, like
 // lambdaurl.Start: it is awslambda.StartHandlerFunc(Wrap(h, opts)). Start
@@ -114,6 +141,26 @@ func RequestFromContext(ctx context.Context) (any, bool) {
 type adapter struct {
 	handler http.Handler
 	opts    Options
+	// unstreamable warns once per integration that cannot stream (HTTP
+	// APIs, load balancers) when Streaming is set.
+	unstreamable [kindALB + 1]sync.Once
+}
+
+// warnUnstreamable logs, once per integration, that an event of an
+// integration that cannot stream arrived while Streaming is set: the answer
+// is buffered, which is correct, but no response of that integration
+// streams, which the configuration says it expects.
+func (a *adapter) warnUnstreamable(ctx context.Context, k kind) {
+	a.unstreamable[k].Do(func() {
+		name := "an HTTP API"
+		if k == kindALB {
+			name = "a load balancer"
+		}
+		a.opts.Logger.WarnContext(ctx, "lambda: Options.Streaming is set, but this event comes from "+name+
+			", which cannot stream: its responses are buffered (server-sent events arrive when the handler returns); "+
+			"put the function behind a Function URL with invoke mode RESPONSE_STREAM or a REST API streaming integration, "+
+			"or unset Streaming (MCPFN_STREAMING) for buffered integrations")
+	})
 }
 
 func (a *adapter) invoke(ctx context.Context, payload json.RawMessage) (any, error) {
@@ -128,8 +175,11 @@ func (a *adapter) invoke(ctx context.Context, payload json.RawMessage) (any, err
 		return a.badRequest(k, &ev, "lambda: event is not an HTTP event"), nil
 	}
 	ctx = context.WithValue(ctx, eventContextKey{}, &eventValue{kind: k, raw: payload})
-	if a.opts.Streaming && (k == kindFunctionURL || k == kindAPIGatewayV1) {
-		return a.stream(ctx, k, &ev), nil
+	if a.opts.Streaming {
+		if k == kindFunctionURL || k == kindAPIGatewayV1 {
+			return a.stream(ctx, k, &ev), nil
+		}
+		a.warnUnstreamable(ctx, k)
 	}
 	// The response is delivered when the handler returns: tell the MCP
 	// server not to rely on a live stream.

@@ -10,7 +10,10 @@
 //
 // On every platform the environment configures what many instances share
 // (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID or MCPFN_STATE_KEY),
-// MCPFN_ALLOWED_ORIGINS and MCPFN_LOG_LEVEL: see examples/internal/envconfig.
+// MCPFN_ALLOWED_ORIGINS and MCPFN_LOG_LEVEL, read by the public deploy kit
+// github.com/mcpfn/mcpfn/deploy/lambdaenv with the AWS SDK's default
+// configuration chain (the fixture also runs outside Lambda, against
+// dynalite and a loopback Secrets Manager).
 package main
 
 import (
@@ -22,10 +25,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/examples/internal/envconfig"
+	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
 )
 
 func main() {
@@ -41,11 +47,14 @@ func main() {
 	if *logLevel != "" {
 		os.Setenv("MCPFN_LOG_LEVEL", *logLevel)
 	}
-	opts, err := envconfig.Load(ctx)
+	cfg, err := lambdaenv.Load(ctx, &lambdaenv.Options{AWSConfig: func(ctx context.Context) (aws.Config, error) {
+		return config.LoadDefaultConfig(ctx)
+	}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "everything:", err)
 		os.Exit(2)
 	}
+	opts := cfg.Server
 	switch *mode {
 	case "auto":
 	case "modern":
@@ -59,7 +68,7 @@ func main() {
 	srv := newServer(opts)
 	go watchResource(ctx, srv)
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
-		lambda.Start(srv, &lambda.Options{Streaming: os.Getenv("MCPFN_STREAMING") == "1", Logger: opts.Logger})
+		lambda.Start(srv, cfg.Lambda)
 		return
 	}
 	if *platform == "gcf" {

@@ -13,21 +13,20 @@
 //	gcloud functions deploy calculator --gen2 --runtime=go126 --trigger-http \
 //	    --entry-point=MCP --region=REGION --source=.
 //
-// The environment configures the shared session store, the signing keys and
-// the allowed origins (see examples/internal/envconfig): Cloud Functions run
-// many instances, so set them whenever legacy sessions or multi round-trip
-// state must survive a change of instance.
+// It imports only public packages, so the copied file builds on its own. The
+// environment configures it through the public deploy kit,
+// github.com/mcpfn/mcpfn/deploy/gcfenv (its package documentation lists
+// every variable): the signing key MCPFN_STATE_KEY (which the mcp-gcf
+// Terraform module fills from Secret Manager: Cloud Functions run many
+// instances, and multi round-trip state must survive a change of instance),
+// MCPFN_ALLOWED_ORIGINS, MCPFN_AUTH_* and MCPFN_LOG_LEVEL.
 package calculator
 
 import (
 	"context"
-	"log"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
-
-	"github.com/mcpfn/mcpfn/adapters/gcf"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/examples/internal/envconfig"
+	"github.com/mcpfn/mcpfn/deploy/gcfenv"
 )
 
 // AddArgs are the arguments of the add tool.
@@ -41,11 +40,7 @@ func add(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error
 }
 
 func init() {
-	opts, err := envconfig.Load(context.Background())
-	if err != nil {
-		log.Fatalf("calculator: %v", err)
-	}
-	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, opts)
-	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
-	functions.HTTP("MCP", gcf.Handler(srv))
+	gcfenv.Start("MCP", core.Implementation{Name: "calculator", Version: "2.0.0"}, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+	})
 }

@@ -14,22 +14,21 @@
 // and zips the bootstrap (with a small Go program: no zip tool needed).
 // infra/terraform/modules/mcp-lambda deploys it with everything it needs.
 //
-// The environment configures the function (examples/internal/envconfig):
-// MCPFN_DYNAMODB_TABLE (sessions of legacy clients, shared by all
-// instances), MCPFN_KEYS_SECRET_ID (the Secrets Manager secret whose keys
-// seal multi round-trip state), MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, and
+// The environment that module sets configures the function through the
+// public deploy kit, github.com/mcpfn/mcpfn/deploy/lambdaenv (its package
+// documentation lists every variable): MCPFN_DYNAMODB_TABLE (sessions of
+// legacy clients, shared by all instances), MCPFN_KEYS_SECRET_ID (the
+// Secrets Manager secret whose keys seal multi round-trip state),
+// MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_*, and
 // MCPFN_STREAMING=1 for a Function URL in RESPONSE_STREAM mode or a REST API
 // with a streaming integration; leave it unset for buffered integrations.
 package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 
-	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/examples/internal/envconfig"
+	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
 )
 
 // AddArgs are the arguments of the add tool.
@@ -43,12 +42,7 @@ func add(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error
 }
 
 func main() {
-	opts, err := envconfig.LoadWith(context.Background(), envconfig.LambdaAWSConfig)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "calculator:", err)
-		os.Exit(1)
-	}
-	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, opts)
-	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
-	lambda.Start(srv, &lambda.Options{Streaming: os.Getenv("MCPFN_STREAMING") == "1", Logger: opts.Logger})
+	lambdaenv.Start(core.Implementation{Name: "calculator", Version: "2.0.0"}, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+	})
 }

@@ -72,7 +72,8 @@ type Options struct {
 	// (starting at 10ms). Zero means DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// Logger receives warnings about skipped evictions and malformed
-	// items. Nil means silence.
+	// items. Nil means slog.Default() (as it is when New runs);
+	// slog.New(slog.DiscardHandler) silences them.
 	Logger *slog.Logger
 }
 
@@ -130,7 +131,7 @@ func New(client Client, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("dynamo: negative MaxBackoff %v", s.maxBackoff)
 	}
 	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+		s.log = slog.Default()
 	}
 	return s, nil
 }

@@ -638,3 +638,36 @@ func TestEvictionSparesSessionUsedMeanwhile(t *testing.T) {
 		t.Fatalf("Create = %v, %v; want [%s %s] evicted", ev, err, b.ID, c.ID)
 	}
 }
+
+// TestNilLoggerIsDefault checks that a Store built without a Logger warns
+// through slog.Default() rather than nowhere: a malformed entry in a pool
+// is skipped by eviction with a warning. It replaces the default logger,
+// so it is not parallel.
+func TestNilLoggerIsDefault(t *testing.T) {
+	client := newClient(t)
+	table := newTable(t, client)
+	var logs mcptest.LogBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	s := newStore(t, client, table, nil)
+	ctx := context.Background()
+
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+		dynamo.PartitionKey:      &types.AttributeValueMemberS{Value: "not-a-session"},
+		dynamo.PoolAttribute:     &types.AttributeValueMemberS{Value: "p#nina"},
+		dynamo.LastUsedAttribute: &types.AttributeValueMemberN{Value: "1"},
+		dynamo.ExpiresAttribute:  &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	lim := core.SessionLimits{PerPrincipal: 1}
+	for range 2 {
+		if _, err := s.Create(ctx, session("nina", time.Now()), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "malformed item") {
+		t.Errorf("a Store without a Logger did not warn through slog.Default():\n%q", l)
+	}
+}

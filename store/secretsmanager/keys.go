@@ -66,7 +66,8 @@ type Options struct {
 	// RefreshInterval when that is shorter.
 	RetryInterval time.Duration
 	// Logger receives a warning when a refresh fails or a staged version
-	// holds no valid key. Nil means silence.
+	// holds no valid key. Nil means slog.Default() (as it is when New runs);
+	// slog.New(slog.DiscardHandler) silences them.
 	Logger *slog.Logger
 }
 
@@ -143,7 +144,7 @@ func New(client Client, secretID string, opts *Options) (*Keys, error) {
 		log:     o.Logger, values: map[string]versionValue{}}
 	k.retry = cmp.Or(o.RetryInterval, min(DefaultRetryInterval, k.refresh))
 	if k.log == nil {
-		k.log = slog.New(slog.DiscardHandler)
+		k.log = slog.Default()
 	}
 	return k, nil
 }

@@ -19,9 +19,8 @@ import (
 var envName = regexp.MustCompile(`MCPFN_[A-Z0-9_]+`)
 
 // readers are the Go packages whose environment variables the Terraform
-// sets: the configuration every example shares, and the Lambda example's
-// main (MCPFN_STREAMING).
-var readers = []string{repoRoot + "/examples/internal/envconfig", repoRoot + "/examples/lambda"}
+// sets: the public deploy kits (MCPFN_STREAMING included).
+var readers = []string{repoRoot + "/deploy/lambdaenv", repoRoot + "/deploy/gcfenv"}
 
 // goEnvNames returns the MCPFN_ names that appear as string literals in
 // the non-test Go files of dirs (a missing directory is skipped), and the
@@ -77,7 +76,7 @@ func TestEnvironment(t *testing.T) {
 			}
 		}
 	}))
-	lambdaRead := slices.Contains(read, repoRoot+"/examples/lambda")
+	lambdaRead := slices.Contains(read, repoRoot+"/deploy/lambdaenv")
 
 	// Every MCPFN_ name anywhere in the Terraform is one the Go code reads.
 	for _, f := range tfFiles(t, terraformDir) {
@@ -142,6 +141,6 @@ func TestEnvironment(t *testing.T) {
 		}
 	}
 	if !lambdaRead {
-		t.Logf("examples/lambda has no Go files yet: MCPFN_STREAMING is not checked against it")
+		t.Logf("deploy/lambdaenv has no Go files yet: MCPFN_STREAMING is not checked against it")
 	}
 }

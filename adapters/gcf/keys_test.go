@@ -1,0 +1,60 @@
+package gcf_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/adapters/gcf"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+)
+
+var keysImpl = core.Implementation{Name: "keys-test", Version: "1.0.0"}
+
+// TestPerProcessKeysWarning: a Cloud Function serving a server that seals
+// requestState with its own per-process key logs one warning, when the
+// function is built (at init, not per request), through the server's
+// logger, naming the fixes; a server with shared keys gets none.
+func TestPerProcessKeysWarning(t *testing.T) {
+	t.Parallel()
+	warnings := func(log string) (out []string) {
+		for l := range strings.Lines(log) {
+			if strings.Contains(l, "level=WARN") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	t.Run("per-process", func(t *testing.T) {
+		t.Parallel()
+		var logs mcptest.LogBuffer
+		fn := gcf.Handler(core.NewServer(keysImpl, &core.ServerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+		w := warnings(logs.String())
+		if len(w) != 1 {
+			t.Fatalf("Handler logged %d warnings, want 1:\n%s", len(w), logs.String())
+		}
+		for _, want := range []string{"MCPFN_STATE_KEY", "StaticKeys", "KeyProvider", "instances"} {
+			if !strings.Contains(w[0], want) {
+				t.Errorf("the warning does not name %s: %s", want, w[0])
+			}
+		}
+		for range 3 {
+			fn(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+		}
+		if n := len(warnings(logs.String())); n != 1 {
+			t.Errorf("after 3 requests: %d warnings, want still 1", n)
+		}
+	})
+	t.Run("shared", func(t *testing.T) {
+		t.Parallel()
+		var logs mcptest.LogBuffer
+		gcf.Handler(core.NewServer(keysImpl, &core.ServerOptions{Keys: core.StaticKeys{core.NewRandomKey("shared")},
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+		if w := warnings(logs.String()); len(w) != 0 {
+			t.Errorf("a server with shared keys: %v", w)
+		}
+	})
+}

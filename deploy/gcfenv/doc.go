@@ -1,0 +1,95 @@
+// Package gcfenv runs an MCP server as a Google Cloud Function (2nd gen,
+// HTTP trigger) configured by the environment that the mcp-gcf Terraform
+// module (infra/terraform/modules/mcp-gcf) gives the function: the signing
+// key (from Secret Manager), authorization, allowed origins and logs. A
+// whole function is one file of a package at the root of its module:
+//
+//	func init() {
+//		gcfenv.Start("MCP", core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
+//			core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+//		})
+//	}
+//
+// deployed with gcloud functions deploy NAME --gen2 --runtime=go126
+// --trigger-http --entry-point=MCP --source=. (or the Terraform module).
+// [Load] returns the same configuration as [core.ServerOptions], for
+// programs that wire the server themselves; [Handler] returns the HTTP
+// function without registering it.
+//
+// Library packages of mcpfn never read the environment; this package is the
+// one place that does, by design: it is the bridge between a deployment's
+// configuration and the options of the libraries (as OpenTelemetry's
+// autoexport is). It reads the variables on every call of [Load], and keeps
+// nothing between calls. It depends on adapters/gcf and auth only: no AWS
+// SDK reaches a Cloud Function.
+//
+// # Variables
+//
+// Every variable is optional; unset (or empty) means its default.
+// "Terraform" means the mcp-gcf module sets it.
+//
+//	MCPFN_STATE_KEY        The key that seals the requestState of multi
+//	                       round-trip requests, shared by every instance:
+//	                       standard base64 of at least 32 random bytes; or
+//	                       several, comma-separated, the first sealing and all
+//	                       opening (see Rotation below). Default:
+//	                       each instance seals with a random key of its own, so
+//	                       a retry that reaches another instance fails with
+//	                       "Invalid or expired requestState"; adapters/gcf logs
+//	                       a warning at start saying so. Set by: Terraform, as a
+//	                       secret environment variable that Cloud Functions
+//	                       fill from the Secret Manager secret it creates
+//	                       (latest version, read when an instance starts).
+//	MCPFN_ALLOWED_ORIGINS  Comma-separated browser origins accepted
+//	                       (https://app.example.com,...), or "*"; see
+//	                       core.ServerOptions.AllowedOrigins. Default:
+//	                       same-origin browser requests only. Set by: Terraform
+//	                       (var.allowed_origins).
+//	MCPFN_AUTH_RESOURCE    The MCP endpoint's URL as clients use it. Set, the
+//	                       server is an OAuth 2.1 protected resource (package
+//	                       auth) accepting the JWT access tokens of
+//	                       MCPFN_AUTH_ISSUER. Default: no authorization by the
+//	                       server. Set by: you.
+//	MCPFN_AUTH_ISSUER      The authorization server's issuer URL; required with
+//	                       MCPFN_AUTH_RESOURCE.
+//	MCPFN_AUTH_JWKS_URL    Its JWKS URL. Default: from its metadata.
+//	MCPFN_AUTH_SCOPES      Space-separated scopes every request needs.
+//	MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH
+//	                       Where the protected resource metadata is served
+//	                       (auth.Options.MetadataURL, MetadataPath); a gen1 URL
+//	                       (https://REGION-PROJECT.cloudfunctions.net/NAME)
+//	                       needs them. Default: derived from the resource.
+//	MCPFN_LOG_LEVEL        debug, info, warn or error. Default: info. Set by:
+//	                       Terraform (var.log_level).
+//	MCPFN_LOG_FORMAT       json (the default): one JSON object a line with the
+//	                       "severity" and "message" fields Cloud Logging reads
+//	                       as structured entries; text: plain key=value lines.
+//	                       Logs go to stderr. Set by: you.
+//
+// MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING belong to
+// deploy/lambdaenv: set here, they are an error rather than being ignored
+// (Cloud Functions always stream; for a shared session store, set
+// SessionStore on the options [Load] returns). A variable that is malformed,
+// or set without the one it needs, makes [Load] (and so [Start]) fail with
+// an error that names it.
+//
+// # Many instances
+//
+// Cloud Functions run several instances of a function. Without
+// MCPFN_STATE_KEY each seals requestState with its own key: adapters/gcf
+// logs one warning at start naming the variable, and an instance that
+// receives a state sealed by another logs it at level warn (at most one a
+// minute); the client gets -32602 "Invalid or expired requestState" either
+// way. Legacy sessions live in each instance unless you set a shared
+// SessionStore.
+//
+// # Rotation
+//
+// An instance reads MCPFN_STATE_KEY when it starts, and instances started
+// before and after a new secret version run side by side. Rotate in three
+// versions of the secret, each once every instance runs the previous one
+// (a new deployment revision restarts them): "OLD,NEW" (NEW opens), then
+// "NEW,OLD" (NEW seals), then, after the state TTL, "NEW". A state sealed
+// with a key an instance does not list is answered with the invalid-state
+// error and logged with its key id (each key's id is derived from it).
+package gcfenv

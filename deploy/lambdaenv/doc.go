@@ -1,0 +1,110 @@
+// Package lambdaenv runs an MCP server as an AWS Lambda function configured
+// by the environment that the mcp-lambda Terraform module
+// (infra/terraform/modules/mcp-lambda) gives the function: a shared session
+// store, shared signing keys, authorization, allowed origins, logs and
+// response streaming. A whole function is
+//
+//	func main() {
+//		lambdaenv.Start(core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
+//			core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+//		})
+//	}
+//
+// built with `mcpfn package lambda` (or GOOS=linux GOARCH=arm64
+// CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap .) for the
+// provided.al2023 runtime. [Load] returns the same configuration as the
+// options of core, adapters/lambda, store/dynamo, store/secretsmanager and
+// auth, for programs that wire the server themselves.
+//
+// Library packages of mcpfn never read the environment; this package is the
+// one place that does, by design: it is the bridge between a deployment's
+// configuration and the options of the libraries (as OpenTelemetry's
+// autoexport is). It reads the variables on every call of [Load], and keeps
+// nothing between calls.
+//
+// # Variables
+//
+// Every MCPFN_ variable is optional; unset (or empty) means its default.
+// "Terraform" means the mcp-lambda module sets it; "Lambda" means the Lambda
+// runtime does.
+//
+//	MCPFN_DYNAMODB_TABLE   Name of the DynamoDB table of the sessions of legacy
+//	                       (2025-*) clients, shared by every instance
+//	                       (store/dynamo; the table's key and TTL attributes are
+//	                       those of dynamo.CreateTable). Default: sessions live
+//	                       in each instance, and a legacy client whose request
+//	                       reaches another instance must start a new session.
+//	                       Set by: Terraform (the table it creates).
+//	MCPFN_KEYS_SECRET_ID   Secrets Manager secret (name or ARN) holding the HMAC
+//	                       keys that seal the requestState of multi round-trip
+//	                       requests, shared by every instance and rotated with
+//	                       the secret's versions (store/secretsmanager).
+//	                       Default: see MCPFN_STATE_KEY. Set by: Terraform (the
+//	                       secret it creates, with its rotation).
+//	MCPFN_STATE_KEY        Fixed signing keys instead: standard base64 of at
+//	                       least 32 random bytes (openssl rand -base64 32), or
+//	                       several, comma-separated, the first sealing and all
+//	                       opening. For tests and local development: it sits in
+//	                       the function's configuration. At most one of
+//	                       the two key variables may be set. Default (neither
+//	                       set): each instance seals with a random key of its
+//	                       own, so a retry that reaches another instance fails
+//	                       with "Invalid or expired requestState"; the adapter
+//	                       logs a warning at start saying so. Set by: you.
+//	MCPFN_ALLOWED_ORIGINS  Comma-separated browser origins accepted
+//	                       (https://app.example.com,https://b.example:8443), or
+//	                       "*"; see core.ServerOptions.AllowedOrigins. Default:
+//	                       same-origin browser requests only (clients that send
+//	                       no Origin header are unaffected). Set by: Terraform
+//	                       (var.allowed_origins).
+//	MCPFN_AUTH_RESOURCE    The MCP endpoint's URL as clients use it
+//	                       (https://.../mcp). Set, the server is an OAuth 2.1
+//	                       protected resource (package auth) accepting the JWT
+//	                       access tokens of MCPFN_AUTH_ISSUER. Default: no
+//	                       authorization by the server. Set by: you (or your
+//	                       Terraform root, through var.environment).
+//	MCPFN_AUTH_ISSUER      The authorization server's issuer URL; required with
+//	                       MCPFN_AUTH_RESOURCE.
+//	MCPFN_AUTH_JWKS_URL    Its JWKS URL. Default: from its metadata.
+//	MCPFN_AUTH_SCOPES      Space-separated scopes every request needs. Default:
+//	                       none.
+//	MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH
+//	                       Where the protected resource metadata is served
+//	                       (auth.Options.MetadataURL, MetadataPath), behind a
+//	                       stage prefix. Default: derived from the resource.
+//	MCPFN_LOG_LEVEL        debug, info, warn or error. Default: info. Set by:
+//	                       Terraform (var.log_level).
+//	MCPFN_STREAMING        1 (or true) streams the responses of Function URL and
+//	                       REST API events (lambda.Options.Streaming); the
+//	                       integration must match: a Function URL with invoke
+//	                       mode RESPONSE_STREAM, a REST API
+//	                       response-streaming-invocations integration. 0, false
+//	                       or unset: buffered. Set by: Terraform ("1", with a
+//	                       RESPONSE_STREAM Function URL).
+//	AWS_LAMBDA_LOG_FORMAT  JSON makes the logs JSON lines; otherwise they are
+//	                       text lines. Logs go to stderr (CloudWatch Logs). Set
+//	                       by: Lambda (the function's log format).
+//	AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+//	                       The region and the execution role's credentials,
+//	                       read by [LambdaAWSConfig] when a table or a secret is
+//	                       named. Set by: Lambda.
+//	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL
+//	                       Endpoint overrides of the two services (DynamoDB
+//	                       Local, dynalite, LocalStack), the service's own
+//	                       first. Default: the AWS endpoints. Set by: you, for
+//	                       tests.
+//
+// A variable that is malformed, or set without the one it needs, makes
+// [Load] (and so [Start]) fail with an error that names it.
+//
+// # Many instances
+//
+// Lambda runs as many instances of a function as there are concurrent
+// requests. What a request needs from an earlier one must be shared: the
+// legacy sessions (MCPFN_DYNAMODB_TABLE) and the keys of requestState
+// (MCPFN_KEYS_SECRET_ID). Without shared keys, adapters/lambda logs one
+// warning at start naming MCPFN_KEYS_SECRET_ID, and an instance that
+// receives a requestState sealed by another logs, at level warn (at most
+// one a minute), that the state names a key it does not have; the client
+// gets -32602 "Invalid or expired requestState" either way.
+package lambdaenv

@@ -1,0 +1,53 @@
+module github.com/mcpfn/mcpfn/deploy/lambdaenv
+
+go 1.26
+
+require (
+	github.com/aws/aws-lambda-go v1.55.1
+	github.com/aws/aws-sdk-go-v2 v1.48.0
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.1
+	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12
+	github.com/mcpfn/mcpfn v0.1.0
+	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
+	github.com/mcpfn/mcpfn/auth v0.1.0
+	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
+	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
+)
+
+require (
+	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
+	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
+	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
+	github.com/aws/smithy-go v1.28.9 // indirect
+	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/goccy/go-json v0.10.6 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/invopop/jsonschema v0.14.0 // indirect
+	github.com/lestrrat-go/blackmagic v1.0.4 // indirect
+	github.com/lestrrat-go/httpcc v1.0.1 // indirect
+	github.com/lestrrat-go/httprc v1.0.6 // indirect
+	github.com/lestrrat-go/iter v1.0.2 // indirect
+	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
+	github.com/lestrrat-go/option v1.0.1 // indirect
+	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
+	github.com/segmentio/asm v1.2.1 // indirect
+	go.yaml.in/yaml/v4 v4.0.0 // indirect
+	golang.org/x/crypto v0.53.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
+)
+
+replace (
+	github.com/mcpfn/mcpfn => ../..
+	github.com/mcpfn/mcpfn/adapters/lambda => ../../adapters/lambda
+	github.com/mcpfn/mcpfn/auth => ../../auth
+	github.com/mcpfn/mcpfn/store/dynamo => ../../store/dynamo
+	github.com/mcpfn/mcpfn/store/secretsmanager => ../../store/secretsmanager
+)
+
+// auth's own tests use the project's authorization server; go mod tidy
+// looks at the tests of the packages it imports.

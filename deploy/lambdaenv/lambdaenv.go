@@ -1,0 +1,217 @@
+package lambdaenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/store/secretsmanager"
+)
+
+// Config is what the environment describes, as the options of the
+// packages it configures. Load returns a new Config on every call; the
+// caller may change it before use.
+type Config struct {
+	// Server holds Logger, AllowedOrigins, Authenticator (MCPFN_AUTH_*),
+	// SessionStore (MCPFN_DYNAMODB_TABLE) and Keys (MCPFN_KEYS_SECRET_ID or
+	// MCPFN_STATE_KEY); the fields the environment does not set are zero.
+	// Pass it to core.NewServer.
+	Server *core.ServerOptions
+	// Lambda holds Streaming (MCPFN_STREAMING) and the same Logger. Pass
+	// it to lambda.Start or lambda.Wrap.
+	Lambda *lambda.Options
+}
+
+// Options configures Load. A nil *Options means the zero value.
+type Options struct {
+	// AWSConfig loads the AWS configuration of the DynamoDB and Secrets
+	// Manager clients; it is called only when MCPFN_DYNAMODB_TABLE or
+	// MCPFN_KEYS_SECRET_ID is set. Nil means LambdaAWSConfig. Outside
+	// Lambda, pass the SDK's default chain:
+	//
+	//	func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) }
+	AWSConfig func(context.Context) (aws.Config, error)
+}
+
+// Load returns the options the environment describes (see the package
+// documentation for every variable). With no MCPFN_ variable set, they are
+// the in-memory defaults with an info-level logger on stderr. A variable
+// that is malformed, or set without the one it needs, is an error naming
+// it. Load makes no network call: the clients it builds connect on first
+// use. It reads the environment on every call.
+func Load(ctx context.Context, opts *Options) (*Config, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.AWSConfig == nil {
+		o.AWSConfig = LambdaAWSConfig
+	}
+	// Lambda sets AWS_LAMBDA_LOG_FORMAT=JSON when the function's log format
+	// is JSON; CloudWatch then expects one JSON object a line, with the
+	// field names of lambdacontext.ReplaceAttr (timestamp, message).
+	log, err := newLogger(os.Stderr, os.Getenv("AWS_LAMBDA_LOG_FORMAT") == "JSON")
+	if err != nil {
+		return nil, err
+	}
+	log = slog.New(requestIDHandler{log.Handler()})
+	streaming, err := boolVar("MCPFN_STREAMING")
+	if err != nil {
+		return nil, err
+	}
+	cfg := &Config{
+		Server: &core.ServerOptions{Logger: log},
+		Lambda: &lambda.Options{Streaming: streaming, Logger: log},
+	}
+	if cfg.Server.AllowedOrigins, err = allowedOrigins(); err != nil {
+		return nil, err
+	}
+	rs, err := authFromEnv(log)
+	if err != nil {
+		return nil, err
+	}
+	if rs != nil {
+		cfg.Server.Authenticator = rs
+	}
+
+	table, secretID := os.Getenv("MCPFN_DYNAMODB_TABLE"), os.Getenv("MCPFN_KEYS_SECRET_ID")
+	if secretID != "" && os.Getenv("MCPFN_STATE_KEY") != "" {
+		return nil, errors.New("MCPFN_KEYS_SECRET_ID and MCPFN_STATE_KEY are both set: use one (MCPFN_KEYS_SECRET_ID in production)")
+	}
+	if keys, err := stateKey(); err != nil {
+		return nil, err
+	} else if keys != nil {
+		cfg.Server.Keys = keys
+	}
+	if table == "" && secretID == "" {
+		return cfg, nil
+	}
+
+	awsCfg, err := o.AWSConfig(ctx)
+	if err != nil {
+		names := "MCPFN_DYNAMODB_TABLE needs"
+		if table == "" {
+			names = "MCPFN_KEYS_SECRET_ID needs"
+		} else if secretID != "" {
+			names = "MCPFN_DYNAMODB_TABLE and MCPFN_KEYS_SECRET_ID need"
+		}
+		return nil, fmt.Errorf("loading the AWS configuration %s: %w", names, err)
+	}
+	if table != "" {
+		client := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+			if u := endpoint("AWS_ENDPOINT_URL_DYNAMODB"); u != "" {
+				o.BaseEndpoint = &u
+			}
+		})
+		cfg.Server.SessionStore, err = dynamo.New(client, &dynamo.Options{TableName: table, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("MCPFN_DYNAMODB_TABLE: %w", err)
+		}
+	}
+	if secretID != "" {
+		client := awssm.NewFromConfig(awsCfg, func(o *awssm.Options) {
+			if u := endpoint("AWS_ENDPOINT_URL_SECRETS_MANAGER"); u != "" {
+				o.BaseEndpoint = &u
+			}
+		})
+		cfg.Server.Keys, err = secretsmanager.New(client, secretID, &secretsmanager.Options{Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("MCPFN_KEYS_SECRET_ID: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+// endpoint returns the service's endpoint override: the service-specific
+// variable, else AWS_ENDPOINT_URL, else "" (the AWS endpoint).
+func endpoint(name string) string {
+	if u := os.Getenv(name); u != "" {
+		return u
+	}
+	return os.Getenv("AWS_ENDPOINT_URL")
+}
+
+// LambdaAWSConfig is the AWS configuration a Lambda function gets from its
+// environment: AWS_REGION and the execution role's AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, which Lambda sets. It does
+// without the SDK's config package (profiles, SSO, IMDS), which keeps about
+// 2 MB out of the bootstrap. It returns an error naming the variables when
+// the credentials or the region are missing (outside Lambda: use
+// Options.AWSConfig).
+func LambdaAWSConfig(context.Context) (aws.Config, error) {
+	id, secret, region := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_REGION")
+	if id == "" || secret == "" {
+		return aws.Config{}, errors.New("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set (Lambda sets them; outside Lambda, set lambdaenv.Options.AWSConfig)")
+	}
+	if region == "" {
+		return aws.Config{}, errors.New("AWS_REGION is not set (Lambda sets it)")
+	}
+	return aws.Config{
+		Region:      region,
+		Credentials: credentials.NewStaticCredentialsProvider(id, secret, os.Getenv("AWS_SESSION_TOKEN")),
+	}, nil
+}
+
+// Start runs an MCP server configured by the environment as the Lambda
+// function of this process: it calls Load (nil Options), core.NewServer
+// with impl and the loaded options, setup (when not nil) to add the tools,
+// resources and prompts, and lambda.Start. Start never returns. A
+// configuration error is written to stderr, naming the variable, and ends
+// the process with status 1, which Lambda reports as an init error
+// (Runtime.ExitError) with the message in the function's logs.
+//
+// Use Load for anything Start does not cover (server instructions, other
+// options, middleware).
+func Start(impl core.Implementation, setup func(*core.Server)) {
+	srv, lopts, err := newServer(context.Background(), impl, setup)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lambdaenv: %s: %v\n", impl.Name, err)
+		os.Exit(1)
+	}
+	lambda.Start(srv, lopts)
+}
+
+// newServer is Start up to lambda.Start.
+func newServer(ctx context.Context, impl core.Implementation, setup func(*core.Server)) (*core.Server, *lambda.Options, error) {
+	cfg, err := Load(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := core.NewServer(impl, cfg.Server)
+	if setup != nil {
+		setup(srv)
+	}
+	return srv, cfg.Lambda, nil
+}
+
+// requestIDHandler adds the requestId of the invocation (from the
+// lambdacontext of the record's context) to every record logged with an
+// invocation's context, as lambdacontext.NewLogHandler does, so that a
+// warning can be matched with its request in CloudWatch.
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		r.AddAttrs(slog.String("requestId", lc.AwsRequestID))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
