@@ -265,6 +265,10 @@ func TestBadURL(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errs, `mcpfn: hint: the URL's path is "/api"; MCP endpoints are usually at /mcp`) {
 		t.Errorf("other path: exit %d %q", code, errs)
 	}
+	// No hint for a server that could not be reached.
+	if code, _, errs := mcpfn(t, "", "tools", "http://127.0.0.1:1"); code != exitFailure || strings.Contains(errs, "hint") {
+		t.Errorf("unreachable: exit %d %q", code, errs)
+	}
 	// No hint where the path is right.
 	if code, _, errs := mcpfn(t, "", "call", url, "nope"); code != exitFailure || strings.Contains(errs, "hint") {
 		t.Errorf("right path: exit %d %q", code, errs)

@@ -528,7 +528,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 			err = fmt.Errorf("timed out after %v (--timeout): %w", cfg.timeout, err)
 		}
 		code := failure(stderr, err)
-		if hint != "" && ctx.Err() == nil {
+		// The hint is for a server that answered: not for one that could
+		// not be reached (a *url.Error is the HTTP client's own failure).
+		var ue *url.Error
+		if hint != "" && ctx.Err() == nil && !errors.As(err, &ue) {
 			fmt.Fprintln(stderr, "mcpfn: hint:", hint)
 		}
 		return code

@@ -154,7 +154,7 @@ func packageLambda(ctx context.Context, p lambdaPackage) (*lambdaResult, error) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("go list %s: %s", pkg, goDiagnostic(listErr.Bytes(), err))
+		return nil, fmt.Errorf("go list %s:%s", pkg, goDiagnostic(listErr.Bytes(), err))
 	}
 	lines := strings.Split(strings.TrimSpace(string(listOut)), "\n")
 	if len(lines) != 1 {
@@ -178,7 +178,7 @@ func packageLambda(ctx context.Context, p lambdaPackage) (*lambdaResult, error) 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("go build %s for linux/%s: %s", importPath, arch, goDiagnostic(buildErr.Bytes(), err))
+		return nil, fmt.Errorf("go build %s for linux/%s:%s", importPath, arch, goDiagnostic(buildErr.Bytes(), err))
 	}
 	stderr.Write(buildErr.Bytes()) // warnings of a build that succeeded
 
@@ -199,12 +199,13 @@ func packageLambda(ctx context.Context, p lambdaPackage) (*lambdaResult, error) 
 		Base64SHA256: base64.StdEncoding.EncodeToString(sum[:])}, nil
 }
 
-// goDiagnostic is what the go command said on failure, or how it failed.
+// goDiagnostic is what the go command said on failure (on lines of its
+// own), or how it failed.
 func goDiagnostic(stderr []byte, err error) string {
 	if s := strings.TrimSpace(string(stderr)); s != "" {
 		return "\n" + s
 	}
-	return err.Error()
+	return " " + err.Error()
 }
 
 // bootstrapZip is the deployment package of exe: one entry, bootstrap,
