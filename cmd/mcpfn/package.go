@@ -38,7 +38,7 @@ import (
 // zipTime is the modification time of bootstrap in every zip: fixed, so
 // that the zip depends on its content only. 2026-01-01T00:00:00Z, in the
 // range of MS-DOS dates (1980-2107) the zip header holds.
-var zipTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+func zipTime() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // lambdaPackage is what package lambda builds.
 type lambdaPackage struct {
@@ -214,7 +214,7 @@ func goDiagnostic(stderr []byte, err error) string {
 func bootstrapZip(exe []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	h := &zip.FileHeader{Name: "bootstrap", Method: zip.Deflate, Modified: zipTime}
+	h := &zip.FileHeader{Name: "bootstrap", Method: zip.Deflate, Modified: zipTime()}
 	h.SetMode(0o755)
 	w, err := zw.CreateHeader(h)
 	if err != nil {

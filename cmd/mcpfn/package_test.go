@@ -78,7 +78,7 @@ func checkZip(t *testing.T, name string, machine elf.Machine) []byte {
 		t.Fatalf("%s holds %d files, want 1", name, len(zr.File))
 	}
 	f := zr.File[0]
-	if f.Name != "bootstrap" || f.Mode() != 0o755 || !f.Modified.Equal(zipTime) || f.Method != zip.Deflate {
+	if f.Name != "bootstrap" || f.Mode() != 0o755 || !f.Modified.Equal(zipTime()) || f.Method != zip.Deflate {
 		t.Errorf("%s: entry %q mode %v modified %v method %d", name, f.Name, f.Mode(), f.Modified, f.Method)
 	}
 	rc, err := f.Open()
