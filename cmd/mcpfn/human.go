@@ -20,10 +20,6 @@ import (
 // text), so that no control character reaches the terminal raw (term.go);
 // the full result is one --json away.
 
-// defaultWidth is the width tables are cut to when the terminal's is not
-// known.
-const defaultWidth = 100
-
 // writeRaw writes a JSON document indented, made terminal-safe.
 func writeRaw(w *bufio.Writer, doc json.RawMessage) {
 	writeJSON(w, doc, "")
@@ -80,11 +76,10 @@ type column struct {
 }
 
 // writeTable writes rows under a header, in columns two spaces apart. The
-// cells are server text, escaped here.
+// cells are server text, escaped here. The last column is cut to the
+// terminal's width; width 0 (not known: --human on a pipe, for a pager)
+// cuts nothing.
 func writeTable(w *bufio.Writer, width int, cols []column, rows [][]string) {
-	if width <= 0 {
-		width = defaultWidth
-	}
 	cells := make([][]string, len(rows))
 	widths := make([]int, len(cols))
 	for i, c := range cols {
@@ -110,7 +105,10 @@ func writeTable(w *bufio.Writer, width int, cols []column, rows [][]string) {
 		var b strings.Builder
 		for i, s := range row {
 			if i == len(row)-1 {
-				b.WriteString(cut(s, last))
+				if width > 0 {
+					s = cut(s, last)
+				}
+				b.WriteString(s)
 				break
 			}
 			b.WriteString(s)

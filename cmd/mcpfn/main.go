@@ -379,7 +379,7 @@ type env struct {
 	// tty: stdout is a terminal. Text output unless --json.
 	tty bool
 	// width is the terminal's width in columns; 0 means unknown (tables are
-	// then cut at defaultWidth).
+	// then not cut).
 	width int
 	// dir is the working directory of package lambda; "" means the
 	// process's.
