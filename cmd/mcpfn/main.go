@@ -40,7 +40,7 @@
 //	--human                     print text for people even when piped
 //	--log-level LEVEL           ask for the server's log messages at LEVEL
 //	                            and above (debug ... emergency, or none;
-//	                            default info on a terminal, none otherwise)
+//	                            default info for text output, none for JSON)
 //	-arch, -o                   package lambda: the architecture (arm64, the
 //	                            default, or amd64) and the zip to write
 //	                            (default lambda-ARCH.zip)
@@ -155,8 +155,8 @@ flags (before or after the command word):
   --human                     print text for people even when piped
   --log-level LEVEL           ask for the server's log messages at LEVEL and above:
                               debug, info, notice, warning, error, critical, alert,
-                              emergency, or none (default: info on a terminal, none
-                              otherwise); they are printed on stderr
+                              emergency, or none (default: info for text output,
+                              none for JSON); they are printed on stderr
   -arch arm64|amd64           package lambda: the architecture (default arm64)
   -o FILE.zip                 package lambda: the zip to write (default lambda-ARCH.zip)
 
