@@ -17,7 +17,8 @@ GO ?= go
 .PHONY: test check lint unit conformance conformance-all conformance-client lambda-zip
 
 # lambda-zip: the deployable zips of examples/lambda (provided.al2023
-# bootstrap, arm64 and amd64) in examples/lambda/build/.
+# bootstrap, arm64 and amd64) in examples/lambda/build/, written by
+# `mcpfn package lambda` (reproducible: the same sources give the same bytes).
 lambda-zip:
 	@examples/lambda/build.sh
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -70,6 +71,17 @@ func hostileServer(t *testing.T) string {
 			default:
 				reply(done)
 			}
+		case "resources/list":
+			reply(`{"resultType":"complete","resources":[{"uri":` + q("test://"+hostile) + `,"name":` + q(hostile) + `,"mimeType":` + q(hostile) + `,"title":` + q(hostile) + `,"description":` + q(hostile) + `}]}`)
+		case "resources/templates/list":
+			reply(`{"resultType":"complete","resourceTemplates":[{"uriTemplate":` + q("test://{x}"+hostile) + `,"name":` + q(hostile) + `,"description":` + q(hostile) + `}]}`)
+		case "resources/read":
+			reply(`{"resultType":"complete","contents":[{"uri":` + q(hostile) + `,"mimeType":` + q(hostile) + `,"text":` + q(hostile+"\n"+hostile) + `},{"uri":` + q(hostile) + `,"blob":"AAAA"}]}`)
+		case "prompts/list":
+			reply(`{"resultType":"complete","prompts":[{"name":` + q(hostile) + `,"description":` + q(hostile) + `,"arguments":[{"name":` + q(hostile) + `,"required":true}]}]}`)
+		case "prompts/get":
+			reply(`{"resultType":"complete","description":` + q(hostile) + `,"messages":[{"role":` + q(hostile) + `,"content":{"type":"text","text":` + q(hostile) + `}},` +
+				`{"role":"user","content":{"type":"image","mimeType":` + q(hostile) + `,"data":"AAAA"}}]}`)
 		default:
 			http.Error(w, "no", 400)
 		}
@@ -116,27 +128,67 @@ func TestHostileText(t *testing.T) {
 		{"", []string{"call", url, "form", "--answer", `{"x":1}`}, 0},
 		{"y\n", []string{"call", url, "url"}, 0},
 		{"", []string{"call", url, "url", "--answer", "accept"}, 0},
+		{"", []string{"resources", url}, 0},
+		{"", []string{"read", url, "test://x"}, 0},
+		{"", []string{"prompts", url}, 0},
+		{"", []string{"get", url, "p", "a=b"}, 0},
 	}
-	for _, tc := range cases {
-		code, out, errs := mcpfn(t, tc.stdin, append(tc.args, "--mode", "modern")...)
-		if code != tc.code {
-			t.Errorf("%v: exit %d, want %d; stderr %s", tc.args, code, tc.code, errs)
+	// check holds the assertions on one run.
+	check := func(args []string, code, want int, out, errs string) {
+		t.Helper()
+		if code != want {
+			t.Errorf("%v: exit %d, want %d; stderr %s", args, code, want, errs)
 		}
 		if u := unsafe([]byte(out)); u != "" {
-			t.Errorf("%v: stdout has %s: %q", tc.args, u, out)
+			t.Errorf("%v: stdout has %s: %q", args, u, out)
 		}
 		if u := unsafe([]byte(errs)); u != "" {
-			t.Errorf("%v: stderr has %s: %q", tc.args, u, errs)
+			t.Errorf("%v: stderr has %s: %q", args, u, errs)
 		}
 		if !strings.Contains(out+errs, "pwned") && !strings.Contains(out+errs, "desc") {
-			t.Errorf("%v: the server's text is not shown at all: %q %q", tc.args, out, errs)
+			t.Errorf("%v: the server's text is not shown at all: %q %q", args, out, errs)
 		}
 		// A server's newline cannot start a line that looks like the
 		// CLI's own.
 		for _, l := range strings.Split(errs, "\n") {
-			if strings.HasPrefix(l, "mcpfn: answered") && !strings.Contains(strings.Join(tc.args, " "), "--answer") {
-				t.Errorf("%v: a server line passes for the CLI's: %q", tc.args, l)
+			if strings.HasPrefix(l, "mcpfn: answered") && !strings.Contains(strings.Join(args, " "), "--answer") {
+				t.Errorf("%v: a server line passes for the CLI's: %q", args, l)
 			}
 		}
+	}
+	for _, tc := range cases {
+		code, out, errs := mcpfn(t, tc.stdin, append(tc.args, "--mode", "modern")...)
+		check(tc.args, code, tc.code, out, errs)
+		// The text output for people: tables, results, the discover summary.
+		var o, e strings.Builder
+		code = runEnv(context.Background(), append(tc.args, "--mode", "modern"), &env{stdin: strings.NewReader(tc.stdin), stdout: &o, stderr: &e, tty: true})
+		check(append([]string{"(text)"}, tc.args...), code, tc.code, o.String(), e.String())
+	}
+}
+
+// TestHostileTable: server text cannot break a table's layout: every row
+// of the tools table is one line, its cells escaped.
+func TestHostileTable(t *testing.T) {
+	t.Parallel()
+	url := hostileServer(t)
+	var o, e strings.Builder
+	if code := runEnv(context.Background(), []string{"tools", url, "--mode", "modern"}, &env{stdin: strings.NewReader(""), stdout: &o, stderr: &e, tty: true, width: 200}); code != 0 {
+		t.Fatalf("exit %d %s", code, e.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(o.String(), "\n"), "\n")
+	// The header and the tool "form" (the other one is dropped for its
+	// invalid x-mcp-header, with a warning on stderr). The lone 0x9b byte
+	// was U+FFFD once decoded.
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], `form  `) || !strings.HasSuffix(lines[1], `\u009b31m\u202edesc\x7f`+"\ufffd") {
+		t.Errorf("table %q", lines)
+	}
+	var r strings.Builder
+	if code := runEnv(context.Background(), []string{"resources", url, "--mode", "modern"}, &env{stdin: strings.NewReader(""), stdout: &r, stderr: &e, tty: true, width: 500}); code != 0 {
+		t.Fatalf("exit %d %s", code, e.String())
+	}
+	// Header, row, blank line, header, row; the escaped text in place.
+	rows := strings.Split(strings.TrimSuffix(r.String(), "\n"), "\n")
+	if len(rows) != 5 || !strings.HasPrefix(rows[1], `test://\x1b]0;pwned\x07\x1b[2J\u009b31m\u202eevil\u2066x\u2069\x7f\r\x08END  `) {
+		t.Errorf("resources table %q", rows)
 	}
 }

@@ -1,9 +1,22 @@
 // Command mcpfn is a command-line MCP client for Streamable HTTP servers of
-// either era (2026-07-28, or the initialize-based 2025 revisions).
+// either era (2026-07-28, or the initialize-based 2025 revisions), and the
+// packager of Go functions for AWS Lambda.
 //
-//	mcpfn discover URL            the server/discover (or initialize) result
+//	mcpfn discover URL            what the server offers: its server/discover
+//	                              (or initialize) result
 //	mcpfn tools URL               every tool, across all pages: {"tools":[...]}
 //	mcpfn call URL NAME [JSON]    the CallToolResult of one call
+//	mcpfn resources URL           every resource and resource template:
+//	                              {"resources":[...],"resourceTemplates":[...]}
+//	mcpfn read URL URI            the ReadResourceResult of one resource
+//	mcpfn prompts URL             every prompt: {"prompts":[...]}
+//	mcpfn get URL NAME [ARGS]     the GetPromptResult of one prompt; ARGS are
+//	                              its arguments: NAME=VALUE words, or one
+//	                              JSON object {"name":"value",...}
+//	mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
+//	                              a provided.al2023 deployment package of the
+//	                              main package at PATH (default: .)
+//	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
 //
@@ -15,23 +28,37 @@
 //	                            decline, cancel, or a JSON object to accept
 //	                            with (repeatable: one per elicitation, the
 //	                            last one repeats)
-//	--timeout D                 bound the whole command, OAuth and
-//	                            elicitation included (default 10m; 0: none)
+//	--timeout D                 bound the whole command, OAuth, elicitation
+//	                            and builds included (default 10m; 0: none)
 //	--session ID                legacy: use this existing session (no
 //	                            initialize, no DELETE at the end)
 //	--no-initialize             legacy: no session at all (each request
 //	                            stands alone)
 //	--insecure                  allow --token or an Authorization header
 //	                            over plain http to a non-loopback host
+//	--json                      print the JSON document even on a terminal
+//	--human                     print text for people even when piped
+//	--log-level LEVEL           ask for the server's log messages at LEVEL
+//	                            and above (debug ... emergency, or none;
+//	                            default info for text output, none for JSON)
+//	-arch, -o                   package lambda: the architecture (arm64, the
+//	                            default, or amd64) and the zip to write
+//	                            (default lambda-ARCH.zip)
 //
-// Stdout carries exactly one JSON document; diagnostics go to stderr.
+// Output has two modes. When stdout is a terminal, mcpfn prints text for
+// people: tools, resources and prompts as tables, results as their text,
+// structured content as indented JSON, images, audio and binary resources
+// summarised, and the server's progress and log notifications on stderr.
+// Piped, or with --json, stdout carries exactly one JSON document, the
+// server's result as received; diagnostics go to stderr.
 // Elicitations are asked on the terminal (stdin/stderr) unless --answer is
 // given: form fields one by one, URLs shown in full and never opened.
 // Server text never reaches the terminal as control characters: on stderr
-// C0/C1 controls, DEL, invalid UTF-8 and bidirectional overrides are shown
-// escaped (\x1b, \u202e), and in the stdout document they are \u escapes.
-// Exit status: 0 success, 1 the tool reported an error (isError), 2 usage,
-// 3 failure.
+// and in text output C0/C1 controls, DEL, invalid UTF-8 and bidirectional
+// overrides are shown escaped (\x1b, \u202e), and in the JSON document they
+// are \u escapes.
+// Exit status: 0 success, 1 the tool reported an error (isError), 2 usage
+// (a bad command line or URL), 3 failure.
 package main
 
 import (
@@ -76,20 +103,86 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `usage: mcpfn [flags] discover URL
-       mcpfn [flags] tools URL
-       mcpfn [flags] call URL NAME [JSON-OBJECT]
+const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
+       mcpfn [flags] call URL TOOL [JSON-OBJECT]
+       mcpfn [flags] read URL URI
+       mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
+       mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
+       mcpfn --version | --help
+run mcpfn --help for the flags, the output modes and the exit codes
+`
+
+const help = `mcpfn: a command-line client for MCP servers over Streamable HTTP (2026-07-28
+and the 2025 revisions), and the packager of Go functions for AWS Lambda.
+
+commands:
+  mcpfn [flags] discover URL           what the server offers (server/discover, or
+                                       initialize for a 2025 server)
+  mcpfn [flags] tools URL              the tools: name, arguments, description
+  mcpfn [flags] call URL TOOL [JSON]   call a tool; JSON is an object of arguments
+  mcpfn [flags] resources URL          the resources and resource templates
+  mcpfn [flags] read URL URI           read a resource
+  mcpfn [flags] prompts URL            the prompts and their arguments
+  mcpfn [flags] get URL PROMPT [ARGS]  get a prompt; ARGS are its arguments, as
+                                       NAME=VALUE words (topic='zip files') or one
+                                       JSON object of strings ({"topic":"zip files"})
+  mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
+                                       cross-compile the main package at PATH (default:
+                                       the current directory) for the provided.al2023
+                                       runtime with the go command on PATH, and write a
+                                       reproducible zip holding bootstrap (default
+                                       lambda-ARCH.zip; arm64 is the default)
+  mcpfn --version                      this program's version and the protocol
+                                       revisions it speaks
+  mcpfn --help                         this text
+
+URL is the server's MCP endpoint, an http or https URL, usually ending in /mcp
+(http://127.0.0.1:8080/mcp).
+
 flags (before or after the command word):
-  --mode auto|modern|legacy   --header 'K: V' (repeatable)   --token TOKEN   --oauth
-  --answer accept|decline|cancel|JSON (repeatable; answers elicitations without asking)
-  --timeout DURATION (the whole command; default 10m, 0 = none)
-  --session ID | --no-initialize (legacy sessions)   --insecure (credentials over plain http)
+  --mode auto|modern|legacy   the protocol era (default auto: ask the server)
+  --header 'Name: value'      an extra HTTP header (repeatable; also -H)
+  --token TOKEN               a bearer token
+  --oauth                     authorize with OAuth in the browser (loopback redirect)
+  --answer A                  answer elicitations without asking: accept, decline,
+                              cancel, or a JSON object to accept with (repeatable:
+                              one per elicitation, the last one repeats)
+  --timeout DURATION          bound the whole command (default 10m; 0: none)
+  --session ID                2025 servers: use this existing session
+  --no-initialize             2025 servers: no session at all
+  --insecure                  allow a credential over plain http to a remote host
+  --json                      print the JSON document even on a terminal
+  --human                     print text for people even when piped
+  --log-level LEVEL           ask for the server's log messages at LEVEL and above:
+                              debug, info, notice, warning, error, critical, alert,
+                              emergency, or none (default: info for text output,
+                              none for JSON); they are printed on stderr
+  -arch arm64|amd64           package lambda: the architecture (default arm64)
+  -o FILE.zip                 package lambda: the zip to write (default lambda-ARCH.zip)
+
+output:
+  On a terminal, text for people: tools, resources and prompts as tables, results
+  as their text, structured content as indented JSON, images, audio and binary
+  resources summarised; the server's progress and log messages on stderr (--human:
+  the same when piped, for a pager). Piped, or with --json: exactly one JSON
+  document on stdout, the server's result as received ({"tools":[...]} for tools,
+  {"prompts":[...]} for prompts, {"resources":[...],"resourceTemplates":[...]} for
+  resources, the zip's name, size and sha256 for package lambda). Diagnostics and
+  elicitation prompts always go to stderr. Server text never reaches the terminal
+  as control characters: they are shown escaped (\x1b).
+
+exit status:
+  0  success
+  1  the tool reported an error (isError)
+  2  usage: a bad command line, flag or URL (nothing was sent)
+  3  failure: the server was unreachable or answered with an error, the build
+     failed, the zip could not be written, or --timeout ran out
 `
 
 // defaultTimeout bounds a whole command unless --timeout says otherwise:
 // long enough for a browser login (the authorization code lives at most
-// ten minutes, RFC 6749 §4.1.2) and for slow tools, short enough that a
-// server streaming events forever does not hold a script.
+// ten minutes, RFC 6749 §4.1.2), for slow tools and for a cold build, short
+// enough that a server streaming events forever does not hold a script.
 const defaultTimeout = 10 * time.Minute
 
 type config struct {
@@ -103,11 +196,27 @@ type config struct {
 	noInit  bool
 	// insecure allows a credential over plain http to a remote host.
 	insecure bool
-	args     []string
+	json     bool   // --json: the JSON document even on a terminal
+	human    bool   // --human: text for people even when piped
+	logLevel string // "" unset, "none", or an mcp.LoggingLevel
+	version  bool
+	help     bool
+	arch     string // package lambda
+	out      string // package lambda
+	// set records the flags given, by canonical name, for the checks of
+	// which command takes which.
+	set  map[string]bool
+	args []string
 }
 
+// Flags that only some commands take.
+var (
+	packageFlags = []string{"arch", "o"}
+	serverFlags  = []string{"mode", "header", "token", "oauth", "answer", "session", "no-initialize", "insecure", "log-level"}
+)
+
 func parseArgs(argv []string) (*config, error) {
-	cfg := &config{header: http.Header{}, timeout: defaultTimeout}
+	cfg := &config{header: http.Header{}, timeout: defaultTimeout, set: map[string]bool{}}
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
 		if a == "--" {
@@ -124,11 +233,20 @@ func parseArgs(argv []string) (*config, error) {
 				return val, nil
 			}
 			if i+1 >= len(argv) {
-				return "", fmt.Errorf("flag --%s needs a value", name)
+				return "", fmt.Errorf("flag -%s needs a value", name)
 			}
 			i++
 			return argv[i], nil
 		}
+		switch name {
+		case "H":
+			name = "header"
+		case "output":
+			name = "o"
+		case "h":
+			name = "help"
+		}
+		cfg.set[name] = true
 		switch name {
 		case "mode":
 			v, err := needVal()
@@ -145,7 +263,7 @@ func parseArgs(argv []string) (*config, error) {
 			default:
 				return nil, fmt.Errorf("--mode must be auto, modern or legacy, not %q", v)
 			}
-		case "header", "H":
+		case "header":
 			v, err := needVal()
 			if err != nil {
 				return nil, err
@@ -173,6 +291,23 @@ func parseArgs(argv []string) (*config, error) {
 			cfg.noInit = true
 		case "insecure":
 			cfg.insecure = true
+		case "json":
+			cfg.json = true
+		case "human":
+			cfg.human = true
+		case "version":
+			cfg.version = true
+		case "help":
+			cfg.help = true
+		case "log-level":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			if v != "none" && !validLevel(v) {
+				return nil, fmt.Errorf("--log-level must be debug, info, notice, warning, error, critical, alert, emergency or none, not %q", v)
+			}
+			cfg.logLevel = v
 		case "timeout":
 			v, err := needVal()
 			if err != nil {
@@ -192,8 +327,21 @@ func parseArgs(argv []string) (*config, error) {
 				return nil, err
 			}
 			cfg.answers = append(cfg.answers, v)
-		case "h", "help":
-			return nil, errHelp
+		case "arch":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.arch = v
+		case "o":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			if v == "" {
+				return nil, errors.New("-o needs a file name")
+			}
+			cfg.out = v
 		default:
 			return nil, fmt.Errorf("unknown flag %s", a)
 		}
@@ -201,7 +349,14 @@ func parseArgs(argv []string) (*config, error) {
 	return cfg, nil
 }
 
-var errHelp = errors.New("help")
+func validLevel(v string) bool {
+	switch mcp.LoggingLevel(v) {
+	case mcp.LevelDebug, mcp.LevelInfo, mcp.LevelNotice, mcp.LevelWarning,
+		mcp.LevelError, mcp.LevelCritical, mcp.LevelAlert, mcp.LevelEmergency:
+		return true
+	}
+	return false
+}
 
 func parseAnswer(v string) (*mcp.ElicitResult, error) {
 	switch v {
@@ -215,34 +370,124 @@ func parseAnswer(v string) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
 }
 
+// env is what a run of the command works with: its streams, whether
+// stdout is a terminal (the text output for people), and for package
+// lambda the working directory and environment of the go command.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// tty: stdout is a terminal. Text output unless --json.
+	tty bool
+	// width is the terminal's width in columns; 0 means unknown (tables are
+	// then not cut).
+	width int
+	// dir is the working directory of package lambda; "" means the
+	// process's.
+	dir string
+	// environ is the environment of the go command package lambda runs;
+	// nil means the process's.
+	environ []string
+}
+
 func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	stderr = safeWriter{stderr}
-	cfg, err := parseArgs(argv)
-	if err != nil {
-		if err != errHelp {
-			fmt.Fprintln(stderr, "mcpfn:", err)
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if f, ok := stdout.(*os.File); ok {
+		e.tty = isTerminal(f)
+		if e.tty {
+			e.width = terminalWidth(f)
 		}
-		fmt.Fprint(stderr, usage)
-		return exitUsage
 	}
-	a := cfg.args
+	return runEnv(ctx, argv, e)
+}
+
+// runEnv runs one command line in e and returns the exit status.
+func runEnv(ctx context.Context, argv []string, e *env) int {
+	// The CLI's stderr: server text made safe, and one writer for the
+	// goroutines that print on it (notifications, elicitation, logs).
+	stderr := &lockedWriter{w: safeWriter{e.stderr}}
+	stdout := e.stdout
+	cfg, err := parseArgs(argv)
 	bad := func(msg string) int {
 		fmt.Fprintln(stderr, "mcpfn:", msg)
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if err != nil {
+		return bad(err.Error())
+	}
+	if cfg.json && cfg.human {
+		return bad("--json and --human exclude each other")
+	}
+	human := (e.tty || cfg.human) && !cfg.json
+	switch {
+	case cfg.help:
+		if _, err := io.WriteString(stdout, help); err != nil {
+			return exitFailure
+		}
+		return exitOK
+	case cfg.version:
+		return writeOut(stdout, human, versionDoc(), writeVersion)
+	}
+	a := cfg.args
 	if len(a) == 0 {
 		return bad("missing command")
 	}
+	if cfg.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+	}
+	if a[0] == "package" {
+		for _, f := range serverFlags {
+			if cfg.set[f] {
+				return bad("--" + f + " is not a flag of package")
+			}
+		}
+		if len(a) < 2 || a[1] != "lambda" {
+			return bad("package takes a target: package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]")
+		}
+		if len(a) > 3 {
+			return bad("package lambda takes one PATH")
+		}
+		p := lambdaPackage{Arch: cfg.arch, Out: cfg.out, Dir: e.dir, Env: e.environ, Stderr: stderr}
+		if len(a) == 3 {
+			p.Pkg = a[2]
+		}
+		if p.Arch == "" {
+			p.Arch = "arm64"
+		}
+		if _, ok := goarch(p.Arch); !ok {
+			return bad("-arch must be arm64 or amd64 (x86_64), not " + strconv.Quote(p.Arch))
+		}
+		res, err := packageLambda(ctx, p)
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				err = fmt.Errorf("timed out after %v (--timeout): %w", cfg.timeout, err)
+			}
+			return failure(stderr, err)
+		}
+		doc, _ := json.Marshal(res)
+		return writeOut(stdout, human, doc, func(w *bufio.Writer, _ json.RawMessage) { res.writeText(w) })
+	}
+	for _, f := range packageFlags {
+		if cfg.set[f] {
+			return bad("-" + f + " is a flag of package lambda")
+		}
+	}
 	var args json.RawMessage
+	var promptArgs map[string]string
 	switch a[0] {
-	case "discover", "tools":
+	case "discover", "tools", "resources", "prompts":
 		if len(a) != 2 {
 			return bad(a[0] + " takes one URL")
 		}
+	case "read":
+		if len(a) != 3 {
+			return bad("read takes URL URI")
+		}
 	case "call":
 		if len(a) < 3 || len(a) > 4 {
-			return bad("call takes URL NAME [JSON-OBJECT]")
+			return bad("call takes URL TOOL [JSON-OBJECT]")
 		}
 		if len(a) == 4 {
 			args = json.RawMessage(a[3])
@@ -251,8 +496,23 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 				return bad("the arguments must be a JSON object")
 			}
 		}
+	case "get":
+		if len(a) < 3 {
+			return bad("get takes URL PROMPT [NAME=VALUE ... | JSON-OBJECT]")
+		}
+		if len(a) > 3 {
+			var err error
+			if promptArgs, err = parsePromptArgs(a[3:]); err != nil {
+				return bad(err.Error())
+			}
+		}
 	default:
 		return bad("unknown command " + strconv.Quote(a[0]))
+	}
+	endpoint := a[1]
+	hint, err := checkEndpoint(endpoint)
+	if err != nil {
+		return bad(err.Error())
 	}
 	if cfg.oauth && cfg.token != "" {
 		return bad("--oauth and --token exclude each other")
@@ -260,25 +520,40 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 	if cfg.session != "" && cfg.noInit {
 		return bad("--session and --no-initialize exclude each other")
 	}
-	if (cfg.token != "" || cfg.header.Get("Authorization") != "") && !cfg.insecure && cleartextRemote(a[1]) {
-		return bad("refusing to send a credential over plain http to " + a[1] + ": use https, or --insecure")
-	}
-	if cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
-		defer cancel()
+	if (cfg.token != "" || cfg.header.Get("Authorization") != "") && !cfg.insecure && cleartextRemote(endpoint) {
+		return bad("refusing to send a credential over plain http to " + endpoint + ": use https, or --insecure")
 	}
 	fail := func(err error) int {
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("timed out after %v (--timeout): %w", cfg.timeout, err)
 		}
-		return failure(stderr, err)
+		code := failure(stderr, err)
+		// The hint is for a server that answered: not for one that could
+		// not be reached (a *url.Error is the HTTP client's own failure).
+		var ue *url.Error
+		if hint != "" && ctx.Err() == nil && !errors.As(err, &ue) {
+			fmt.Fprintln(stderr, "mcpfn: hint:", hint)
+		}
+		return code
 	}
-	url := a[1]
 	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
 		SessionID: cfg.session, NoInitialize: cfg.noInit,
 		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	level := cfg.logLevel
+	if level == "" && human {
+		level = string(mcp.LevelInfo)
+	}
+	if level != "" && level != "none" {
+		// Log messages are asked for (SEP-2577 deprecates logging in
+		// 2026-07-28; servers still send them) and shown on stderr.
+		opts.LogLevel = mcp.LoggingLevel(level)
+		opts.Notification = func(method string, params json.RawMessage) {
+			if method == "notifications/message" {
+				writeLog(stderr, params)
+			}
+		}
+	}
 	switch {
 	case cfg.token != "":
 		opts.TokenSource = client.StaticToken(cfg.token)
@@ -286,30 +561,36 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 		if OAuth == nil {
 			return bad("--oauth is not available in this build")
 		}
-		ts, err := OAuth(ctx, url, stderr)
+		ts, err := OAuth(ctx, endpoint, stderr)
 		if err != nil {
 			return fail(err)
 		}
 		opts.TokenSource = ts
 	}
-	e := &elicitor{answers: cfg.answers, in: stdin, out: stderr}
-	opts.Elicitation = e.elicit
+	el := &elicitor{answers: cfg.answers, in: e.stdin, out: stderr}
+	opts.Elicitation = el.elicit
 	opts.ElicitationURL = true
 	opts.ElicitationDefaults = true
 
-	c, err := client.Connect(ctx, url, opts)
+	c, err := client.Connect(ctx, endpoint, opts)
 	if err != nil {
 		return fail(err)
 	}
 	defer c.Close()
+	// On a terminal, the progress of a request is shown as it comes.
+	var callOpts []client.CallOption
+	if human {
+		callOpts = append(callOpts, client.WithProgress(func(p client.Progress) { writeProgress(stderr, p) }))
+	}
 	var doc json.RawMessage
+	text := writeRaw
 	code := exitOK
 	switch a[0] {
 	case "discover":
 		switch {
 		case c.Discovery() != nil:
 			doc = c.Discovery().Raw
-		case c.InitializeResult() != nil:
+		case c.InitializeResult() != nil && c.InitializeResult().Raw != nil:
 			doc = c.InitializeResult().Raw
 		default:
 			d, err := c.Discover(ctx)
@@ -318,56 +599,192 @@ func run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.
 			}
 			doc = d.Raw
 		}
+		text = func(w *bufio.Writer, doc json.RawMessage) { writeDiscover(w, c, doc) }
 	case "tools":
-		raws, err := toolEntries(ctx, c)
+		raws, err := listAll(ctx, c, "tools")
 		if err != nil {
 			return fail(err)
 		}
 		doc, _ = json.Marshal(struct {
 			Tools []json.RawMessage `json:"tools"`
 		}{raws})
+		text = func(w *bufio.Writer, _ json.RawMessage) { writeTools(w, e.width, raws) }
+	case "resources":
+		raws, err := listAll(ctx, c, "resources")
+		if err != nil {
+			return fail(err)
+		}
+		templates, err := listAll(ctx, c, "resourceTemplates")
+		var re *mcp.Error
+		if errors.As(err, &re) && re.Code == mcp.CodeMethodNotFound {
+			// A server with resources but no templates may not serve
+			// resources/templates/list at all.
+			templates, err = []json.RawMessage{}, nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+		doc, _ = json.Marshal(struct {
+			Resources         []json.RawMessage `json:"resources"`
+			ResourceTemplates []json.RawMessage `json:"resourceTemplates"`
+		}{raws, templates})
+		text = func(w *bufio.Writer, _ json.RawMessage) { writeResources(w, e.width, raws, templates) }
+	case "prompts":
+		raws, err := listAll(ctx, c, "prompts")
+		if err != nil {
+			return fail(err)
+		}
+		doc, _ = json.Marshal(struct {
+			Prompts []json.RawMessage `json:"prompts"`
+		}{raws})
+		text = func(w *bufio.Writer, _ json.RawMessage) { writePrompts(w, e.width, raws) }
 	case "call":
-		r, err := c.CallTool(ctx, a[2], args, client.WithRawResult(&doc))
+		r, err := c.CallTool(ctx, a[2], args, append(callOpts, client.WithRawResult(&doc))...)
 		if err != nil {
 			return fail(err)
 		}
 		if r.IsError {
 			code = exitIsError
 		}
+		text = writeCallResult
+	case "read":
+		if _, err := c.ReadResource(ctx, a[2], append(callOpts, client.WithRawResult(&doc))...); err != nil {
+			return fail(err)
+		}
+		text = writeReadResult
+	case "get":
+		if _, err := c.GetPrompt(ctx, a[2], promptArgs, append(callOpts, client.WithRawResult(&doc))...); err != nil {
+			return fail(err)
+		}
+		text = writePromptResult
 	}
-	out := append([]byte(nil), safeJSON(doc)...)
-	if _, err := stdout.Write(append(out, '\n')); err != nil {
-		return exitFailure
+	if out := writeOut(stdout, human, doc, text); out != exitOK {
+		return out
+	}
+	if code == exitIsError && human {
+		fmt.Fprintln(stderr, "mcpfn: the tool reported an error (isError)")
 	}
 	return code
 }
 
+// writeOut writes the command's output: doc, made terminal-safe, as one
+// JSON document; or, for people, what text writes.
+func writeOut(stdout io.Writer, human bool, doc json.RawMessage, text func(*bufio.Writer, json.RawMessage)) int {
+	if !human {
+		out := append([]byte(nil), safeJSON(doc)...)
+		if _, err := stdout.Write(append(out, '\n')); err != nil {
+			return exitFailure
+		}
+		return exitOK
+	}
+	w := bufio.NewWriter(stdout)
+	text(w, doc)
+	if err := w.Flush(); err != nil {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// parsePromptArgs reads the arguments of get: name=value words, or one
+// JSON object whose values are strings (2026-07-28 server/prompts §Getting
+// a Prompt). In the object, numbers and booleans are taken as their JSON
+// text, so that {"count":3} means "3".
+func parsePromptArgs(words []string) (map[string]string, error) {
+	if s := strings.TrimSpace(words[0]); len(words) > 1 || !strings.HasPrefix(s, "{") {
+		out := make(map[string]string, len(words))
+		for _, w := range words {
+			k, v, ok := strings.Cut(w, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf(`prompt argument %q is not NAME=VALUE (or give one JSON object, such as {"name":"value"})`, w)
+			}
+			if _, dup := out[k]; dup {
+				return nil, fmt.Errorf("prompt argument %q is given twice", k)
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	s := words[0]
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
+		return nil, errors.New(`the prompt arguments must be a JSON object of strings, such as {"name":"value"}`)
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		var str string
+		if json.Unmarshal(v, &str) == nil {
+			out[k] = str
+			continue
+		}
+		var x any
+		json.Unmarshal(v, &x)
+		switch x.(type) {
+		case float64, bool:
+			out[k] = string(v)
+		default:
+			return nil, fmt.Errorf("prompt argument %q must be a string, not %s", k, v)
+		}
+	}
+	return out, nil
+}
+
 var clientInfo = clientImpl()
 
-// maxToolPages bounds the tools/list pages the tools command follows.
-const maxToolPages = 1000
+// maxPages bounds the pages a list command follows.
+const maxPages = 1000
 
-// toolEntries returns the entry of every tool the client keeps, across all
-// pages, as the server sent it.
-func toolEntries(ctx context.Context, c *client.Conn) ([]json.RawMessage, error) {
+// listAll returns every entry of a list, across all pages, as the server
+// sent it: member is "tools", "resources", "resourceTemplates" or
+// "prompts". Tools are those the client keeps (see client.ListToolsPage).
+func listAll(ctx context.Context, c *client.Conn, member string) ([]json.RawMessage, error) {
 	raws := []json.RawMessage{}
 	var cursor *string
-	for range maxToolPages {
-		page, err := c.ListToolsPage(ctx, cursor)
+	for range maxPages {
+		var raw json.RawMessage
+		var next *string
+		var err error
+		switch member {
+		case "tools":
+			var page *client.ToolsPage
+			if page, err = c.ListToolsPage(ctx, cursor); err == nil {
+				raws, next = append(raws, page.Raw...), page.NextCursor
+			}
+		case "resources":
+			var page *mcp.ListResourcesResult
+			if page, err = c.ListResources(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+				next = page.NextCursor
+			}
+		case "resourceTemplates":
+			var page *mcp.ListResourceTemplatesResult
+			if page, err = c.ListResourceTemplates(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+				next = page.NextCursor
+			}
+		case "prompts":
+			var page *mcp.ListPromptsResult
+			if page, err = c.ListPrompts(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+				next = page.NextCursor
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
-		raws = append(raws, page.Raw...)
-		if page.NextCursor == nil {
+		if raw != nil {
+			// The entries as sent: the member of the raw page.
+			var m map[string]json.RawMessage
+			var entries []json.RawMessage
+			if json.Unmarshal(raw, &m) == nil {
+				json.Unmarshal(m[member], &entries)
+			}
+			raws = append(raws, entries...)
+		}
+		if next == nil {
 			return raws, nil
 		}
-		cursor = page.NextCursor
+		cursor = next
 	}
-	return nil, fmt.Errorf("tools/list: more than %d pages", maxToolPages)
+	return nil, fmt.Errorf("%s: more than %d pages", member, maxPages)
 }
 
-// failure prints err, and the body or JSON-RPC error data it carries, all
-// of it server text made safe for the terminal.
 // cleartextRemote reports whether endpoint is a plain-http URL whose host is
 // not a loopback one: a bearer credential sent there crosses the network in
 // clear (2026-07-28 basic/authorization §Communication Security: HTTPS
@@ -386,8 +803,10 @@ func cleartextRemote(endpoint string) bool {
 	return ip == nil || !ip.IsLoopback()
 }
 
+// failure prints err, and the body or JSON-RPC error data it carries, all
+// of it server text made safe for the terminal.
 func failure(stderr io.Writer, err error) int {
-	fmt.Fprintln(stderr, "mcpfn:", oneLine(err.Error()))
+	fmt.Fprintln(stderr, "mcpfn:", multiLine(err.Error()))
 	var he *client.HTTPError
 	if errors.As(err, &he) && len(he.Body) > 0 {
 		fmt.Fprintf(stderr, "mcpfn: response body: %s\n", multiLine(string(he.Body)))
@@ -397,6 +816,18 @@ func failure(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "mcpfn: error data: %s\n", compactJSON(re.Data))
 	}
 	return exitFailure
+}
+
+// lockedWriter serialises the writes of several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // elicitor answers elicitations: from --answer values, else on the

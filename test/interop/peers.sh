@@ -11,7 +11,8 @@
 #     and test/clientbench/cmd/gosdkpeer, go-sdk v1.8.0, both declaring
 #     x-mcp-header: the first tools/call of a fresh client already carries
 #     Mcp-Param-Region (Base64 for a non-ASCII value), and per-credential
-#     private tool lists are never served to another credential.
+#     private tool lists are never served to another credential; and the
+#     CLI's text output (--human) of their tool lists and results.
 #
 #   test/interop/peers.sh             run everything
 #   test/interop/peers.sh --install   install Node and the packages; print
@@ -129,11 +130,22 @@ check_headers_and_cache() { # NAME STATS-URL
   mcpfn "$name tools for alice" 0 '"alice_tool"' tools "$url" --header 'authorization: Bearer alice' || true
   if "$work/mcpfn" tools "$url" --token bob 2>/dev/null | grep -q alice_tool; then fail "$name: bob got alice_tool"; fi
 }
+# human NAME: the CLI's text output for people (--human: as on a terminal)
+# from a peer that is not mcpfn: the tools table, a call's text as it is.
+human() {
+  local name=$1 out
+  out=$("$work/mcpfn" tools "$url" --token bob --human 2>"$work/stderr") || { fail "$name tools --human: $(tail -n 3 "$work/stderr")"; return; }
+  case "$out" in "TOOL "*$'\n'"where "*) ;; *) fail "$name tools --human: ${out:0:300}" ;; esac
+  out=$("$work/mcpfn" call "$url" where '{"region":"eu-west-1","level":3}' --token bob --human 2>"$work/stderr") || { fail "$name call --human: $(tail -n 3 "$work/stderr")"; return; }
+  [ "$out" = "region=eu-west-1 level=3" ] || fail "$name call --human: ${out:0:300}"
+}
 node_peer peer-ts-v2.mjs
 check_headers_and_cache ts-v2 "$base/admin/stats"
+human ts-v2
 echo "peers: ts-v2 done"
 start gosdk "$work/gosdkpeer"
 check_headers_and_cache go-sdk "$base/stats"
+human go-sdk
 echo "peers: go-sdk done"
 
 # --- the Go API against the same peers ----------------------------------------
