@@ -197,9 +197,14 @@ func TestReleaseResolves(t *testing.T) {
 	t.Run("go install cmd/mcpfn", func(t *testing.T) {
 		goEnv(t, t.TempDir(), env, "install", rootPath+"/cmd/mcpfn@"+version)
 		bin := filepath.Join(gobin, "mcpfn")
-		out, _ := exec.Command(bin, "--help").CombinedOutput()
-		if !strings.Contains(string(out), "usage: mcpfn") {
-			t.Errorf("mcpfn --help printed no usage:\n%s", out)
+		out, err := exec.Command(bin, "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "mcpfn [flags] call URL TOOL") {
+			t.Errorf("mcpfn --help: %v, printed no usage:\n%s", err, out)
+		}
+		// The installed binary knows the release it was built from.
+		out, err = exec.Command(bin, "--version").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), version) {
+			t.Errorf("mcpfn --version: %v, does not name %s:\n%s", err, version, out)
 		}
 		info := string(goEnv(t, t.TempDir(), env, "version", "-m", bin))
 		if !strings.Contains(info, "mod\t"+rootPath+"\t"+version+"\t") {
