@@ -16,7 +16,7 @@ import (
 // accept "Method" for "method", which a protocol decoder must not).
 //
 // All functions here assume their input is valid JSON (checked once with
-// json.Valid on the whole body) and only ever return sub-slices of it.
+// Valid on the whole body) and only ever return sub-slices of it.
 
 // ErrNotObject is EachMember's error for a value that is not an object.
 var ErrNotObject = errors.New("not a JSON object")

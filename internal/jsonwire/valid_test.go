@@ -25,6 +25,20 @@ var validCases = []string{
 	`{"a":1 "b":2}`, `{"a":{"b":{"c":[1,{"d":null}]}}}`, `[[[[]]]]`, `[[[[]]]`, `[]]`, `{}}`,
 	`{"a":1}{"b":2}`, `[1][2]`, `{"":""}`, `{"a":1,"a":2}`, `[true,false,null]`, `[-]`, `{"\u0000":0}`,
 	`{1:2}`, `{"a":1:2}`, `{"a",1}`, `[1:2]`,
+	// Whitespace JSON does not have, byte order marks, stray bytes.
+	"\v1", "\f1", "1\v", "\u00a01", "\xc2\xa01", "\xef\xbb\xbf{}", "{}\x00", "\x00", "\x80", "[1,\n\t\r 2]",
+	"{\"a\"\n:\r1\t}", "[\x0b]", "\"\x7f\x80\xbf\"",
+	// Numbers at the edges of the grammar.
+	`0e`, `0e1`, `0.e1`, `0.0`, `-0.0e-0`, `2.`, `1e309`, `-1e-400`, `[1e309]`, `0x10`, `1_000`, `Infinity`,
+	`-Infinity`, `NaN`, `1.2.3`, `1e2e3`, `1ee2`, `1e+-2`, `--1`, `-.5`, `.`, `e5`, `[-0]`, `[01]`, `{"a":-}`,
+	`{"a":0.}`, `{"a":1e}`, `[1.5E+10,-2e-3,0,0.5]`,
+	// Escapes and surrogates.
+	`"\uD83D\uDE00"`, `"\ud83d\ude00"`, `"\uDE00\uD83D"`, `"\uD83D"`, `"\uD83Dx"`, `"\uD83D\u0041"`,
+	`"\uFFFF"`, `"\uffff\u0000"`, `"\u00G0"`, `"\u 000"`, `"\u-001"`, `"\0"`, `"\a"`, `"\v"`, `"\ "`,
+	"\"\xf0\x9f\x98\x80\"", "\"\xc0\x80\"", "\"\xed\xbf\xbf\"", "\"\xf4\x90\x80\x80\"", "\"\xf0\x9f\x98\"",
+	"\"\\\xff\"", "{\"\xff\":1}", "{\"a\x00\":1}",
+	// Literals.
+	`[true]`, `[tru]`, `[truE]`, `{"a":nul}`, `{"a":null}`, `fals`, `falsee`, `nullnull`, `[null,]`,
 	// JSON-RPC shapes.
 	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
@@ -32,10 +46,19 @@ var validCases = []string{
 
 func TestValidMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
+	accepted := 0
 	for _, s := range validCases {
-		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+		got, want := Valid([]byte(s)), json.Valid([]byte(s))
+		if got != want {
 			t.Errorf("Valid(%q) = %v, encoding/json says %v", s, got, want)
 		}
+		if want {
+			accepted++
+		}
+	}
+	// The table must hold both sides of the grammar's edges.
+	if accepted < 40 || len(validCases)-accepted < 100 {
+		t.Errorf("%d accepted and %d rejected cases: the table lost its edges", accepted, len(validCases)-accepted)
 	}
 }
 
@@ -113,6 +136,12 @@ func FuzzValidDifferential(f *testing.F) {
 	}
 	for _, s := range hostileSeeds(f) {
 		f.Add([]byte(s))
+	}
+	// Nesting around the 64 levels kept in one word and around the limit.
+	for _, d := range []int{64, 65, 129, 10000, 10001} {
+		f.Add([]byte(strings.Repeat("[", d) + strings.Repeat("]", d)))
+		f.Add([]byte(strings.Repeat(`{"":`, d) + "0" + strings.Repeat("}", d)))
+		f.Add([]byte(strings.Repeat(`[{"a":`, d/2) + "[]" + strings.Repeat("}]", d/2)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if got, want := Valid(data), json.Valid(data); got != want {
