@@ -123,11 +123,11 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 	if modernMeta {
 		return eraModern
 	}
-	v := h.Get(HeaderProtocolVersion)
+	v := headerGet(h, canonProtocolVersion)
 	if m.isResponse && isModernVersion(v) {
 		return eraModern // clients do not send responses in 2026-07-28: 400
 	}
-	if h.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
+	if headerGet(h, canonSessionID) != "" || m.method == "initialize" || m.isResponse {
 		return eraLegacy
 	}
 	if v != "" && !isLegacyVersion(v) {

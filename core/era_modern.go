@@ -165,6 +165,7 @@ var (
 	canonProtocolVersion = canonicalHeader(HeaderProtocolVersion)
 	canonMethod          = canonicalHeader(HeaderMethod)
 	canonName            = canonicalHeader(HeaderName)
+	canonSessionID       = canonicalHeader(HeaderSessionID)
 )
 
 // headerValue returns the single value of a header, whether it was present, and
