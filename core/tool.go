@@ -385,9 +385,19 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding tool result: %w", err)
 	}
-	r := &CallToolResult{Content: []Content{}}
+	// The result, its one content block and the block's slot in one
+	// allocation.
+	t := &struct {
+		r     CallToolResult
+		text  TextContent
+		slots [1]Content
+	}{}
+	r := &t.r
+	r.Content = t.slots[:0]
 	if !jsonwire.IsNull(b) {
-		r.Content = []Content{&TextContent{Text: string(b)}}
+		t.text.Text = string(b)
+		t.slots[0] = &t.text
+		r.Content = t.slots[:]
 	}
 	if structured {
 		r.StructuredContent = json.RawMessage(b)
