@@ -110,7 +110,7 @@ func isLegacyVersion(v string) bool {
 // a legacy initialize to the legacy era, which answers with the versions
 // the server speaks.
 func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
-	modernMeta := hasVersionKey(m.pMeta)
+	modernMeta := m.scannedMeta().hasVersion
 	switch s.opts.Mode {
 	case ModeModern:
 		if modernMeta || m.method != "initialize" {
@@ -134,19 +134,6 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 		return eraModern
 	}
 	return eraLegacy
-}
-
-// hasVersionKey reports whether a _meta object carries the protocol version
-// key.
-func hasVersionKey(meta []byte) bool {
-	found := false
-	if jsonwire.IsObject(meta) {
-		jsonwire.EachMember(meta, func(k, _ []byte) bool {
-			found = jsonwire.KeyIs(k, MetaProtocolVersion)
-			return !found
-		})
-	}
-	return found
 }
 
 // call runs the method of r, in every era and for every request (a POST,

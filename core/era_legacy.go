@@ -111,7 +111,7 @@ func (legacyEra) open(ctx context.Context, s *Server, hr *http.Request, x *excha
 // basic/utilities/cancellation): it is recorded, until Server.call
 // releases it, so that the notification finds it on this instance.
 func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string) (context.Context, *Request, error) {
-	meta := scanMeta(m.pMeta)
+	meta := m.scannedMeta()
 	tok, err := meta.progress()
 	if err != nil {
 		return ctx, nil, err

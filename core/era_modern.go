@@ -43,7 +43,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		x.accepted() // a notification
 		return nil, nil
 	}
-	meta := scanMeta(m.pMeta)
+	meta := m.scannedMeta()
 	switch {
 	case !meta.present:
 		return nil, metaError("params._meta is required")
