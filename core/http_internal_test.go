@@ -1,6 +1,7 @@
 package core
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -75,5 +76,28 @@ func TestDoorAllocations(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { parseAccept("application/json, text/event-stream") }); n != 0 {
 		t.Errorf("parseAccept: %v allocations", n)
+	}
+}
+
+// TestIsLoopbackHost: isLoopbackHost answers as net.ParseIP's IsLoopback
+// for every form a Host header can take.
+func TestIsLoopbackHost(t *testing.T) {
+	t.Parallel()
+	old := func(host string) bool {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if strings.EqualFold(host, "localhost") {
+			return true
+		}
+		ip := net.ParseIP(host)
+		return ip != nil && ip.IsLoopback()
+	}
+	for _, h := range []string{"127.0.0.1", "127.1.2.3", "127.0.0.01", "127.000.000.001", "0177.0.0.1", "127.1", "2130706433",
+		"::1", "[::1]", "[::1", "::1]", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "::1%lo",
+		"[::1%25lo]", "::1%25lo", "fe80::1", "::", "0.0.0.0", "128.0.0.1", "10.0.0.1", "localhost", "LOCALHOST", "localhost.",
+		"example.com", "", "[]", " 127.0.0.1", "127.0.0.1 ", "127.0.0.1:80", "::1:80", "1.2.3.4.5", "127.0.0.256", "::ffff:10.0.0.1",
+		"64:ff9b::7f00:1", "::127.0.0.1", "0:0:0:0:0:ffff:127.0.0.1"} {
+		if got, want := isLoopbackHost(h), old(h); got != want {
+			t.Errorf("isLoopbackHost(%q) = %v, net.ParseIP says %v", h, got, want)
+		}
 	}
 }
