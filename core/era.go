@@ -110,7 +110,7 @@ func isLegacyVersion(v string) bool {
 // a legacy initialize to the legacy era, which answers with the versions
 // the server speaks.
 func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
-	modernMeta := hasVersionKey(m.pMeta)
+	modernMeta := m.scannedMeta().hasVersion
 	switch s.opts.Mode {
 	case ModeModern:
 		if modernMeta || m.method != "initialize" {
@@ -123,30 +123,17 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 	if modernMeta {
 		return eraModern
 	}
-	v := h.Get(HeaderProtocolVersion)
+	v := headerGet(h, canonProtocolVersion)
 	if m.isResponse && isModernVersion(v) {
 		return eraModern // clients do not send responses in 2026-07-28: 400
 	}
-	if h.Get(HeaderSessionID) != "" || m.method == "initialize" || m.isResponse {
+	if headerGet(h, canonSessionID) != "" || m.method == "initialize" || m.isResponse {
 		return eraLegacy
 	}
 	if v != "" && !isLegacyVersion(v) {
 		return eraModern
 	}
 	return eraLegacy
-}
-
-// hasVersionKey reports whether a _meta object carries the protocol version
-// key.
-func hasVersionKey(meta []byte) bool {
-	found := false
-	if jsonwire.IsObject(meta) {
-		jsonwire.EachMember(meta, func(k, _ []byte) bool {
-			found = jsonwire.KeyIs(k, MetaProtocolVersion)
-			return !found
-		})
-	}
-	return found
 }
 
 // call runs the method of r, in every era and for every request (a POST,

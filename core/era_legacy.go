@@ -89,7 +89,7 @@ func (legacyEra) open(ctx context.Context, s *Server, hr *http.Request, x *excha
 		return ctx, nil, err
 	}
 	if sess != nil {
-		x.header = sessionHeader(sess.rec.ID)
+		x.sessionID = sess.rec.ID
 	}
 	switch {
 	case m.isResponse:
@@ -111,7 +111,7 @@ func (legacyEra) open(ctx context.Context, s *Server, hr *http.Request, x *excha
 // basic/utilities/cancellation): it is recorded, until Server.call
 // releases it, so that the notification finds it on this instance.
 func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string) (context.Context, *Request, error) {
-	meta := scanMeta(m.pMeta)
+	meta := m.scannedMeta()
 	tok, err := meta.progress()
 	if err != nil {
 		return ctx, nil, err
@@ -179,7 +179,7 @@ func (s *Server) initialize(ctx context.Context, x *exchange, m *rpcMessage) {
 			s.replyError(ctx, x, m.id, storeFailure(err))
 			return
 		}
-		x.header = sessionHeader(sess.rec.ID)
+		x.sessionID = sess.rec.ID
 	}
 	res := struct {
 		ProtocolVersion string              `json:"protocolVersion"`
@@ -283,8 +283,8 @@ func (s *Server) subscribe(ctx context.Context, r *Request, params []byte) ([]by
 
 // sessionFor resolves the session and protocol version of a legacy request.
 func (s *Server) sessionFor(ctx context.Context, hr *http.Request) (*Session, string, error) {
-	hv := hr.Header.Get(HeaderProtocolVersion)
-	if id := hr.Header.Get(HeaderSessionID); id != "" {
+	hv := headerGet(hr.Header, canonProtocolVersion)
+	if id := headerGet(hr.Header, canonSessionID); id != "" {
 		if s.opts.Sessions == SessionsStateless {
 			return nil, "", legacyError(http.StatusNotFound, CodeInvalidRequest, "Session not found: this server issues no sessions")
 		}
@@ -350,7 +350,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		return
 	}
 	if sess != nil {
-		x.header = sessionHeader(sess.rec.ID)
+		x.sessionID = sess.rec.ID
 	}
 	if err := s.authorizeBatch(ctx, elems, version); err != nil {
 		s.replyError(ctx, x, nil, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/mcp"
@@ -42,7 +43,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		x.accepted() // a notification
 		return nil, nil
 	}
-	meta := scanMeta(m.pMeta)
+	meta := m.scannedMeta()
 	switch {
 	case !meta.present:
 		return nil, metaError("params._meta is required")
@@ -118,10 +119,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		logLevel:           -1,
 	}
 	if meta.clientInfo != nil && jsonwire.IsObject(meta.clientInfo) {
-		var ci Implementation
-		if json.Unmarshal(meta.clientInfo, &ci) == nil {
-			r.ClientInfo = &ci
-		}
+		r.ClientInfo = decodeClientInfo(meta.clientInfo)
 	}
 	if r.progressToken, err = meta.progress(); err != nil {
 		return nil, err
@@ -138,6 +136,65 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 	// when it asked for progress or log messages.
 	x.wantSSE = m.method == "subscriptions/listen" || r.progressToken != nil || r.logLevel >= 0
 	return r, nil
+}
+
+// decodeClientInfo decodes the clientInfo object of a request's _meta as
+// encoding/json would (nil when it does not decode). Clients send it on
+// every 2026-07-28 request, most often as a few plain strings: that shape
+// is read by the scanner; any other (icons, escapes, null, a key that is
+// not a field's exact name, which encoding/json would match
+// case-insensitively) goes to encoding/json.
+func decodeClientInfo(raw []byte) *Implementation {
+	ci := &Implementation{}
+	fast := true
+	jsonwire.EachMember(raw, func(k, v []byte) bool {
+		var dst *string
+		switch string(k) {
+		case "name":
+			dst = &ci.Name
+		case "version":
+			dst = &ci.Version
+		case "title":
+			dst = &ci.Title
+		case "description":
+			dst = &ci.Description
+		case "websiteUrl":
+			dst = &ci.WebsiteURL
+		}
+		if dst == nil || !plainString(v) {
+			fast = false
+			return false
+		}
+		*dst = string(v[1 : len(v)-1])
+		return true
+	})
+	if fast {
+		return ci
+	}
+	*ci = Implementation{}
+	if json.Unmarshal(raw, ci) != nil {
+		return nil
+	}
+	return ci
+}
+
+// plainString reports whether v is a JSON string whose bytes are its value:
+// no escapes, and valid UTF-8 (encoding/json replaces invalid bytes).
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' {
+		return false
+	}
+	inner := v[1 : len(v)-1]
+	ascii := true
+	for _, c := range inner {
+		switch {
+		case c == '\\' || c < 0x20:
+			return false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(inner)
 }
 
 // decodeCaps decodes a request's client capabilities through the server's
@@ -165,6 +222,7 @@ var (
 	canonProtocolVersion = canonicalHeader(HeaderProtocolVersion)
 	canonMethod          = canonicalHeader(HeaderMethod)
 	canonName            = canonicalHeader(HeaderName)
+	canonSessionID       = canonicalHeader(HeaderSessionID)
 )
 
 // headerValue returns the single value of a header, whether it was present, and

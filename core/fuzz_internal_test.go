@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -292,6 +293,41 @@ func FuzzAnswer(f *testing.F) {
 		}
 		if _, ok := form.Accepted(in, "g"); ok != (e2 == nil && a2 == ActionAccept) {
 			t.Fatalf("Form.Accepted(%s) = %v, Form.Answer = %q, %v", raw, ok, a2, e2)
+		}
+	})
+}
+
+// clientInfoSeeds are clientInfo objects at the edges of decodeClientInfo's
+// fast path.
+var clientInfoSeeds = []string{
+	`{}`, `{"name":"c","version":"1"}`, `{"name":"c","version":"1","title":"T","description":"D","websiteUrl":"https://x"}`,
+	`{"name":"a","name":"b"}`, `{"Name":"c"}`, `{"NAME":"c","name":"d"}`, `{"name":"c","NAME":"d"}`, `{"name":null}`,
+	`{"name":1}`, `{"name":"a\"b"}`, `{"name":"\u00e9"}`, `{"name":"é"}`, "{\"name\":\"\xff\"}", `{"nam\u0065":"x"}`,
+	`{"icons":[{"src":"https://x/i.png","sizes":["48x48"]}],"name":"c"}`, `{"extra":{"deep":[1,2]},"name":"c"}`,
+	`{"name":"c","version":"1","icons":null}`, `{"name":["c"]}`, `{"name":"c","version":{}}`, `{"ſ":"x"}`, `{"nameſ":"x"}`,
+	`{"websiteurl":"x"}`, `{"WebsiteURL":"y"}`, `{"name":"x\u0000y"}`, `{"name":"\ud800"}`,
+}
+
+// FuzzDecodeClientInfo checks that decodeClientInfo decodes every valid
+// JSON object exactly as encoding/json does.
+func FuzzDecodeClientInfo(f *testing.F) {
+	for _, s := range clientInfoSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !jsonwire.Valid(data) || !jsonwire.IsObject(data[jsonwire.SkipSpace(data, 0):]) {
+			return
+		}
+		data = data[jsonwire.SkipSpace(data, 0):]
+		got := decodeClientInfo(data)
+		var want *Implementation
+		if ci := (Implementation{}); json.Unmarshal(data, &ci) == nil {
+			want = &ci
+		}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeClientInfo(%s) = %s, encoding/json says %s", data, gj, wj)
 		}
 	})
 }

@@ -2,12 +2,12 @@ package core
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"net/url"
 	"os"
@@ -23,7 +23,7 @@ import (
 // and Host before anything else. Every status code the transport needs is
 // chosen here, so platform adapters only copy what it writes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
+	origin := headerGet(r.Header, "Origin")
 	hostOK := s.hostAllowed(r)
 	// Authorization metadata is public: served after the Host check, before
 	// the Origin check (see Authenticator).
@@ -124,8 +124,10 @@ func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	// netip parses without allocating; net.ParseIP, whose answers these
+	// are, takes no zone.
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
 // splitHost returns the host part of host[:port].
@@ -222,6 +224,16 @@ func isToken(s string) bool { return mcpheader.IsToken(s) }
 
 func canonicalHeader(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
 
+// headerGet is h.Get(key) for a key already in canonical form (as net/http
+// stores received headers): a map access, without canonicalizing key again
+// (which allocates for a name such as MCP-Protocol-Version).
+func headerGet(h http.Header, canonicalKey string) string {
+	if v := h[canonicalKey]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
 func (s *Server) allowedMethods() string {
 	if s.servesLegacy() {
 		return "POST, GET, DELETE, OPTIONS"
@@ -236,7 +248,7 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter) {
 
 // servePost handles every POST: one JSON-RPC message (or a legacy batch).
 func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			writeJSONError(w, http.StatusUnsupportedMediaType, nil,
@@ -244,7 +256,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	acc := parseAccept(r.Header.Get("Accept"))
+	acc := parseAccept(headerGet(r.Header, "Accept"))
 	if !acc.json && !acc.sse {
 		writeJSONError(w, http.StatusNotAcceptable, nil,
 			&Error{Code: CodeInvalidRequest, Message: "Not Acceptable: Accept must list application/json and text/event-stream"})
@@ -254,7 +266,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !json.Valid(body) {
+	if !jsonwire.Valid(body) { // exactly encoding/json.Valid (jsonwire's differential fuzz target)
 		writeJSONError(w, http.StatusBadRequest, nil, &Error{Code: CodeParseError, Message: "Parse error: the body is not valid JSON"})
 		return
 	}
@@ -294,7 +306,9 @@ func parseAccept(h string) acceptance {
 		return acceptance{json: true, sse: true}
 	}
 	var a acceptance
-	for _, part := range strings.Split(h, ",") {
+	for rest, more := h, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",")
 		mt := strings.TrimSpace(part)
 		if i := strings.IndexByte(mt, ';'); i >= 0 {
 			if q := strings.TrimSpace(mt[i+1:]); strings.HasPrefix(q, "q=0") && strings.Trim(q[2:], ".0") == "" {

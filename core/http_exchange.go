@@ -28,7 +28,10 @@ type exchange struct {
 	started bool // SSE headers written
 	done    bool // final response written
 	buf     []byte
-	// header is applied to the response headers before they are written.
+	// sessionID, when set, is sent as Mcp-Session-Id (legacy sessions).
+	sessionID string
+	// header is applied to the response headers before they are written,
+	// after sessionID.
 	header func(http.Header)
 	// eventID, when set, numbers SSE events (legacy 2025-11-25 streams).
 	eventID func() string
@@ -36,6 +39,16 @@ type exchange struct {
 
 func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
 	return &exchange{w: w, acc: acc, era: e}
+}
+
+// setHeaders applies sessionID and header to the response headers h.
+func (x *exchange) setHeaders(h http.Header) {
+	if x.sessionID != "" {
+		h[canonSessionID] = []string{x.sessionID}
+	}
+	if x.header != nil {
+		x.header(h)
+	}
 }
 
 // flush pushes what was written to the client. Callers hold x.mu.
@@ -54,9 +67,7 @@ func (x *exchange) startSSE() {
 		return
 	}
 	h := x.w.Header()
-	if x.header != nil {
-		x.header(h)
-	}
+	x.setHeaders(h)
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
@@ -148,10 +159,8 @@ func (x *exchange) finish(status int, msg []byte) {
 		return
 	}
 	h := x.w.Header()
-	if x.header != nil {
-		x.header(h)
-	}
-	h.Set("Content-Type", "application/json")
+	x.setHeaders(h)
+	h["Content-Type"] = []string{"application/json"}
 	x.w.WriteHeader(status)
 	x.w.Write(msg)
 }
@@ -168,9 +177,7 @@ func (x *exchange) noResponse() {
 	if x.started {
 		return
 	}
-	if x.header != nil {
-		x.header(x.w.Header())
-	}
+	x.setHeaders(x.w.Header())
 	x.w.WriteHeader(http.StatusNoContent)
 }
 
@@ -179,9 +186,7 @@ func (x *exchange) accepted() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.done = true
-	if x.header != nil {
-		x.header(x.w.Header())
-	}
+	x.setHeaders(x.w.Header())
 	x.w.WriteHeader(http.StatusAccepted)
 }
 

@@ -17,6 +17,20 @@ type rpcMessage struct {
 	// in one pass (the last of a repeated name): _meta, name and uri.
 	pMeta, pName []byte
 	pURI         []byte
+
+	// meta is the one scan of pMeta (scannedMeta), shared by the door
+	// and the era.
+	meta        requestMeta
+	metaScanned bool
+}
+
+// scannedMeta returns what the scan of params._meta found, scanning it on
+// first use.
+func (m *rpcMessage) scannedMeta() *requestMeta {
+	if !m.metaScanned {
+		m.meta, m.metaScanned = scanMeta(m.pMeta), true
+	}
+	return &m.meta
 }
 
 // indexParams finds the members of params the envelope checks need.

@@ -293,7 +293,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		args, err := bindValidated[In](req.Params.Arguments)
+		args, err := bindValidatedWith[In](req.Params.Arguments, bindCheckedOptions) // checkArguments passed
 		if err != nil {
 			return &CallToolResult{
 				Content: []Content{&TextContent{Text: fmt.Sprintf("Invalid arguments for tool %q: %v", tc.Name, bindError(err))}},
@@ -332,8 +332,13 @@ func (f serverFault) Unwrap() error { return f.error }
 // nothing but T describes) into T, with names matched case-sensitively as
 // the schema matches them.
 func bindValidated[T any](raw []byte) (T, error) {
+	return bindValidatedWith[T](raw, bindOptions)
+}
+
+// bindValidatedWith is bindValidated with the options o.
+func bindValidatedWith[T any](raw []byte, o jsonv2.Options) (T, error) {
 	var v T
-	err := bind(raw, &v)
+	err := jsonv2.Unmarshal(raw, &v, o)
 	if err == nil {
 		return v, nil
 	}
@@ -345,7 +350,7 @@ func bindValidated[T any](raw []byte) (T, error) {
 		// Retry with numbers in canonical form.
 		if canon, cerr := jsonwire.Canonical(raw); cerr == nil {
 			v = *new(T)
-			err = bind(canon, &v)
+			err = jsonv2.Unmarshal(canon, &v, o)
 		}
 	}
 	return v, err
@@ -359,8 +364,10 @@ func bindValidated[T any](raw []byte) (T, error) {
 var bindOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(),
 	jsonv2.MatchCaseInsensitiveNames(false), jsontext.AllowDuplicateNames(false))
 
-// bind decodes handler input into v with bindOptions.
-func bind(data []byte, v any) error { return jsonv2.Unmarshal(data, v, bindOptions) }
+// bindCheckedOptions are bindOptions for input that jsonwire.Check has
+// passed (tool arguments): it refuses every name an object repeats, after
+// decoding escapes, so the decoder need not track names again.
+var bindCheckedOptions = jsonv2.JoinOptions(bindOptions, jsontext.AllowDuplicateNames(true))
 
 // bindError shortens the decoder's messages for the model.
 func bindError(err error) string {
@@ -385,9 +392,19 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding tool result: %w", err)
 	}
-	r := &CallToolResult{Content: []Content{}}
+	// The result, its one content block and the block's slot in one
+	// allocation.
+	t := &struct {
+		r     CallToolResult
+		text  TextContent
+		slots [1]Content
+	}{}
+	r := &t.r
+	r.Content = t.slots[:0]
 	if !jsonwire.IsNull(b) {
-		r.Content = []Content{&TextContent{Text: string(b)}}
+		t.text.Text = string(b)
+		t.slots[0] = &t.text
+		r.Content = t.slots[:]
 	}
 	if structured {
 		r.StructuredContent = json.RawMessage(b)

@@ -384,6 +384,13 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		if c == nil {
 			return nil, errors.New("nil content block")
 		}
+		if t, ok := c.(*TextContent); ok && t != nil && t.Annotations == nil && t.Meta == nil {
+			// TextContent.MarshalJSON's bytes, without its own buffer.
+			b = append(b, `{"type":"text","text":`...)
+			b = jsonwire.AppendString(b, t.Text)
+			b = append(b, '}')
+			continue
+		}
 		cj, err := c.MarshalJSON()
 		if err != nil {
 			return nil, err

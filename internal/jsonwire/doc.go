@@ -6,5 +6,5 @@
 // write exactly what encoding/json would.
 //
 // The scanner functions assume valid JSON (core checks the whole body once
-// with json.Valid) and only ever return sub-slices of their input.
+// with Valid) and only ever return sub-slices of their input.
 package jsonwire

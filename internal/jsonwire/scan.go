@@ -16,7 +16,7 @@ import (
 // accept "Method" for "method", which a protocol decoder must not).
 //
 // All functions here assume their input is valid JSON (checked once with
-// json.Valid on the whole body) and only ever return sub-slices of it.
+// Valid on the whole body) and only ever return sub-slices of it.
 
 // ErrNotObject is EachMember's error for a value that is not an object.
 var ErrNotObject = errors.New("not a JSON object")
@@ -281,7 +281,7 @@ var interned = func() map[string]string {
 }()
 
 // RawString decodes a JSON string value. ok is false when v is not a string.
-func RawString(v []byte) (s string, ok bool) {
+func RawString(v []byte) (string, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return "", false
 	}
@@ -291,13 +291,21 @@ func RawString(v []byte) (s string, ok bool) {
 	}
 	for _, c := range inner {
 		if c == '\\' || c < 0x20 {
-			if json.Unmarshal(v, &s) != nil {
-				return "", false
-			}
-			return s, true
+			return unquote(v)
 		}
 	}
 	return string(inner), true
+}
+
+// unquote decodes the JSON string v with encoding/json. It is a function of
+// its own so that only strings with escapes pay for the decoder's target,
+// which escapes to the heap.
+func unquote(v []byte) (string, bool) {
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // KeyString decodes a raw member key (as EachMember passes it, without

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpfn/mcpfn/test/bench/internal/httpc"
@@ -184,7 +189,9 @@ func (sc *scenario) forServer(addr string) (*scenario, error) {
 
 // runLoad drives r with clients concurrent clients for warmup+dur and
 // measures the last dur. sysCPU is the CPU the server is pinned to, or -1.
-func runLoad(r *running, sc *scenario, clients int, warmup, dur time.Duration, sysCPU int) (loadResult, error) {
+// perfOut, when set, is the file perf record writes a profile of the server
+// over the measured window to.
+func runLoad(r *running, sc *scenario, clients int, warmup, dur time.Duration, sysCPU int, perfOut string) (loadResult, error) {
 	prepared, err := sc.forServer(r.addr)
 	if err != nil {
 		return loadResult{}, fmt.Errorf("preparing %s: %w", sc.Name, err)
@@ -199,11 +206,13 @@ func runLoad(r *running, sc *scenario, clients int, warmup, dur time.Duration, s
 		wg.Go(func() { w.run(r.addr, sc, i, &phase) })
 	}
 	time.Sleep(warmup)
+	rec, perfErr := startPerf(r.pid, perfOut) // before the window's first reading
 
 	self := os.Getpid()
 	srv0, err := proc.CPUTime(r.pid)
 	if err != nil {
 		phase.Store(phaseStop)
+		rec.stop()
 		wg.Wait()
 		return loadResult{}, fmt.Errorf("reading server CPU time: %w", err)
 	}
@@ -219,7 +228,13 @@ func runLoad(r *running, sc *scenario, clients int, warmup, dur time.Duration, s
 	srv1, err := proc.CPUTime(r.pid)
 	lg1, _ := proc.CPUTime(self)
 	sys1, sysErr1 := proc.SystemCPU()
+	if perfErr == nil {
+		perfErr = rec.stop()
+	}
 	wg.Wait()
+	if perfErr != nil {
+		return loadResult{}, fmt.Errorf("perf record: %w", perfErr)
+	}
 	if err != nil {
 		return loadResult{}, fmt.Errorf("reading server CPU time: %w", err)
 	}
@@ -281,4 +296,52 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// perfRecording is a perf record process attached to a server.
+type perfRecording struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// startPerf attaches perf record (CPU clock samples with frame-pointer call
+// graphs, user and kernel) to every thread of pid, writing to out; nothing
+// when out is "". perf runs where the harness runs (the load generator's
+// CPU); its sampling interrupts land on the server's CPU, so the CPU figures
+// of a profiled run are slightly above those of an unprofiled one.
+func startPerf(pid int, out string) (*perfRecording, error) {
+	if out == "" {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	cmd := exec.Command("perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-g",
+		"-p", strconv.Itoa(pid), "-o", out)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	// perf needs a moment to open its events on every thread; samples
+	// before the window are harmless, missing ones are not.
+	time.Sleep(100 * time.Millisecond)
+	return &perfRecording{cmd: cmd, out: &buf}, nil
+}
+
+// stop ends the recording (SIGINT makes perf write its file) and waits.
+func (p *perfRecording) stop() error {
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	err := p.cmd.Wait()
+	// perf record writes its file, then re-raises the SIGINT it caught.
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(p.out.String()))
+	}
+	return nil
 }

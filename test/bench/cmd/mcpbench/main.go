@@ -46,6 +46,7 @@ type config struct {
 	noPin     bool
 	keep      bool
 	cpuprof   string
+	perfDir   string
 }
 
 func main() {
@@ -83,6 +84,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&cfg.noPin, "nopin", false, "do not pin the servers and the load generator to CPUs")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the directory of built binaries")
 	fs.StringVar(&cfg.cpuprof, "cpuprofile", "", "write a CPU profile of the load generator to this `file`")
+	fs.StringVar(&cfg.perfDir, "perf", "", "record each measured window of each server with `perf record` into this `directory` (binaries are built unstripped)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -208,6 +210,16 @@ func run(cfg *config) (int, error) {
 		res.servers = append(res.servers, all[i])
 	}
 
+	if cfg.perfDir != "" {
+		if _, err := exec.LookPath("perf"); err != nil {
+			return 0, fmt.Errorf("-perf: %w", err)
+		}
+		if err := os.MkdirAll(cfg.perfDir, 0o755); err != nil {
+			return 0, err
+		}
+		res.notes = append(res.notes, "Profiled with perf record (-perf "+cfg.perfDir+"): binaries are unstripped (larger), "+
+			"and the CPU figures include the sampling interrupts, so compare them with each other, not with an unprofiled run.")
+	}
 	binDir, err := os.MkdirTemp("", "mcpbench-bin-")
 	if err != nil {
 		return 0, err
@@ -219,7 +231,7 @@ func run(cfg *config) (int, error) {
 	}
 	for _, s := range res.servers {
 		logf("building %s (%s)", s.Name, s.pkg)
-		s.build(binDir)
+		s.build(binDir, cfg.perfDir == "")
 		if s.Skip != "" {
 			logf("%s: %s", s.Name, s.Skip)
 		} else {
@@ -358,7 +370,11 @@ func measureRound(res *results, live []*server, pin bool, round int) {
 				if r == nil || !supports(s, sc) {
 					continue
 				}
-				lr, err := runLoad(r, sc, c, cfg.warmup, cfg.duration, sysCPU)
+				perfOut := ""
+				if cfg.perfDir != "" {
+					perfOut = filepath.Join(cfg.perfDir, fmt.Sprintf("%s-%s-c%d-r%d.data", s.Name, sc.Name, c, round))
+				}
+				lr, err := runLoad(r, sc, c, cfg.warmup, cfg.duration, sysCPU, perfOut)
 				if err != nil {
 					fail(s, err)
 					continue

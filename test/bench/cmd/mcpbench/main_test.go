@@ -164,7 +164,7 @@ func TestMCPFNSkippedWhenMissing(t *testing.T) {
 			s = x
 		}
 	}
-	s.build(t.TempDir())
+	s.build(t.TempDir(), true)
 	if s.Bin != "" || !strings.Contains(s.Skip, "does not exist yet") {
 		t.Errorf("bin %q skip %q", s.Bin, s.Skip)
 	}
@@ -206,7 +206,7 @@ func TestMCPFNBuilds(t *testing.T) {
 			s = x
 		}
 	}
-	s.build(t.TempDir())
+	s.build(t.TempDir(), true)
 	if s.Bin == "" {
 		t.Fatalf("examples/bench did not build: %s", s.Skip)
 	}

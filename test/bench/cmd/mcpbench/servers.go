@@ -68,8 +68,9 @@ func modVersion(dir, mod string) string {
 }
 
 // build compiles s into outDir, recording the binary and its size, or the
-// reason to skip s.
-func (s *server) build(outDir string) {
+// reason to skip s. strip drops the symbol table and DWARF (-s -w), as
+// deployments do; profiling (-perf) needs them.
+func (s *server) build(outDir string, strip bool) {
 	if s.Name == "mcpfn" {
 		dir := filepath.Join(s.buildDir, "bench")
 		goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -79,7 +80,11 @@ func (s *server) build(outDir string) {
 		}
 	}
 	bin := filepath.Join(outDir, s.Name)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, s.pkg)
+	args := []string{"build", "-trimpath"}
+	if strip {
+		args = append(args, "-ldflags=-s -w")
+	}
+	cmd := exec.Command("go", append(args, "-o", bin, s.pkg)...)
 	cmd.Dir = s.buildDir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	out, err := cmd.CombinedOutput()

@@ -1,0 +1,31 @@
+package core
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestEncodeCallToolResultText: a plain text block is written inline with
+// exactly the bytes of TextContent.MarshalJSON, in both eras.
+func TestEncodeCallToolResultText(t *testing.T) {
+	t.Parallel()
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	for _, text := range []string{"", "42", `{"sum":5}`, "a\"b\\c\n\t\x00\x1f", "<&>\u2028\u2029", "é😀", "\xff\xfe", "x\xed\xa0\x80y"} {
+		want, err := (&TextContent{Text: text}).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []era{eraModern, eraLegacy} {
+			r := &Request{srv: s, era: e, ProtocolVersion: ProtocolVersion20251125}
+			got, err := r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: text}, &TextContent{Text: text, Meta: Meta{"k": 1}}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			annotated, _ := (&TextContent{Text: text, Meta: Meta{"k": 1}}).MarshalJSON()
+			prefix := append(append(append(append([]byte(`{"content":[`), want...), ','), annotated...), ']')
+			if !bytes.HasPrefix(got, prefix) {
+				t.Errorf("text %q: %s, want it to begin with %s", text, got, prefix)
+			}
+		}
+	}
+}
