@@ -219,7 +219,7 @@ func (c *Cluster) build(ctx context.Context) error {
 }
 
 // replicaEnv is the environment of a replica: the deployment's variables
-// (examples/internal/envconfig), with dummy credentials dynalite and smfake
+// (deploy/lambdaenv), with dummy credentials dynalite and smfake
 // accept, and nothing of the caller's AWS or MCPFN configuration.
 func (c *Cluster) replicaEnv() []string {
 	var env []string

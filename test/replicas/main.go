@@ -9,7 +9,7 @@
 //   - -replicas processes of examples/everything on net/http, configured
 //     only by the environment (MCPFN_DYNAMODB_TABLE, AWS_ENDPOINT_URL_DYNAMODB,
 //     MCPFN_KEYS_SECRET_ID, AWS_ENDPOINT_URL_SECRETS_MANAGER, dummy
-//     credentials, AWS_REGION: see examples/internal/envconfig);
+//     credentials, AWS_REGION: see deploy/lambdaenv);
 //   - the round-robin proxy of test/replicas/proxy in front of them, which
 //     sends consecutive requests of a client to different replicas.
 //

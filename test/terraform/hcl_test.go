@@ -2,7 +2,7 @@
 // the Go code it provisions for: the session table against store/dynamo,
 // the signing-key secret against store/secretsmanager, the role's policy
 // against their IAMActions, and the function's environment against
-// examples/internal/envconfig. It reads the HCL with hashicorp/hcl and
+// the deploy kits (deploy/lambdaenv, deploy/gcfenv). It reads the HCL with hashicorp/hcl and
 // needs no terraform binary; test/terraform/check.sh runs terraform
 // validate.
 package terraform_test
