@@ -57,6 +57,11 @@ mock_provider "aws" {
       execution_arn = "arn:aws:execute-api:us-east-1:123456789012:mockapi123"
     }
   }
+  mock_resource "aws_api_gateway_stage" {
+    defaults = {
+      invoke_url = "https://mockapi123.execute-api.us-east-1.amazonaws.com/prod"
+    }
+  }
   mock_data "aws_region" {
     defaults = {
       region = "us-east-1"
