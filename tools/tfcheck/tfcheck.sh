@@ -35,8 +35,9 @@ CLI=${TFCHECK_CLI:-terraform}      # terraform (v1.5.7, last MPL release: builds
 TEST_CLI=${TFCHECK_TEST_CLI:-tofu} # what runs --test: tofu (mock providers since 1.8), or terraform (>= 1.7 only)
 TOFU_VERSION=v1.12.6
 TERRAFORM_VERSION=v1.5.7
-# The tofu build leaves out the remote-state backends and key providers that pull in cloud SDKs
-# (the checks use the local backend and no state encryption): it compiles in about half the time.
+# The tofu build leaves out the remote-state backends and state-encryption key providers that
+# pull in cloud SDKs (the checks use the local backend and no state encryption): a 68 MB binary
+# instead of 115 MB, and less to compile.
 TOFU_DROP_BACKENDS=azurerm,consul,cos,gcs,kubernetes,oss,pg,s3
 TOFU_DROP_KEYPROVIDERS=aws_kms,azure_vault,gcp_kms,openbao
 AWS_PSEUDO=v1.60.1-0.20260602190131-5f2286d6d836   # terraform-provider-aws main @ 2026-06-02 (6.47.1+)
@@ -84,7 +85,7 @@ build_cli() {
     echo "$TFBIN/terraform"
   else
     if [ ! -x "$TOFUBIN/tofu" ]; then   # go install refuses: opentofu's go.mod has a replace directive
-      echo "tfcheck: building tofu $TOFU_VERSION (fresh: ~8 min)" >&2; s=$(date +%s)
+      echo "tfcheck: building tofu $TOFU_VERSION, trimmed (fresh: ~400 s of CPU, ~4 min on 2 idle cores)" >&2; s=$(date +%s)
       local d b k
       d=$(modsrc github.com/opentofu/opentofu@$TOFU_VERSION); cp -r "$d" "$work/tofu"; chmod -R u+w "$work/tofu"
       for b in ${TOFU_DROP_BACKENDS//,/ }; do   # the import of the backend's package, and its entry
