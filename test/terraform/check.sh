@@ -110,7 +110,9 @@ broken() { # broken NAME FILE SED_EXPR EXPECTED [TFCHECK_OPTION]
   check_broken "$name" "$dir/mcp-lambda" "$expected" ${5:+"$5"}
 }
 
-# Same-length edits, so that the copies stay formatted and the failure is validate's.
+# Edits that keep the copies formatted (the = column unchanged), so that each failure is the
+# step's under test. A misspelt attribute fails validate; a wrong invoke mode, now an expression of
+# var.streaming that validate leaves unknown, fails the provider's validator under the mocks.
 broken misspelt-attribute function.tf 's/^\(\s*\)memory_size\(\s*\)= /\1memroy_size\2= /' \
   'An argument named "memroy_size" is not expected here.'
 broken wrong-invoke-mode function.tf 's/invoke_mode = var.streaming ? "RESPONSE_STREAM" :/invoke_mode = var.streaming ? "RESPONSE_STREAMED" :/' \
