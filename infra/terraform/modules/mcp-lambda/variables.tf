@@ -11,7 +11,7 @@ variable "name" {
 }
 
 variable "zip_path" {
-  description = "Path of the deployment package: a zip holding the `bootstrap` executable built for the provided.al2023 runtime and var.architecture (examples/lambda/build.sh writes one). Read at plan time; `terraform validate` does not need it."
+  description = "Path of the deployment package: a zip holding the `bootstrap` executable built for the provided.al2023 runtime and var.architecture (`mcpfn package lambda -o fn.zip` writes one; -arch amd64 for x86_64). Read at plan time; `terraform validate` does not need it."
   type        = string
 
   validation {
