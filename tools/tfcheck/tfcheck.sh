@@ -96,8 +96,8 @@ build_cli() {
         sed -i -e "/keyprovider\/$k\"\$/d" -e "/RegisterKeyProvider($k\.New())/,+2d" "$work/tofu/internal/encryption/default_registry.go"
       done
       mkdir -p "$TOFUBIN"
-      (cd "$work/tofu" && go build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" -o "$TOFUBIN/tofu.tmp" ./cmd/tofu)
-      mv "$TOFUBIN/tofu.tmp" "$TOFUBIN/tofu"
+      (cd "$work/tofu" && go build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" -o "$TOFUBIN/tofu.tmp.$$" ./cmd/tofu)
+      mv "$TOFUBIN/tofu.tmp.$$" "$TOFUBIN/tofu"   # a rename: a concurrent run sees all or nothing
       echo "tfcheck: built tofu in $(($(date +%s) - s))s" >&2
     fi
     echo "$TOFUBIN/tofu"
