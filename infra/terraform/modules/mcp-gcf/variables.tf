@@ -68,7 +68,7 @@ variable "timeout_seconds" {
 }
 
 variable "max_instance_count" {
-  description = "Most instances at once. Legacy sessions live in each instance (no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or set MCPFN_DYNAMODB_TABLE through environment."
+  description = "Most instances at once (a bound on what a public function can cost). Legacy sessions live in each instance (the deploy kit has no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or give the server a shared SessionStore in your code."
   type        = number
   default     = 10
 }
@@ -128,15 +128,16 @@ variable "log_level" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function; those the module sets (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, and those of auth) are refused."
+  description = "Extra environment variables of the function. Refused: those the module sets (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, and those of auth), and the Lambda kit's MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING, which the Cloud Functions kit refuses to start with."
   type        = map(string)
   default     = {}
 
   validation {
     condition = alltrue([for k in keys(var.environment) : !contains([
       "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL",
+      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING",
       "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
     ], k)])
-    error_message = "environment must not set the variables the module wires (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables."
+    error_message = "environment must not set the variables the module wires (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH: use the module's variables) nor the Lambda kit's (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING: not read on Cloud Functions)."
   }
 }
