@@ -1,10 +1,10 @@
 // Package terraform_test checks the Terraform under infra/terraform against
 // the Go code it provisions for: the session table against store/dynamo,
 // the signing-key secret against store/secretsmanager, the role's policy
-// against their IAMActions, and the function's environment against
-// examples/internal/envconfig. It reads the HCL with hashicorp/hcl and
-// needs no terraform binary; test/terraform/check.sh runs terraform
-// validate.
+// against their IAMActions, and the function's environment against the
+// deploy kits (deploy/lambdaenv, deploy/gcfenv). It reads the HCL with
+// hashicorp/hcl and needs no terraform binary; test/terraform/check.sh
+// runs terraform validate and the mock-provider tests.
 package terraform_test
 
 import (

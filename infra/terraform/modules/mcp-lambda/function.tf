@@ -13,8 +13,7 @@ locals {
 
   invoke_mode = var.streaming ? "RESPONSE_STREAM" : "BUFFERED"
 
-  # What the deploy kit (deploy/lambdaenv; examples/internal/envconfig and
-  # the example's main) reads.
+  # What the deploy kit (deploy/lambdaenv) reads.
   wiring = {
     MCPFN_DYNAMODB_TABLE  = local.table_name
     MCPFN_KEYS_SECRET_ID  = local.secret_arn

@@ -3,7 +3,7 @@
 # the deploy kit relies on, in each configuration the module offers:
 #
 #   - the function's environment is exactly the variables the deploy kit
-#     reads (deploy/lambdaenv; examples/internal/envconfig), with the values
+#     reads (deploy/lambdaenv), with the values
 #     of the resources they name;
 #   - the Function URL's invoke mode (and the REST API's integration) matches
 #     MCPFN_STREAMING;
