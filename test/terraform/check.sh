@@ -3,11 +3,21 @@
 #
 #  1. tools/tfcheck/tfcheck.sh (fmt -check, init against locally built providers, validate) on
 #     every directory of .tf files under infra/terraform and test/terraform/fixtures; those that
-#     need a provider not built offline (hashicorp/google) get fmt -check only.
+#     need a provider not built offline (hashicorp/google) or a module from a git source get
+#     fmt -check only (examples/own-function is checked in full in 5).
 #  2. terraform plan of examples/lambda, offline (fake credentials, fresh state, stand-in zip),
 #     with the defaults and with the REST API, a public URL and x86_64.
-#  3. Negative tests: broken copies of modules/mcp-lambda must fail validate, each with its own
-#     error (a misspelt attribute, a wrong invoke_mode, a value the module's validation refuses).
+#  3. The mock-provider tests of modules/mcp-lambda (tofu test, tests/*.tftest.hcl: command =
+#     apply against mock_provider "aws", offline).
+#  4. Negative tests: broken copies of modules/mcp-lambda must fail, each with its own error:
+#     validate for a misspelt attribute and a value the module's validation refuses; plan for a
+#     public URL without auth; the mock tests for a wrong invoke_mode (the provider's validator)
+#     and for broken wiring that validates (an invoke mode or MCPFN_STREAMING that ignores
+#     streaming, a wrong IAM resource, a misspelt environment variable, a wrong TTL attribute, a
+#     dropped refusal).
+#  5. examples/own-function, whose module source is the git URL of a release, in a copy whose
+#     source is rewritten to this checkout's modules/mcp-lambda (exactly that one line: the
+#     rewrite is checked, and refuses a source it does not expect): validate, plan, tofu test.
 #
 # Exits 0 only if every good configuration passes and every broken one fails as expected; the
 # last line is the summary. The HCL-versus-Go comparisons are Go tests: go test ./test/terraform/
@@ -23,7 +33,7 @@ failed=0
 # 1. The good configurations.
 validate=() fmtonly=()
 while IFS= read -r d; do
-  # provider sources other than aws and random (module sources start with ./ or ../)
+  # provider sources other than aws and random, module sources other than ./ and ../
   if sed -n 's/^\s*source\s*=\s*"\([^"]*\)".*/\1/p' "$d"/*.tf |
     grep -vE '^(\.\.?/|(registry\.terraform\.io/)?hashicorp/(aws|random)$)' >/dev/null; then
     fmtonly+=("$d")
@@ -53,7 +63,7 @@ fi
 # validate leaves unknown evaluates, up to where apply would call AWS.
 echo stand-in > "$work/lambda.zip"   # plan only hashes it
 plans=0
-for args in "" "-var enable_rest_api=true -var authorization_type=NONE -var architecture=x86_64"; do
+for args in "" "-var enable_rest_api=true -var authorization_type=NONE -var allow_unauthenticated=true -var architecture=x86_64"; do
   if TFCHECK_PLAN_ARGS="-var zip_path=$work/lambda.zip $args" "$TFCHECK" --plan infra/terraform/examples/lambda |
     sed "1s|\$| ${args:-(defaults)}|" | grep -v '^tfcheck: [0-9]* passed'; then
     plans=$((plans + 1))
@@ -62,24 +72,32 @@ for args in "" "-var enable_rest_api=true -var authorization_type=NONE -var arch
   fi
 done
 
-# 3. The negative tests: each broken configuration must make tfcheck exit 1 with the expected
+# 3. The mock-provider tests (tofu test, offline).
+tests=0
+if "$TFCHECK" --test "$MODULE" | grep -v '^tfcheck: [0-9]* passed'; then
+  tests=1
+else
+  failed=1
+fi
+
+# 4. The negative tests: each broken configuration must make tfcheck exit 1 with the expected
 # error text (a fixed string) in its output.
 caught=0 cases=0
-check_broken() { # check_broken NAME DIR EXPECTED
+check_broken() { # check_broken NAME DIR EXPECTED [TFCHECK_OPTION]
   local name=$1 dir=$2 expected=$3 out rc
   cases=$((cases + 1))
-  out=$("$TFCHECK" "$dir" 2>&1)
+  out=$("$TFCHECK" ${4:+"$4"} "$dir" 2>&1)
   rc=$?
   if [ $rc = 1 ] && grep -qF -- "$expected" <<<"$out"; then
     caught=$((caught + 1))
     echo "negative: ok   $name: rejected with \"$expected\""
   else
     failed=1
-    echo "negative: FAIL $name: want tfcheck to exit 1 with \"$expected\"; it exited $rc:"
+    echo "negative: FAIL $name: want tfcheck ${4:-} to exit 1 with \"$expected\"; it exited $rc:"
     sed 's/^/    /' <<<"$out"
   fi
 }
-broken() { # broken NAME FILE SED_EXPR EXPECTED
+broken() { # broken NAME FILE SED_EXPR EXPECTED [TFCHECK_OPTION]
   local name=$1 file=$2 expr=$3 expected=$4 dir=$work/$1
   mkdir -p "$dir"
   cp -r "$MODULE" "$dir/mcp-lambda"
@@ -89,14 +107,30 @@ broken() { # broken NAME FILE SED_EXPR EXPECTED
     echo "negative: FAIL $name: the edit ($expr) changed nothing in $MODULE/$file"
     return
   fi
-  check_broken "$name" "$dir/mcp-lambda" "$expected"
+  check_broken "$name" "$dir/mcp-lambda" "$expected" ${5:+"$5"}
 }
 
-# Same-length edits, so that the copies stay formatted and the failure is validate's.
+# Edits that keep the copies formatted (the = column unchanged), so that each failure is the
+# step's under test. A misspelt attribute fails validate; a wrong invoke mode, now an expression of
+# var.streaming that validate leaves unknown, fails the provider's validator under the mocks.
 broken misspelt-attribute function.tf 's/^\(\s*\)memory_size\(\s*\)= /\1memroy_size\2= /' \
   'An argument named "memroy_size" is not expected here.'
-broken wrong-invoke-mode function.tf 's/invoke_mode\(\s*\)= "RESPONSE_STREAM"/invoke_mode\1= "RESPONSE_STREAMED"/' \
-  'expected invoke_mode to be one of ["BUFFERED" "RESPONSE_STREAM"], got RESPONSE_STREAMED'
+broken wrong-invoke-mode function.tf 's/invoke_mode = var.streaming ? "RESPONSE_STREAM" :/invoke_mode = var.streaming ? "RESPONSE_STREAMED" :/' \
+  'expected invoke_mode to be one of ["BUFFERED" "RESPONSE_STREAM"], got RESPONSE_STREAMED' --test
+
+# Broken wiring that validates, caught by the mock tests.
+broken invoke-mode-ignores-streaming function.tf 's/invoke_mode = var.streaming ? "RESPONSE_STREAM" : "BUFFERED"/invoke_mode = var.streaming ? "BUFFERED" : "RESPONSE_STREAM"/' \
+  'invoke_mode = BUFFERED, want RESPONSE_STREAM (MCPFN_STREAMING=1)' --test
+broken streaming-env-ignores-streaming function.tf 's/MCPFN_STREAMING       = var.streaming ? "1" : "0"/MCPFN_STREAMING       = var.streaming ? "1" : "1"/' \
+  'invoke_mode = BUFFERED, MCPFN_STREAMING = 1; want BUFFERED and 0' --test
+broken wrong-iam-resource iam.tf 's/resources = \[local.secret_arn\]/resources = [local.table_arn]/' \
+  '~ StateKeys    = [' --test
+broken misspelt-env-var function.tf 's/MCPFN_KEYS_SECRET_ID  = /MCPFN_KEY_SECRET_ID   = /' \
+  '- MCPFN_KEY_SECRET_ID   = ' --test
+broken wrong-ttl-attribute sessions.tf 's/attribute_name = "ttl"/attribute_name = "exp"/' \
+  'time to live on exp, want ttl' --test
+broken public-without-auth-allowed function.tf 's/condition     = var.authorization_type == "AWS_IAM" || var.auth != null || var.allow_unauthenticated/condition     = var.authorization_type != ""/' \
+  'Missing expected failure' --test
 
 # A caller passing a value the module's own validation refuses (amd64 is GOARCH, not Lambda's name).
 mkdir -p "$work/bad-architecture/root"
@@ -111,10 +145,78 @@ module "mcp" {
 EOF
 check_broken bad-architecture "$work/bad-architecture/root" 'architecture must be arm64 or x86_64.'
 
-echo
-if [ $failed = 0 ]; then
-  echo "terraform: PASS (${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $caught/$cases broken configurations rejected)"
+# A public URL without auth, as a copy-paste of authorization_type = "NONE" would make it: plan
+# refuses it (allow_unauthenticated is the explicit opt-in).
+cases=$((cases + 1))
+out=$(TFCHECK_PLAN_ARGS="-var zip_path=$work/lambda.zip -var authorization_type=NONE" "$TFCHECK" --plan infra/terraform/examples/lambda 2>&1)
+if [ $? = 1 ] && grep -qF 'Resource precondition failed' <<<"$out" && grep -qF 'var.authorization_type is "NONE"' <<<"$out"; then
+  caught=$((caught + 1))
+  echo "negative: ok   public-without-auth: plan refused it"
 else
-  echo "terraform: FAIL (${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $caught/$cases broken configurations rejected; see above)"
+  failed=1
+  echo "negative: FAIL public-without-auth: want plan to refuse authorization_type=NONE without auth:"
+  sed 's/^/    /' <<<"$out"
+fi
+
+# 5. examples/own-function in a copy whose module source is this checkout's module.
+OWN=infra/terraform/examples/own-function
+GIT_SOURCE='git::https://github.com/mcpfn/mcpfn.git//infra/terraform/modules/mcp-lambda?ref=v0.1.0'
+# localize SRC DEST: copies SRC to DEST with the one line `source = "$GIT_SOURCE"` pointing at
+# this checkout's modules/mcp-lambda (a relative path, which tfcheck copies along). It refuses
+# (exit 1, saying why) a copy in which that line is not there exactly once, in which another
+# git:: source remains, or which differs from SRC in any other line.
+localize() {
+  local src=$1 dest=$2 rel n sub f
+  rm -rf "$dest"; mkdir -p "$dest"
+  cp -r "$src/." "$dest/"; rm -rf "$dest/.terraform" "$dest/.terraform.lock.hcl"
+  n=$(cat "$dest"/*.tf | grep -cxF "  source = \"$GIT_SOURCE\"")
+  [ "$n" = 1 ] || { echo "localize: $src: want exactly one line 'source = \"$GIT_SOURCE\"', found $n"; return 1; }
+  sub=${GIT_SOURCE#git::https://github.com/mcpfn/mcpfn.git//}; sub=${sub%%\?ref=*}   # the module's directory
+  rel=$(realpath -m --relative-to="$dest" "$ROOT/$sub")
+  [ -d "$dest/$rel" ] || { echo "localize: $rel (from the git source) is not a directory"; return 1; }
+  for f in "$dest"/*.tf; do
+    awk -v old="  source = \"$GIT_SOURCE\"" -v new="  source = \"$rel\"" '$0 == old { print new; next } { print }' "$f" > "$f.new"
+    mv "$f.new" "$f"
+  done
+  if grep -n 'git::' "$dest"/*.tf; then echo "localize: a git source remains"; return 1; fi
+  n=$(diff -r "$src" "$dest" --exclude=.terraform --exclude=.terraform.lock.hcl | grep -c '^[<>]')
+  [ "$n" = 2 ] || { echo "localize: want one line changed, the diff has $n lines"; return 1; }
+}
+own=0
+rewrites=0
+# The rewrite itself: it works on the example, and refuses sources it was not written for.
+if localize "$OWN" "$work/own/own-function"; then
+  rewrites=$((rewrites + 1)); echo "rewrite: ok   $OWN: one line, source = \"$(sed -n 's/^  source = "\(\.\.[^"]*\)"$/\1/p' "$work/own/own-function/main.tf")\""
+else
+  failed=1; echo "rewrite: FAIL $OWN"
+fi
+refused() { # refused NAME SED_ARGS...: a copy of the example edited by sed, which localize must refuse
+  local name=$1 out; shift
+  mkdir -p "$work/rw-$name"; cp -r "$OWN/." "$work/rw-$name/"; sed -i "$@" "$work/rw-$name/main.tf"
+  if out=$(localize "$work/rw-$name" "$work/rw-$name-out"); then
+    failed=1; echo "rewrite: FAIL $name: the rewrite accepted a source it must refuse"
+  else
+    rewrites=$((rewrites + 1)); echo "rewrite: ok   $name: refused ($out)"
+  fi
+}
+refused other-ref 's/?ref=v0.1.0/?ref=v0.0.9/'
+refused other-repository 's|github.com/mcpfn/mcpfn.git|github.com/other/mcpfn.git|'
+refused two-sources '$r '"$OWN/main.tf"
+if [ -d "$work/own/own-function" ] && grep -q '^  source = "\.\.' "$work/own/own-function/main.tf"; then
+  if "$TFCHECK" "$work/own/own-function" | grep -v '^tfcheck: [0-9]* passed' &&
+     TFCHECK_PLAN_ARGS="-var zip_path=$work/lambda.zip" "$TFCHECK" --plan "$work/own/own-function" | grep -v '^tfcheck: [0-9]* passed' &&
+     "$TFCHECK" --test "$work/own/own-function" | grep -v '^tfcheck: [0-9]* passed'; then
+    own=1
+  else
+    failed=1
+  fi
+fi
+
+echo
+summary="${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $tests/1 mock test suites, $caught/$cases broken configurations rejected, $rewrites/4 rewrite checks, $own/1 own-function"
+if [ $failed = 0 ]; then
+  echo "terraform: PASS ($summary)"
+else
+  echo "terraform: FAIL ($summary; see above)"
 fi
 exit $failed

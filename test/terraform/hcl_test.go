@@ -1,10 +1,10 @@
 // Package terraform_test checks the Terraform under infra/terraform against
 // the Go code it provisions for: the session table against store/dynamo,
 // the signing-key secret against store/secretsmanager, the role's policy
-// against their IAMActions, and the function's environment against
-// the deploy kits (deploy/lambdaenv, deploy/gcfenv). It reads the HCL with hashicorp/hcl and
-// needs no terraform binary; test/terraform/check.sh runs terraform
-// validate.
+// against their IAMActions, and the function's environment against the
+// deploy kits (deploy/lambdaenv, deploy/gcfenv). It reads the HCL with
+// hashicorp/hcl and needs no terraform binary; test/terraform/check.sh
+// runs terraform validate and the mock-provider tests.
 package terraform_test
 
 import (
@@ -185,10 +185,20 @@ func stringsOf(t *testing.T, r hcl.Range, v cty.Value) []string {
 // of m is an object whose attributes arn, name, id, json, function_name,
 // execution_arn, invoke_arn and response_streaming_invoke_arn are the strings
 // "TYPE.NAME.ATTR" (a one-element tuple of it for resources with count),
-// every variable is the string "var.NAME", the local values are whatever
-// evaluates with those, and jsonencode, coalesce and join exist. Evaluating a reference in it shows
-// which resource attribute the reference names.
+// every variable is the string "var.NAME" (as if the caller set it) except
+// two kinds that choose what the module creates rather than name a value:
+// a bool variable is its default, and a variable existing_* (bring your
+// own table or secret) is null, the module creating its own. The local
+// values are whatever evaluates with those, and jsonencode, coalesce, join,
+// split, length and min exist. Evaluating a reference in it shows which
+// resource attribute the reference names.
 func (m *module) fakes() *hcl.EvalContext {
+	return m.fakesWith(nil)
+}
+
+// fakesWith is fakes with the variables of set (by name) taking the given
+// values instead.
+func (m *module) fakesWith(set map[string]cty.Value) *hcl.EvalContext {
 	objs := map[string]map[string]cty.Value{} // "resource type" or "data" -> name -> value
 	for _, kind := range []string{"resource", "data"} {
 		for _, b := range m.blocks(kind) {
@@ -226,13 +236,30 @@ func (m *module) fakes() *hcl.EvalContext {
 	vars["data"] = cty.ObjectVal(data)
 	vs := map[string]cty.Value{}
 	for _, b := range m.blocks("variable") {
-		vs[b.Labels[0]] = cty.StringVal("var." + b.Labels[0])
+		name := b.Labels[0]
+		vs[name] = cty.StringVal("var." + name)
+		if typ, ok := b.Body.Attributes["type"]; ok && hcl.ExprAsKeyword(typ.Expr) == "bool" {
+			if d, ok := b.Body.Attributes["default"]; ok {
+				if v, diags := d.Expr.Value(nil); !diags.HasErrors() {
+					vs[name] = v
+				}
+			}
+		}
+		if strings.HasPrefix(name, "existing_") {
+			vs[name] = cty.NullVal(cty.String)
+		}
+		if v, ok := set[name]; ok {
+			vs[name] = v
+		}
 	}
 	vars["var"] = cty.ObjectVal(vs)
 	ctx := &hcl.EvalContext{Variables: vars, Functions: map[string]function.Function{
 		"jsonencode": stdlib.JSONEncodeFunc,
 		"coalesce":   stdlib.CoalesceFunc,
 		"join":       stdlib.JoinFunc,
+		"split":      stdlib.SplitFunc,
+		"length":     stdlib.LengthFunc,
+		"min":        stdlib.MinFunc,
 	}}
 	// Local values that evaluate in this context (a few passes, for locals
 	// that use other locals); the others are left out.

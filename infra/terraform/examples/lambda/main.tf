@@ -21,13 +21,14 @@ locals {
 module "calculator" {
   source = "../../modules/mcp-lambda"
 
-  name               = var.name
-  zip_path           = local.zip_path
-  architecture       = var.architecture
-  table_name         = var.table_name
-  authorization_type = var.authorization_type
-  allowed_origins    = var.allowed_origins
-  enable_rest_api    = var.enable_rest_api
+  name                  = var.name
+  zip_path              = local.zip_path
+  architecture          = var.architecture
+  table_name            = var.table_name
+  authorization_type    = var.authorization_type
+  allow_unauthenticated = var.allow_unauthenticated
+  allowed_origins       = var.allowed_origins
+  enable_rest_api       = var.enable_rest_api
 }
 
 data "aws_region" "current" {}

@@ -29,9 +29,15 @@ variable "table_name" {
 }
 
 variable "authorization_type" {
-  description = "AWS_IAM (SigV4-signed requests only) or NONE (public: for a server that authenticates callers itself; the calculator does not)."
+  description = "AWS_IAM (SigV4-signed requests only) or NONE (public: for a server that authenticates callers itself; the calculator does not, so NONE also needs allow_unauthenticated = true)."
   type        = string
   default     = "AWS_IAM"
+}
+
+variable "allow_unauthenticated" {
+  description = "With authorization_type = NONE: allow the public URL although the calculator checks no token (anyone can call it, at your cost). NONE without it is refused."
+  type        = bool
+  default     = false
 }
 
 variable "allowed_origins" {

@@ -2,10 +2,28 @@
 # HCL parsing only: the google provider is not built offline.
 #
 # The signing key of requestState is a Secret Manager secret exposed as
-# MCPFN_STATE_KEY (base64 of 32 random bytes, examples/internal/envconfig):
+# MCPFN_STATE_KEY (base64 of 32 random bytes, as the deploy kit reads it):
 # "latest" is resolved when an instance starts, so a new version reaches
 # instances as they are replaced; state sealed with the old key then fails
 # to open on new instances (the client starts over).
+
+locals {
+  # The server as an OAuth 2.1 protected resource (package auth), with var.auth.
+  auth_settings = var.auth == null ? {} : {
+    MCPFN_AUTH_RESOURCE      = var.auth.resource
+    MCPFN_AUTH_ISSUER        = var.auth.issuer
+    MCPFN_AUTH_JWKS_URL      = var.auth.jwks_url
+    MCPFN_AUTH_SCOPES        = length(var.auth.scopes) > 0 ? join(" ", var.auth.scopes) : null
+    MCPFN_AUTH_METADATA_URL  = var.auth.metadata_url
+    MCPFN_AUTH_METADATA_PATH = var.auth.metadata_path
+  }
+
+  # What the deploy kit reads (besides MCPFN_STATE_KEY, from the secret).
+  wiring = merge({ for k, v in local.auth_settings : k => v if v != null }, {
+    MCPFN_ALLOWED_ORIGINS = join(",", var.allowed_origins)
+    MCPFN_LOG_LEVEL       = var.log_level
+  })
+}
 
 resource "google_service_account" "function" {
   project      = var.project
@@ -68,10 +86,7 @@ resource "google_cloudfunctions2_function" "this" {
     service_account_email = google_service_account.function.email
     ingress_settings      = "ALLOW_ALL"
 
-    environment_variables = merge(var.environment, {
-      MCPFN_ALLOWED_ORIGINS = join(",", var.allowed_origins)
-      MCPFN_LOG_LEVEL       = var.log_level
-    })
+    environment_variables = merge(var.environment, local.wiring)
 
     secret_environment_variables {
       key        = "MCPFN_STATE_KEY"
@@ -82,6 +97,15 @@ resource "google_cloudfunctions2_function" "this" {
   }
 
   depends_on = [google_secret_manager_secret_iam_member.function, google_secret_manager_secret_version.state_key]
+
+  lifecycle {
+    # A public function that checks no token is what a copy-paste of
+    # public = true would give: refuse it unless asked for.
+    precondition {
+      condition     = !var.public || var.auth != null || var.allow_unauthenticated
+      error_message = "public = true without auth lets anyone on the Internet call every tool, at your cost. Set auth (the server then checks OAuth access tokens), or set allow_unauthenticated = true if a public, unauthenticated server is really what you want."
+    }
+  }
 }
 
 resource "google_cloud_run_service_iam_member" "public" {

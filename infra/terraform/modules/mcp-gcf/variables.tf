@@ -68,13 +68,44 @@ variable "timeout_seconds" {
 }
 
 variable "max_instance_count" {
-  description = "Most instances at once. Legacy sessions live in each instance (no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or set MCPFN_DYNAMODB_TABLE through environment."
+  description = "Most instances at once (a bound on what a public function can cost). Legacy sessions live in each instance (the deploy kit has no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or give the server a shared SessionStore in your code."
   type        = number
   default     = 10
 }
 
 variable "public" {
-  description = "Whether anyone may invoke the function (allUsers gets roles/run.invoker): for a server that authenticates callers itself. false: callers need an identity token of a principal with roles/run.invoker."
+  description = "Whether anyone may invoke the function (allUsers gets roles/run.invoker): with auth, the setup stock MCP clients can use (they cannot send Google identity tokens). false (the default: nothing is public until you choose): callers need an identity token of a principal with roles/run.invoker. public without auth is refused unless allow_unauthenticated = true."
+  type        = bool
+  default     = false
+}
+
+variable "auth" {
+  description = <<-EOT
+    The server as an OAuth 2.1 protected resource (package auth), for a public function that stock MCP clients can use. null: no token check.
+      issuer        the authorization server's issuer URL; its JWT access tokens are accepted (MCPFN_AUTH_ISSUER)
+      resource      the canonical URL of the MCP endpoint as clients use it (the url output, known after a first apply, or your custom domain) (MCPFN_AUTH_RESOURCE)
+      jwks_url      the issuer's JWKS, when its metadata does not name it (MCPFN_AUTH_JWKS_URL)
+      scopes        scopes every request needs (MCPFN_AUTH_SCOPES)
+      metadata_url  where clients fetch the protected resource metadata, when not at the resource's well-known URL (MCPFN_AUTH_METADATA_URL), and metadata_path, its path as the function sees it (MCPFN_AUTH_METADATA_PATH)
+  EOT
+  type = object({
+    issuer        = string
+    resource      = string
+    jwks_url      = optional(string)
+    scopes        = optional(list(string), [])
+    metadata_url  = optional(string)
+    metadata_path = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.auth == null ? true : can(regex("^https://", var.auth.issuer)) && can(regex("^https://[^#]+$", var.auth.resource))
+    error_message = "auth.issuer and auth.resource must be https URLs (auth.resource without a fragment)."
+  }
+}
+
+variable "allow_unauthenticated" {
+  description = "Allow public = true without auth: anyone can call every tool, at your cost (bound it with max_instance_count). false (the default): that combination is refused at plan time."
   type        = bool
   default     = false
 }
@@ -97,7 +128,16 @@ variable "log_level" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function."
+  description = "Extra environment variables of the function. Refused: those the module sets (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, and those of auth), and the Lambda kit's MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING, which the Cloud Functions kit refuses to start with."
   type        = map(string)
   default     = {}
+
+  validation {
+    condition = alltrue([for k in keys(var.environment) : !contains([
+      "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL",
+      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING",
+      "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
+    ], k)])
+    error_message = "environment must not set the variables the module wires (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH: use the module's variables) nor the Lambda kit's (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING: not read on Cloud Functions)."
+  }
 }

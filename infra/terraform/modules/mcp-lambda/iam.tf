@@ -1,7 +1,9 @@
 # The function's role: least privilege. The DynamoDB actions are exactly
 # dynamo.IAMActions on the table and its indexes, the Secrets Manager actions
 # exactly secretsmanager.IAMActions on the secret (test/terraform checks
-# both against the Go code), plus writing to its own log group.
+# both against the Go code), plus writing to its own log group. The table
+# and the secret are the module's, or those of existing_table_arn and
+# existing_secret_arn: nothing else.
 
 data "aws_iam_policy_document" "assume" {
   statement {
@@ -32,8 +34,8 @@ data "aws_iam_policy_document" "function" {
       "dynamodb:UpdateItem",
     ]
     resources = [
-      aws_dynamodb_table.sessions.arn,
-      "${aws_dynamodb_table.sessions.arn}/index/*",
+      local.table_arn,
+      "${local.table_arn}/index/*",
     ]
   }
 
@@ -43,7 +45,7 @@ data "aws_iam_policy_document" "function" {
       "secretsmanager:DescribeSecret",
       "secretsmanager:GetSecretValue",
     ]
-    resources = [aws_secretsmanager_secret.keys.arn]
+    resources = [local.secret_arn]
   }
 
   statement {
@@ -88,3 +90,5 @@ resource "aws_iam_role_policy" "kms" {
 }
 
 data "aws_region" "current" {}
+
+data "aws_partition" "current" {}

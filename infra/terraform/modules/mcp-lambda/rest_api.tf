@@ -1,13 +1,14 @@
-# Optional: an API Gateway REST API that streams the function's responses
-# (a Lambda proxy integration on the response-streaming-invocations URI with
-# response_transfer_mode STREAM; adapters/lambda answers these events
-# streamed). HTTP APIs cannot stream, so there is no HTTP API option.
+# Optional: an API Gateway REST API in front of the function. With
+# streaming, a Lambda proxy integration on the response-streaming-invocations
+# URI with response_transfer_mode STREAM (adapters/lambda answers these
+# events streamed); without, the plain invocations URI, BUFFERED. HTTP APIs
+# cannot stream, so there is no HTTP API option.
 
 resource "aws_api_gateway_rest_api" "this" {
   count = var.enable_rest_api ? 1 : 0
 
   name        = var.name
-  description = "MCP server ${var.name} (mcpfn), response streaming"
+  description = var.streaming ? "MCP server ${var.name} (mcpfn), response streaming" : "MCP server ${var.name} (mcpfn), buffered"
   tags        = var.tags
 
   endpoint_configuration {
@@ -40,10 +41,11 @@ resource "aws_api_gateway_integration" "proxy" {
   http_method             = aws_api_gateway_method.proxy[0].http_method
   type                    = "AWS_PROXY"
   integration_http_method = "POST"
-  uri                     = aws_lambda_function.this.response_streaming_invoke_arn
-  response_transfer_mode  = "STREAM"
-  # Streamed integrations may run up to 15 minutes, as the function does.
-  timeout_milliseconds = var.timeout * 1000
+  uri                     = var.streaming ? aws_lambda_function.this.response_streaming_invoke_arn : aws_lambda_function.this.invoke_arn
+  response_transfer_mode  = var.streaming ? "STREAM" : "BUFFERED"
+  # Streamed integrations may run up to 15 minutes, as the function does;
+  # buffered ones 29 seconds (API Gateway's default quota).
+  timeout_milliseconds = var.streaming ? var.timeout * 1000 : min(var.timeout * 1000, 29000)
 }
 
 resource "aws_api_gateway_deployment" "this" {

@@ -7,8 +7,13 @@
 #   lu    N  sort key of pool-lru: last use, Unix ms
 #   exp   N  expiry, Unix ms, projected into pool-lru
 #   ttl   N  expiry, Unix s: the time-to-live attribute
+#
+# With existing_table_arn the module creates none: that table must have
+# this schema (dynamo.CreateTable makes one).
 resource "aws_dynamodb_table" "sessions" {
-  name                        = local.table_name
+  count = local.create_table ? 1 : 0
+
+  name                        = local.new_table_name
   billing_mode                = "PAY_PER_REQUEST"
   hash_key                    = "pk"
   deletion_protection_enabled = var.deletion_protection

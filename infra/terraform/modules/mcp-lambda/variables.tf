@@ -11,7 +11,7 @@ variable "name" {
 }
 
 variable "zip_path" {
-  description = "Path of the deployment package: a zip holding the `bootstrap` executable built for the provided.al2023 runtime and var.architecture (examples/lambda/build.sh writes one). Read at plan time; `terraform validate` does not need it."
+  description = "Path of the deployment package: a zip holding the `bootstrap` executable built for the provided.al2023 runtime and var.architecture (`mcpfn package lambda -o fn.zip` writes one; -arch amd64 for x86_64). Read at plan time; `terraform validate` does not need it."
   type        = string
 
   validation {
@@ -65,7 +65,7 @@ variable "reserved_concurrent_executions" {
 }
 
 variable "authorization_type" {
-  description = "Who may call the Function URL (and the REST API's method): AWS_IAM (the default) requires SigV4-signed requests from principals allowed lambda:InvokeFunctionUrl (the REST API: execute-api:Invoke); NONE makes the endpoint public, for an OAuth-protected server that checks bearer tokens itself."
+  description = "Who may call the Function URL (and the REST API's method). AWS_IAM (the default: nothing is public until you choose) accepts only SigV4-signed requests from principals allowed lambda:InvokeFunctionUrl (the REST API: execute-api:Invoke): stock MCP clients (Claude, VS Code, the MCP Inspector, the SDKs) cannot sign them, so it suits AWS callers and tests only. NONE makes the endpoint public: set auth with it (the server checks OAuth access tokens), the documented setup for an endpoint MCP clients use; NONE without auth is refused unless allow_unauthenticated = true."
   type        = string
   default     = "AWS_IAM"
 
@@ -73,6 +73,43 @@ variable "authorization_type" {
     condition     = contains(["NONE", "AWS_IAM"], var.authorization_type)
     error_message = "authorization_type must be NONE or AWS_IAM."
   }
+}
+
+variable "auth" {
+  description = <<-EOT
+    The server as an OAuth 2.1 protected resource (package auth), for a public (NONE) endpoint that stock MCP clients can use: they discover the authorization server from the resource's metadata and send its access tokens. null: no token check.
+      issuer        the authorization server's issuer URL; its JWT access tokens are accepted (MCPFN_AUTH_ISSUER)
+      resource      the canonical URL of the MCP endpoint as clients use it, e.g. "https://mcp.example.com/mcp"; the tokens' audience (MCPFN_AUTH_RESOURCE). Required on a Function URL (its URL is known only after it exists: apply, read function_url, set "<function_url>mcp", apply again, or use a custom domain); null with enable_rest_api: the REST API's stage URL + "/mcp"
+      jwks_url      the issuer's JWKS, when its metadata does not name it (MCPFN_AUTH_JWKS_URL)
+      scopes        scopes every request needs (MCPFN_AUTH_SCOPES)
+      metadata_url  where clients fetch the protected resource metadata, when not at the resource's well-known URL (MCPFN_AUTH_METADATA_URL), and metadata_path, its path as the function sees it (MCPFN_AUTH_METADATA_PATH)
+  EOT
+  type = object({
+    issuer        = string
+    resource      = optional(string)
+    jwks_url      = optional(string)
+    scopes        = optional(list(string), [])
+    metadata_url  = optional(string)
+    metadata_path = optional(string)
+  })
+  default = null
+
+  validation {
+    condition     = var.auth == null ? true : can(regex("^https://", var.auth.issuer)) && (var.auth.resource == null ? true : can(regex("^https://[^#]+$", var.auth.resource)))
+    error_message = "auth.issuer and auth.resource must be https URLs (auth.resource without a fragment)."
+  }
+}
+
+variable "allow_unauthenticated" {
+  description = "Allow authorization_type = \"NONE\" without auth: a public endpoint on which anyone can call every tool, at your cost (bound it with reserved_concurrent_executions). false (the default): that combination is refused at plan time."
+  type        = bool
+  default     = false
+}
+
+variable "streaming" {
+  description = "Whether responses stream (SSE): the Function URL's invoke mode RESPONSE_STREAM and the REST API's STREAM integration, and MCPFN_STREAMING=1 (the program starts adapters/lambda with Options.Streaming). false: BUFFERED, MCPFN_STREAMING=0; the whole response is sent at the end (at most 6 MB), and progress notifications arrive with it."
+  type        = bool
+  default     = true
 }
 
 variable "allowed_origins" {
@@ -109,22 +146,34 @@ variable "log_retention_days" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL) are refused: use the module's variables."
+  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL and, with auth, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH) and MCPFN_STATE_KEY (a key in the function's configuration) are refused: use the module's variables."
   type        = map(string)
   default     = {}
 
   validation {
     condition = alltrue([for k in keys(var.environment) : !contains([
       "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL",
+      "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
     ], k)])
-    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL)."
+    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables (auth for the token check)."
   }
 }
 
 # The session table (store/dynamo).
 
+variable "existing_table_arn" {
+  description = "ARN of an existing DynamoDB session table to use (with store/dynamo's schema: dynamo.CreateTable, or this module's sessions.tf); the module then creates none, and the role may use that table and its indexes only. null: the module creates the table."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.existing_table_arn == null ? true : can(regex("^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:[0-9]{12}:table/[A-Za-z0-9_.-]{3,255}$", var.existing_table_arn))
+    error_message = "existing_table_arn must be a DynamoDB table ARN: arn:aws:dynamodb:REGION:ACCOUNT:table/NAME."
+  }
+}
+
 variable "table_name" {
-  description = "Name of the DynamoDB table of legacy MCP sessions (store/dynamo). null: \"<name>-sessions\"."
+  description = "Name of the DynamoDB table of legacy MCP sessions (store/dynamo) the module creates. null: \"<name>-sessions\". Not with existing_table_arn."
   type        = string
   default     = null
 
@@ -148,8 +197,19 @@ variable "deletion_protection" {
 
 # The signing keys (store/secretsmanager).
 
+variable "existing_secret_arn" {
+  description = "ARN of an existing Secrets Manager secret holding the HMAC keys (each version's SecretString {\"key\":\"<base64 of at least 32 random bytes>\"}); the module then creates none, nor its first version or rotation, and the role may read that secret only. null: the module creates the secret."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.existing_secret_arn == null ? true : can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$", var.existing_secret_arn))
+    error_message = "existing_secret_arn must be a Secrets Manager secret ARN: arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-SUFFIX."
+  }
+}
+
 variable "secret_name" {
-  description = "Name of the Secrets Manager secret holding the HMAC keys that seal requestState (store/secretsmanager). null: \"<name>/state-keys\"."
+  description = "Name of the Secrets Manager secret holding the HMAC keys that seal requestState (store/secretsmanager) the module creates. null: \"<name>/state-keys\". Not with existing_secret_arn."
   type        = string
   default     = null
 
@@ -160,7 +220,7 @@ variable "secret_name" {
 }
 
 variable "create_initial_key" {
-  description = "Whether Terraform puts the secret's first version, a random 32-byte key in the format store/secretsmanager reads ({\"key\":\"<base64>\"}); the key is then in the Terraform state. false: the operator puts the first version (aws secretsmanager put-secret-value) before the function's first request."
+  description = "Whether Terraform puts the secret's first version, a random 32-byte key in the format store/secretsmanager reads ({\"key\":\"<base64>\"}); the key is then in the Terraform state. false: the operator puts the first version (aws secretsmanager put-secret-value) before the function's first request. Ignored with existing_secret_arn."
   type        = bool
   default     = true
 }
@@ -177,13 +237,13 @@ variable "secret_recovery_window_days" {
 }
 
 variable "secret_kms_key_arn" {
-  description = "ARN of a customer managed KMS key encrypting the secret; the function is then granted kms:Decrypt on it. null: the AWS managed key aws/secretsmanager."
+  description = "ARN of a customer managed KMS key encrypting the secret; the function is then granted kms:Decrypt on it. null: the AWS managed key aws/secretsmanager. It applies to an existing_secret_arn too."
   type        = string
   default     = null
 }
 
 variable "rotation_lambda_arn" {
-  description = "ARN of a Secrets Manager rotation function for the secret (its createSecret step must put {\"key\":\"<base64 of 32 random bytes>\"} as AWSPENDING; it needs its own permission for secretsmanager.amazonaws.com to invoke it). null: no automatic rotation; rotate with put-secret-value."
+  description = "ARN of a Secrets Manager rotation function for the secret (its createSecret step must put {\"key\":\"<base64 of 32 random bytes>\"} as AWSPENDING; it needs its own permission for secretsmanager.amazonaws.com to invoke it). null: no automatic rotation; rotate with put-secret-value. Not with existing_secret_arn."
   type        = string
   default     = null
 }
