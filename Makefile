@@ -3,6 +3,7 @@
 #   make check                     the quick tier: lint + go test -race -short, every module
 #   make test                      every test: lint, unit (-race), conformance, interop, ...
 #   make conformance REV=2026-07-28 ADAPTER=nethttp
+#   make conformance ADAPTER=replicas   both revisions through three replicas
 #   make conformance-all           both revisions, every adapter
 #   make conformance-client REV=2026-07-28,2025-11-25   the client scenarios (package client)
 #   make lambda-zip                build examples/lambda into deployable zips
@@ -10,8 +11,13 @@
 # The test targets install what they need (Node 22 and the conformance suite
 # from the npm registry, dynalite, the Lambda runtime interface emulator, a
 # locally built terraform and AWS provider) into ~/.cache.
-REV ?= 2026-07-28
+REV ?=
 ADAPTER ?= nethttp
+comma := ,
+# The revisions a conformance run covers when REV is not given: 2026-07-28,
+# except for replicas, whose rolling restarts and key rotation are timed to
+# fall inside both suites run one after the other (test/replicas/README.md).
+CONFORMANCE_REV = $(or $(REV),$(if $(filter replicas,$(ADAPTER)),2025-11-25$(comma)2026-07-28,2026-07-28))
 GO ?= go
 
 .PHONY: test check lint unit conformance conformance-all conformance-client lambda-zip
@@ -41,9 +47,10 @@ unit:
 
 # conformance: one suite run against examples/everything behind ADAPTER.
 # REV may list several revisions (REV=2025-11-25,2026-07-28): they run one
-# after the other against the same server process.
+# after the other against the same server process. Without REV: 2026-07-28,
+# and both revisions for ADAPTER=replicas (CONFORMANCE_REV).
 conformance:
-	@test/conformance/run.sh --rev $(REV) --adapter $(ADAPTER)
+	@test/conformance/run.sh --rev $(CONFORMANCE_REV) --adapter $(ADAPTER)
 
 conformance-all:
 	@test/conformance/all.sh
@@ -51,4 +58,4 @@ conformance-all:
 # conformance-client: the suite's client scenarios against
 # test/conformance/client, scored per test/conformance/expected/client-REV.yaml.
 conformance-client:
-	@test/conformance/run.sh --leg client --rev $(REV)
+	@test/conformance/run.sh --leg client --rev $(or $(REV),2026-07-28)

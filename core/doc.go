@@ -7,26 +7,37 @@
 // requests, error codes and the one error type) are those of package
 // github.com/mcpfn/mcpfn/mcp, which the client shares; core aliases them
 // ([Tool] is mcp.Tool, [Error] is mcp.Error), so server code names them
-// either way. Beyond mcp, core imports only the standard library and two
-// schema libraries (github.com/invopop/jsonschema to derive schemas from Go
-// types, github.com/google/jsonschema-go to validate arguments, JSON Schema
-// 2020-12 and draft-07). Platform
-// adapters (adapters/nethttp, adapters/lambda, adapters/gcf) and stores
-// (store/memory, store/dynamo) depend on it, never the reverse.
+// either way. Beyond mcp, core imports only the standard library and three
+// libraries: github.com/invopop/jsonschema to derive schemas from Go types,
+// github.com/google/jsonschema-go to validate arguments (JSON Schema 2020-12
+// and draft-07), and github.com/go-json-experiment/json to decode them with
+// encoding/json/v2 semantics. Platform adapters (adapters/nethttp,
+// adapters/lambda, adapters/gcf) and stores (store/memory, store/dynamo,
+// store/secretsmanager) depend on it, never the reverse.
 //
 // # Quick start
 //
 //	type AddArgs struct {
 //		Left  int `json:"left" jsonschema:"description=The first addend"`
-//		Right int `json:"right"`
+//		Right int `json:"right" jsonschema:"description=The second addend"`
 //	}
 //
-//	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, nil)
-//	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."},
-//		func(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error) {
-//			return in.Left + in.Right, nil
-//		})
-//	http.ListenAndServe("127.0.0.1:8080", nethttp.Handler(srv))
+//	func add(ctx context.Context, req *core.CallToolRequest, in AddArgs) (int, error) {
+//		return in.Left + in.Right, nil
+//	}
+//
+//	func main() {
+//		srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, nil)
+//		core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		if err := nethttp.Serve(ctx, "127.0.0.1:8080", srv, nil); err != nil { // serves /mcp
+//			log.Fatal(err)
+//		}
+//	}
+//
+// (examples/calculator). nethttp.Serve sets the timeouts an exposed
+// http.Server needs; a bare http.ListenAndServe has none.
 //
 // [Server] implements [net/http.Handler]: every status code, header and
 // response body the transport needs is decided here, so the same server
@@ -77,7 +88,8 @@
 // A tool, prompt or resource handler that needs the user's or the client's
 // model's input returns [InputRequired] with [InputRequests] built by
 // [ElicitForm], [ElicitURL], [NewForm], [Sample] or [ListRoots], and an
-// optional state string. The client answers and retries; the handler runs
+// optional state string. Sampling and roots are deprecated in 2026-07-28
+// (SEP-2577) and still served, to clients that declare the capability. The client answers and retries; the handler runs
 // again from the top and reads the answers through [Request.Input]: [Answer]
 // (or [Form.Answer]) tells a form that has no answer yet, so the handler
 // asks, from one the user accepted, declined or cancelled; a decline or a
@@ -115,6 +127,9 @@
 // # Logging
 //
 // The server logs through ServerOptions.Logger (log/slog), silent by default.
+// A handler can also send log messages to the client with [Request.Log]
+// (notifications/message, at the level the client asked for); the client
+// logging feature is deprecated in 2026-07-28 (SEP-2577) and still served.
 //
 // The specification: https://modelcontextprotocol.io/specification/2026-07-28
 // and https://modelcontextprotocol.io/specification/2025-11-25.

@@ -56,12 +56,16 @@ func ElicitURL(message, rawURL string) *InputRequest {
 	return &InputRequest{Method: MethodElicit, Params: &ElicitURLParams{Mode: "url", Message: message, URL: rawURL}}
 }
 
-// Sample asks the client's model for a completion.
+// Sample asks the client's model for a completion (sampling/createMessage).
+// Sampling is deprecated in 2026-07-28 (SEP-2577) and still served: the
+// client must declare the sampling capability (see
+// [Request.RequireCapabilities]).
 func Sample(p *CreateMessageParams) *InputRequest {
 	return &InputRequest{Method: MethodCreateMessage, Params: p}
 }
 
-// SampleText is Sample with one user text message.
+// SampleText is Sample with one user text message. Sampling is deprecated in
+// 2026-07-28 (SEP-2577) and still served.
 func SampleText(prompt string, maxTokens int) *InputRequest {
 	return Sample(&CreateMessageParams{
 		Messages:  []SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: prompt}}},
@@ -69,7 +73,9 @@ func SampleText(prompt string, maxTokens int) *InputRequest {
 	})
 }
 
-// ListRoots asks the client for its roots.
+// ListRoots asks the client for its roots (roots/list). Roots are deprecated
+// in 2026-07-28 (SEP-2577) and still served: the client must declare the roots
+// capability.
 func ListRoots() *InputRequest {
 	return &InputRequest{Method: MethodListRoots, Params: struct{}{}}
 }

@@ -111,7 +111,9 @@ func (r *Request) NotifyProgress(ctx context.Context, progress, total float64, m
 // Log sends notifications/message for this request when the client asked for
 // log messages at level or below (2026-07-28: params._meta logLevel; legacy:
 // logging/setLevel). Otherwise, and when level is unknown, it does nothing.
-// data must not contain secrets or personal data.
+// data must not contain secrets or personal data. Logging is deprecated in
+// 2026-07-28 (SEP-2577) and still served; for the server's own diagnostics
+// use ServerOptions.Logger.
 func (r *Request) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
 	rank := levelRank(level)
 	if r.x == nil || r.logLevel < 0 || int32(rank) < r.logLevel {
