@@ -414,3 +414,31 @@ func measure(t *testing.T, pkgs []string) (mods, deps int) {
 	}
 	return mods, deps
 }
+
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestRelativeLinks: every relative link of README.md and docs/*.md names
+// a file or directory of the repository.
+func TestRelativeLinks(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for _, f := range docFiles(t) {
+		for i, l := range strings.Split(readFile(t, f), "\n") {
+			for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				target, _, _ = strings.Cut(target, "#")
+				n++
+				p := filepath.Join(repoRoot(t), filepath.Dir(f), target)
+				if _, err := os.Stat(p); err != nil {
+					t.Errorf("%s:%d: the link %s names nothing in the repository", f, i+1, m[1])
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("found %d relative links: the check is not seeing them", n)
+	}
+}

@@ -213,7 +213,7 @@ func TestGoBlocksCompile(t *testing.T) {
 	// Name the Markdown block of each error.
 	msg := string(out)
 	for name, b := range where {
-		msg = strings.ReplaceAll(msg, "./"+name+"/snippet.go", b.String()+" (as "+snippetKind(b)+")")
+		msg = strings.ReplaceAll(msg, name+"/snippet.go", b.String()+" (as "+snippetKind(b)+")")
 		msg = strings.ReplaceAll(msg, "example.com/snippets/"+name, b.String())
 	}
 	t.Errorf("Go blocks of the docs do not compile:\n%s", msg)
