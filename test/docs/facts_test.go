@@ -442,3 +442,40 @@ func TestRelativeLinks(t *testing.T) {
 		t.Errorf("found %d relative links: the check is not seeing them", n)
 	}
 }
+
+// TestTerraformVariablesNamed: every variable of a Terraform module that
+// README.md or docs/*.md names in the form `name = ...` (as a reader
+// writes it in a module block) is declared by one of the modules.
+func TestTerraformVariablesNamed(t *testing.T) {
+	t.Parallel()
+	declared := map[string]bool{}
+	tfs, _ := filepath.Glob(filepath.Join(repoRoot(t), "infra", "terraform", "*", "*", "variables.tf"))
+	decl := regexp.MustCompile(`(?m)^variable "([a-z0-9_]+)"`)
+	for _, f := range tfs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			declared[m[1]] = true
+		}
+	}
+	if len(declared) < 10 {
+		t.Fatalf("found %d Terraform variables in %v: the check is not seeing them", len(declared), tfs)
+	}
+	// `name = ...` spans, and spans naming a variable-like word next to
+	// "variable" or a module path.
+	assign := regexp.MustCompile("`([a-z][a-z0-9_]*) = [^`]+`")
+	named := regexp.MustCompile("`([a-z]+(?:_[a-z0-9]+)+)` (?:bounds|caps|variable)")
+	for _, f := range proseFiles(t) {
+		for i, l := range strings.Split(readFile(t, f), "\n") {
+			for _, re := range []*regexp.Regexp{assign, named} {
+				for _, m := range re.FindAllStringSubmatch(l, -1) {
+					if !declared[m[1]] {
+						t.Errorf("%s:%d: no Terraform module declares the variable %s", f, i+1, m[1])
+					}
+				}
+			}
+		}
+	}
+}
