@@ -126,7 +126,8 @@
 //
 // # Logging
 //
-// The server logs through ServerOptions.Logger (log/slog), silent by default.
+// The server logs through ServerOptions.Logger (log/slog); nil means
+// slog.Default(), so that warnings reach the platform's logs.
 // A handler can also send log messages to the client with [Request.Log]
 // (notifications/message, at the level the client asked for); the client
 // logging feature is deprecated in 2026-07-28 (SEP-2577) and still served.
