@@ -1,0 +1,544 @@
+package docs_test
+
+import (
+	"archive/zip"
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/store/dynamo"
+)
+
+// releaseVersion is the version the tutorials install (`go install
+// …/cmd/mcpfn@v0.1.0`, the requires `go mod tidy` resolves), which
+// tools/release/proxy.sh writes into the test's module proxy.
+const releaseVersion = "v0.1.0"
+
+// release is the environment of the go command for users of the release:
+// the public modules come from a file-system module proxy holding them as
+// the release tool would tag them (tools/release/proxy.sh), everything else
+// from the module cache or the default proxy; no workspace, and a private
+// module cache, so that no earlier copy of the version is reused.
+type release struct {
+	base string
+	env  []string
+}
+
+func newRelease(t *testing.T) *release {
+	t.Helper()
+	root := repoRoot(t)
+	proxySh := filepath.Join(root, "tools", "release", "proxy.sh")
+	if _, err := os.Stat(proxySh); err != nil {
+		t.Fatalf("the tutorials need the release's module proxy: %v", err)
+	}
+	base := t.TempDir()
+	proxy := filepath.Join(base, "proxy")
+	cmd := exec.Command(proxySh, proxy, releaseVersion)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tools/release/proxy.sh %s %s: %v\n%s", proxy, releaseVersion, err, out)
+	}
+	goenv := func(name string) string {
+		out, err := exec.Command("go", "env", name).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", name, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// The proxy list: ours, then the module cache's download directory (a
+	// module proxy too: third-party modules without the network), then the
+	// default. A version missing from one falls through to the next.
+	goproxy := "file://" + proxy + ",file://" + filepath.Join(goenv("GOMODCACHE"), "cache", "download")
+	if def := goenv("GOPROXY"); def != "" && def != "off" {
+		goproxy += "," + def
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "GO") && k != "GOROOT" && k != "GOCACHE" && k != "GOPATH":
+		case strings.HasPrefix(k, "AWS_"), strings.HasPrefix(k, "MCPFN_"):
+		default:
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"GOPROXY="+goproxy,
+		"GONOSUMDB=github.com/mcpfn/mcpfn",
+		"GOFLAGS=-modcacherw",
+		"GOMODCACHE="+filepath.Join(base, "modcache"),
+		"GOWORK=off",
+		"GOTOOLCHAIN=local",
+	)
+	return &release{base: base, env: env}
+}
+
+// user is a fresh directory outside the repository, with its own GOBIN
+// first on PATH, in which a tutorial's commands run.
+type user struct {
+	t   *testing.T
+	dir string
+	bin string
+	env []string
+}
+
+func (r *release) user(t *testing.T) *user {
+	t.Helper()
+	base := t.TempDir()
+	dir, bin := filepath.Join(base, "calc"), filepath.Join(base, "bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(append([]string{}, r.env...), "GOBIN="+bin,
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return &user{t: t, dir: dir, bin: bin, env: env}
+}
+
+// TestTutorials follows docs/lambda.md and docs/gcf.md as a user would,
+// from one module proxy of the release.
+func TestTutorials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds modules from the release's proxy")
+	}
+	t.Parallel()
+	rel := newRelease(t)
+	t.Run("lambda", func(t *testing.T) { t.Parallel(); lambdaTutorial(t, rel) })
+	t.Run("gcf", func(t *testing.T) { t.Parallel(); gcfTutorial(t, rel) })
+}
+
+// run runs a command of the tutorial in the user's directory and returns
+// its standard output.
+func (u *user) run(extraEnv []string, name string, args ...string) string {
+	u.t.Helper()
+	if name == "mcpfn" {
+		name = filepath.Join(u.bin, name) // exec looks names up in the test's PATH
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = u.dir
+	cmd.Env = append(append([]string{}, u.env...), extraEnv...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		u.t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// shell runs a command line exactly as the tutorial writes it (checked to
+// be there) with sh.
+func (u *user) shell(doc, line string) string {
+	u.t.Helper()
+	if !strings.Contains(readFile(u.t, doc), "\n"+line+"\n") {
+		u.t.Fatalf("%s no longer has the command line %q: keep the tutorial and its test in line", doc, line)
+	}
+	return u.run(nil, "sh", "-c", line)
+}
+
+// firstGoBlock returns the first ```go block of a document: the user's
+// whole file.
+func firstGoBlock(t *testing.T, doc string) string {
+	t.Helper()
+	for _, b := range blocks(doc, readFile(t, doc)) {
+		if b.lang == "go" {
+			if snippetKind(b) != "file" {
+				t.Fatalf("%s: the first Go block is not a complete file", b)
+			}
+			return b.text
+		}
+	}
+	t.Fatalf("%s has no ```go block", doc)
+	return ""
+}
+
+// lambdaTutorial follows docs/lambda.md as a user would, outside the
+// repository, with the release's modules from a module proxy: its first Go
+// block becomes main.go of a new module (`go mod init`, `go mod tidy`), it
+// is compiled for linux/arm64 (the tutorial's architecture), `mcpfn` is
+// installed with the tutorial's `go install` and packages it (amd64 here,
+// for the emulator on this machine) into a zip holding bootstrap. The
+// bootstrap then runs under the Lambda Runtime Interface Emulator, behind a
+// Function URL front door in RESPONSE_STREAM mode (test/lambdafront), with
+// the environment mcp-lambda gives the function: its session table (in
+// dynalite), its key secret (in smfake, a Secrets Manager stand-in),
+// MCPFN_STREAMING=1, MCPFN_LOG_LEVEL and Lambda's JSON log format; and the
+// tutorial's `mcpfn call` gets the tool's answer.
+func lambdaTutorial(t *testing.T, rel *release) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skipf("the emulator runs linux/amd64 or linux/arm64 bootstraps, not on %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	rie := findRIE(t)
+	dynamoEndpoint := testenv.DynamoEndpoint(t)
+	const doc = "docs/lambda.md"
+	u := rel.user(t)
+
+	// 1. Write main.go.
+	u.shell(doc, "go mod init example.com/calc")
+	if err := os.WriteFile(filepath.Join(u.dir, "main.go"), []byte(firstGoBlock(t, doc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.shell(doc, "go mod tidy")
+	u.run([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "build", "-tags", "lambda.norpc", "-o", os.DevNull, ".")
+	if mod := readAbs(t, filepath.Join(u.dir, "go.mod")); !strings.Contains(mod, "github.com/mcpfn/mcpfn/deploy/lambdaenv "+releaseVersion) {
+		t.Errorf("go mod tidy did not require deploy/lambdaenv %s:\n%s", releaseVersion, mod)
+	}
+
+	// 2. Package it.
+	u.shell(doc, "go install github.com/mcpfn/mcpfn/cmd/mcpfn@"+releaseVersion)
+	if !strings.Contains(readFile(t, doc), "\nmcpfn package lambda -o fn.zip\n") {
+		t.Fatalf("%s no longer packages with `mcpfn package lambda -o fn.zip`", doc)
+	}
+	arch := runtime.GOARCH // the tutorial's arm64 is the default; the emulator runs this machine's
+	u.run(nil, "mcpfn", "package", "lambda", "-arch", arch, "-o", "fn.zip")
+	bootstrap := unzipBootstrap(t, filepath.Join(u.dir, "fn.zip"), t.TempDir())
+
+	// 3. The environment the Terraform module gives the function.
+	ctx := t.Context()
+	table := fmt.Sprintf("tutorial-%d", time.Now().UnixNano())
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(dynamoEndpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if err := dynamo.CreateTable(ctx, db, table); err != nil {
+		t.Fatalf("creating the session table: %v", err)
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin+"/", "./store/secretsmanager/internal/smfake/cmd/smfake", "./test/lambdafront")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build smfake lambdafront: %v\n%s", err, out)
+	}
+	const secret = "my-mcp-server/state-keys"
+	smURL := startLine(t, filepath.Join(bin, "smfake"), []string{"-addr", "127.0.0.1:0", "-secret", secret}, os.Environ(),
+		regexp.MustCompile(`serving Secrets Manager on (http://\S+)`), nil)
+	moduleEnv := map[string]string{
+		"MCPFN_DYNAMODB_TABLE":  table,
+		"MCPFN_KEYS_SECRET_ID":  secret,
+		"MCPFN_STREAMING":       "1",
+		"MCPFN_ALLOWED_ORIGINS": "",
+		"MCPFN_LOG_LEVEL":       "info",
+	}
+	tf := readFile(t, "infra/terraform/modules/mcp-lambda/function.tf")
+	for k := range moduleEnv {
+		if !regexp.MustCompile(`(?m)^\s*` + k + `\s*=`).MatchString(tf) {
+			t.Errorf("modules/mcp-lambda no longer sets %s: keep this test's environment in line", k)
+		}
+	}
+	env := []string{
+		// Lambda's own: the region, the role's credentials, the log format
+		// of logging_config { log_format = "JSON" }.
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
+		"AWS_LAMBDA_LOG_FORMAT=JSON",
+		// The emulators in place of the AWS endpoints.
+		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoEndpoint,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + smURL,
+	}
+	for k, v := range moduleEnv {
+		env = append(env, k+"="+v)
+	}
+	var funcLog lockedBuilder
+	frontEnv := append(cleanEnv(), env...)
+	url := startLine(t, filepath.Join(bin, "lambdafront"),
+		[]string{"-addr", "127.0.0.1:0", "-rie", rie, "-bootstrap", bootstrap, "-door", "url", "-mode", "streaming", "-runtime", "rie", "-concurrency", "1"},
+		frontEnv, regexp.MustCompile(`msg=serving url=(\S+)`), &funcLog)
+
+	// 4. Call it.
+	line := `mcpfn call "$URL" add '{"left":2,"right":3}'`
+	if !strings.Contains(readFile(t, doc), line) && !strings.Contains(readFile(t, doc), strings.Replace(line, "mcpfn ", "mcpfn --oauth ", 1)) {
+		t.Fatalf("%s no longer calls the tool with %s", doc, line)
+	}
+	out := u.run([]string{"URL=" + url + "/mcp"}, "sh", "-c", line)
+	var res struct {
+		StructuredContent *int `json:"structuredContent"`
+		IsError           bool `json:"isError"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.StructuredContent == nil || *res.StructuredContent != 5 || res.IsError {
+		t.Errorf("mcpfn call add(2, 3) printed %q (%v); want a result with structuredContent 5\nfunction log:\n%s", out, err, funcLog.String())
+	}
+	// The function used the shared key, not a per-process one.
+	if strings.Contains(funcLog.String(), "MCPFN_KEYS_SECRET_ID") {
+		t.Errorf("the function warned about its keys with MCPFN_KEYS_SECRET_ID set:\n%s", funcLog.String())
+	}
+}
+
+// gcfTutorial follows docs/gcf.md: its first Go block becomes
+// function.go of a new module outside the repository (`go mod init`, `go
+// mod tidy` against the release's module proxy), then runs under the
+// Functions Framework, as Cloud Functions run it, with a state key as
+// `--set-secrets` gives it, and `mcpfn call` gets the tool's answer.
+func gcfTutorial(t *testing.T, rel *release) {
+	const doc = "docs/gcf.md"
+	u := rel.user(t)
+	u.shell(doc, "go mod init example.com/calc")
+	if err := os.WriteFile(filepath.Join(u.dir, "function.go"), []byte(firstGoBlock(t, doc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.shell(doc, "go mod tidy")
+	// What Cloud Functions' build adds: a main that serves the function.
+	main := `package main
+
+import (
+	"log"
+	"os"
+
+	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
+
+	_ "example.com/calc"
+)
+
+func main() {
+	if err := funcframework.StartHostPort("127.0.0.1", os.Getenv("PORT")); err != nil {
+		log.Fatal(err)
+	}
+}
+`
+	if err := os.MkdirAll(filepath.Join(u.dir, "cmd", "serve"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(u.dir, "cmd", "serve", "main.go"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.run(nil, "go", "mod", "tidy")
+	serve := filepath.Join(t.TempDir(), "serve")
+	u.run(nil, "go", "build", "-o", serve, "./cmd/serve")
+	u.shell(doc, "go install github.com/mcpfn/mcpfn/cmd/mcpfn@"+releaseVersion)
+
+	port := freePort(t)
+	cmd := exec.Command(serve)
+	key := make([]byte, 32)
+	rand.Read(key)
+	cmd.Env = append(cleanEnv(), "PORT="+port, "FUNCTION_TARGET=MCP",
+		"MCPFN_STATE_KEY="+base64.StdEncoding.EncodeToString(key), "MCPFN_LOG_LEVEL=info")
+	var log lockedBuilder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	waitListening(t, "127.0.0.1:"+port, exited, &log)
+
+	line := `mcpfn --token "$(gcloud auth print-identity-token)" call "$URL" add '{"left":2,"right":3}'`
+	if !strings.Contains(readFile(t, doc), line) {
+		t.Fatalf("%s no longer calls the tool with %s", doc, line)
+	}
+	// The same call without the identity token Cloud Functions' front
+	// end checks and strips.
+	out := u.run([]string{"URL=http://127.0.0.1:" + port + "/"}, "sh", "-c", `mcpfn call "$URL" add '{"left":2,"right":3}'`)
+	var res struct {
+		StructuredContent *int `json:"structuredContent"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.StructuredContent == nil || *res.StructuredContent != 5 {
+		t.Errorf("mcpfn call add(2, 3) printed %q (%v); want structuredContent 5\nfunction log:\n%s", out, err, log.String())
+	}
+	if strings.Contains(log.String(), "MCPFN_STATE_KEY") {
+		t.Errorf("the function warned about its key with MCPFN_STATE_KEY set:\n%s", log.String())
+	}
+}
+
+// cleanEnv is the test's environment without the AWS, MCPFN and Go
+// module settings of the caller.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "MCPFN_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func readAbs(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// findRIE returns the emulator's path ($MCPFN_RIE, else where
+// test/lambdafront/install-rie.sh installs it), or ends the test as
+// testenv.RIE.Missing does.
+func findRIE(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("MCPFN_RIE"); p != "" {
+		return p
+	}
+	dir := os.Getenv("MCPFN_TOOLS")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "mcpfn", "bin")
+	}
+	p := filepath.Join(dir, "aws-lambda-rie")
+	if _, err := os.Stat(p); err != nil {
+		testenv.RIE.Missing(t, "aws-lambda-rie not found")
+	}
+	return p
+}
+
+// unzipBootstrap checks that the package holds exactly one executable
+// named bootstrap, as provided.al2023 runs it, and extracts it into dir.
+func unzipBootstrap(t *testing.T, zipPath, dir string) string {
+	t.Helper()
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	if len(zr.File) != 1 || zr.File[0].Name != "bootstrap" || zr.File[0].Mode().Perm()&0o111 == 0 {
+		t.Fatalf("%s: want one executable named bootstrap, got %d entries", zipPath, len(zr.File))
+	}
+	in, err := zr.File[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	path := filepath.Join(dir, "bootstrap")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startLine starts a long-running command, waits (at most 60 s) for the
+// line of its output that matches re, and returns the first submatch; the
+// rest of its output goes to log (when not nil). The command is stopped
+// at the end of the test.
+func startLine(t *testing.T, bin string, args, env []string, re *regexp.Regexp, log io.Writer) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		pw.Close()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+	})
+	found := make(chan string, 1)
+	var seen lockedBuilder
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			if !sent {
+				seen.WriteString(line + "\n")
+				if m := re.FindStringSubmatch(line); m != nil {
+					found <- m[1]
+					sent = true
+				}
+			}
+			if log != nil {
+				io.WriteString(log, line+"\n")
+			}
+		}
+		io.Copy(io.Discard, pr)
+		if !sent {
+			close(found)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	select {
+	case m, ok := <-found:
+		if !ok {
+			t.Fatalf("%s exited before printing %s:\n%s", filepath.Base(bin), re, seen.String())
+		}
+		return m
+	case <-ctx.Done():
+		t.Fatalf("%s did not print %s in time:\n%s", filepath.Base(bin), re, seen.String())
+	}
+	return ""
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// waitListening waits until addr accepts connections (the Functions
+// Framework prints nothing when it listens), or the process exits.
+func waitListening(t *testing.T, addr string, exited <-chan struct{}, log *lockedBuilder) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the function exited before listening on %s:\n%s", addr, log.String())
+		case <-deadline:
+			t.Fatalf("the function did not listen on %s:\n%s", addr, log.String())
+		case <-time.After(20 * time.Millisecond): // polling another process's port
+		}
+	}
+}
+
+// lockedBuilder is a strings.Builder safe for concurrent writers.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) WriteString(s string) (int, error) { return l.Write([]byte(s)) }
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
