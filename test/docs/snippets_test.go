@@ -80,8 +80,11 @@ func snippetKind(b block) string {
 // snippetSource turns a Go block into a compilable file of package name.
 func snippetSource(b block, name string) ([]byte, error) {
 	kind := snippetKind(b)
+	// A line directive makes the compiler report positions in the
+	// Markdown file: the block's first line is the one after the fence.
+	directive := fmt.Sprintf("//line %s:%d\n", b.file, b.line+1)
 	if kind == "file" {
-		return []byte(b.text), nil
+		return []byte(directive + b.text), nil
 	}
 	var head, tail string
 	switch kind {
@@ -127,9 +130,9 @@ func snippetSource(b block, name string) ([]byte, error) {
 		out += "import (\n\t" + strings.Join(imp, "\n\t") + "\n)\n\n"
 	}
 	if kind == "body" {
-		out += "func _(" + strings.Join(params, ", ") + ") {\n" + b.text + "}\n"
+		out += "func _(" + strings.Join(params, ", ") + ") {\n" + directive + b.text + "}\n"
 	} else {
-		out += b.text
+		out += directive + b.text
 	}
 	return []byte(out), nil
 }
@@ -213,6 +216,7 @@ func TestGoBlocksCompile(t *testing.T) {
 	// Name the Markdown block of each error.
 	msg := string(out)
 	for name, b := range where {
+		msg = strings.ReplaceAll(msg, name+"/"+b.file, b.file)
 		msg = strings.ReplaceAll(msg, name+"/snippet.go", b.String()+" (as "+snippetKind(b)+")")
 		msg = strings.ReplaceAll(msg, "example.com/snippets/"+name, b.String())
 	}
