@@ -1,5 +1,6 @@
 // Package policy_test enforces the package boundaries of STYLE.md §6.1
-// (core depends only on the standard library and two schema libraries;
+// (core depends only on the standard library, two schema libraries and a
+// case-sensitive JSON binder;
 // adapters and stores never depend on each other) and the module layout of
 // docs/design.md ("Module layout"): what a user's module inherits.
 package policy_test
@@ -17,7 +18,8 @@ import (
 const module = "github.com/mcpfn/mcpfn"
 
 // coreModules are the exact modules core may depend on besides the standard
-// library: the two schema libraries and their own dependencies.
+// library: the two schema libraries, go-json-experiment and their own
+// dependencies.
 var coreModules = map[string]string{
 	module:                          "core itself",
 	"github.com/invopop/jsonschema": "schema generation",
