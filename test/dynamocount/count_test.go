@@ -287,10 +287,12 @@ func TestCallsPerRequest(t *testing.T) {
 func TestCallsTouch(t *testing.T) {
 	// Not parallel: a tools/list must follow the write within a tenth of the
 	// idle timeout (real time, dynalite being a process), so this test runs
-	// before the parallel ones start.
+	// before the parallel ones start. The idle timeout is long enough (a
+	// tenth is 2 s) that a loaded machine does not make the first request
+	// late; the wait past a tenth can only make the second one later.
 	db, table := dynalite(t)
 	cnt := &counting{inner: db, n: calls{}}
-	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.SessionIdleTimeout = 2 * time.Second }))
+	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.SessionIdleTimeout = 20 * time.Second }))
 	defer hs.Close()
 	cl := &mcptest.Client{URL: hs.URL}
 	if _, err := cl.Initialize(t.Context(), "2025-11-25", nil); err != nil {
@@ -301,7 +303,7 @@ func TestCallsTouch(t *testing.T) {
 	if got := cnt.take(); got["GetItem"] != 1 || got.total() != 1 {
 		t.Errorf("tools/list right after a write: %s, want 1 GetItem", got)
 	}
-	time.Sleep(250 * time.Millisecond) // > SessionIdleTimeout/10
+	time.Sleep(2100 * time.Millisecond) // > SessionIdleTimeout/10
 	ok(t, "tools/list")(cl.LegacyCall(t.Context(), "tools/list", nil, nil))
 	got := cnt.take()
 	if got["GetItem"] != 1 || got["UpdateItem"] != 1 || got.total() != 2 {
