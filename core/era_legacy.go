@@ -429,7 +429,7 @@ func (legacyEra) capabilities(s *Server, _ bool) *ServerCapabilities {
 }
 
 // inputRequired hands the input requests to the bridge, which asks the
-// client and runs the method again (Server.runMethod).
+// client and runs the method again (Server.serveRound).
 func (legacyEra) inputRequired(_ context.Context, _ *Server, _ *Request, ir *InputRequiredError, _ stateBinding) ([]byte, error) {
 	return nil, askBridge(ir)
 }

@@ -284,7 +284,11 @@ func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
 }
 
 func (modernEra) inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
-	return s.encodeInputRequired(ctx, r, ir, b)
+	res, err := s.encodeInputRequired(ctx, r, ir, b)
+	if err == nil && r.call != nil {
+		r.call.inputRes = true
+	}
+	return res, err
 }
 
 func (modernEra) paramHeaders(h http.Header) http.Header { return h }

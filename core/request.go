@@ -53,6 +53,7 @@ type Request struct {
 	progressToken []byte
 	logLevel      int32 // rank of the requested level; -1: no log messages
 	ownCaps       bool  // ClientCapabilities is this request's own copy
+	call          *Call // the round running the handler; the encoders note its outcome
 }
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request
