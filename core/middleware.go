@@ -72,12 +72,12 @@ type Call struct {
 	// method's handler).
 	Round int
 
-	first     bool    // the round that authorizes and looks up the method
-	again     bool    // the bridge has the answers: run another round
-	parked    bool    // the bridge's requests went out; the response has ended
-	out       Outcome // the terminal's outcome, returned by pointer
-	isError   bool    // set by the tools/call encoder
-	inputRes  bool    // set by the 2026-07-28 input_required encoder
+	first    bool    // the round that authorizes and looks up the method
+	again    bool    // the bridge has the answers: run another round
+	parked   bool    // the bridge's requests went out; the response has ended
+	out      Outcome // the terminal's outcome, returned by pointer
+	isError  bool    // set by the tools/call encoder
+	inputRes bool    // set by the 2026-07-28 input_required encoder
 }
 
 // Outcome is how a round ended without a JSON-RPC error.
