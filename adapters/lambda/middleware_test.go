@@ -40,7 +40,9 @@ func TestMiddlewareThroughEvent(t *testing.T) {
 		}},
 	})
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two integers."},
-		func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
+		func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) {
+			return in.A + in.B, nil
+		})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"A":40,"B":2},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	ev := events.LambdaFunctionURLRequest{
