@@ -285,9 +285,7 @@ func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
 
 func (modernEra) inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
 	res, err := s.encodeInputRequired(ctx, r, ir, b)
-	if err == nil && r.call != nil {
-		r.call.inputRes = true
-	}
+	r.inputRes = err == nil
 	return res, err
 }
 

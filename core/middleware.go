@@ -146,33 +146,46 @@ func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, e
 	if params == nil {
 		params = emptyObject
 	}
-	c := Call{Request: r, Params: params, Round: r.poll.asked(), first: true}
-	h := s.chain
-	if h == nil {
-		h = s.serveRound
-	} else {
-		c.Target = targetOf(r.Method, params)
-	}
-	for {
-		out, err := h(ctx, &c)
-		switch {
-		case r.flight.cancelledByClient():
-			return nil, errCancelledByClient
-		case err != nil:
-			return nil, err
-		case c.parked:
-			return nil, errParked
-		case c.again:
-			c.again, c.first, c.out = false, false, Outcome{}
-			c.Round++
-			continue
-		case out == &c.out:
-			return out.Result, nil
-		case out == nil || out.Result == nil:
-			return nil, errEmptyOutcome
+	if s.chain != nil {
+		c := &Call{Request: r, Params: params, Round: r.poll.asked(), first: true, Target: targetOf(r.Method, params)}
+		for {
+			out, err := s.chain(ctx, c)
+			if res, again, err := c.after(out, err); !again {
+				return res, err
+			}
 		}
-		return out.Result, nil // a Middleware's own result
 	}
+	// Without middleware the round is a static call, and c stays on the
+	// stack.
+	c := Call{Request: r, Params: params, Round: r.poll.asked(), first: true}
+	for {
+		out, err := s.serveRound(ctx, &c)
+		if res, again, err := c.after(out, err); !again {
+			return res, err
+		}
+	}
+}
+
+// after reads how a round ended: the request's result or error, or again
+// when the bridge has the client's answers and the next round follows.
+func (c *Call) after(out *Outcome, err error) (res []byte, again bool, _ error) {
+	switch {
+	case c.flight.cancelledByClient():
+		return nil, false, errCancelledByClient
+	case err != nil:
+		return nil, false, err
+	case c.parked:
+		return nil, false, errParked
+	case c.again:
+		c.again, c.first, c.out = false, false, Outcome{}
+		c.Round++
+		return nil, true, nil
+	case out == &c.out:
+		return out.Result, false, nil
+	case out == nil || out.Result == nil:
+		return nil, false, errEmptyOutcome
+	}
+	return out.Result, false, nil // a Middleware's own result
 }
 
 // serveRound is the Handler the middleware wraps: one round of the
@@ -196,10 +209,8 @@ func (s *Server) serveRound(ctx context.Context, c *Call) (*Outcome, error) {
 			}
 		}
 	}
-	r.call = c
-	c.isError, c.inputRes = false, false
+	r.isError, r.inputRes = false, false
 	res, err := s.invoke(ctx, r.spec.handle, r, c.Params)
-	r.call = nil
 	if r.Modern() && r.Input != nil {
 		c.Round = r.Input.round
 	}
@@ -208,7 +219,7 @@ func (s *Server) serveRound(ctx context.Context, c *Call) (*Outcome, error) {
 		return &c.out, nil
 	}
 	if err == nil {
-		c.out = Outcome{Result: res, IsError: c.isError, InputRequired: c.inputRes}
+		c.out = Outcome{Result: res, IsError: r.isError, InputRequired: r.inputRes}
 		return &c.out, nil
 	}
 	bn, ok := err.(*bridgeNeeded)

@@ -53,7 +53,10 @@ type Request struct {
 	progressToken []byte
 	logLevel      int32 // rank of the requested level; -1: no log messages
 	ownCaps       bool  // ClientCapabilities is this request's own copy
-	call          *Call // the round running the handler; the encoders note its outcome
+	// The outcome of the handler's round, noted by the encoders for the
+	// middleware: a tools/call result with isError, a 2026-07-28
+	// input_required result.
+	isError, inputRes bool
 }
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request

@@ -413,9 +413,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		}
 	}
 	if res.IsError {
-		if r.call != nil {
-			r.call.isError = true
-		}
+		r.isError = true
 		b = append(b, `"isError":true,`...)
 	}
 	b = r.resultTail(b, "", res.Meta, nil)
