@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // round is what a middleware saw of one round.
@@ -539,4 +540,115 @@ func TestRequestRecordDuration(t *testing.T) {
 		}
 		srv.Close()
 	})
+}
+
+// TestMiddlewarePolling checks the rounds of a legacy call on a buffered
+// platform (SSE polling): the first request's round ends input_required
+// with the questions sent and the response parked; the client's resumption
+// is a request of its own whose round is Round 1.
+func TestMiddlewarePolling(t *testing.T) {
+	t.Parallel()
+	obs := &observer{}
+	srv := core.NewServer(testImpl, &core.ServerOptions{Logger: discard, Middleware: []core.Middleware{obs.middleware}})
+	core.AddTool(srv, &core.Tool{Name: "ask_once"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		if r, ok := req.Input.Elicitation("q"); ok {
+			return "answered " + r.Action, nil
+		}
+		return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("Go on?",
+			json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}, "")
+	})
+	ts := httptest.NewServer(bufferedHandler(srv))
+	t.Cleanup(ts.Close)
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(t.Context(), core.ProtocolVersion20251125, map[string]any{"elicitation": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	obs.take()
+	send := func(method string, body []byte, lastEventID string) []sseEvent {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, bytes.NewReader(body))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.SessionID)
+		req.Header.Set("Mcp-Protocol-Version", c.Version)
+		if lastEventID != "" {
+			req.Header.Set("Last-Event-ID", lastEventID)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return readAllEvents(t, res)
+	}
+	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+		"params": map[string]any{"name": "ask_once", "arguments": map[string]any{}}})
+	events := send(http.MethodPost, call, "")
+	if len(events) != 1 || events[0].id == "" {
+		t.Fatalf("first request: %v, want one elicitation with an event id", events)
+	}
+	if got := obs.last(t); got.status != "input_required" || got.round != 0 || got.target != "ask_once" || got.session != c.SessionID {
+		t.Errorf("first round %+v", got)
+	}
+	var asked struct {
+		ID json.RawMessage `json:"id"`
+	}
+	json.Unmarshal([]byte(events[0].data), &asked)
+	ans, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": asked.ID, "result": map[string]any{"action": "decline"}})
+	if r, err := c.Post(t.Context(), ans, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("posting the answer: %v %v", err, r)
+	}
+	events = send(http.MethodGet, nil, events[0].id)
+	if len(events) != 1 || !strings.Contains(events[0].data, "answered decline") {
+		t.Fatalf("resumed: %v", events)
+	}
+	if got := obs.last(t); got.status != "ok" || got.round != 1 || got.target != "ask_once" || got.method != "tools/call" {
+		t.Errorf("resumed round %+v", got)
+	}
+}
+
+// TestMiddlewareCancelled checks the outcome of a legacy call the client
+// cancels (notifications/cancelled): Cancelled, and no response.
+func TestMiddlewareCancelled(t *testing.T) {
+	t.Parallel()
+	obs := &observer{}
+	started := make(chan struct{})
+	srv := core.NewServer(testImpl, &core.ServerOptions{Logger: discard, Middleware: []core.Middleware{obs.middleware}})
+	core.AddTool(srv, &core.Tool{Name: "slow"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := &mcptest.Client{URL: ts.URL}
+	if _, err := c.Initialize(t.Context(), core.ProtocolVersion20251125, nil); err != nil {
+		t.Fatal(err)
+	}
+	obs.take()
+	res := make(chan *mcptest.Response, 1)
+	go func() {
+		r, err := c.LegacyCall(t.Context(), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}()
+	<-started
+	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 2}})
+	if r, err := c.Post(t.Context(), note, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("cancel: %v %v", err, r)
+	}
+	select {
+	case r := <-res:
+		if r == nil || r.Result != nil || r.Error != nil {
+			t.Fatalf("a cancelled request got a response: %v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	if got := obs.last(t); got.status != "cancelled" || got.target != "slow" {
+		t.Errorf("cancelled call %+v", got)
+	}
 }
