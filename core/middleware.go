@@ -30,9 +30,12 @@ type Handler func(ctx context.Context, c *Call) (*Outcome, error)
 // eras that reaches a method: a POSTed request, each request of a
 // 2025-03-26 batch, a legacy call resumed by SSE polling. Messages that are
 // not requests (notifications, the client's responses, the legacy
-// initialize handshake) and requests refused before they name a method
-// (malformed envelope or _meta, wrong protocol version, unknown session)
-// do not reach it. Because every adapter (net/http, Lambda, Cloud
+// initialize handshake) and requests refused before they reach a method
+// (a malformed envelope or _meta, an unsupported protocol version, an
+// unknown session, a 2026-07-28 method the server does not serve or whose
+// Mcp-* headers do not match its body) do not reach it. The authorization
+// of the method and its target (Authenticator.Authorize) runs inside the
+// chain, so a middleware sees its refusals. Because every adapter (net/http, Lambda, Cloud
 // Functions) serves through Server.ServeHTTP, a Middleware sees the
 // requests of every adapter.
 //
