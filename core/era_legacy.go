@@ -123,6 +123,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		ClientCapabilities: emptyCaps,
 		Meta:               meta.raw,
 		Header:             hr.Header,
+		hr:                 hr,
 		Principal:          PrincipalFromContext(ctx),
 		Session:            sess,
 		srv:                s,

@@ -111,6 +111,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		caps:               caps,
 		Meta:               meta.raw,
 		Header:             h,
+		hr:                 hr,
 		Principal:          PrincipalFromContext(ctx),
 		srv:                s,
 		era:                eraModern,

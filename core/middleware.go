@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -81,6 +82,29 @@ type Call struct {
 	out      Outcome // the terminal's outcome, returned by pointer
 	isError  bool    // set by the tools/call encoder
 	inputRes bool    // set by the 2026-07-28 input_required encoder
+}
+
+// HTTPRequest returns the HTTP request that carried the request (for a
+// batch, the batch's; for a legacy call resumed by SSE polling, the
+// resuming GET), for what a middleware reads besides Header: the remote and
+// local addresses, Host, the URL, the protocol. Its body has been read; it
+// must not be changed.
+func (c *Call) HTTPRequest() *http.Request { return c.hr }
+
+// MetaString returns the string value of key in the request's params._meta
+// (the last, when repeated), e.g. "traceparent", "tracestate" or "baggage"
+// (2026-07-28: W3C trace context in _meta, SEP-414). It reports false when
+// _meta has no such member or its value is not a string.
+func (c *Call) MetaString(key string) (string, bool) {
+	var v string
+	var ok bool
+	jsonwire.EachMember(c.Meta, func(k, raw []byte) bool {
+		if jsonwire.KeyIs(k, key) {
+			v, ok = jsonwire.RawString(raw)
+		}
+		return true
+	})
+	return v, ok
 }
 
 // Outcome is how a round ended without a JSON-RPC error.

@@ -30,6 +30,7 @@ type round struct {
 	code                                        int
 	result                                      string
 	meta, traceparentHeader                     string
+	traceparentMeta, host                       string
 	id                                          string
 }
 
@@ -52,6 +53,10 @@ func (o *observer) middleware(next core.Handler) core.Handler {
 		}
 		if c.Header != nil {
 			r.traceparentHeader = c.Header.Get("Traceparent")
+		}
+		r.traceparentMeta, _ = c.MetaString("traceparent")
+		if hr := c.HTTPRequest(); hr != nil {
+			r.host = hr.Host
 		}
 		if out != nil {
 			r.result = string(out.Result)
@@ -234,7 +239,8 @@ func TestMiddlewareOutcome(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, modern := range []bool{true, false} {
-			r := callReq(7, c.tool, c.args).withHeader("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+			r := callReq(7, c.tool, c.args).withHeader("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01").
+				withMeta("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 			if !modern {
 				p := map[string]any{"name": c.tool}
 				if c.args != nil {
@@ -252,10 +258,14 @@ func TestMiddlewareOutcome(t *testing.T) {
 				got.traceparentHeader != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" {
 				t.Errorf("%s (modern %v): %+v", c.name, modern, got)
 			}
-			if modern && (got.version != modernVersion || got.session != "" || !strings.Contains(got.meta, core.MetaProtocolVersion)) {
+			if got.host == "" {
+				t.Errorf("%s (modern %v): no HTTP request", c.name, modern)
+			}
+			if modern && (got.version != modernVersion || got.session != "" || !strings.Contains(got.meta, core.MetaProtocolVersion) ||
+				got.traceparentMeta != "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01") {
 				t.Errorf("modern call: %+v", got)
 			}
-			if !modern && (got.version != legacyVersion || got.session != sid || got.meta != "") {
+			if !modern && (got.version != legacyVersion || got.session != sid || got.meta != "" || got.traceparentMeta != "") {
 				t.Errorf("legacy call: %+v", got)
 			}
 		}

@@ -45,7 +45,8 @@ type Request struct {
 	caps *ClientCapabilities
 
 	srv           *Server
-	poll          *pollState // a resumed legacy call (SSE polling)
+	hr            *http.Request // the HTTP request that carried it
+	poll          *pollState    // a resumed legacy call (SSE polling)
 	x             *exchange
 	era           era         // what differs between 2026-07-28 and legacy requests
 	spec          *methodSpec // the method in the era's table; nil: not served
