@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -40,8 +42,10 @@ type Handler func(ctx context.Context, c *Call) (*Outcome, error)
 // Functions) serves through Server.ServeHTTP, a Middleware sees the
 // requests of every adapter.
 //
-// A Middleware is called concurrently; it must not change the Call or the
-// Request it embeds, and must not keep either after it returns.
+// A Middleware is called concurrently; it calls next at most once, must
+// not change the Call or the Request it embeds, and must not keep either
+// after it returns. A panic in a Middleware is answered as a handler's is:
+// a -32603, logged with its stack.
 type Middleware func(next Handler) Handler
 
 // Call is one round of a request, as a Middleware sees it. It embeds the
@@ -176,7 +180,7 @@ func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, e
 	if s.chain != nil {
 		c := &Call{Request: r, Params: params, Round: r.poll.asked(), first: true, Target: targetOf(r.Method, params)}
 		for {
-			out, err := s.chain(ctx, c)
+			out, err := s.runChain(ctx, c)
 			if res, again, err := c.after(out, err); !again {
 				return res, err
 			}
@@ -191,6 +195,18 @@ func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, e
 			return res, err
 		}
 	}
+}
+
+// runChain runs one round through the middleware, turning a panic of a
+// middleware into a logged -32603 as invoke does for handlers.
+func (s *Server) runChain(ctx context.Context, c *Call) (out *Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "middleware panicked", "method", c.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out, err = nil, errors.New("panic")
+		}
+	}()
+	return s.chain(ctx, c)
 }
 
 // after reads how a round ended: the request's result or error, or again

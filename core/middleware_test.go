@@ -213,6 +213,35 @@ func TestMiddlewareEmptyOutcome(t *testing.T) {
 	callReq(1, "add", map[string]any{"a": 1, "b": 2}).do(t, srv).wantError(t, http.StatusOK, core.CodeInternalError)
 }
 
+// TestMiddlewarePanic checks that a middleware's panic is a logged -32603
+// and the server keeps serving.
+func TestMiddlewarePanic(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	srv := newFixture(t, &core.ServerOptions{Logger: slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, nil)), Middleware: []core.Middleware{
+		func(next core.Handler) core.Handler {
+			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+				if c.Target == "panic_in_middleware" {
+					panic("middleware secret 0xfeed")
+				}
+				return next(ctx, c)
+			}
+		}}})
+	res := callReq(1, "panic_in_middleware", nil).do(t, srv)
+	res.wantError(t, http.StatusOK, core.CodeInternalError)
+	if strings.Contains(string(res.Body), "0xfeed") {
+		t.Errorf("panic text sent: %s", res.Body)
+	}
+	mu.Lock()
+	logged := logs.String()
+	mu.Unlock()
+	if !strings.Contains(logged, "middleware panicked") {
+		t.Errorf("panic not logged: %s", logged)
+	}
+	assertServes(t, srv)
+}
+
 // TestMiddlewareOutcome checks what a middleware sees of each kind of
 // outcome, in both eras.
 func TestMiddlewareOutcome(t *testing.T) {
