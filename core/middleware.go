@@ -38,9 +38,9 @@ type Handler func(ctx context.Context, c *Call) (*Outcome, error)
 // unknown session, a 2026-07-28 method the server does not serve or whose
 // Mcp-* headers do not match its body) do not reach it. The authorization
 // of the method and its target (Authenticator.Authorize) runs inside the
-// chain, so a middleware sees its refusals. Because every adapter (net/http, Lambda, Cloud
-// Functions) serves through Server.ServeHTTP, a Middleware sees the
-// requests of every adapter.
+// chain, so a middleware sees its refusals. Because every adapter
+// (net/http, Lambda, Cloud Functions) serves through Server.ServeHTTP, a
+// Middleware sees the requests of every adapter.
 //
 // A Middleware is called concurrently; it calls next at most once, must
 // not change the Call or the Request it embeds, and must not keep either
