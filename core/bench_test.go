@@ -2,9 +2,11 @@ package core_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -54,16 +56,40 @@ func wantStatus(b *testing.B, want int, contains string) func(*mcptest.DiscardWr
 	}
 }
 
+// quietBench is the options of the benchmarks of the engine: no request
+// record (BenchmarkDispatchToolsCall measures it apart), no logs.
+func quietBench() *core.ServerOptions {
+	return &core.ServerOptions{Logger: slog.New(slog.DiscardHandler), DisableRequestLog: true}
+}
+
 // BenchmarkDispatchToolsCall is decode → dispatch → encode of a two-integer
-// add in core, without a recorder.
+// add in core, without a recorder: with no middleware at all, an empty
+// chain, one middleware that only calls the next, and the request record
+// (enabled, into a JSON handler that discards, and disabled by the level).
 func BenchmarkDispatchToolsCall(b *testing.B) {
-	srv := newFixture(b, nil)
-	benchServe(b, srv, callReq(1, "add", map[string]any{"a": 40, "b": 2}), wantStatus(b, 200, `"text":"42"`))
+	pass := func(next core.Handler) core.Handler {
+		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) { return next(ctx, c) }
+	}
+	for _, c := range []struct {
+		name string
+		opts *core.ServerOptions
+	}{
+		{"none", quietBench()},
+		{"empty", &core.ServerOptions{Logger: slog.New(slog.DiscardHandler), DisableRequestLog: true, Middleware: []core.Middleware{}}},
+		{"pass", &core.ServerOptions{Logger: slog.New(slog.DiscardHandler), DisableRequestLog: true, Middleware: []core.Middleware{pass}}},
+		{"record", &core.ServerOptions{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}},
+		{"record-disabled", &core.ServerOptions{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), RequestLogLevel: slog.LevelDebug}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			srv := newFixture(b, c.opts)
+			benchServe(b, srv, callReq(1, "add", map[string]any{"a": 40, "b": 2}), wantStatus(b, 200, `"text":"42"`))
+		})
+	}
 }
 
 // BenchmarkToolsList lists the fixture's six tools.
 func BenchmarkToolsList(b *testing.B) {
-	srv := newFixture(b, nil)
+	srv := newFixture(b, quietBench())
 	benchServe(b, srv, mreq(1, "tools/list", nil), wantStatus(b, 200, `"name":"add"`))
 }
 
@@ -78,7 +104,7 @@ func BenchmarkToolsList100(b *testing.B) {
 
 // BenchmarkServerDiscover is the cheapest modern request.
 func BenchmarkServerDiscover(b *testing.B) {
-	srv := newFixture(b, nil)
+	srv := newFixture(b, quietBench())
 	benchServe(b, srv, mreq(1, "server/discover", nil), wantStatus(b, 200, `"supportedVersions"`))
 }
 
@@ -122,7 +148,7 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 
 // BenchmarkLegacyToolsCall is the same add for a sessionless legacy client.
 func BenchmarkLegacyToolsCall(b *testing.B) {
-	srv := newFixture(b, nil)
+	srv := newFixture(b, quietBench())
 	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, "")
 	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))
 }
@@ -130,7 +156,7 @@ func BenchmarkLegacyToolsCall(b *testing.B) {
 // BenchmarkLegacySessionToolsCall is the same add in a legacy session kept
 // by the default in-memory store (one Get per request).
 func BenchmarkLegacySessionToolsCall(b *testing.B) {
-	srv := newFixture(b, nil)
+	srv := newFixture(b, quietBench())
 	sid := initialize(b, srv, core.ProtocolVersion20251125, nil, nil)
 	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
 	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))

@@ -124,10 +124,61 @@
 // added or removed while it serves; clients listening for list changes are
 // notified.
 //
+// # Middleware
+//
+// ServerOptions.Middleware wraps every request of both eras, on every
+// adapter, after authentication and before the method's handler (see
+// [Middleware]): the first listed is the outermost. A middleware sees the
+// [Call] (method, target, era and protocol version, principal, legacy
+// session, the raw _meta and the HTTP headers, the JSON-RPC id and the
+// round) and the [Outcome] (result, isError, input_required, cancelled) or
+// the error, and may refuse the request with an error: an [*Error] is sent
+// as that JSON-RPC error, any other error as a -32603 whose text is logged,
+// never sent. A tracing middleware puts its span in the context next runs
+// in, so the handler's context carries it.
+//
+//	srv := core.NewServer(impl, &core.ServerOptions{Middleware: []core.Middleware{
+//		func(next core.Handler) core.Handler {
+//			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+//				if c.Method == "tools/call" && c.Principal == nil {
+//					return nil, core.NewError(core.CodeInvalidRequest, "sign in first")
+//				}
+//				return next(ctx, c)
+//			}
+//		},
+//	}})
+//
+// A request runs one round, except a legacy call whose handler asks for
+// input over the bridge: each run of the handler is a round, and the chain
+// is called again for it with Call.Round one higher. In 2026-07-28 asking for
+// input ends the request (input_required) and the client's retry is a new
+// request, whose Round counts the rounds before it.
+//
 // # Logging
 //
 // The server logs through ServerOptions.Logger (log/slog); nil means
-// slog.Default(), so that warnings reach the platform's logs.
+// slog.Default() as it is when NewServer runs. Besides warnings and the
+// causes of -32603 errors (at error), it logs one request record per round
+// of every request, with the message "mcp request", at
+// ServerOptions.RequestLogLevel (info unless set; DisableRequestLog turns it
+// off). Its attributes ([LogRequests]; an attribute without a value is left
+// out):
+//
+//	method     the JSON-RPC method, e.g. "tools/call"
+//	target     the tool or prompt name, resource URI or completion ref
+//	era        "modern" (2026-07-28) or "legacy"
+//	version    the protocol revision, e.g. "2026-07-28"
+//	status     ok, isError, input_required, cancelled or error
+//	code       the JSON-RPC error code, with status error
+//	round      the input rounds before this one, when not 0
+//	duration   the time the round took
+//	session    the first 16 hex digits of the SHA-256 of the legacy session id
+//	principal  the authenticated subject
+//	client_id  the authenticated OAuth client
+//
+// The record never holds tokens, headers, arguments, results, error messages
+// or the session id itself.
+//
 // A handler can also send log messages to the client with [Request.Log]
 // (notifications/message, at the level the client asked for); the client
 // logging feature is deprecated in 2026-07-28 (SEP-2577) and still served.

@@ -52,7 +52,7 @@ type era interface {
 	capabilities(s *Server, live bool) *ServerCapabilities
 	// inputRequired answers a handler that asked for input: a sealed
 	// input_required result, or a hand-over to the legacy bridge (the error
-	// bridgeNeeded, which Server.runMethod catches).
+	// bridgeNeeded, which Server.serveRound catches).
 	inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error)
 	// paramHeaders returns the headers Mcp-Param-* values are checked
 	// against, or nil where the era has none.
@@ -136,58 +136,7 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 	return eraLegacy
 }
 
-// call runs the method of r, in every era and for every request (a POST,
-// an element of a batch, a resumed legacy call): its authorization, the
-// era's method table, the renewal of its legacy session, then the handler.
-func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	defer r.flight.release()
-	if s.opts.Authenticator != nil && !targetedMethod(r.Method) {
-		// Methods with a target are authorized by their handlers, once the
-		// target is known.
-		if err := s.authorize(ctx, Operation{Method: r.Method, ProtocolVersion: r.ProtocolVersion}); err != nil {
-			return nil, err
-		}
-	}
-	if r.spec == nil {
-		return nil, methodNotFound(r.Method)
-	}
-	if r.Session != nil && !r.spec.ownsSession {
-		if err := r.Session.touch(ctx); err != nil {
-			return nil, storeFailure(err)
-		}
-	}
-	if params == nil {
-		params = emptyObject
-	}
-	res, err := s.runMethod(ctx, r, params)
-	if r.flight.cancelledByClient() {
-		return nil, errCancelledByClient
-	}
-	return res, err
-}
-
 var emptyObject = []byte("{}")
-
-// runMethod runs the handler of r's method. When a legacy request's
-// handler asks for input (legacyEra.inputRequired), the bridge asks the
-// client and the handler runs again with the answers, so that it never
-// knows which era it served.
-func (s *Server) runMethod(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	asked := r.poll.asked() // rounds asked in earlier requests (SSE polling)
-	for ; ; asked++ {
-		res, err := s.invoke(ctx, r.spec.handle, r, params)
-		if err == nil {
-			return res, nil
-		}
-		bn, ok := err.(*bridgeNeeded)
-		if !ok {
-			return nil, err
-		}
-		if r.Input, err = s.bridge(ctx, r, bn.ir, params, asked); err != nil {
-			return nil, err
-		}
-	}
-}
 
 // reply answers a request with its result or its error. A nil result
 // without an error means the method wrote its own answer

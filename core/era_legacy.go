@@ -123,6 +123,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		ClientCapabilities: emptyCaps,
 		Meta:               meta.raw,
 		Header:             hr.Header,
+		hr:                 hr,
 		Principal:          PrincipalFromContext(ctx),
 		Session:            sess,
 		srv:                s,
@@ -429,7 +430,7 @@ func (legacyEra) capabilities(s *Server, _ bool) *ServerCapabilities {
 }
 
 // inputRequired hands the input requests to the bridge, which asks the
-// client and runs the method again (Server.runMethod).
+// client and runs the method again (Server.serveRound).
 func (legacyEra) inputRequired(_ context.Context, _ *Server, _ *Request, ir *InputRequiredError, _ stateBinding) ([]byte, error) {
 	return nil, askBridge(ir)
 }

@@ -111,6 +111,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		caps:               caps,
 		Meta:               meta.raw,
 		Header:             h,
+		hr:                 hr,
 		Principal:          PrincipalFromContext(ctx),
 		srv:                s,
 		era:                eraModern,
@@ -284,7 +285,9 @@ func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
 }
 
 func (modernEra) inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {
-	return s.encodeInputRequired(ctx, r, ir, b)
+	res, err := s.encodeInputRequired(ctx, r, ir, b)
+	r.inputRes = err == nil
+	return res, err
 }
 
 func (modernEra) paramHeaders(h http.Header) http.Header { return h }

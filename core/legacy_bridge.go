@@ -22,7 +22,7 @@ import (
 const DefaultBridgeTimeout = 2 * time.Minute
 
 // bridgeNeeded is the error of a legacy method handler whose tool, prompt
-// or resource asked for input (legacyEra.inputRequired): Server.runMethod
+// or resource asked for input (legacyEra.inputRequired): Server.serveRound
 // catches it and hands it to the bridge.
 type bridgeNeeded struct{ ir *InputRequiredError }
 

@@ -45,7 +45,8 @@ type Request struct {
 	caps *ClientCapabilities
 
 	srv           *Server
-	poll          *pollState // a resumed legacy call (SSE polling)
+	hr            *http.Request // the HTTP request that carried it
+	poll          *pollState    // a resumed legacy call (SSE polling)
 	x             *exchange
 	era           era         // what differs between 2026-07-28 and legacy requests
 	spec          *methodSpec // the method in the era's table; nil: not served
@@ -53,6 +54,10 @@ type Request struct {
 	progressToken []byte
 	logLevel      int32 // rank of the requested level; -1: no log messages
 	ownCaps       bool  // ClientCapabilities is this request's own copy
+	// The outcome of the handler's round, noted by the encoders for the
+	// middleware: a tools/call result with isError, a 2026-07-28
+	// input_required result.
+	isError, inputRes bool
 }
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request

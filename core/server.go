@@ -183,6 +183,21 @@ type ServerOptions struct {
 	// one legacy call. The request that would ask once more gets a -32603
 	// error saying so. Zero means DefaultMaxInputRounds.
 	MaxInputRounds int
+
+	// Middleware wraps every request's handling, in both eras, after
+	// authentication: the first listed is the outermost (see Middleware).
+	// Nil means none besides the request record.
+	Middleware []Middleware
+	// RequestLogLevel is the level of the request record, one per round of
+	// every request, logged to Logger by LogRequests (its doc lists the
+	// attributes). Nil means slog.LevelInfo: the record is what an
+	// operator reads to see what the server did, and a successful call is
+	// the common case worth seeing; give slog.LevelDebug to keep it out of
+	// an info log. It is read on every request, so a *slog.LevelVar
+	// changes it while the server runs.
+	RequestLogLevel slog.Leveler
+	// DisableRequestLog turns the request record off.
+	DisableRequestLog bool
 }
 
 // Validate reports the first invalid option, for configuration built from
@@ -270,6 +285,8 @@ type Server struct {
 	implRaw  json.RawMessage // the Implementation
 	closed   chan struct{}
 	once     sync.Once
+	// chain is the middleware around serveRound; nil when there is none.
+	chain Handler
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -385,6 +402,8 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.infoRaw = append(s.infoRaw, '}')
 	s.reg.Store((&registry{}).clone())
 	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
+	o.Middleware = append([]Middleware(nil), o.Middleware...)
+	s.buildChain()
 	return s
 }
 

@@ -413,6 +413,7 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		}
 	}
 	if res.IsError {
+		r.isError = true
 		b = append(b, `"isError":true,`...)
 	}
 	b = r.resultTail(b, "", res.Meta, nil)
