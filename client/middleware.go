@@ -1,0 +1,249 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Middleware wraps the sending of every MCP request a Client's Conns send,
+// in both eras: it gets the next Handler and returns one that may look at
+// or change the Request (add _meta entries or HTTP headers), measure or log
+// the call, inspect its outcome, or return an error without calling next,
+// in which case nothing is sent and the caller gets that error.
+//
+// Options.Middleware lists them outermost first: with [A, B], A's handler
+// runs first and calls B's, which calls the client's sending; outcomes
+// return through B, then A. The chain is built once, at New.
+//
+// What one Request is: one JSON-RPC request of the client, as a caller of
+// the middleware would count it — one round of a 2026-07-28 multi
+// round-trip request (each input_required retry is a Request of its own,
+// with Round counting up), a legacy call with the server requests answered
+// on its stream, initialize, server/discover (the probe too),
+// subscriptions/listen (the Handler returns when the stream ends), the
+// tools/list a tools/call reads to learn its x-mcp-header declarations,
+// and the -32020 refresh and retry of a tools/call (two more Requests).
+// Repeats at the transport level belong to the Request they repeat and
+// are not seen: a re-authorization after a 401/403 challenge, a broken
+// 2026-07-28 stream sent again, the -32022 retry with the same version, a
+// legacy request sent again in a new session after a 404, Last-Event-ID
+// resumptions. A result served by the cache sends nothing and is not a
+// Request; notifications, answers to server requests, GET streams and
+// DELETE are not requests either.
+//
+// Middleware is called concurrently, from every Conn of the Client.
+type Middleware func(next Handler) Handler
+
+// Handler sends one Request and returns its outcome. A JSON-RPC error is
+// returned as a *mcp.Error (errors.As gives its Code); an HTTP status
+// without one as a *HTTPError; a tool's own failure is a Response with
+// IsError. A Handler of a middleware may return a Response of its own
+// without calling next: its Result is then the answer (a 2026-07-28
+// result needs its resultType, absent meaning complete).
+type Handler func(ctx context.Context, req *Request) (*Response, error)
+
+// Request is one MCP request as the middleware sees it, before it is
+// sent. The Handler owns it until it returns; it must not be kept.
+type Request struct {
+	// Method is the JSON-RPC method, e.g. "tools/call".
+	Method string
+	// Target is what the method acts on: the tool name of tools/call, the
+	// prompt name of prompts/get, the URI of resources/read,
+	// resources/subscribe and resources/unsubscribe; "" for others.
+	Target string
+	// URL is the endpoint.
+	URL string
+	// Version is the protocol version the request is sent in (for
+	// initialize, the version it asks for).
+	Version string
+	// Modern reports the 2026-07-28 era; false is an initialize-based
+	// revision.
+	Modern bool
+	// SessionID is the legacy session the request is sent in ("" in
+	// 2026-07-28, for initialize, and in sessionless legacy Conns). A 404
+	// renewal may send it in a new session.
+	SessionID string
+	// Round is 0 for the first request of a call and n for its n-th
+	// 2026-07-28 input_required retry (which carries inputResponses and
+	// requestState); always 0 in legacy, where input is asked for on the
+	// call's stream.
+	Round int
+	// Meta are the params._meta entries the request is sent with, by key,
+	// each a JSON value; a middleware may add, change or delete entries,
+	// and the request carries them as they are when the last middleware
+	// calls the client's sending (e.g. W3C trace context, "traceparent",
+	// "tracestate" and "baggage", 2026-07-28 basic/index §_meta). In
+	// 2026-07-28 it holds the client's own entries (protocol version,
+	// capabilities, client info, log level); changing those makes the
+	// request disagree with its mirrored headers, which servers reject.
+	// "progressToken" is added per message (WithProgress) and is not here.
+	// A middleware that never touches Meta costs nothing for it.
+	Meta map[string]json.RawMessage
+	// Header holds HTTP headers the request is sent with, beside
+	// Options.Header and the call's WithHeader; every HTTP attempt of the
+	// Request carries them. Headers the client sets itself (Content-Type,
+	// Accept, Mcp-*, MCP-Protocol-Version, Authorization when the Conn has
+	// a credential) override them. Nil until a middleware sets one (use
+	// SetHeader).
+	Header http.Header
+
+	// send is the client's sending of this Request (the chain's end).
+	send func(ctx context.Context, req *Request) (*Response, error)
+}
+
+// SetMeta sets the _meta entry key to the JSON string value.
+func (r *Request) SetMeta(key, value string) {
+	if r.Meta == nil {
+		r.Meta = map[string]json.RawMessage{}
+	}
+	r.Meta[key] = quoteJSON(value)
+}
+
+// SetHeader sets the HTTP header key to value, making Header if needed.
+func (r *Request) SetHeader(key, value string) {
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set(key, value)
+}
+
+// Response is the outcome of a Request that got a result.
+type Response struct {
+	// Result is the JSON-RPC result as received (nil for
+	// subscriptions/listen, whose stream carried notifications).
+	Result json.RawMessage
+	// InputRequired: a 2026-07-28 result of resultType input_required;
+	// the call goes on with a Request of the next Round (or hands the
+	// round to the caller: CallToolOnce).
+	InputRequired bool
+	// IsError: a complete tools/call result with isError true, a tool's
+	// own failure.
+	IsError bool
+
+	// rt is the resultType the sending read ("" for a Response a
+	// middleware made).
+	rt string
+}
+
+// chain composes mws around the terminal Handler, the first outermost; nil
+// when there are none.
+func chain(mws []Middleware) Handler {
+	if len(mws) == 0 {
+		return nil
+	}
+	h := Handler(terminal)
+	for _, m := range slices.Backward(mws) {
+		if m != nil {
+			h = m(h)
+		}
+	}
+	return h
+}
+
+// terminal is the end of every chain: the client's sending of req.
+func terminal(ctx context.Context, req *Request) (*Response, error) {
+	return req.send(ctx, req)
+}
+
+// intercept runs req through the Client's middleware; send does the
+// sending. A Handler returning neither a Response nor an error is a
+// protocol error.
+func (c *Conn) intercept(ctx context.Context, req *Request, send func(context.Context, *Request) (*Response, error)) (*Response, error) {
+	req.send = send
+	req.URL = c.url
+	resp, err := c.cl.mw(ctx, req)
+	if err == nil && resp == nil {
+		err = protocolError("%s: middleware returned no response and no error", req.Method)
+	}
+	return resp, err
+}
+
+// metaTemplate decodes a fixed _meta (without braces) into the entries a
+// Request starts from; memo keeps the decoding.
+type metaTemplate struct {
+	once sync.Once
+	m    map[string]json.RawMessage
+}
+
+func (t *metaTemplate) clone(base []byte) map[string]json.RawMessage {
+	t.once.Do(func() {
+		t.m = map[string]json.RawMessage{}
+		if len(base) > 0 {
+			_ = json.Unmarshal(append(append([]byte{'{'}, base...), '}'), &t.m)
+		}
+	})
+	if len(t.m) == 0 {
+		return nil
+	}
+	m := make(map[string]json.RawMessage, len(t.m)+2)
+	for k, v := range t.m {
+		m[k] = v
+	}
+	return m
+}
+
+// encodeMeta encodes m as the members of a _meta object (no braces), keys
+// sorted; nil for an empty m. A value that is not valid JSON is sent as
+// null, so that a middleware cannot break the request's framing.
+func encodeMeta(m map[string]json.RawMessage) []byte {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 64*len(keys))
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendJSONString(b, k), ':')
+		if v := m[k]; json.Valid(v) {
+			b = append(b, v...)
+		} else {
+			b = append(b, "null"...)
+		}
+	}
+	return b
+}
+
+// appendProgress appends the progressToken member for id to meta (a
+// fresh slice).
+func appendProgress(meta []byte, id int64) []byte {
+	b := make([]byte, 0, len(meta)+32)
+	if len(meta) > 0 {
+		b = append(append(b, meta...), ',')
+	}
+	return strconv.AppendInt(append(b, `"progressToken":`...), id, 10)
+}
+
+// outcome makes the Response of a sent request: its resultType, and
+// isError of a complete tools/call result.
+func outcome(method string, res json.RawMessage, rt string) *Response {
+	r := &Response{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
+	if method == "tools/call" && rt != resultInputRequired && res != nil {
+		var v struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(res, &v) == nil {
+			r.IsError = v.IsError
+		}
+	}
+	return r
+}
+
+// targetOf is Request.Target of a request.
+func targetOf(method string, p params) string {
+	switch method {
+	case "resources/subscribe", "resources/unsubscribe":
+		method = "resources/read" // the same "uri"
+	}
+	name, _ := mcpName(method, p)
+	return name
+}
