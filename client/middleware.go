@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -186,6 +187,22 @@ func (t *metaTemplate) clone(base []byte) map[string]json.RawMessage {
 	return m
 }
 
+// unchanged reports whether m still holds exactly the template's entries,
+// the same bytes (a middleware that only looked): the era's fixed _meta is
+// then sent as it is, without encoding m.
+func (t *metaTemplate) unchanged(m map[string]json.RawMessage) bool {
+	if len(m) != len(t.m) || len(m) == 0 {
+		return false
+	}
+	for k, v := range t.m {
+		w, ok := m[k]
+		if !ok || len(w) != len(v) || len(v) == 0 || &w[0] != &v[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // encodeMeta encodes m as the members of a _meta object (no braces), keys
 // sorted; nil for an empty m. A value that is not valid JSON is sent as
 // null, so that a middleware cannot break the request's framing.
@@ -227,15 +244,148 @@ func appendProgress(meta []byte, id int64) []byte {
 // isError of a complete tools/call result.
 func outcome(method string, res json.RawMessage, rt string) *Response {
 	r := &Response{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
-	if method == "tools/call" && rt != resultInputRequired && res != nil {
-		var v struct {
-			IsError bool `json:"isError"`
-		}
-		if json.Unmarshal(res, &v) == nil {
-			r.IsError = v.IsError
-		}
+	if method == "tools/call" && rt != resultInputRequired {
+		r.IsError = isErrorOf(res)
 	}
 	return r
+}
+
+// isErrorOf is isError of a tools/call result as encoding/json (and so
+// the result's decoding) reads it, without decoding the result: a scan of
+// its top-level members, exact for plain ASCII keys; a key with an escape
+// or a non-ASCII byte (which encoding/json may fold onto "isError"), a
+// value of the key that is not a boolean or null falls back to
+// encoding/json. Invalid JSON is false.
+func isErrorOf(b []byte) bool {
+	if !json.Valid(b) {
+		return false // the result's decoding fails on it
+	}
+	v, ok := scanIsError(b)
+	if !ok {
+		var w struct {
+			IsError bool `json:"isError"`
+		}
+		_ = json.Unmarshal(b, &w)
+		return w.IsError
+	}
+	return v
+}
+
+// scanIsError is isErrorOf's scan; ok false means "fall back".
+func scanIsError(b []byte) (isErr, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return false, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false, false
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return false, false
+		}
+		key := b[i+1 : end-1]
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 {
+				return false, false
+			}
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return false, false
+		}
+		i = skipSpace(b, i+1)
+		if strings.EqualFold(string(key), "isError") {
+			switch {
+			case hasLiteral(b[i:], "true"):
+				isErr, i = true, i+4
+			case hasLiteral(b[i:], "false"):
+				isErr, i = false, i+5
+			case hasLiteral(b[i:], "null"):
+				i += 4 // encoding/json leaves the value as it was
+			default:
+				return false, false
+			}
+		} else if i = skipValue(b, i); i < 0 {
+			return false, false
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			return isErr, skipSpace(b, i+1) == len(b)
+		}
+		if i >= len(b) || b[i] != ',' {
+			return false, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+func hasLiteral(b []byte, lit string) bool {
+	return len(b) >= len(lit) && string(b[:len(lit)]) == lit
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string starting at b[i]
+// (a quote), or -1.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at b[i], or
+// -1. Nested objects and arrays are skipped by counting brackets outside
+// strings, without recursion, so depth costs no stack. b is valid JSON
+// (isErrorOf checked it).
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for i < len(b) {
+		switch b[i] {
+		case '"':
+			if i = skipString(b, i); i < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of a scalar
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
 }
 
 // targetOf is Request.Target of a request.

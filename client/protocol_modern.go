@@ -253,9 +253,12 @@ func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json
 	req := &Request{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n, Meta: p.meta.clone(p.metaBase)}
 	resp, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
 		r2 := *r
-		r2.meta, r2.mwHeader = encodeMeta(req.Meta), req.Header
-		if r2.meta == nil {
-			r2.meta = []byte{} // every entry deleted: an empty _meta
+		r2.mwHeader = req.Header
+		if !p.meta.unchanged(req.Meta) {
+			r2.meta = encodeMeta(req.Meta)
+			if r2.meta == nil {
+				r2.meta = []byte{} // every entry deleted: an empty _meta
+			}
 		}
 		res, rt, err := p.send(ctx, &r2)
 		if err != nil {
@@ -346,9 +349,11 @@ func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, a
 	}
 	req := &Request{Method: "subscriptions/listen", Version: p.v, Modern: true, Meta: p.meta.clone(p.metaBase)}
 	_, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
-		meta := encodeMeta(req.Meta)
-		if meta == nil {
-			meta = []byte{}
+		meta := p.metaBase
+		if !p.meta.unchanged(req.Meta) {
+			if meta = encodeMeta(req.Meta); meta == nil {
+				meta = []byte{}
+			}
 		}
 		if err := p.listenWith(ctx, f, ack, fn, meta, req.Header); err != nil {
 			return nil, err
