@@ -76,14 +76,14 @@ func BenchmarkCallTool(b *testing.B) {
 
 // BenchmarkCallToolMiddleware: BenchmarkCallTool with no middleware, an
 // empty Options.Middleware, and one that only calls next (the cost of the
-// seam: a Request, its Meta and the re-encoded _meta). Compare with
+// seam: a Call, its Meta and the re-encoded _meta). Compare with
 // benchstat -col /chain.
 func BenchmarkCallToolMiddleware(b *testing.B) {
 	url := benchServer(b)
 	ctx := context.Background()
 	pass := func(next client.Handler) client.Handler { return next }
 	wrap := func(next client.Handler) client.Handler {
-		return func(ctx context.Context, req *client.Request) (*client.Response, error) { return next(ctx, req) }
+		return func(ctx context.Context, req *client.Call) (*client.Outcome, error) { return next(ctx, req) }
 	}
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		for _, ch := range []struct {

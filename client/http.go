@@ -19,7 +19,7 @@ type httpReq struct {
 	header http.Header // request-specific headers
 	rpc    string      // MCP method, for errors
 	co     *callOptions
-	// mw are the headers of the Request's Middleware, over the call's
+	// mw are the headers of the Call's Middleware, over the call's
 	// and under header and the protocol's.
 	mw http.Header
 }

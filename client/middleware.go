@@ -11,45 +11,51 @@ import (
 )
 
 // Middleware wraps the sending of every MCP request a Client's Conns send,
-// in both eras: it gets the next Handler and returns one that may look at
-// or change the Request (add _meta entries or HTTP headers), measure or log
-// the call, inspect its outcome, or return an error without calling next,
-// in which case nothing is sent and the caller gets that error.
+// in both eras, as core.Middleware wraps a server's handling: it gets the
+// next Handler and returns one that may look at or change the Call (add
+// _meta entries or HTTP headers, such as W3C trace context), change the
+// context next runs in (a span, a deadline), measure or log the request,
+// look at its Outcome, or return an error without calling next, in which
+// case nothing is sent and the caller gets that error.
 //
-// Options.Middleware lists them outermost first: with [A, B], A's handler
-// runs first and calls B's, which calls the client's sending; outcomes
-// return through B, then A. The chain is built once, at New.
+// Options.Middleware lists them outermost first: with [A, B], A runs
+// first and calls B, which calls the client's sending; the Outcome comes
+// back through B, then A. The chain is built once, by New.
 //
-// What one Request is: one JSON-RPC request of the client, as a caller of
-// the middleware would count it — one round of a 2026-07-28 multi
-// round-trip request (each input_required retry is a Request of its own,
-// with Round counting up), a legacy call with the server requests answered
-// on its stream, initialize, server/discover (the probe too),
-// subscriptions/listen (the Handler returns when the stream ends), the
-// tools/list a tools/call reads to learn its x-mcp-header declarations,
-// and the -32020 refresh and retry of a tools/call (two more Requests).
-// Repeats at the transport level belong to the Request they repeat and
-// are not seen: a re-authorization after a 401/403 challenge, a broken
+// One Call is one JSON-RPC request as the client's caller would count
+// it: one round of a 2026-07-28 multi round-trip request (each
+// input_required retry, carrying inputResponses and requestState, is a
+// Call of its own with Round one higher), a legacy request with the server
+// requests answered on its stream, initialize, server/discover (the probe
+// of Connect too: against a legacy server it ends in the error that makes
+// the client initialize), subscriptions/listen (its Handler returns when
+// the stream ends), the tools/list a tools/call reads to learn the tools'
+// x-mcp-header declarations, and, after a -32020, the tools/list and the
+// tools/call sent again (two more Calls). Repeats at the transport level
+// belong to the Call they repeat and run inside its Handler: the request
+// sent again after a 401/403 challenge authorized a new token, a broken
 // 2026-07-28 stream sent again, the -32022 retry with the same version, a
 // legacy request sent again in a new session after a 404, Last-Event-ID
 // resumptions. A result served by the cache sends nothing and is not a
-// Request; notifications, answers to server requests, GET streams and
-// DELETE are not requests either.
+// Call; notifications, the client's answers to server requests, GET
+// streams and DELETE are not requests either.
 //
-// Middleware is called concurrently, from every Conn of the Client.
+// A Middleware is called concurrently, from every Conn of the Client.
 type Middleware func(next Handler) Handler
 
-// Handler sends one Request and returns its outcome. A JSON-RPC error is
+// Handler sends one Call and returns its Outcome. A JSON-RPC error is
 // returned as a *mcp.Error (errors.As gives its Code); an HTTP status
-// without one as a *HTTPError; a tool's own failure is a Response with
-// IsError. A Handler of a middleware may return a Response of its own
-// without calling next: its Result is then the answer (a 2026-07-28
-// result needs its resultType, absent meaning complete).
-type Handler func(ctx context.Context, req *Request) (*Response, error)
+// without one as a *HTTPError; a tool's own failure is an Outcome with
+// IsError. A middleware's Handler may return an Outcome of its own without
+// calling next: its Result is then the answer (a 2026-07-28 result with
+// its resultType, absent meaning complete). Neither an Outcome nor an
+// error is a protocol error.
+type Handler func(ctx context.Context, c *Call) (*Outcome, error)
 
-// Request is one MCP request as the middleware sees it, before it is
-// sent. The Handler owns it until it returns; it must not be kept.
-type Request struct {
+// Call is one MCP request as the middleware sees it, before it is sent.
+// The Handler may change Meta and Header until it calls next; it must not
+// keep the Call after it returns.
+type Call struct {
 	// Method is the JSON-RPC method, e.g. "tools/call".
 	Method string
 	// Target is what the method acts on: the tool name of tools/call, the
@@ -59,75 +65,91 @@ type Request struct {
 	// URL is the endpoint.
 	URL string
 	// Version is the protocol version the request is sent in (for
-	// initialize, the version it asks for).
+	// initialize, the version it asks for; for the probe, 2026-07-28).
 	Version string
 	// Modern reports the 2026-07-28 era; false is an initialize-based
 	// revision.
 	Modern bool
 	// SessionID is the legacy session the request is sent in ("" in
 	// 2026-07-28, for initialize, and in sessionless legacy Conns). A 404
-	// renewal may send it in a new session.
+	// renewal sends it in a new session.
 	SessionID string
-	// Round is 0 for the first request of a call and n for its n-th
-	// 2026-07-28 input_required retry (which carries inputResponses and
-	// requestState); always 0 in legacy, where input is asked for on the
-	// call's stream.
+	// Round counts the input rounds before this one in the logical call:
+	// 0 for the first request, n for the n-th 2026-07-28 input_required
+	// retry. Always 0 in legacy, where the server asks for input on the
+	// request's own stream.
 	Round int
 	// Meta are the params._meta entries the request is sent with, by key,
-	// each a JSON value; a middleware may add, change or delete entries,
-	// and the request carries them as they are when the last middleware
-	// calls the client's sending (e.g. W3C trace context, "traceparent",
-	// "tracestate" and "baggage", 2026-07-28 basic/index §_meta). In
-	// 2026-07-28 it holds the client's own entries (protocol version,
-	// capabilities, client info, log level); changing those makes the
-	// request disagree with its mirrored headers, which servers reject.
-	// "progressToken" is added per message (WithProgress) and is not here.
-	// A middleware that never touches Meta costs nothing for it.
+	// each a JSON value. A middleware may add, change or delete entries;
+	// the request carries them as they are when the chain's last Handler
+	// calls the client's sending (e.g. "traceparent", "tracestate",
+	// "baggage": W3C trace context, 2026-07-28 basic/index §_meta,
+	// SEP-414). In 2026-07-28 it starts with the client's own entries
+	// (protocol version, capabilities, client info, log level); changing
+	// those makes the request disagree with its mirrored headers, which
+	// servers reject. In legacy it starts empty (nil). "progressToken" is
+	// added per message (WithProgress) and is not here. A Meta left as it
+	// was is not encoded again.
 	Meta map[string]json.RawMessage
-	// Header holds HTTP headers the request is sent with, beside
+	// Header holds HTTP headers the request is sent with, over
 	// Options.Header and the call's WithHeader; every HTTP attempt of the
-	// Request carries them. Headers the client sets itself (Content-Type,
-	// Accept, Mcp-*, MCP-Protocol-Version, Authorization when the Conn has
-	// a credential) override them. Nil until a middleware sets one (use
-	// SetHeader).
+	// Call carries them. Headers the client sets itself (Content-Type,
+	// Accept, Mcp-*, MCP-Protocol-Version, Mcp-Session-Id, Authorization
+	// when the Conn has a credential) override them. Nil until a
+	// middleware sets one (SetHeader).
 	Header http.Header
 
-	// send is the client's sending of this Request (the chain's end).
-	send func(ctx context.Context, req *Request) (*Response, error)
+	// send is the client's sending of this Call (the chain's end).
+	send func(ctx context.Context, c *Call) (*Outcome, error)
 }
 
 // SetMeta sets the _meta entry key to the JSON string value.
-func (r *Request) SetMeta(key, value string) {
-	if r.Meta == nil {
-		r.Meta = map[string]json.RawMessage{}
+func (c *Call) SetMeta(key, value string) {
+	if c.Meta == nil {
+		c.Meta = map[string]json.RawMessage{}
 	}
-	r.Meta[key] = quoteJSON(value)
+	c.Meta[key] = quoteJSON(value)
 }
 
 // SetHeader sets the HTTP header key to value, making Header if needed.
-func (r *Request) SetHeader(key, value string) {
-	if r.Header == nil {
-		r.Header = http.Header{}
+func (c *Call) SetHeader(key, value string) {
+	if c.Header == nil {
+		c.Header = http.Header{}
 	}
-	r.Header.Set(key, value)
+	c.Header.Set(key, value)
 }
 
-// Response is the outcome of a Request that got a result.
-type Response struct {
+// Outcome is how a Call that got a result ended.
+type Outcome struct {
 	// Result is the JSON-RPC result as received (nil for
 	// subscriptions/listen, whose stream carried notifications).
 	Result json.RawMessage
 	// InputRequired: a 2026-07-28 result of resultType input_required;
-	// the call goes on with a Request of the next Round (or hands the
-	// round to the caller: CallToolOnce).
+	// the call goes on with a Call of the next Round (or hands the round
+	// to its caller: CallToolOnce).
 	InputRequired bool
 	// IsError: a complete tools/call result with isError true, a tool's
-	// own failure.
+	// own failure (not a JSON-RPC error).
 	IsError bool
 
-	// rt is the resultType the sending read ("" for a Response a
+	// rt is the resultType the sending read ("" for an Outcome a
 	// middleware made).
 	rt string
+}
+
+// Status names how a Call ended, as core.Outcome.Status does on the
+// server: "ok", "isError", "input_required", or "error" when err is not
+// nil.
+func (o *Outcome) Status(err error) string {
+	switch {
+	case err != nil || o == nil:
+		return "error"
+	case o.InputRequired:
+		return "input_required"
+	case o.IsError:
+		return "isError"
+	}
+	return "ok"
 }
 
 // chain composes mws around the terminal Handler, the first outermost; nil
@@ -146,14 +168,14 @@ func chain(mws []Middleware) Handler {
 }
 
 // terminal is the end of every chain: the client's sending of req.
-func terminal(ctx context.Context, req *Request) (*Response, error) {
+func terminal(ctx context.Context, req *Call) (*Outcome, error) {
 	return req.send(ctx, req)
 }
 
 // intercept runs req through the Client's middleware; send does the
-// sending. A Handler returning neither a Response nor an error is a
+// sending. A Handler returning neither an Outcome nor an error is a
 // protocol error.
-func (c *Conn) intercept(ctx context.Context, req *Request, send func(context.Context, *Request) (*Response, error)) (*Response, error) {
+func (c *Conn) intercept(ctx context.Context, req *Call, send func(context.Context, *Call) (*Outcome, error)) (*Outcome, error) {
 	req.send = send
 	req.URL = c.url
 	resp, err := c.cl.mw(ctx, req)
@@ -164,7 +186,7 @@ func (c *Conn) intercept(ctx context.Context, req *Request, send func(context.Co
 }
 
 // metaTemplate decodes a fixed _meta (without braces) into the entries a
-// Request starts from; memo keeps the decoding.
+// Call starts from; memo keeps the decoding.
 type metaTemplate struct {
 	once sync.Once
 	m    map[string]json.RawMessage
@@ -240,10 +262,10 @@ func appendProgress(meta []byte, id int64) []byte {
 	return strconv.AppendInt(append(b, `"progressToken":`...), id, 10)
 }
 
-// outcome makes the Response of a sent request: its resultType, and
+// outcome makes the Outcome of a sent request: its resultType, and
 // isError of a complete tools/call result.
-func outcome(method string, res json.RawMessage, rt string) *Response {
-	r := &Response{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
+func outcome(method string, res json.RawMessage, rt string) *Outcome {
+	r := &Outcome{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
 	if method == "tools/call" && rt != resultInputRequired {
 		r.IsError = isErrorOf(res)
 	}
@@ -388,7 +410,7 @@ func skipValue(b []byte, i int) int {
 	return -1
 }
 
-// targetOf is Request.Target of a request.
+// targetOf is Call.Target of a request.
 func targetOf(method string, p params) string {
 	switch method {
 	case "resources/subscribe", "resources/unsubscribe":

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +47,7 @@ func (tp *tape) all() []event {
 // its outcome on tp, and adds name's _meta entry and header.
 func (tp *tape) observe(name string) client.Middleware {
 	return func(next client.Handler) client.Handler {
-		return func(ctx context.Context, req *client.Request) (*client.Response, error) {
+		return func(ctx context.Context, req *client.Call) (*client.Outcome, error) {
 			tp.add(name + ">" + req.Method)
 			req.SetMeta("com.example/"+name, "m-"+name)
 			req.SetHeader("X-Mw-"+name, "h-"+name)
@@ -194,7 +195,7 @@ func TestMiddleware(t *testing.T) {
 
 // TestMiddlewareShortCircuit: a middleware returning an error stops the
 // request: nothing is sent and the caller gets the error; one returning a
-// Response of its own answers the call, again without sending.
+// Outcome of its own answers the call, again without sending.
 func TestMiddlewareShortCircuit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -208,18 +209,18 @@ func TestMiddlewareShortCircuit(t *testing.T) {
 				Mode: mode, NoGETStream: true,
 				Middleware: []client.Middleware{
 					func(next client.Handler) client.Handler {
-						return func(ctx context.Context, req *client.Request) (*client.Response, error) {
+						return func(ctx context.Context, req *client.Call) (*client.Outcome, error) {
 							switch req.Target {
 							case "echo":
 								return nil, denied
 							case "canned":
-								return &client.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"from the middleware"}]}`)}, nil
+								return &client.Outcome{Result: json.RawMessage(`{"content":[{"type":"text","text":"from the middleware"}]}`)}, nil
 							}
 							return next(ctx, req)
 						}
 					},
 					func(next client.Handler) client.Handler {
-						return func(ctx context.Context, req *client.Request) (*client.Response, error) {
+						return func(ctx context.Context, req *client.Call) (*client.Outcome, error) {
 							if req.Method == "tools/call" {
 								inner++
 							}
@@ -250,7 +251,7 @@ func TestMiddlewareShortCircuit(t *testing.T) {
 }
 
 // TestMiddlewareHeaders: a middleware's header reaches every HTTP request
-// of its Request, but cannot replace the headers the protocol sets; a
+// of its Call, but cannot replace the headers the protocol sets; a
 // deleted _meta entry is not sent.
 func TestMiddlewareHeaders(t *testing.T) {
 	t.Parallel()
@@ -259,7 +260,7 @@ func TestMiddlewareHeaders(t *testing.T) {
 	c, err := client.Connect(ctx, url, &client.Options{
 		Mode: client.ModeModern,
 		Middleware: []client.Middleware{func(next client.Handler) client.Handler {
-			return func(ctx context.Context, req *client.Request) (*client.Response, error) {
+			return func(ctx context.Context, req *client.Call) (*client.Outcome, error) {
 				req.SetHeader("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 				req.SetHeader("Mcp-Method", "bogus")
 				if _, ok := req.Meta[mcp.MetaClientInfo]; !ok {
@@ -296,5 +297,81 @@ func TestMiddlewareHeaders(t *testing.T) {
 	if string(body.Params.Meta["traceparent"]) != `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"` ||
 		body.Params.Meta[mcp.MetaProtocolVersion] == nil {
 		t.Errorf("_meta sent: %s", s.Body)
+	}
+}
+
+// TestMiddlewareChallengeIsOneCall: a request sent again after a 401
+// challenge authorized a new token is the same Call: the middleware runs
+// once, its header is on both HTTP attempts, and it sees the success.
+func TestMiddlewareChallengeIsOneCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, rec := mwServer(t, core.ModeModern)
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if s.RPC == "tools/call" && r.Header.Get("Authorization") != "Bearer good" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return true
+		}
+		return false
+	}
+	tp := &tape{}
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern,
+		TokenSource: &challenger{tok: "stale", good: "good", fix: true},
+		Middleware:  []client.Middleware{tp.observe("outer")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	var calls []event
+	for _, e := range tp.all() {
+		if e.Method == "tools/call" {
+			calls = append(calls, e)
+		}
+	}
+	if len(calls) != 1 || calls[0].Outcome != "ok" {
+		t.Fatalf("middleware saw %v, want one successful tools/call", calls)
+	}
+	n := 0
+	for _, s := range rec.all() {
+		if s.RPC == "tools/call" {
+			n++
+			if s.Header.Get("X-Mw-outer") != "h-outer" {
+				t.Errorf("HTTP attempt %d without the middleware's header", n)
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("tools/call sent %d times, want 2 (the challenge, the retry)", n)
+	}
+}
+
+// TestMiddlewareListen: subscriptions/listen is one Call whose Handler
+// returns when the subscription ends, carrying the middleware's _meta.
+func TestMiddlewareListen(t *testing.T) {
+	t.Parallel()
+	url, rec := mwServer(t, core.ModeModern)
+	tp := &tape{}
+	c, err := client.Connect(context.Background(), url, &client.Options{Mode: client.ModeModern,
+		Middleware: []client.Middleware{tp.observe("outer")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	err = c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, func(mcp.SubscriptionFilter) { cancel() }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tp.all()
+	if len(got) != 1 || got[0].Method != "subscriptions/listen" || !got[0].Modern {
+		t.Fatalf("events %v", got)
+	}
+	s := rec.last("subscriptions/listen")
+	if s == nil || !strings.Contains(string(s.Body), `"com.example/outer":"m-outer"`) {
+		t.Fatalf("subscriptions/listen sent without the middleware's _meta: %v", s)
 	}
 }

@@ -81,9 +81,9 @@ type request struct {
 	// toolCall marks a tools/call of CallTool or CallToolOnce.
 	toolCall bool
 	// meta, when set, replaces the era's fixed _meta members (without
-	// braces): the entries a Middleware left in Request.Meta.
+	// braces): the entries a Middleware left in Call.Meta.
 	meta []byte
-	// mwHeader are the HTTP headers a Middleware set (Request.Header).
+	// mwHeader are the HTTP headers a Middleware set (Call.Header).
 	mwHeader http.Header
 }
 

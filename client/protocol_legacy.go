@@ -168,15 +168,15 @@ const maxResumes = 5
 // session and send the request again; requests sent by initialize itself
 // (which holds the session's initMu) pass false.
 //
-// With middleware the call is one Request, its 404 renewal and stream
+// With middleware the call is one Call, its 404 renewal and stream
 // resumptions included.
 func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
 	if l.c.cl.mw == nil {
 		return l.callWith(ctx, s, method, p, co, renew, nil, nil)
 	}
 	sid, ver := s.snapshot()
-	req := &Request{Method: method, Target: targetOf(method, p), Version: ver, SessionID: sid}
-	resp, err := l.c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
+	req := &Call{Method: method, Target: targetOf(method, p), Version: ver, SessionID: sid}
+	resp, err := l.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
 		res, err := l.callWith(ctx, s, method, p, co, renew, encodeMeta(req.Meta), req.Header)
 		if err != nil {
 			return nil, err

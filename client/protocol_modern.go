@@ -27,7 +27,7 @@ type modernProtocol struct {
 	remembered bool
 	// decls are the x-mcp-header declarations learnt from tools/list.
 	decls declarations
-	// meta is metaBase decoded, the Meta a Request starts from.
+	// meta is metaBase decoded, the Meta a Call starts from.
 	meta metaTemplate
 }
 
@@ -245,13 +245,13 @@ func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage,
 }
 
 // sendRound is send through the Client's middleware: round n of r is one
-// Request (see Middleware). Without middleware it is send.
+// Call (see Middleware). Without middleware it is send.
 func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json.RawMessage, string, error) {
 	if p.c.cl.mw == nil {
 		return p.send(ctx, r)
 	}
-	req := &Request{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n, Meta: p.meta.clone(p.metaBase)}
-	resp, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
+	req := &Call{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n, Meta: p.meta.clone(p.metaBase)}
+	resp, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
 		r2 := *r
 		r2.mwHeader = req.Header
 		if !p.meta.unchanged(req.Meta) {
@@ -341,14 +341,14 @@ func decodeDiscovery(url string, res json.RawMessage) (*Discovery, error) {
 // listen sends subscriptions/listen and reads its stream (2026-07-28
 // basic/utilities/subscriptions): the acknowledgement first, then the
 // notifications of this subscription; closing the stream ends it.
-// With middleware the subscription is one Request, whose Handler returns
+// With middleware the subscription is one Call, whose Handler returns
 // when the stream ends.
 func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
 	if p.c.cl.mw == nil {
 		return p.listenWith(ctx, f, ack, fn, p.metaBase, nil)
 	}
-	req := &Request{Method: "subscriptions/listen", Version: p.v, Modern: true, Meta: p.meta.clone(p.metaBase)}
-	_, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
+	req := &Call{Method: "subscriptions/listen", Version: p.v, Modern: true, Meta: p.meta.clone(p.metaBase)}
+	_, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
 		meta := p.metaBase
 		if !p.meta.unchanged(req.Meta) {
 			if meta = encodeMeta(req.Meta); meta == nil {
@@ -358,7 +358,7 @@ func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, a
 		if err := p.listenWith(ctx, f, ack, fn, meta, req.Header); err != nil {
 			return nil, err
 		}
-		return &Response{rt: resultComplete}, nil
+		return &Outcome{rt: resultComplete}, nil
 	})
 	return err
 }

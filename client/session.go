@@ -112,10 +112,10 @@ func (s *session) initialize(ctx context.Context) error {
 	if c.cl.mw == nil {
 		res, sid, err = s.sendInitialize(ctx, nil, nil)
 	} else {
-		// initialize is a Request of its own (Middleware).
-		req := &Request{Method: "initialize", Version: s.want}
-		var resp *Response
-		resp, err = c.intercept(ctx, req, func(ctx context.Context, req *Request) (*Response, error) {
+		// initialize is a Call of its own (Middleware).
+		req := &Call{Method: "initialize", Version: s.want}
+		var resp *Outcome
+		resp, err = c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
 			var res json.RawMessage
 			var err error
 			res, sid, err = s.sendInitialize(ctx, encodeMeta(req.Meta), req.Header)

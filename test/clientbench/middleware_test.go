@@ -48,7 +48,7 @@ func TestMiddlewareGoSDK(t *testing.T) {
 			var mu sync.Mutex
 			var seen []string
 			mw := func(next client.Handler) client.Handler {
-				return func(ctx context.Context, req *client.Request) (*client.Response, error) {
+				return func(ctx context.Context, req *client.Call) (*client.Outcome, error) {
 					req.SetMeta("traceparent", traceparent)
 					req.SetHeader("Traceparent", traceparent)
 					resp, err := next(ctx, req)
