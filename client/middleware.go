@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -99,8 +100,13 @@ type Call struct {
 	// middleware sets one (SetHeader).
 	Header http.Header
 
-	// send is the client's sending of this Call (the chain's end).
-	send func(ctx context.Context, c *Call) (*Outcome, error)
+	// The chain's end sends the Call: a modern round is sent by modern
+	// with req (no closure on the hot path), any other Call by send.
+	modern *modernProtocol
+	req    *request
+	send   func(ctx context.Context, c *Call) (*Outcome, error)
+	// out is the Outcome the sending returns (no allocation of its own).
+	out Outcome
 }
 
 // SetMeta sets the _meta entry key to the JSON string value.
@@ -168,8 +174,11 @@ func chain(mws []Middleware) Handler {
 }
 
 // terminal is the end of every chain: the client's sending of req.
-func terminal(ctx context.Context, req *Call) (*Outcome, error) {
-	return req.send(ctx, req)
+func terminal(ctx context.Context, c *Call) (*Outcome, error) {
+	if c.modern != nil {
+		return c.modern.sendCall(ctx, c)
+	}
+	return c.send(ctx, c)
 }
 
 // intercept runs req through the Client's middleware; send does the
@@ -202,11 +211,7 @@ func (t *metaTemplate) clone(base []byte) map[string]json.RawMessage {
 	if len(t.m) == 0 {
 		return nil
 	}
-	m := make(map[string]json.RawMessage, len(t.m)+2)
-	for k, v := range t.m {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(t.m)
 }
 
 // unchanged reports whether m still holds exactly the template's entries,
@@ -262,14 +267,14 @@ func appendProgress(meta []byte, id int64) []byte {
 	return strconv.AppendInt(append(b, `"progressToken":`...), id, 10)
 }
 
-// outcome makes the Outcome of a sent request: its resultType, and
-// isError of a complete tools/call result.
-func outcome(method string, res json.RawMessage, rt string) *Outcome {
-	r := &Outcome{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
-	if method == "tools/call" && rt != resultInputRequired {
-		r.IsError = isErrorOf(res)
+// outcome makes the Outcome of the sent Call c (its own out): the result,
+// its resultType, and isError of a complete tools/call result.
+func (c *Call) outcome(res json.RawMessage, rt string) *Outcome {
+	c.out = Outcome{Result: res, rt: rt, InputRequired: rt == resultInputRequired}
+	if c.Method == "tools/call" && rt != resultInputRequired {
+		c.out.IsError = isErrorOf(res)
 	}
-	return r
+	return &c.out
 }
 
 // isErrorOf is isError of a tools/call result as encoding/json (and so
@@ -277,11 +282,13 @@ func outcome(method string, res json.RawMessage, rt string) *Outcome {
 // its top-level members, exact for plain ASCII keys; a key with an escape
 // or a non-ASCII byte (which encoding/json may fold onto "isError"), a
 // value of the key that is not a boolean or null falls back to
-// encoding/json. Invalid JSON is false.
+// encoding/json.
+//
+// b must be valid JSON, as every result the client hands to outcome is (it
+// was decoded as part of its JSON-RPC message), so the scan does not
+// validate; on invalid JSON the answer is unspecified, but the scan stays
+// within b and linear in its length.
 func isErrorOf(b []byte) bool {
-	if !json.Valid(b) {
-		return false // the result's decoding fails on it
-	}
 	v, ok := scanIsError(b)
 	if !ok {
 		var w struct {
@@ -374,8 +381,8 @@ func skipString(b []byte, i int) int {
 
 // skipValue returns the index after the JSON value starting at b[i], or
 // -1. Nested objects and arrays are skipped by counting brackets outside
-// strings, without recursion, so depth costs no stack. b is valid JSON
-// (isErrorOf checked it).
+// strings, without recursion, so depth costs no stack. It does not
+// validate (isErrorOf's input is valid JSON).
 func skipValue(b []byte, i int) int {
 	depth := 0
 	for i < len(b) {
@@ -412,10 +419,27 @@ func skipValue(b []byte, i int) int {
 
 // targetOf is Call.Target of a request.
 func targetOf(method string, p params) string {
+	key := ""
 	switch method {
-	case "resources/subscribe", "resources/unsubscribe":
-		method = "resources/read" // the same "uri"
+	case "tools/call", "prompts/get":
+		key = "name"
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		key = "uri"
+	default:
+		return ""
 	}
-	name, _ := mcpName(method, p)
-	return name
+	for _, f := range p {
+		if f.key != key {
+			continue
+		}
+		// A JSON string without escapes is its bytes between the quotes.
+		if raw := f.raw; len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !slices.Contains(raw, '\\') {
+			return string(raw[1 : len(raw)-1])
+		}
+		var s string
+		if json.Unmarshal(f.raw, &s) == nil {
+			return s
+		}
+	}
+	return ""
 }

@@ -181,7 +181,7 @@ func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, 
 		if err != nil {
 			return nil, err
 		}
-		return outcome(method, res, resultComplete), nil
+		return req.outcome(res, resultComplete), nil
 	})
 	if err != nil {
 		return nil, err

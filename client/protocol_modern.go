@@ -250,22 +250,9 @@ func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json
 	if p.c.cl.mw == nil {
 		return p.send(ctx, r)
 	}
-	req := &Call{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n, Meta: p.meta.clone(p.metaBase)}
-	resp, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
-		r2 := *r
-		r2.mwHeader = req.Header
-		if !p.meta.unchanged(req.Meta) {
-			r2.meta = encodeMeta(req.Meta)
-			if r2.meta == nil {
-				r2.meta = []byte{} // every entry deleted: an empty _meta
-			}
-		}
-		res, rt, err := p.send(ctx, &r2)
-		if err != nil {
-			return nil, err
-		}
-		return outcome(r.method, res, rt), nil
-	})
+	call := &Call{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n,
+		Meta: p.meta.clone(p.metaBase), modern: p, req: r}
+	resp, err := p.c.intercept(ctx, call, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -276,6 +263,23 @@ func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json
 		}
 	}
 	return resp.Result, rt, nil
+}
+
+// sendCall is the end of a modern Call's chain (terminal): r sent with
+// the Call's _meta and headers.
+func (p *modernProtocol) sendCall(ctx context.Context, call *Call) (*Outcome, error) {
+	r := *call.req
+	r.mwHeader = call.Header
+	if !p.meta.unchanged(call.Meta) {
+		if r.meta = encodeMeta(call.Meta); r.meta == nil {
+			r.meta = []byte{} // every entry deleted: an empty _meta
+		}
+	}
+	res, rt, err := p.send(ctx, &r)
+	if err != nil {
+		return nil, err
+	}
+	return call.outcome(res, rt), nil
 }
 
 // resultTypeOf reads result.resultType: absent means "complete" (older

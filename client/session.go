@@ -122,7 +122,7 @@ func (s *session) initialize(ctx context.Context) error {
 			if err != nil {
 				return nil, err
 			}
-			return outcome("initialize", res, resultComplete), nil
+			return req.outcome(res, resultComplete), nil
 		})
 		if err == nil {
 			res = resp.Result
