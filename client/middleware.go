@@ -36,9 +36,10 @@ import (
 // belong to the Call they repeat and run inside its Handler: the request
 // sent again after a 401/403 challenge authorized a new token, a broken
 // 2026-07-28 stream sent again, the -32022 retry with the same version, a
-// legacy request sent again in a new session after a 404, Last-Event-ID
-// resumptions. A result served by the cache sends nothing and is not a
-// Call; notifications, the client's answers to server requests, GET
+// legacy request sent again in a new session after a 404 (the new
+// session's initialize is a Call of its own, run inside the one that
+// needed it), Last-Event-ID resumptions. A result served by the cache
+// sends nothing and is not a Call; notifications, the client's answers to server requests, GET
 // streams and DELETE are not requests either.
 //
 // A Middleware is called concurrently, from every Conn of the Client.

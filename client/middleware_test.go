@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
@@ -373,5 +374,78 @@ func TestMiddlewareListen(t *testing.T) {
 	s := rec.last("subscriptions/listen")
 	if s == nil || !strings.Contains(string(s.Body), `"com.example/outer":"m-outer"`) {
 		t.Fatalf("subscriptions/listen sent without the middleware's _meta: %v", s)
+	}
+}
+
+// TestMiddlewareCacheHit: a result the cache serves sends nothing, so the
+// middleware does not see it.
+func TestMiddlewareCacheHit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeModern, CacheHints: map[string]core.CacheHint{
+		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}}}, nil)
+	tp := &tape{}
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, Middleware: []client.Middleware{tp.observe("outer")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 2 {
+		if _, err := c.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, e := range tp.all() {
+		if e.Method == "tools/list" {
+			n++
+		}
+	}
+	if n != 1 || rec.count("tools/list") != 1 {
+		t.Fatalf("middleware saw tools/list %d times, the server %d; want 1 and 1", n, rec.count("tools/list"))
+	}
+}
+
+// TestMiddlewareSessionRenewal: a legacy request the server answers 404
+// (session gone) is sent again in a new session within the same Call; the
+// new session's initialize is a Call of its own, inside it.
+func TestMiddlewareSessionRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, rec := mwServer(t, core.ModeLegacy)
+	var once sync.Once
+	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		gone := false
+		if s.RPC == "tools/call" {
+			once.Do(func() { gone = true })
+		}
+		if gone {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		return gone
+	}
+	tp := &tape{}
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true,
+		Middleware: []client.Middleware{tp.observe("outer")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := c.SessionID()
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.SessionID() == first {
+		t.Fatal("the session was not renewed")
+	}
+	tp.mu.Lock()
+	log := strings.Join(tp.log, " ")
+	tp.mu.Unlock()
+	want := "outer>initialize <outerinitialize outer>tools/call outer>initialize <outerinitialize <outertools/call"
+	if log != want {
+		t.Fatalf("middleware log %q, want %q", log, want)
+	}
+	if rec.count("tools/call") != 2 {
+		t.Fatalf("tools/call sent %d times, want 2", rec.count("tools/call"))
 	}
 }
