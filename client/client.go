@@ -66,6 +66,8 @@ type Client struct {
 
 	cache *cache // nil: caching disabled
 	eras  eraMemory
+	// mw is Options.Middleware composed around the sending; nil: none.
+	mw Handler
 }
 
 // MaxEras bounds the endpoints whose era a Client remembers.
@@ -163,6 +165,8 @@ func New(opts *Options) *Client {
 	cl.capsJSON, _ = json.Marshal(&cl.caps)
 	cl.clientInfo, _ = json.Marshal(&o.ClientInfo)
 	cl.eras.init(MaxEras)
+	cl.mw = chain(o.Middleware)
+	o.Middleware = nil // composed in mw; the caller's slice is not kept
 	return cl
 }
 

@@ -86,6 +86,20 @@
 // private entries (a new authorization). Calls with a credential of their
 // own neither read nor store entries. WithCache chooses per call.
 //
+// # Middleware
+//
+// Options.Middleware wraps the sending of every request, in both eras, the
+// first listed outermost, as core's ServerOptions.Middleware wraps a
+// server's handling. A Middleware sees the Call (method, target, endpoint,
+// version and era, legacy session, round of a multi round-trip request,
+// the _meta entries and HTTP headers about to be sent, which it may
+// change: W3C trace context, say) and its Outcome (the result, isError,
+// input_required) or error (*mcp.Error with its code); it may refuse the
+// request by returning an error without calling next, and nothing is sent.
+// Each 2026-07-28 input round is a Call of its own; retries at the
+// transport level (a challenge's new token, a broken stream sent again, a
+// legacy session renewed after 404) stay inside one Call.
+//
 // # Concurrency
 //
 // A Client and its Conns are safe for concurrent use. A Client's

@@ -159,3 +159,41 @@ func ExampleWithRawResult() {
 	// Hello, Ada!
 	// {"content":[{"type":"text","text":"Hello, Ada!"}]}
 }
+
+// Middleware sees every request the client sends, in both eras: here it
+// adds W3C trace context to _meta and to the HTTP headers, and prints each
+// tools/call with its outcome.
+func ExampleMiddleware() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	trace := func(next client.Handler) client.Handler {
+		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
+			const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+			c.SetMeta("traceparent", tp)
+			c.SetHeader("Traceparent", tp)
+			out, err := next(ctx, c)
+			if c.Method == "tools/call" {
+				fmt.Println(c.Method, c.Target, c.Version, "round", c.Round, out.Status(err))
+			}
+			return out, err
+		}
+	}
+	conn, err := client.Connect(ctx, ts.URL+"/mcp", &client.Options{
+		Middleware: []client.Middleware{trace},
+		Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"ok": true}}, nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.CallTool(ctx, "confirm", nil); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// tools/call confirm 2026-07-28 round 0 input_required
+	// tools/call confirm 2026-07-28 round 1 ok
+}

@@ -19,6 +19,9 @@ type httpReq struct {
 	header http.Header // request-specific headers
 	rpc    string      // MCP method, for errors
 	co     *callOptions
+	// mw are the headers of the Call's Middleware, over the call's
+	// and under header and the protocol's.
+	mw http.Header
 }
 
 // send does one HTTP exchange with authorization: on a 401, or a 403 whose
@@ -45,6 +48,9 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		}
 		for k, vs := range hr.co.headers() {
 			h[k] = append([]string(nil), vs...)
+		}
+		for k, vs := range hr.mw {
+			h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 		}
 		for k, vs := range hr.header {
 			h[k] = vs

@@ -91,7 +91,7 @@ func (p *modernProtocol) callMRTR(ctx context.Context, r *request) (res json.Raw
 // round sends round n of r (0 for the first request); an input_required
 // result becomes a Continuation.
 func (p *modernProtocol) round(ctx context.Context, r *request, n int) (json.RawMessage, *Continuation, error) {
-	res, rt, err := p.send(ctx, r)
+	res, rt, err := p.sendRound(ctx, r, n)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -176,6 +176,11 @@ type Options struct {
 	// MaxTTL caps the lifetime a server's ttlMs may grant. Zero means
 	// DefaultMaxTTL.
 	MaxTTL time.Duration
+	// Middleware wraps the sending of every request of the Client's Conns,
+	// the first outermost (see Middleware for what one request is). Nil
+	// or empty means none, at no cost; nil entries are skipped. New reads
+	// the slice; a later change to it has no effect.
+	Middleware []Middleware
 	// Logger receives warnings (tools dropped for invalid x-mcp-header
 	// declarations, failed cleanup). Nil means slog.Default() (as it is when
 	// the client is built); slog.New(slog.DiscardHandler) silences them.

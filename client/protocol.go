@@ -80,6 +80,11 @@ type request struct {
 	cacheable bool
 	// toolCall marks a tools/call of CallTool or CallToolOnce.
 	toolCall bool
+	// meta, when set, replaces the era's fixed _meta members (without
+	// braces): the entries a Middleware left in Call.Meta.
+	meta []byte
+	// mwHeader are the HTTP headers a Middleware set (Call.Header).
+	mwHeader http.Header
 }
 
 // The protocol versions this client speaks, newest first: the stateless

@@ -167,14 +167,38 @@ const maxResumes = 5
 // callIn sends a request in session s. renew lets a 404 start a new
 // session and send the request again; requests sent by initialize itself
 // (which holds the session's initMu) pass false.
+//
+// With middleware the call is one Call, its 404 renewal and stream
+// resumptions included.
 func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
+	if l.c.cl.mw == nil {
+		return l.callWith(ctx, s, method, p, co, renew, nil, nil)
+	}
+	sid, ver := s.snapshot()
+	req := &Call{Method: method, Target: targetOf(method, p), Version: ver, SessionID: sid}
+	resp, err := l.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
+		res, err := l.callWith(ctx, s, method, p, co, renew, encodeMeta(req.Meta), req.Header)
+		if err != nil {
+			return nil, err
+		}
+		return req.outcome(res, resultComplete), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Result, nil
+}
+
+// callWith is callIn with the _meta members (without braces; nil: none)
+// and HTTP headers of the request's middleware.
+func (l *legacyProtocol) callWith(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool, mwMeta []byte, mwHeader http.Header) (json.RawMessage, error) {
 	c := l.c
 	progress := co.progressFn()
 	for attempt := 0; ; attempt++ {
 		id := c.nextID.Add(1)
-		var meta []byte
+		meta := mwMeta
 		if progress != nil {
-			meta = append([]byte(`"progressToken":`), strconv.FormatInt(id, 10)...)
+			meta = appendProgress(meta, id)
 		}
 		body := appendRequest(nil, id, method, p, meta, false)
 		sid, ver := s.snapshot()
@@ -184,7 +208,7 @@ func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, 
 		if co != nil {
 			hco = co
 		}
-		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: method, co: hco}, func(h http.Header) {
+		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: method, co: hco, mw: mwHeader}, func(h http.Header) {
 			s.headers(h, sid, ver)
 		})
 		if err != nil {

@@ -27,6 +27,8 @@ type modernProtocol struct {
 	remembered bool
 	// decls are the x-mcp-header declarations learnt from tools/list.
 	decls declarations
+	// meta is metaBase decoded, the Meta a Call starts from.
+	meta metaTemplate
 }
 
 var _ protocol = (*modernProtocol)(nil)
@@ -159,7 +161,7 @@ func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, e
 		res, rounds, err = p.callMRTR(ctx, r)
 	} else {
 		var rt string
-		res, rt, err = p.send(ctx, r)
+		res, rt, err = p.sendRound(ctx, r, 0)
 		if err == nil && rt != resultComplete {
 			err = protocolError("%s answered %s", r.method, rt)
 		}
@@ -199,12 +201,15 @@ func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage,
 	for {
 		id := c.nextID.Add(1)
 		meta := p.metaBase
+		if r.meta != nil {
+			meta = r.meta
+		}
 		if progress != nil {
-			meta = append(append(append([]byte(nil), meta...), `,"progressToken":`...), strconv.FormatInt(id, 10)...)
+			meta = appendProgress(meta, id)
 		}
 		body := appendRequest(make([]byte, 0, 256+len(meta)), id, r.method, r.params, meta, true)
 		name, hasName := mcpName(r.method, r.params)
-		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header}, func(h http.Header) {
+		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header, mw: r.mwHeader}, func(h http.Header) {
 			h["Content-Type"] = []string{"application/json"}
 			h["Accept"] = []string{acceptBoth}
 			h["Mcp-Protocol-Version"] = []string{p.v}
@@ -239,6 +244,44 @@ func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage,
 	}
 }
 
+// sendRound is send through the Client's middleware: round n of r is one
+// Call (see Middleware). Without middleware it is send.
+func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json.RawMessage, string, error) {
+	if p.c.cl.mw == nil {
+		return p.send(ctx, r)
+	}
+	call := &Call{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n,
+		Meta: p.meta.clone(p.metaBase), modern: p, req: r}
+	resp, err := p.c.intercept(ctx, call, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	rt := resp.rt
+	if rt == "" {
+		if rt, err = resultTypeOf(resp.Result); err != nil {
+			return nil, "", err
+		}
+	}
+	return resp.Result, rt, nil
+}
+
+// sendCall is the end of a modern Call's chain (terminal): r sent with
+// the Call's _meta and headers.
+func (p *modernProtocol) sendCall(ctx context.Context, call *Call) (*Outcome, error) {
+	r := *call.req
+	r.mwHeader = call.Header
+	if !p.meta.unchanged(call.Meta) {
+		if r.meta = encodeMeta(call.Meta); r.meta == nil {
+			r.meta = []byte{} // every entry deleted: an empty _meta
+		}
+	}
+	res, rt, err := p.send(ctx, &r)
+	if err != nil {
+		return nil, err
+	}
+	return call.outcome(res, rt), nil
+}
+
 // resultTypeOf reads result.resultType: absent means "complete" (older
 // servers); a value this client does not know is an error (2026-07-28
 // basic/index §ResultType).
@@ -271,7 +314,7 @@ func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discov
 // discoverOnce sends one server/discover, bypassing the cache (the probe,
 // Client.Discover).
 func (p *modernProtocol) discoverOnce(ctx context.Context, co *callOptions) (*Discovery, error) {
-	res, rt, err := p.send(ctx, &request{method: "server/discover", co: co})
+	res, rt, err := p.sendRound(ctx, &request{method: "server/discover", co: co}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -302,15 +345,39 @@ func decodeDiscovery(url string, res json.RawMessage) (*Discovery, error) {
 // listen sends subscriptions/listen and reads its stream (2026-07-28
 // basic/utilities/subscriptions): the acknowledgement first, then the
 // notifications of this subscription; closing the stream ends it.
+// With middleware the subscription is one Call, whose Handler returns
+// when the stream ends.
 func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
+	if p.c.cl.mw == nil {
+		return p.listenWith(ctx, f, ack, fn, p.metaBase, nil)
+	}
+	req := &Call{Method: "subscriptions/listen", Version: p.v, Modern: true, Meta: p.meta.clone(p.metaBase)}
+	_, err := p.c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
+		meta := p.metaBase
+		if !p.meta.unchanged(req.Meta) {
+			if meta = encodeMeta(req.Meta); meta == nil {
+				meta = []byte{}
+			}
+		}
+		if err := p.listenWith(ctx, f, ack, fn, meta, req.Header); err != nil {
+			return nil, err
+		}
+		return &Outcome{rt: resultComplete}, nil
+	})
+	return err
+}
+
+// listenWith is listen with the _meta members and middleware headers to
+// send.
+func (p *modernProtocol) listenWith(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification), meta []byte, mwHeader http.Header) error {
 	c := p.c
 	fb, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
 	id := c.nextID.Add(1)
-	body := appendRequest(nil, id, "subscriptions/listen", params{{"notifications", fb}}, p.metaBase, true)
-	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: "subscriptions/listen"}, func(h http.Header) {
+	body := appendRequest(nil, id, "subscriptions/listen", params{{"notifications", fb}}, meta, true)
+	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: "subscriptions/listen", mw: mwHeader}, func(h http.Header) {
 		h["Content-Type"] = []string{"application/json"}
 		h["Accept"] = []string{acceptBoth}
 		h["Mcp-Protocol-Version"] = []string{p.v}

@@ -57,6 +57,34 @@ func (s *session) expire(id string) {
 	s.mu.Unlock()
 }
 
+// sendInitialize sends initialize, with the _meta members (without
+// braces; nil: none) and headers of its middleware, and returns its result
+// and the session id the server gave.
+func (s *session) sendInitialize(ctx context.Context, meta []byte, mwHeader http.Header) (json.RawMessage, string, error) {
+	c := s.l.c
+	id := c.nextID.Add(1)
+	pb := append([]byte(`{"protocolVersion":`), quoteJSON(s.want)...)
+	pb = append(append(pb, `,"capabilities":`...), c.cl.capsJSON...)
+	pb = append(append(pb, `,"clientInfo":`...), c.cl.clientInfo...)
+	if meta != nil {
+		pb = append(append(append(pb, `,"_meta":{`...), meta...), '}')
+	}
+	pb = append(pb, '}')
+	body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"initialize","params":`)
+	body = append(append(body, pb...), '}')
+	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: "initialize", co: s.co, mw: mwHeader}, func(h http.Header) {
+		h["Content-Type"] = []string{"application/json"}
+		h["Accept"] = []string{acceptBoth}
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	sid := resp.Header.Get(mcp.HeaderSessionID)
+	x := &exchange{c: c, id: id, method: "initialize", srv: s}
+	res, err := x.read(ctx, resp)
+	return res, sid, err
+}
+
 // ensure initializes the session unless it is ready; failedID, when not
 // empty, is a session id the server no longer knows (404): if it is still
 // the current one, the session starts over.
@@ -78,23 +106,28 @@ func (s *session) ensure(ctx context.Context, failedID string) error {
 // notifications/initialized (2025-11-25 basic/lifecycle §Initialization).
 func (s *session) initialize(ctx context.Context) error {
 	l, c := s.l, s.l.c
-	id := c.nextID.Add(1)
-	pb := append([]byte(`{"protocolVersion":`), quoteJSON(s.want)...)
-	pb = append(append(pb, `,"capabilities":`...), c.cl.capsJSON...)
-	pb = append(append(pb, `,"clientInfo":`...), c.cl.clientInfo...)
-	pb = append(pb, '}')
-	body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"initialize","params":`)
-	body = append(append(body, pb...), '}')
-	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: "initialize", co: s.co}, func(h http.Header) {
-		h["Content-Type"] = []string{"application/json"}
-		h["Accept"] = []string{acceptBoth}
-	})
-	if err != nil {
-		return err
+	var res json.RawMessage
+	var sid string
+	var err error
+	if c.cl.mw == nil {
+		res, sid, err = s.sendInitialize(ctx, nil, nil)
+	} else {
+		// initialize is a Call of its own (Middleware).
+		req := &Call{Method: "initialize", Version: s.want}
+		var resp *Outcome
+		resp, err = c.intercept(ctx, req, func(ctx context.Context, req *Call) (*Outcome, error) {
+			var res json.RawMessage
+			var err error
+			res, sid, err = s.sendInitialize(ctx, encodeMeta(req.Meta), req.Header)
+			if err != nil {
+				return nil, err
+			}
+			return req.outcome(res, resultComplete), nil
+		})
+		if err == nil {
+			res = resp.Result
+		}
 	}
-	sid := resp.Header.Get(mcp.HeaderSessionID)
-	x := &exchange{c: c, id: id, method: "initialize", srv: s}
-	res, err := x.read(ctx, resp)
 	if err != nil {
 		return err
 	}
