@@ -47,7 +47,11 @@ type PayloadArgs struct {
 }
 
 func newServer() *core.Server {
-	srv := core.NewServer(core.Implementation{Name: "mcpfn-bench", Version: "1.0.0"}, nil)
+	// The servers it is compared with (go-sdk, mcp-go, the bare net/http
+	// floor) log nothing per request, so neither does this one: the
+	// comparison is of protocol work.
+	srv := core.NewServer(core.Implementation{Name: "mcpfn-bench", Version: "1.0.0"},
+		&core.ServerOptions{DisableRequestLog: true})
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two integers."},
 		func(ctx context.Context, req *core.CallToolRequest, in AddArgs) (Sum, error) {
 			return Sum{in.A + in.B}, nil
