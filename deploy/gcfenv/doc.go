@@ -49,7 +49,8 @@
 //	                       server is an OAuth 2.1 protected resource (package
 //	                       auth) accepting the JWT access tokens of
 //	                       MCPFN_AUTH_ISSUER. Default: no authorization by the
-//	                       server. Set by: you.
+//	                       server. Set by: Terraform (modules/mcp-gcf's auth
+//	                       variable sets every MCPFN_AUTH_* variable), or you.
 //	MCPFN_AUTH_ISSUER      The authorization server's issuer URL; required with
 //	                       MCPFN_AUTH_RESOURCE.
 //	MCPFN_AUTH_JWKS_URL    Its JWKS URL. Default: from its metadata.
