@@ -71,6 +71,26 @@ func readAllEvents(t *testing.T, res *http.Response) []sseEvent {
 	return out
 }
 
+// sessionRequest sends method (POST with body, or GET with a nil body) to
+// the legacy session c holds, resuming its stream after lastEventID when
+// that is set.
+func sessionRequest(ctx context.Context, c *mcptest.Client, method string, body []byte, lastEventID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.SessionID)
+	req.Header.Set("Mcp-Protocol-Version", c.Version)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	return http.DefaultClient.Do(req)
+}
+
 // sseStream reads the events of a live SSE response as they arrive.
 type sseStream struct {
 	t      testing.TB

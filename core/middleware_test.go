@@ -605,17 +605,7 @@ func TestMiddlewarePolling(t *testing.T) {
 	obs.take()
 	send := func(method string, body []byte, lastEventID string) []sseEvent {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, bytes.NewReader(body))
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.SessionID)
-		req.Header.Set("Mcp-Protocol-Version", c.Version)
-		if lastEventID != "" {
-			req.Header.Set("Last-Event-ID", lastEventID)
-		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := sessionRequest(t.Context(), c, method, body, lastEventID)
 		if err != nil {
 			t.Fatal(err)
 		}

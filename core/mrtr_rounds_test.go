@@ -137,17 +137,7 @@ func TestMaxInputRoundsPolling(t *testing.T) {
 	}
 	send := func(method string, body []byte, lastEventID string) []sseEvent {
 		t.Helper()
-		req, _ := http.NewRequest(method, ts.URL, bytes.NewReader(body))
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.SessionID)
-		req.Header.Set("Mcp-Protocol-Version", c.Version)
-		if lastEventID != "" {
-			req.Header.Set("Last-Event-ID", lastEventID)
-		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := sessionRequest(context.Background(), c, method, body, lastEventID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,17 +203,7 @@ func TestPolledCallCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	send := func(method string, body []byte, lastEventID string) *http.Response {
-		req, _ := http.NewRequestWithContext(t.Context(), method, ts.URL, bytes.NewReader(body))
-		if body != nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.SessionID)
-		req.Header.Set("Mcp-Protocol-Version", c.Version)
-		if lastEventID != "" {
-			req.Header.Set("Last-Event-ID", lastEventID)
-		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := sessionRequest(t.Context(), c, method, body, lastEventID)
 		if err != nil {
 			t.Error(err)
 			return nil
