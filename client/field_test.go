@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpfn/mcpfn/mcp"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/mcp"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
@@ -394,14 +395,7 @@ func TestCacheChallengeDropsPrivate(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	// The server stops accepting Alice's token; the challenge yields Bob's.
-	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
-		if r.Header.Get("Authorization") == "Bearer alice" {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return true
-		}
-		return false
-	}
+	rec.fault = revoke("alice")
 	if _, err := c.CallTool(ctx, "bob_tool", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -450,5 +444,18 @@ func TestLegacyMaxRounds(t *testing.T) {
 	// The session still serves calls.
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "after"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// revoke is a fault that answers every request carrying the bearer token
+// tok with a 401 challenge, as a server does once it stops accepting it.
+func revoke(tok string) func(http.ResponseWriter, *http.Request, *seen) bool {
+	return func(w http.ResponseWriter, r *http.Request, s *seen) bool {
+		if r.Header.Get("Authorization") != "Bearer "+tok {
+			return false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return true
 	}
 }

@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -91,14 +90,7 @@ func TestClientChallengeDropsPrivate(t *testing.T) {
 	if got := toolNames(a.ListTools(ctx)); got != "alice_tool" {
 		t.Fatalf("got %q", got)
 	}
-	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
-		if r.Header.Get("Authorization") == "Bearer alice" {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return true
-		}
-		return false
-	}
+	rec.fault = revoke("alice")
 	if _, err := b.CallTool(ctx, "bob_tool", nil); err != nil {
 		t.Fatal(err)
 	}
