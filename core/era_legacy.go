@@ -139,10 +139,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		if sess.d.LogLevel != "" {
 			r.logLevel = int32(levelRank(sess.d.LogLevel))
 		}
-		f := &inflight{local: &s.local, key: sess.rec.ID + "\x00" + string(m.id)}
-		ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		f := newInflight(ctx, &s.local, inflightKey{sess.rec.ID, string(m.id)})
 		s.local.addInflight(f.key, f)
-		r.flight = f
+		ctx, r.flight = f, f
 	}
 	return ctx, r, nil
 }
@@ -206,7 +205,7 @@ func (s *Server) legacyNotification(ctx context.Context, sess *Session, m *rpcMe
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(m.params, &p) == nil && p.RequestID != nil && sess != nil {
-			f := s.local.findInflight(sess.rec.ID + "\x00" + string(p.RequestID))
+			f := s.local.findInflight(inflightKey{sess.rec.ID, string(p.RequestID)})
 			if f != nil {
 				f.cancelled.Store(true)
 				f.cancel()

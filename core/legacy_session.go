@@ -263,19 +263,39 @@ func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData)
 	return &Session{srv: s, rec: rec, d: d}, nil
 }
 
+// ownedSession is a Session and the record it was loaded with, in one
+// allocation.
+type ownedSession struct {
+	Session
+	rec SessionRecord
+}
+
 // errSessionForeign means the session belongs to another principal.
 var errSessionForeign = errors.New("session belongs to another principal")
 
 // loadSession reads a session for a request by principal p.
 func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Session, error) {
-	rec, err := s.store.Get(ctx, id)
-	if err != nil {
-		return nil, err
+	var sess *Session
+	if ls, ok := s.store.(*localStore); ok {
+		// The default store copies the record into the Session's own
+		// allocation and shares its Data, which neither side writes.
+		o := &ownedSession{}
+		if err := ls.m.GetInto(id, time.Now(), (*memstore.Record)(&o.rec)); err != nil {
+			return nil, memstoreError(err)
+		}
+		o.Session.srv, o.Session.rec = s, &o.rec
+		sess = &o.Session
+	} else {
+		rec, err := s.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		sess = &Session{srv: s, rec: rec}
 	}
+	rec := sess.rec
 	if rec.Principal != p.key() {
 		return nil, errSessionForeign
 	}
-	sess := &Session{srv: s, rec: rec}
 	if d, ok := s.decoded.get(id, rec.Version); ok {
 		sess.d = d
 		return sess, nil

@@ -133,17 +133,116 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 // legacy request of the process waiting for it.
 type local struct {
 	mu       sync.Mutex
-	streams  map[string]*getStream    // session id -> its GET stream
-	waiters  map[string]chan idAnswer // server request id -> its call's answers
-	inflight map[string]*inflight     // session id + "\x00" + request id
+	streams  map[string]*getStream     // session id -> its GET stream
+	waiters  map[string]chan idAnswer  // server request id -> its call's answers
+	inflight map[inflightKey]*inflight // (session id, request id) -> the request
 }
 
-// inflight is a legacy request being answered in this process.
+// inflightKey names a legacy request of a session: its session id and its
+// raw JSON-RPC id.
+type inflightKey struct{ session, id string }
+
+// inflight is a legacy request being answered in this process, and the
+// context it runs in. In a session a request is cancelled by
+// notifications/cancelled, not by a dropped connection (2025-11-25
+// basic/utilities/cancellation), so the context keeps the values of the
+// HTTP request's context but neither its deadline nor its cancellation: it
+// is done when the request is released or cancelled by the client.
+//
+// It is its own context.Context (one allocation per request instead of the
+// four of context.WithCancel over context.WithoutCancel) and implements
+// AfterFunc, so that contexts a handler derives from it are cancelled
+// without a goroutine each (see context.AfterFunc).
 type inflight struct {
+	values    context.Context // context.WithoutCancel of the HTTP request's
 	local     *local
-	key       string // session id + "\x00" + request id
-	cancel    context.CancelFunc
+	key       inflightKey
 	cancelled atomic.Bool // by notifications/cancelled: send no response
+
+	mu     sync.Mutex
+	done   chan struct{} // made by the first Done, closed by cancel
+	err    error         // context.Canceled once cancelled
+	afters []*afterFunc  // run by cancel
+}
+
+// afterFunc is a function registered with inflight.AfterFunc.
+type afterFunc struct{ f func() }
+
+func newInflight(ctx context.Context, l *local, key inflightKey) *inflight {
+	return &inflight{values: context.WithoutCancel(ctx), local: l, key: key}
+}
+
+// Deadline reports no deadline: a session's request has none of its own.
+func (f *inflight) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done returns a channel closed when the request is released or cancelled.
+func (f *inflight) Done() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done == nil {
+		f.done = make(chan struct{})
+		if f.err != nil {
+			close(f.done)
+		}
+	}
+	return f.done
+}
+
+// Err returns context.Canceled once the request is released or cancelled,
+// nil before.
+func (f *inflight) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// Value returns the HTTP request context's value for key.
+func (f *inflight) Value(key any) any { return f.values.Value(key) }
+
+// AfterFunc arranges for fn to run in its own goroutine once the request is
+// done, as context.AfterFunc does; stop reports whether it kept fn from
+// running.
+func (f *inflight) AfterFunc(fn func()) (stop func() bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		go fn()
+		return func() bool { return false }
+	}
+	a := &afterFunc{f: fn}
+	f.afters = append(f.afters, a)
+	return func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for i, x := range f.afters {
+			if x == a {
+				f.afters = append(f.afters[:i], f.afters[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func (f *inflight) String() string { return "mcpfn legacy request context" }
+
+// cancel ends the request's context; later calls do nothing.
+func (f *inflight) cancel() {
+	f.mu.Lock()
+	if f.err != nil {
+		f.mu.Unlock()
+		return
+	}
+	f.err = context.Canceled
+	if f.done != nil {
+		close(f.done)
+	}
+	afters := f.afters
+	f.afters = nil
+	f.mu.Unlock()
+	for _, a := range afters {
+		go a.f()
+	}
 }
 
 // release forgets the request and ends its context; nil does nothing.
@@ -213,24 +312,24 @@ func (l *local) takeStream(id string) *getStream {
 }
 
 // addInflight records a legacy request being answered in this process.
-func (l *local) addInflight(key string, f *inflight) {
+func (l *local) addInflight(key inflightKey, f *inflight) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.inflight == nil {
-		l.inflight = map[string]*inflight{}
+		l.inflight = map[inflightKey]*inflight{}
 	}
 	l.inflight[key] = f
 }
 
 // dropInflight forgets the request recorded under key.
-func (l *local) dropInflight(key string) {
+func (l *local) dropInflight(key inflightKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.inflight, key)
 }
 
 // findInflight returns the request recorded under key, or nil.
-func (l *local) findInflight(key string) *inflight {
+func (l *local) findInflight(key inflightKey) *inflight {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.inflight[key]

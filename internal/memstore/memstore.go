@@ -119,6 +119,21 @@ func (s *Store) Get(id string, now time.Time) (*Record, error) {
 	return clone(r), nil
 }
 
+// GetInto copies the live record with id into dst without copying its
+// Data: dst.Data aliases the stored bytes, which the store never writes
+// (Update replaces them), so the caller must not modify them either. It is
+// Get for a caller that keeps the record inside a value of its own.
+func (s *Store) GetInto(id string, now time.Time, dst *Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.live(id, now)
+	if r == nil {
+		return ErrNotFound
+	}
+	*dst = *r
+	return nil
+}
+
 // Update replaces Data, LastUsed and Expires of the stored record if its
 // Version equals rec.Version, then increments both.
 func (s *Store) Update(rec *Record, now time.Time) error {
