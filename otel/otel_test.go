@@ -1,0 +1,378 @@
+package otel_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
+	"github.com/mcpfn/mcpfn/otel"
+)
+
+// sdk is a real OpenTelemetry SDK pipeline: a span recorder and a manual
+// metric reader.
+type sdk struct {
+	spans  *tracetest.SpanRecorder
+	reader *sdkmetric.ManualReader
+	opts   otel.Options
+}
+
+func newSDK(t *testing.T) *sdk {
+	t.Helper()
+	s := &sdk{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(s.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(s.reader))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+	s.opts = otel.Options{TracerProvider: tp, MeterProvider: mp}
+	return s
+}
+
+func (s *sdk) ended(kind trace.SpanKind) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, sp := range s.spans.Ended() {
+		if sp.SpanKind() == kind {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// histogram returns the data points of the histogram name.
+func (s *sdk) histogram(t *testing.T, name string) []metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := s.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				if m.Unit != "s" {
+					t.Errorf("%s: unit %q, want s", name, m.Unit)
+				}
+				return m.Data.(metricdata.Histogram[float64]).DataPoints
+			}
+		}
+	}
+	t.Fatalf("no histogram %s", name)
+	return nil
+}
+
+func attrs(kvs []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
+
+// server is a real mcpfn server behind adapters/nethttp on loopback with
+// the otel Middleware and the tools echo, fail (isError), confirm (an input
+// round) and boom (a -32603).
+func server(t *testing.T, mode core.ProtocolMode, opts otel.Options) string {
+	t.Helper()
+	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+		Mode: mode, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(opts)},
+	})
+	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		return "echo", nil
+	})
+	core.AddTool(srv, &core.Tool{Name: "fail"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		return "", core.ToolErrorf("it failed")
+	})
+	core.AddTool(srv, &core.Tool{Name: "boom"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		panic("boom")
+	})
+	core.AddTool(srv, &core.Tool{Name: "confirm"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		if r, ok := req.Input.Elicitation("ok"); ok {
+			return "answer: " + r.Action, nil
+		}
+		return "", core.InputRequired(core.InputRequests{"ok": core.ElicitForm("Proceed?",
+			json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}, "")
+	})
+	ts := httptest.NewServer(nethttp.Handler(srv))
+	t.Cleanup(ts.Close)
+	return ts.URL + nethttp.DefaultPath
+}
+
+func accept(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"ok": true}}, nil
+}
+
+var eras = []struct {
+	name    string
+	mode    core.ProtocolMode
+	cmode   client.Mode
+	version string
+}{
+	{"modern", core.ModeModern, client.ModeModern, mcp.ProtocolVersion20260728},
+	{"legacy", core.ModeLegacy, client.ModeLegacy, mcp.ProtocolVersion20251125},
+}
+
+// TestClientServer: a client with ClientMiddleware calls a server with
+// Middleware in one process, both on one real SDK, in both eras. Every
+// server span is a child of the client span of its request (the trace
+// context travels in _meta and the header), with the conventions' names,
+// kinds, attributes and status for a result, an isError result, a
+// JSON-RPC error, a handler panic and an input round; both histograms get
+// a point per call with the conventions' bucket boundaries.
+func TestClientServer(t *testing.T) {
+	t.Parallel()
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newSDK(t)
+			url := server(t, era.mode, s.opts)
+			c, err := client.Connect(ctx, url, &client.Options{
+				Mode: era.cmode, NoGETStream: true, Elicitation: accept,
+				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := c.CallTool(ctx, "fail", nil); err != nil || !r.IsError {
+				t.Fatalf("fail: %+v, %v", r, err)
+			}
+			if _, err := c.CallTool(ctx, "boom", nil); mcp.CodeOf(err) != mcp.CodeInternalError {
+				t.Fatalf("boom: %v, want a -32603", err)
+			}
+			if _, err := c.CallTool(ctx, "nope", nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+				t.Fatalf("nope: %v, want a -32602", err)
+			}
+			if _, err := c.CallTool(ctx, "confirm", nil); err != nil {
+				t.Fatal(err)
+			}
+
+			clientSpans := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+			for _, sp := range s.ended(trace.SpanKindClient) {
+				clientSpans[sp.SpanContext().SpanID()] = sp
+			}
+			type row struct {
+				Name, Status, ErrorType, Code, Round string
+			}
+			var got []row
+			for _, sp := range s.ended(trace.SpanKindServer) {
+				a := attrs(sp.Attributes())
+				parent, ok := clientSpans[sp.Parent().SpanID()]
+				if !ok || sp.Parent().TraceID() != parent.SpanContext().TraceID() || !sp.Parent().IsRemote() {
+					t.Errorf("server span %q: parent %v is not a client span", sp.Name(), sp.Parent())
+					continue
+				}
+				if parent.Name() != sp.Name() {
+					t.Errorf("server span %q under client span %q", sp.Name(), parent.Name())
+				}
+				if a["mcp.method.name"] != strings.Fields(sp.Name())[0] || a["mcp.protocol.version"] != era.version ||
+					a["network.protocol.name"] != "http" || a["network.transport"] != "tcp" || a["client.address"] != "127.0.0.1" {
+					t.Errorf("server span %q attributes %v", sp.Name(), a)
+				}
+				pa := attrs(parent.Attributes())
+				if pa["mcp.method.name"] != a["mcp.method.name"] || pa["mcp.protocol.version"] != era.version || pa["server.address"] != "127.0.0.1" {
+					t.Errorf("client span %q attributes %v", parent.Name(), pa)
+				}
+				if a["mcp.session.id"] != pa["mcp.session.id"] || (era.name == "legacy") != (a["mcp.session.id"] != "") {
+					t.Errorf("%s: mcp.session.id server %q client %q", sp.Name(), a["mcp.session.id"], pa["mcp.session.id"])
+				}
+				if a["jsonrpc.request.id"] == "" {
+					t.Errorf("%s: no jsonrpc.request.id", sp.Name())
+				}
+				if a["mcp.method.name"] != "tools/call" {
+					continue
+				}
+				if a["gen_ai.tool.name"] == "" || a["gen_ai.operation.name"] != "execute_tool" {
+					t.Errorf("%s: attributes %v", sp.Name(), a)
+				}
+				if pa["error.type"] != a["error.type"] && a["error.type"] != "-32603" {
+					t.Errorf("%s: error.type server %q client %q", sp.Name(), a["error.type"], pa["error.type"])
+				}
+				got = append(got, row{sp.Name(), sp.Status().Code.String() + ":" + sp.Status().Description, a["error.type"], a["rpc.response.status_code"], a["mcpfn.round"]})
+			}
+			want := []row{
+				{"tools/call echo", "Unset:", "", "", ""},
+				{"tools/call fail", "Error:tool_error", "tool_error", "", ""},
+				{"tools/call boom", "Error:Internal error", "-32603", "-32603", ""},
+				{"tools/call nope", "Error:Unknown tool: nope", "-32602", "-32602", ""},
+			}
+			if era.name == "modern" {
+				// Two requests, each a round: the client's retry carries the
+				// answer.
+				want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
+			} else {
+				// One request; the bridge runs the handler again with the
+				// answer: two server spans, siblings under one client span.
+				want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("server spans:\n got %v\nwant %v", got, want)
+			}
+
+			for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
+				pts := s.histogram(t, name)
+				var n uint64
+				byTool := map[string]uint64{}
+				for _, p := range pts {
+					if !slices.Equal(p.Bounds, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}) {
+						t.Errorf("%s: bounds %v", name, p.Bounds)
+					}
+					a := attrs(p.Attributes.ToSlice())
+					for _, k := range []string{"mcp.session.id", "jsonrpc.request.id", "client.address", "mcpfn.round"} {
+						if _, ok := a[k]; ok {
+							t.Errorf("%s: high-cardinality attribute %s in %v", name, k, a)
+						}
+					}
+					n += p.Count
+					byTool[a["gen_ai.tool.name"]+"|"+a["error.type"]] += p.Count
+				}
+				if byTool["echo|"] != 1 || byTool["fail|tool_error"] != 1 || byTool["nope|-32602"] != 1 {
+					t.Errorf("%s: points by tool %v", name, byTool)
+				}
+				if n == 0 {
+					t.Errorf("%s: no points", name)
+				}
+			}
+		})
+	}
+}
+
+// TestServerParent: the server span's parent is the trace context of
+// params._meta when there is one, linked to the HTTP header's; else the
+// header's; baggage reaches the handler; both eras.
+func TestServerParent(t *testing.T) {
+	t.Parallel()
+	const (
+		metaTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
+		metaSpan    = "00f067aa0ba902b7"
+		headerTrace = "0af7651916cd43dd8448eb211c80319c"
+		headerSpan  = "b7ad6b7169203331"
+	)
+	for _, era := range eras {
+		for _, tc := range []struct {
+			name          string
+			meta, header  bool
+			trace, parent string
+			link          bool
+		}{
+			{"meta", true, false, metaTrace, metaSpan, false},
+			{"header", false, true, headerTrace, headerSpan, false},
+			{"both", true, true, metaTrace, metaSpan, true},
+		} {
+			t.Run(era.name+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				s := newSDK(t)
+				url := server(t, era.mode, s.opts)
+				inject := func(next client.Handler) client.Handler {
+					return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
+						if c.Method == "tools/call" {
+							if tc.meta {
+								c.SetMeta("traceparent", "00-"+metaTrace+"-"+metaSpan+"-01")
+								c.SetMeta("baggage", "tenant=acme")
+							}
+							if tc.header {
+								c.SetHeader("Traceparent", "00-"+headerTrace+"-"+headerSpan+"-01")
+							}
+						}
+						return next(ctx, c)
+					}
+				}
+				c, err := client.Connect(ctx, url, &client.Options{Mode: era.cmode, NoGETStream: true, Middleware: []client.Middleware{inject}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+					t.Fatal(err)
+				}
+				var sp sdktrace.ReadOnlySpan
+				for _, x := range s.ended(trace.SpanKindServer) {
+					if x.Name() == "tools/call echo" {
+						sp = x
+					}
+				}
+				if sp == nil {
+					t.Fatal("no server span for tools/call echo")
+				}
+				if got := sp.SpanContext().TraceID().String(); got != tc.trace {
+					t.Errorf("trace id %s, want %s", got, tc.trace)
+				}
+				if got := sp.Parent().SpanID().String(); got != tc.parent || !sp.Parent().IsRemote() {
+					t.Errorf("parent %s (remote %v), want %s", got, sp.Parent().IsRemote(), tc.parent)
+				}
+				var links []string
+				for _, l := range sp.Links() {
+					links = append(links, l.SpanContext.TraceID().String()+"/"+l.SpanContext.SpanID().String())
+				}
+				sort.Strings(links)
+				if want := []string(nil); tc.link {
+					want = []string{headerTrace + "/" + headerSpan}
+					if !slices.Equal(links, want) {
+						t.Errorf("links %v, want %v", links, want)
+					}
+				} else if len(links) != 0 {
+					t.Errorf("links %v, want none", links)
+				}
+				if sp.Status().Code != codes.Unset {
+					t.Errorf("status %v", sp.Status())
+				}
+			})
+		}
+	}
+}
+
+// TestBaggage: baggage in _meta reaches the handler's context.
+func TestBaggage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSDK(t)
+	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	got := make(chan string, 1)
+	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+		Mode: core.ModeModern, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
+	})
+	core.AddTool(srv, &core.Tool{Name: "bag"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		carrier := propagation.MapCarrier{}
+		prop.Inject(ctx, carrier)
+		got <- carrier["baggage"]
+		return "ok", nil
+	})
+	ts := httptest.NewServer(nethttp.Handler(srv))
+	defer ts.Close()
+	setBaggage := func(next client.Handler) client.Handler {
+		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
+			c.SetMeta("baggage", "tenant=acme")
+			return next(ctx, c)
+		}
+	}
+	c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{setBaggage}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "bag", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; b != "tenant=acme" {
+		t.Errorf("the handler's baggage %q, want tenant=acme", b)
+	}
+}
