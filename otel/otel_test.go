@@ -376,3 +376,49 @@ func TestBaggage(t *testing.T) {
 		t.Errorf("the handler's baggage %q, want tenant=acme", b)
 	}
 }
+
+// TestClientInjectsMeta: the client writes its span's trace context into
+// params._meta itself (not only the header), in both eras.
+func TestClientInjectsMeta(t *testing.T) {
+	t.Parallel()
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newSDK(t)
+			got := make(chan [2]string, 1)
+			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{Mode: era.mode, DisableRequestLog: true})
+			core.AddTool(srv, &core.Tool{Name: "meta"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				var m map[string]string
+				_ = json.Unmarshal(req.Meta, &m)
+				got <- [2]string{m["traceparent"], req.Header.Get("Traceparent")}
+				return "ok", nil
+			})
+			ts := httptest.NewServer(nethttp.Handler(srv))
+			defer ts.Close()
+			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: era.cmode, NoGETStream: true,
+				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(ctx, "meta", nil); err != nil {
+				t.Fatal(err)
+			}
+			tp := <-got
+			var span sdktrace.ReadOnlySpan
+			for _, sp := range s.ended(trace.SpanKindClient) {
+				if sp.Name() == "tools/call meta" {
+					span = sp
+				}
+			}
+			if span == nil {
+				t.Fatal("no client span")
+			}
+			want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
+			if tp[0] != want || tp[1] != want {
+				t.Errorf("_meta traceparent %q, header %q, want %q in both", tp[0], tp[1], want)
+			}
+		})
+	}
+}
