@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -58,6 +59,7 @@ func Middleware(opts Options) core.Middleware {
 	hist := opts.histogram(MetricServerOperationDuration,
 		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
 	prop := opts.propagator()
+	names := &targetNames{max: maxMetricTargets}
 	return func(next core.Handler) core.Handler {
 		return func(ctx context.Context, c *core.Call) (out *core.Outcome, err error) {
 			start := time.Now()
@@ -68,12 +70,13 @@ func Middleware(opts Options) core.Middleware {
 			if c.ProtocolVersion != "" {
 				a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
 			}
-			a = targetAttrs(a, c.Method, c.Target, false)
 			if hr := c.HTTPRequest(); hr != nil {
 				a = protoAttrs(a, hr.ProtoMajor, hr.ProtoMinor)
 			}
-			// a[:nMetric] are the histogram's attributes too.
+			// a[:nMetric] are the histogram's attributes too, with the
+			// target's, which are added once the outcome is known.
 			nMetric := len(a)
+			a = targetAttrs(a, c.Method, c.Target, false)
 			if c.Target != "" && isResourceMethod(c.Method) {
 				a = append(a, KeyResourceURI.String(c.Target))
 			}
@@ -112,10 +115,18 @@ func Middleware(opts Options) core.Middleware {
 			if c.Round != 0 {
 				end = append(end, KeyRound.Int(c.Round))
 			}
-			mattrs := append([]attribute.KeyValue(nil), a[:nMetric]...)
+			mattrs := make([]attribute.KeyValue, nMetric, nMetric+5)
+			copy(mattrs, a)
+			cerr := core.CodeOf(err)
+			// A name the client sent that the server refused as unknown
+			// (or any -32602 of a name not yet seen) does not become a new
+			// series: the histogram's cardinality stays bounded whatever
+			// names a hostile client sends.
+			admit := cerr != core.CodeInvalidParams && cerr != core.CodeMethodNotFound
+			mattrs = targetAttrs(mattrs, c.Method, names.admit(c.Target, admit), false)
 			switch {
 			case err != nil:
-				code := strconv.Itoa(core.CodeOf(err))
+				code := strconv.Itoa(cerr)
 				end = append(end, KeyErrorType.String(code), KeyRPCStatusCode.String(code))
 				mattrs = append(mattrs, KeyErrorType.String(code), KeyRPCStatusCode.String(code))
 				span.SetStatus(codes.Error, errorMessage(err))
@@ -130,6 +141,45 @@ func Middleware(opts Options) core.Middleware {
 			return out, err
 		}
 	}
+}
+
+// maxMetricTargets bounds the distinct tool and prompt names one
+// Middleware records on its histogram; later names are recorded as
+// "_OTHER" (the conventions' fallback value).
+const maxMetricTargets = 1000
+
+// targetNames is the set of tool and prompt names a Middleware's histogram
+// has recorded, at most max.
+type targetNames struct {
+	seen sync.Map // string → struct{}
+	mu   sync.Mutex
+	n    int
+	max  int
+}
+
+// admit returns name when it is known or, with add, becomes known within
+// the bound; else "_OTHER". "" stays "".
+func (t *targetNames) admit(name string, add bool) string {
+	if name == "" {
+		return ""
+	}
+	if _, ok := t.seen.Load(name); ok {
+		return name
+	}
+	if !add {
+		return "_OTHER"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.seen.Load(name); ok {
+		return name
+	}
+	if t.n >= t.max {
+		return "_OTHER"
+	}
+	t.seen.Store(name, struct{}{})
+	t.n++
+	return name
 }
 
 // errorMessage is the message of the JSON-RPC error err is answered with.
