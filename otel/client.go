@@ -45,12 +45,18 @@ import (
 // the resource URI and the round. jsonrpc.request.id is not recorded: the
 // client assigns the id after the middleware runs.
 //
-// The returned Middleware is safe for concurrent use.
+// With neither provider set (the zero Options) it records and injects
+// nothing and returns the next Handler unchanged. The returned Middleware
+// is safe for concurrent use.
 func ClientMiddleware(opts Options) client.Middleware {
 	tr := opts.tracer()
 	hist := opts.histogram(MetricClientOperationDuration,
 		"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.")
 	prop := opts.propagator()
+	if opts.TracerProvider == nil && opts.MeterProvider == nil {
+		// Nothing to record: the chain is left as it is.
+		return func(next client.Handler) client.Handler { return next }
+	}
 	return func(next client.Handler) client.Handler {
 		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
 			start := time.Now()
@@ -108,7 +114,9 @@ func ClientMiddleware(opts Options) client.Middleware {
 				mattrs = append(mattrs, end...)
 				span.SetStatus(codes.Error, clientErrorMessage(err, et))
 			}
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+			if hist.Enabled(ctx) {
+				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+			}
 			return out, err
 		}
 	}

@@ -75,8 +75,9 @@ const (
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // Options configures Middleware and ClientMiddleware. The zero value
-// records nothing (no-op providers) and propagates W3C trace context and
-// baggage.
+// records nothing and makes both middlewares the identity; with a provider
+// set, the trace context and baggage are propagated with W3C Trace Context
+// and W3C Baggage unless Propagator is set.
 type Options struct {
 	// TracerProvider makes the spans; nil: none are recorded.
 	TracerProvider trace.TracerProvider

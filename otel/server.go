@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -53,13 +54,19 @@ import (
 // session, request id, resource URI, round and addresses (their
 // cardinality is unbounded).
 //
-// The returned Middleware is safe for concurrent use.
+// With neither provider set (the zero Options) it records nothing and
+// returns the next Handler unchanged, so the chain costs what an empty one
+// does. The returned Middleware is safe for concurrent use.
 func Middleware(opts Options) core.Middleware {
 	tr := opts.tracer()
 	hist := opts.histogram(MetricServerOperationDuration,
 		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
 	prop := opts.propagator()
 	names := &targetNames{max: maxMetricTargets}
+	if opts.TracerProvider == nil && opts.MeterProvider == nil {
+		// Nothing to record: the chain is left as it is.
+		return func(next core.Handler) core.Handler { return next }
+	}
 	return func(next core.Handler) core.Handler {
 		return func(ctx context.Context, c *core.Call) (out *core.Outcome, err error) {
 			start := time.Now()
@@ -137,7 +144,9 @@ func Middleware(opts Options) core.Middleware {
 			}
 			span.SetAttributes(end...)
 			span.End()
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+			if hist.Enabled(ctx) {
+				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+			}
 			return out, err
 		}
 	}
@@ -196,7 +205,7 @@ func errorMessage(err error) string {
 func serverParent(ctx context.Context, c *core.Call, prop propagation.TextMapPropagator) (context.Context, trace.SpanContext) {
 	pctx := ctx
 	ambient := trace.SpanContextFromContext(ctx)
-	if !ambient.IsValid() && c.Header != nil {
+	if !ambient.IsValid() && hasPropagationHeader(c.Header) {
 		pctx = prop.Extract(ctx, headerCarrier(c.Header))
 		ambient = trace.SpanContextFromContext(pctx)
 	}
@@ -211,6 +220,15 @@ func serverParent(ctx context.Context, c *core.Call, prop propagation.TextMapPro
 		return mctx, ambient
 	}
 	return mctx, trace.SpanContext{}
+}
+
+// hasPropagationHeader reports whether h has one of the W3C trace context
+// or baggage headers, read without canonicalizing (http.Header keeps the
+// canonical forms), so that a request without them costs no extraction.
+// A custom Propagator's other headers are read when one of these is
+// present.
+func hasPropagationHeader(h http.Header) bool {
+	return len(h["Traceparent"]) > 0 || len(h["Baggage"]) > 0
 }
 
 // metaCarrier reads the string members of the request's params._meta:
