@@ -130,7 +130,13 @@ func Middleware(opts Options) core.Middleware {
 			// series: the histogram's cardinality stays bounded whatever
 			// names a hostile client sends.
 			admit := cerr != core.CodeInvalidParams && cerr != core.CodeMethodNotFound
-			mattrs = targetAttrs(mattrs, c.Method, names.admit(c.Target, admit), false)
+			target := ""
+			if c.Method == "tools/call" || c.Method == "prompts/get" {
+				// Only the names the histogram records take a place in the
+				// bounded set (a resource URI or completion ref does not).
+				target = names.admit(c.Target, admit)
+			}
+			mattrs = targetAttrs(mattrs, c.Method, target, false)
 			switch {
 			case err != nil:
 				code := strconv.Itoa(cerr)
