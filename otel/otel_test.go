@@ -430,3 +430,44 @@ func TestClientInjectsMeta(t *testing.T) {
 		})
 	}
 }
+
+// TestHistogramCardinality: invented method and tool names do not become
+// series of the server histogram: legacy methods the server does not serve
+// are one series with mcp.method.name _OTHER, unknown tools one with
+// gen_ai.tool.name _OTHER; the spans keep the names.
+func TestHistogramCardinality(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSDK(t)
+	url := server(t, core.ModeLegacy, s.opts)
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 20 {
+		if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
+			t.Fatalf("x/invented%d: %v, want -32601", i, err)
+		}
+		if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+			t.Fatalf("invented%d: %v, want -32602", i, err)
+		}
+	}
+	series := map[string]uint64{}
+	for _, p := range s.histogram(t, otel.MetricServerOperationDuration) {
+		a := attrs(p.Attributes.ToSlice())
+		series[a["mcp.method.name"]+"|"+a["gen_ai.tool.name"]+"|"+a["error.type"]] += p.Count
+	}
+	// initialize does not reach the middleware (the legacy handshake).
+	want := map[string]uint64{"_OTHER||-32601": 20, "tools/call|_OTHER|-32602": 20}
+	if fmt.Sprint(series) != fmt.Sprint(want) {
+		t.Errorf("series %v, want %v", series, want)
+	}
+	names := map[string]bool{}
+	for _, sp := range s.ended(trace.SpanKindServer) {
+		names[sp.Name()] = true
+	}
+	if !names["x/invented7"] || !names["tools/call invented7"] {
+		t.Errorf("span names %v lack the invented names", names)
+	}
+}

@@ -52,7 +52,11 @@ import (
 // recorded); on a tools/call result with isError, error.type "tool_error"
 // and status Error. The histogram has the same attributes less the
 // session, request id, resource URI, round and addresses (their
-// cardinality is unbounded).
+// cardinality is unbounded); on it, a method answered with -32601 (not
+// served) is recorded as mcp.method.name "_OTHER", and a tool or prompt
+// name becomes a value of its own only once a round of it ended in
+// neither -32601 nor -32602, for at most 1000 names (then "_OTHER"), so
+// that a client cannot grow the number of series with invented names.
 //
 // With neither provider set (the zero Options) it records nothing and
 // returns the next Handler unchanged, so the chain costs what an empty one
@@ -125,6 +129,11 @@ func Middleware(opts Options) core.Middleware {
 			mattrs := make([]attribute.KeyValue, nMetric, nMetric+5)
 			copy(mattrs, a)
 			cerr := core.CodeOf(err)
+			if cerr == core.CodeMethodNotFound {
+				// A method the server does not serve is a name the client
+				// chose: one series for all of them.
+				mattrs[0] = KeyMethodName.String("_OTHER")
+			}
 			// A name the client sent that the server refused as unknown
 			// (or any -32602 of a name not yet seen) does not become a new
 			// series: the histogram's cardinality stays bounded whatever
