@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -224,4 +225,48 @@ func isResourceMethod(method string) bool {
 		return true
 	}
 	return false
+}
+
+// maxMetricAttrs is the most attributes a histogram point of this package
+// has: method, version, network name, version and transport, tool or
+// prompt name, operation name, error.type, status code.
+const maxMetricAttrs = 10
+
+// setKey is the attributes of a histogram point, in the order they were
+// added; comparable, so a map key that costs no allocation to look up.
+type setKey [maxMetricAttrs]attribute.KeyValue
+
+// setCache keeps the attribute.Set of each distinct histogram point, so
+// that recording a known one builds no set. It holds at most
+// maxCachedSets (the names in a point are bounded already; the bound is a
+// second guard), past which sets are built per recording.
+type setCache struct {
+	mu sync.RWMutex
+	m  map[setKey]attribute.Set
+}
+
+const maxCachedSets = 4096
+
+func (sc *setCache) set(kvs []attribute.KeyValue) attribute.Set {
+	if len(kvs) > maxMetricAttrs {
+		return attribute.NewSet(kvs...)
+	}
+	var k setKey
+	copy(k[:], kvs)
+	sc.mu.RLock()
+	s, ok := sc.m[k]
+	sc.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = attribute.NewSet(kvs...)
+	sc.mu.Lock()
+	if sc.m == nil {
+		sc.m = map[setKey]attribute.Set{}
+	}
+	if len(sc.m) < maxCachedSets {
+		sc.m[k] = s
+	}
+	sc.mu.Unlock()
+	return s
 }

@@ -67,6 +67,7 @@ func Middleware(opts Options) core.Middleware {
 		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
 	prop := opts.propagator()
 	names := &targetNames{max: maxMetricTargets}
+	sets := &setCache{}
 	if opts.TracerProvider == nil && opts.MeterProvider == nil {
 		// Nothing to record: the chain is left as it is.
 		return func(next core.Handler) core.Handler { return next }
@@ -126,8 +127,8 @@ func Middleware(opts Options) core.Middleware {
 			if c.Round != 0 {
 				end = append(end, KeyRound.Int(c.Round))
 			}
-			mattrs := make([]attribute.KeyValue, nMetric, nMetric+5)
-			copy(mattrs, a)
+			var mbuf [maxMetricAttrs]attribute.KeyValue
+			mattrs := append(mbuf[:0], a[:nMetric]...)
 			cerr := core.CodeOf(err)
 			if cerr == core.CodeMethodNotFound {
 				// A method the server does not serve is a name the client
@@ -160,7 +161,7 @@ func Middleware(opts Options) core.Middleware {
 			span.SetAttributes(end...)
 			span.End()
 			if hist.Enabled(ctx) {
-				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributeSet(sets.set(mattrs)))
 			}
 			return out, err
 		}
