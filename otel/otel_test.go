@@ -3,11 +3,15 @@ package otel_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -470,4 +474,94 @@ func TestHistogramCardinality(t *testing.T) {
 	if !names["x/invented7"] || !names["tools/call invented7"] {
 		t.Errorf("span names %v lack the invented names", names)
 	}
+}
+
+// TestTargets: prompts/get is named after the prompt and carries
+// gen_ai.prompt.name; resources/read carries mcp.resource.uri but is named
+// by the method alone (the conventions keep URIs out of span names), on
+// both halves and in both eras; a client's HTTP failure is error.type the
+// status.
+func TestTargets(t *testing.T) {
+	t.Parallel()
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newSDK(t)
+			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+				Mode: era.mode, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
+			})
+			srv.AddPrompt(&core.Prompt{Name: "greet"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+				return &core.GetPromptResult{}, nil
+			})
+			srv.AddResource(&core.Resource{URI: "test://r/1", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://r/1", Text: "x"}}}, nil
+			})
+			ts := httptest.NewServer(nethttp.Handler(srv))
+			defer ts.Close()
+			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: era.cmode, NoGETStream: true,
+				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.GetPrompt(ctx, "greet", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.ReadResource(ctx, "test://r/1"); err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
+				got := map[string]map[string]string{}
+				for _, sp := range s.ended(kind) {
+					got[sp.Name()] = attrs(sp.Attributes())
+				}
+				if a := got["prompts/get greet"]; a == nil || a["gen_ai.prompt.name"] != "greet" || a["gen_ai.tool.name"] != "" {
+					t.Errorf("%v: prompts/get greet span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
+				}
+				if a := got["resources/read"]; a == nil || a["mcp.resource.uri"] != "test://r/1" {
+					t.Errorf("%v: resources/read span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
+				}
+			}
+			// The histograms leave the URI out (opt-in in the conventions).
+			for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
+				for _, p := range s.histogram(t, name) {
+					if _, ok := p.Attributes.Value("mcp.resource.uri"); ok {
+						t.Errorf("%s has mcp.resource.uri: %v", name, p.Attributes.ToSlice())
+					}
+				}
+			}
+		})
+	}
+
+	t.Run("http-error", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		s := newSDK(t)
+		// A front that answers every request 503 without a JSON-RPC error.
+		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}))
+		defer down.Close()
+		c, err := client.Connect(ctx, down.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+		if err == nil {
+			defer c.Close()
+			_, err = c.Call(ctx, "ping", nil)
+		}
+		var he *client.HTTPError
+		if !errors.As(err, &he) {
+			t.Fatalf("a request to a 503 front: %v, want an *HTTPError", err)
+		}
+		var found bool
+		for _, sp := range s.ended(trace.SpanKindClient) {
+			a := attrs(sp.Attributes())
+			if a["error.type"] == strconv.Itoa(he.StatusCode) && sp.Status().Code == codes.Error && a["rpc.response.status_code"] == "" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no client span with error.type %d among %d", he.StatusCode, len(s.ended(trace.SpanKindClient)))
+		}
+	})
 }
