@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -564,4 +565,33 @@ func TestTargets(t *testing.T) {
 			t.Errorf("no client span with error.type %d among %d", he.StatusCode, len(s.ended(trace.SpanKindClient)))
 		}
 	})
+}
+
+// TestClientTimeout: a Call that ends by the caller's deadline is
+// error.type "timeout" with status Error.
+func TestClientTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSDK(t)
+	url := server(t, core.ModeModern, otel.Options{})
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
+		Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel()
+	if _, err := c.Call(expired, "ping", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ping with an expired deadline: %v", err)
+	}
+	var types []string
+	for _, sp := range s.ended(trace.SpanKindClient) {
+		if sp.Name() == "ping" {
+			types = append(types, attrs(sp.Attributes())["error.type"]+"/"+sp.Status().Code.String())
+		}
+	}
+	if !slices.Equal(types, []string{"timeout/Error"}) {
+		t.Errorf("ping spans %v, want [timeout/Error]", types)
+	}
 }
