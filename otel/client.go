@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -49,78 +51,152 @@ import (
 // nothing and returns the next Handler unchanged. The returned Middleware
 // is safe for concurrent use.
 func ClientMiddleware(opts Options) client.Middleware {
-	tr := opts.tracer()
-	hist := opts.histogram(MetricClientOperationDuration,
-		"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.")
-	prop := opts.propagator()
 	if opts.TracerProvider == nil && opts.MeterProvider == nil {
 		// Nothing to record: the chain is left as it is.
 		return func(next client.Handler) client.Handler { return next }
 	}
+	m := &clientMW{
+		opts: opts,
+		tr:   opts.tracer(),
+		hist: opts.histogram(MetricClientOperationDuration,
+			"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."),
+		prop:    opts.propagator(),
+		tools:   targetNames{method: "tools/call", max: maxMetricTargets},
+		prompts: targetNames{method: "prompts/get", max: maxMetricTargets},
+		start:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
+	}
 	return func(next client.Handler) client.Handler {
-		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
-			start := time.Now()
-			var buf [16]attribute.KeyValue
-			a := append(buf[:0], KeyMethodName.String(c.Method))
-			if c.Version != "" {
-				a = append(a, KeyProtocolVersion.String(c.Version))
-			}
-			a = targetAttrs(a, c.Method, c.Target, false)
-			a = append(a, KeyNetworkProtoName.String("http"), KeyNetworkTransport.String("tcp"))
-			if u, err := url.Parse(c.URL); err == nil && u.Hostname() != "" {
-				a = append(a, KeyServerAddress.String(u.Hostname()))
-				port, _ := strconv.Atoi(u.Port())
-				switch {
-				case port != 0:
-				case u.Scheme == "https":
-					port = 443
-				case u.Scheme == "http":
-					port = 80
-				}
-				if port != 0 {
-					a = append(a, KeyServerPort.Int(port))
-				}
-			}
-			nMetric := len(a)
-			if c.Target != "" && isResourceMethod(c.Method) {
-				a = append(a, KeyResourceURI.String(c.Target))
-			}
-			if c.SessionID != "" {
-				a = append(a, KeySessionID.String(opts.sessionID(c.SessionID)))
-			}
-			if c.Round != 0 {
-				a = append(a, KeyRound.Int(c.Round))
-			}
-			sctx, span := tr.Start(ctx, spanName(c.Method, c.Target),
-				trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(a...))
-			defer span.End()
-
-			inj := propagation.MapCarrier{}
-			prop.Inject(sctx, inj)
-			for k, v := range inj {
-				c.SetMeta(k, v)
-				c.SetHeader(k, v)
-			}
-
-			out, err := next(sctx, c)
-
-			mattrs := append([]attribute.KeyValue(nil), a[:nMetric]...)
-			if et, code := clientErrorType(err, out); et != "" {
-				end := []attribute.KeyValue{KeyErrorType.String(et)}
-				if code != "" {
-					end = append(end, KeyRPCStatusCode.String(code))
-				}
-				span.SetAttributes(end...)
-				mattrs = append(mattrs, end...)
-				span.SetStatus(codes.Error, clientErrorMessage(err, et))
-			}
-			if hist.Enabled(ctx) {
-				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
-			}
-			return out, err
-		}
+		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) { return m.send(ctx, c, next) }
 	}
 }
+
+// clientMW is the state of one ClientMiddleware, shared by its calls.
+type clientMW struct {
+	opts    Options
+	tr      trace.Tracer
+	hist    metric.Float64Histogram
+	prop    propagation.TextMapPropagator
+	tools   targetNames
+	prompts targetNames
+	sets    setCache
+	start   []trace.SpanStartOption
+	peer    atomic.Pointer[peer] // the last URL's server.address and port
+}
+
+// peer is server.address and server.port of a URL.
+type peer struct {
+	url  string
+	host string
+	port int
+}
+
+// peerOf returns the server address and port of rawURL, parsed once per
+// distinct URL in a row (a client talks to one endpoint).
+func (m *clientMW) peerOf(rawURL string) *peer {
+	if p := m.peer.Load(); p != nil && p.url == rawURL {
+		return p
+	}
+	p := &peer{url: rawURL}
+	if u, err := url.Parse(rawURL); err == nil && u.Hostname() != "" {
+		p.host = u.Hostname()
+		p.port, _ = strconv.Atoi(u.Port())
+		switch {
+		case p.port != 0:
+		case u.Scheme == "https":
+			p.port = 443
+		case u.Scheme == "http":
+			p.port = 80
+		}
+	}
+	m.peer.Store(p)
+	return p
+}
+
+func (m *clientMW) names(method string) *targetNames {
+	switch method {
+	case "tools/call":
+		return &m.tools
+	case "prompts/get":
+		return &m.prompts
+	}
+	return nil
+}
+
+func (m *clientMW) send(ctx context.Context, c *client.Call, next client.Handler) (*client.Outcome, error) {
+	start := time.Now()
+	names := m.names(c.Method)
+	sctx, span := m.tr.Start(ctx, names.spanName(c.Method, c.Target), m.start...)
+	defer span.End()
+	m.prop.Inject(sctx, callCarrier{c})
+
+	out, err := next(sctx, c)
+
+	et, code := clientErrorType(err, out)
+	p := m.peerOf(c.URL)
+	if span.IsRecording() {
+		var buf [maxSpanAttrs]attribute.KeyValue
+		a := m.attrs(buf[:0], c, p, et, code)
+		a = targetAttrs(a, c.Method, c.Target, true)
+		if c.SessionID != "" {
+			a = append(a, KeySessionID.String(m.opts.sessionID(c.SessionID)))
+		}
+		if c.Round != 0 {
+			a = append(a, KeyRound.Int(c.Round))
+		}
+		span.SetAttributes(slices.Clone(a)...)
+		if et != "" {
+			span.SetStatus(codes.Error, clientErrorMessage(err, et))
+		}
+	}
+	if m.hist.Enabled(ctx) {
+		var k setKey
+		a := m.attrs(k[:0], c, p, et, code)
+		target := ""
+		if names != nil {
+			// The names a program sends may come from a model's choice:
+			// bounded as the server's are.
+			target = names.admit(c.Target, code != "-32602" && code != "-32601")
+		}
+		a = targetAttrs(a, c.Method, target, false)
+		m.hist.Record(ctx, time.Since(start).Seconds(), m.sets.opts(&k, len(a))...)
+	}
+	return out, err
+}
+
+// attrs appends the attributes the span and the histogram share, less
+// the target's.
+func (m *clientMW) attrs(a []attribute.KeyValue, c *client.Call, p *peer, et, code string) []attribute.KeyValue {
+	a = append(a, KeyMethodName.String(c.Method))
+	if c.Version != "" {
+		a = append(a, KeyProtocolVersion.String(c.Version))
+	}
+	a = append(a, KeyNetworkProtoName.String("http"), KeyNetworkTransport.String("tcp"))
+	if p.host != "" {
+		a = append(a, KeyServerAddress.String(p.host))
+		if p.port != 0 {
+			a = append(a, KeyServerPort.Int(p.port))
+		}
+	}
+	if et != "" {
+		a = append(a, KeyErrorType.String(et))
+		if code != "" {
+			a = append(a, KeyRPCStatusCode.String(code))
+		}
+	}
+	return a
+}
+
+// callCarrier writes the propagator's fields into the request's _meta and
+// its HTTP headers.
+type callCarrier struct{ c *client.Call }
+
+func (cc callCarrier) Set(key, value string) {
+	cc.c.SetMeta(key, value)
+	cc.c.SetHeader(key, value)
+}
+
+func (callCarrier) Get(string) string { return "" }
+func (callCarrier) Keys() []string    { return nil }
 
 // clientErrorType is error.type of a Call that ended with err or out, and
 // the JSON-RPC code (rpc.response.status_code) when there is one.
@@ -134,7 +210,7 @@ func clientErrorType(err error, out *client.Outcome) (errorType, code string) {
 		}
 		return "", ""
 	case errors.As(err, &me):
-		code := strconv.Itoa(me.Code)
+		code := codeString(me.Code)
 		return code, code
 	case errors.As(err, &he):
 		return strconv.Itoa(he.StatusCode), ""

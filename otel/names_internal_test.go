@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"go.opentelemetry.io/otel/metric"
 )
 
 // TestTargetNamesBound: the histogram's tool and prompt names are bounded:
@@ -36,5 +38,28 @@ func TestTargetNamesBound(t *testing.T) {
 	}
 	if got := tn.admit("", true); got != "" {
 		t.Errorf("admit(\"\") = %q", got)
+	}
+}
+
+// TestSetCacheHit: a point recorded again reuses its cached options (the
+// cache is keyed by the attributes in the order they were added, which
+// attribute.NewSet reorders), and distinct points get distinct sets.
+func TestSetCacheHit(t *testing.T) {
+	t.Parallel()
+	var sc setCache
+	point := func(tool string) []metric.RecordOption {
+		var k setKey
+		a := append(k[:0], KeyMethodName.String("tools/call"), KeyToolName.String(tool), KeyErrorType.String("tool_error"))
+		return sc.opts(&k, len(a))
+	}
+	first := point("add")
+	if again := point("add"); &again[0] != &first[0] {
+		t.Error("the same point built its options again")
+	}
+	if other := point("sub"); &other[0] == &first[0] {
+		t.Error("two points share options")
+	}
+	if len(sc.m) != 2 {
+		t.Errorf("%d cached sets, want 2", len(sc.m))
 	}
 }

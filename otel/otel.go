@@ -189,16 +189,44 @@ func requestID(raw json.RawMessage) string {
 // of an HTTP request with protocol major.minor.
 func protoAttrs(a []attribute.KeyValue, major, minor int) []attribute.KeyValue {
 	a = append(a, KeyNetworkProtoName.String("http"))
+	v := ""
 	switch {
-	case major == 2 || major == 3:
-		a = append(a, KeyNetworkProtoVersion.String(strconv.Itoa(major)))
+	case major == 1 && minor == 1:
+		v = "1.1"
+	case major == 1 && minor == 0:
+		v = "1.0"
+	case major == 2:
+		v = "2"
+	case major == 3:
+		v = "3"
 	case major > 0:
-		a = append(a, KeyNetworkProtoVersion.String(strconv.Itoa(major)+"."+strconv.Itoa(minor)))
+		v = strconv.Itoa(major) + "." + strconv.Itoa(minor)
+	}
+	if v != "" {
+		a = append(a, KeyNetworkProtoVersion.String(v))
 	}
 	if major == 3 {
 		return append(a, KeyNetworkTransport.String("quic"))
 	}
 	return append(a, KeyNetworkTransport.String("tcp"))
+}
+
+// codeString is the decimal text of a JSON-RPC error code, without
+// building it for the codes the server answers with.
+func codeString(code int) string {
+	switch code {
+	case -32700:
+		return "-32700"
+	case -32600:
+		return "-32600"
+	case -32601:
+		return "-32601"
+	case -32602:
+		return "-32602"
+	case -32603:
+		return "-32603"
+	}
+	return strconv.Itoa(code)
 }
 
 // hostPort splits an address into host and port (0 when absent).
@@ -219,54 +247,45 @@ func headerCarrier(h http.Header) propagation.HeaderCarrier {
 	return propagation.HeaderCarrier(h)
 }
 
-func isResourceMethod(method string) bool {
-	switch method {
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		return true
-	}
-	return false
-}
-
 // maxMetricAttrs is the most attributes a histogram point of this package
 // has: method, version, network name, version and transport, tool or
-// prompt name, operation name, error.type, status code.
-const maxMetricAttrs = 10
+// prompt name, operation name, error.type, status code (the client: server
+// address and port instead of the network version).
+const maxMetricAttrs = 11
 
 // setKey is the attributes of a histogram point, in the order they were
 // added; comparable, so a map key that costs no allocation to look up.
 type setKey [maxMetricAttrs]attribute.KeyValue
 
-// setCache keeps the attribute.Set of each distinct histogram point, so
-// that recording a known one builds no set. It holds at most
-// maxCachedSets (the names in a point are bounded already; the bound is a
-// second guard), past which sets are built per recording.
+// setCache keeps the record options (the attribute.Set) of each distinct
+// histogram point, so that recording a known one builds nothing. It holds
+// at most maxCachedSets (the names in a point are bounded already; the
+// bound is a second guard), past which they are built per recording.
 type setCache struct {
 	mu sync.RWMutex
-	m  map[setKey]attribute.Set
+	m  map[setKey][]metric.RecordOption
 }
 
 const maxCachedSets = 4096
 
-func (sc *setCache) set(kvs []attribute.KeyValue) attribute.Set {
-	if len(kvs) > maxMetricAttrs {
-		return attribute.NewSet(kvs...)
-	}
-	var k setKey
-	copy(k[:], kvs)
+// opts returns the record options of the point whose attributes are
+// k[:n].
+func (sc *setCache) opts(k *setKey, n int) []metric.RecordOption {
 	sc.mu.RLock()
-	s, ok := sc.m[k]
+	o, ok := sc.m[*k]
 	sc.mu.RUnlock()
 	if ok {
-		return s
+		return o
 	}
-	s = attribute.NewSet(kvs...)
+	key := *k // NewSet sorts the attributes in place
+	o = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(k[:n]...))}
 	sc.mu.Lock()
 	if sc.m == nil {
-		sc.m = map[setKey]attribute.Set{}
+		sc.m = map[setKey][]metric.RecordOption{}
 	}
 	if len(sc.m) < maxCachedSets {
-		sc.m[k] = s
+		sc.m[key] = o
 	}
 	sc.mu.Unlock()
-	return s
+	return o
 }

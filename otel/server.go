@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
@@ -62,124 +62,208 @@ import (
 // returns the next Handler unchanged, so the chain costs what an empty one
 // does. The returned Middleware is safe for concurrent use.
 func Middleware(opts Options) core.Middleware {
-	tr := opts.tracer()
-	hist := opts.histogram(MetricServerOperationDuration,
-		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
-	prop := opts.propagator()
-	names := &targetNames{max: maxMetricTargets}
-	sets := &setCache{}
 	if opts.TracerProvider == nil && opts.MeterProvider == nil {
 		// Nothing to record: the chain is left as it is.
 		return func(next core.Handler) core.Handler { return next }
 	}
+	m := &serverMW{
+		opts: opts,
+		tr:   opts.tracer(),
+		hist: opts.histogram(MetricServerOperationDuration,
+			"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."),
+		prop:    opts.propagator(),
+		tools:   targetNames{method: "tools/call", max: maxMetricTargets},
+		prompts: targetNames{method: "prompts/get", max: maxMetricTargets},
+		start:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+	}
 	return func(next core.Handler) core.Handler {
-		return func(ctx context.Context, c *core.Call) (out *core.Outcome, err error) {
-			start := time.Now()
-			pctx, link := serverParent(ctx, c, prop)
-
-			var buf [16]attribute.KeyValue
-			a := append(buf[:0], KeyMethodName.String(c.Method))
-			if c.ProtocolVersion != "" {
-				a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
-			}
-			if hr := c.HTTPRequest(); hr != nil {
-				a = protoAttrs(a, hr.ProtoMajor, hr.ProtoMinor)
-			}
-			// a[:nMetric] are the histogram's attributes too, with the
-			// target's, which are added once the outcome is known.
-			nMetric := len(a)
-			a = targetAttrs(a, c.Method, c.Target, false)
-			if c.Target != "" && isResourceMethod(c.Method) {
-				a = append(a, KeyResourceURI.String(c.Target))
-			}
-			if c.Session != nil {
-				a = append(a, KeySessionID.String(opts.sessionID(c.Session.ID())))
-			}
-			if id := requestID(c.ID); id != "" {
-				a = append(a, KeyJSONRPCRequestID.String(id))
-			}
-			if hr := c.HTTPRequest(); hr != nil && hr.RemoteAddr != "" {
-				host, port := hostPort(hr.RemoteAddr)
-				a = append(a, KeyClientAddress.String(host))
-				if port != 0 {
-					a = append(a, KeyClientPort.Int(port))
-				}
-			}
-			so := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(a...)}
-			if link.IsValid() {
-				so = append(so, trace.WithLinks(trace.Link{SpanContext: link}))
-			}
-			sctx, span := tr.Start(pctx, spanName(c.Method, c.Target), so...)
-			defer func() {
-				if p := recover(); p != nil {
-					// A panic below is answered by the server as a -32603; the
-					// span still ends, and the panic goes on to the server.
-					span.SetAttributes(KeyErrorType.String(strconv.Itoa(core.CodeInternalError)), KeyRPCStatusCode.String(strconv.Itoa(core.CodeInternalError)))
-					span.SetStatus(codes.Error, "Internal error")
-					span.End()
-					panic(p)
-				}
-			}()
-
-			out, err = next(sctx, c)
-
-			end := make([]attribute.KeyValue, 0, 3)
-			if c.Round != 0 {
-				end = append(end, KeyRound.Int(c.Round))
-			}
-			var mbuf [maxMetricAttrs]attribute.KeyValue
-			mattrs := append(mbuf[:0], a[:nMetric]...)
-			cerr := core.CodeOf(err)
-			if cerr == core.CodeMethodNotFound {
-				// A method the server does not serve is a name the client
-				// chose: one series for all of them.
-				mattrs[0] = KeyMethodName.String("_OTHER")
-			}
-			// A name the client sent that the server refused as unknown
-			// (or any -32602 of a name not yet seen) does not become a new
-			// series: the histogram's cardinality stays bounded whatever
-			// names a hostile client sends.
-			admit := cerr != core.CodeInvalidParams && cerr != core.CodeMethodNotFound
-			target := ""
-			if c.Method == "tools/call" || c.Method == "prompts/get" {
-				// Only the names the histogram records take a place in the
-				// bounded set (a resource URI or completion ref does not).
-				target = names.admit(c.Target, admit)
-			}
-			mattrs = targetAttrs(mattrs, c.Method, target, false)
-			switch {
-			case err != nil:
-				code := strconv.Itoa(cerr)
-				end = append(end, KeyErrorType.String(code), KeyRPCStatusCode.String(code))
-				mattrs = append(mattrs, KeyErrorType.String(code), KeyRPCStatusCode.String(code))
-				span.SetStatus(codes.Error, errorMessage(err))
-			case out != nil && out.IsError:
-				end = append(end, KeyErrorType.String("tool_error"))
-				mattrs = append(mattrs, KeyErrorType.String("tool_error"))
-				span.SetStatus(codes.Error, "tool_error")
-			}
-			span.SetAttributes(end...)
-			span.End()
-			if hist.Enabled(ctx) {
-				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributeSet(sets.set(mattrs)))
-			}
-			return out, err
-		}
+		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) { return m.serve(ctx, c, next) }
 	}
 }
 
-// maxMetricTargets bounds the distinct tool and prompt names one
-// Middleware records on its histogram; later names are recorded as
-// "_OTHER" (the conventions' fallback value).
+// serverMW is the state of one Middleware, shared by its calls.
+type serverMW struct {
+	opts    Options
+	tr      trace.Tracer
+	hist    metric.Float64Histogram
+	prop    propagation.TextMapPropagator
+	tools   targetNames // the tool names of the histogram, and their span names
+	prompts targetNames
+	sets    setCache
+	start   []trace.SpanStartOption // kind SERVER, built once
+}
+
+// names is the bounded name set of method's target, or nil.
+func (m *serverMW) names(method string) *targetNames {
+	switch method {
+	case "tools/call":
+		return &m.tools
+	case "prompts/get":
+		return &m.prompts
+	}
+	return nil
+}
+
+func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (out *core.Outcome, err error) {
+	start := time.Now()
+	pctx, link := serverParent(ctx, c, m.prop)
+	names := m.names(c.Method)
+	so := m.start
+	if link.IsValid() {
+		so = []trace.SpanStartOption{so[0], trace.WithLinks(trace.Link{SpanContext: link})}
+	}
+	// Samplers see the name (method and tool or prompt), the kind and the
+	// parent; the attributes are set once the round has ended, and only
+	// on a span that records, so that a span dropped by the sampler (or a
+	// no-op provider's) costs no attribute.
+	sctx, span := m.tr.Start(pctx, names.spanName(c.Method, c.Target), so...)
+	defer func() {
+		if p := recover(); p != nil {
+			// A panic below is answered by the server as a -32603; the
+			// span still ends, and the panic goes on to the server.
+			if span.IsRecording() {
+				span.SetAttributes(m.spanAttrs(c, core.CodeInternalError, false)...)
+				span.SetStatus(codes.Error, "Internal error")
+			}
+			span.End()
+			panic(p)
+		}
+	}()
+
+	out, err = next(sctx, c)
+
+	code := 0
+	if err != nil {
+		code = core.CodeOf(err)
+	}
+	isError := err == nil && out != nil && out.IsError
+	if span.IsRecording() {
+		span.SetAttributes(m.spanAttrs(c, code, isError)...)
+		switch {
+		case err != nil:
+			span.SetStatus(codes.Error, errorMessage(err))
+		case isError:
+			span.SetStatus(codes.Error, "tool_error")
+		}
+	}
+	span.End()
+	if m.hist.Enabled(ctx) {
+		m.hist.Record(ctx, time.Since(start).Seconds(), m.metricOpts(c, names, code, isError)...)
+	}
+	return out, err
+}
+
+// maxSpanAttrs is the most attributes a server span has: method, version,
+// the three network ones, tool or prompt name and operation name (or the
+// URI), session, request id, client address and port, round, error.type
+// and status code.
+const maxSpanAttrs = 16
+
+// spanAttrs returns the span's attributes in a slice of their exact
+// length (the span copies them; the array they are built in stays on
+// the stack).
+func (m *serverMW) spanAttrs(c *core.Call, code int, isError bool) []attribute.KeyValue {
+	var buf [maxSpanAttrs]attribute.KeyValue
+	a := append(buf[:0], KeyMethodName.String(c.Method))
+	if c.ProtocolVersion != "" {
+		a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
+	}
+	hr := c.HTTPRequest()
+	if hr != nil {
+		a = protoAttrs(a, hr.ProtoMajor, hr.ProtoMinor)
+	}
+	a = targetAttrs(a, c.Method, c.Target, true)
+	if c.Session != nil {
+		a = append(a, KeySessionID.String(m.opts.sessionID(c.Session.ID())))
+	}
+	if id := requestID(c.ID); id != "" {
+		a = append(a, KeyJSONRPCRequestID.String(id))
+	}
+	if hr != nil && hr.RemoteAddr != "" {
+		host, port := hostPort(hr.RemoteAddr)
+		a = append(a, KeyClientAddress.String(host))
+		if port != 0 {
+			a = append(a, KeyClientPort.Int(port))
+		}
+	}
+	if c.Round != 0 {
+		a = append(a, KeyRound.Int(c.Round))
+	}
+	switch {
+	case code != 0:
+		cs := codeString(code)
+		a = append(a, KeyErrorType.String(cs), KeyRPCStatusCode.String(cs))
+	case isError:
+		a = append(a, KeyErrorType.String("tool_error"))
+	}
+	return slices.Clone(a)
+}
+
+// metricOpts returns the record options of the round's histogram point:
+// its attribute set, cached per distinct point.
+func (m *serverMW) metricOpts(c *core.Call, names *targetNames, code int, isError bool) []metric.RecordOption {
+	var k setKey
+	a := append(k[:0], KeyMethodName.String(c.Method))
+	if code == core.CodeMethodNotFound {
+		// A method the server does not serve is a name the client chose:
+		// one series for all of them.
+		a[0] = KeyMethodName.String("_OTHER")
+	}
+	if c.ProtocolVersion != "" {
+		a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
+	}
+	if hr := c.HTTPRequest(); hr != nil {
+		a = protoAttrs(a, hr.ProtoMajor, hr.ProtoMinor)
+	}
+	// A name the client sent that the server refused as unknown (or any
+	// -32602 of a name not yet seen) does not become a new series: the
+	// histogram's cardinality stays bounded whatever names a hostile
+	// client sends. Only tool and prompt names take a place in the
+	// bounded sets (a resource URI or completion ref does not).
+	target := ""
+	if names != nil {
+		target = names.admit(c.Target, code != core.CodeInvalidParams && code != core.CodeMethodNotFound)
+	}
+	a = targetAttrs(a, c.Method, target, false)
+	switch {
+	case code != 0:
+		cs := codeString(code)
+		a = append(a, KeyErrorType.String(cs), KeyRPCStatusCode.String(cs))
+	case isError:
+		a = append(a, KeyErrorType.String("tool_error"))
+	}
+	return m.sets.opts(&k, len(a))
+}
+
+// maxMetricTargets bounds the distinct tool names and the distinct prompt
+// names one Middleware records on its histogram; later names are recorded
+// as "_OTHER" (the conventions' fallback value).
 const maxMetricTargets = 1000
 
-// targetNames is the set of tool and prompt names a Middleware's histogram
-// has recorded, at most max.
+// targetNames is the set of names (tool or prompt names of method) a
+// histogram has recorded, at most max, with the span name of each, so
+// that a known target's span name is not built per request.
 type targetNames struct {
-	seen sync.Map // string → struct{}
-	mu   sync.Mutex
-	n    int
-	max  int
+	method string
+	max    int
+	mu     sync.RWMutex
+	names  map[string]string // name → span name
+}
+
+// spanName is `{method} {name}` (cached for a known name); method alone
+// when name is "" or t is nil (a method whose target is not in the span
+// name).
+func (t *targetNames) spanName(method, name string) string {
+	if t == nil || name == "" {
+		return method
+	}
+	t.mu.RLock()
+	s, ok := t.names[name]
+	t.mu.RUnlock()
+	if ok {
+		return s
+	}
+	return method + " " + name
 }
 
 // admit returns name when it is known or, with add, becomes known within
@@ -188,7 +272,10 @@ func (t *targetNames) admit(name string, add bool) string {
 	if name == "" {
 		return ""
 	}
-	if _, ok := t.seen.Load(name); ok {
+	t.mu.RLock()
+	_, ok := t.names[name]
+	t.mu.RUnlock()
+	if ok {
 		return name
 	}
 	if !add {
@@ -196,14 +283,16 @@ func (t *targetNames) admit(name string, add bool) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.seen.Load(name); ok {
+	if _, ok := t.names[name]; ok {
 		return name
 	}
-	if t.n >= t.max {
+	if len(t.names) >= t.max {
 		return "_OTHER"
 	}
-	t.seen.Store(name, struct{}{})
-	t.n++
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	t.names[name] = spanName(t.method, name)
 	return name
 }
 
