@@ -267,7 +267,9 @@ func TestClientServer(t *testing.T) {
 
 // TestServerParent: the server span's parent is the trace context of
 // params._meta when there is one, linked to the HTTP header's; else the
-// header's; baggage reaches the handler; both eras.
+// header's; an X-Amzn-Trace-Id header (the Lambda invocation's X-Ray
+// trace id, which adapters/lambda sets) is a link, never the parent;
+// baggage reaches the handler; both eras.
 func TestServerParent(t *testing.T) {
 	t.Parallel()
 	const (
@@ -275,17 +277,21 @@ func TestServerParent(t *testing.T) {
 		metaSpan    = "00f067aa0ba902b7"
 		headerTrace = "0af7651916cd43dd8448eb211c80319c"
 		headerSpan  = "b7ad6b7169203331"
+		xrayTrace   = "5759e988bd862e3fe1be46a994272793"
+		xraySpan    = "53995c3f42cd8ad8"
 	)
 	for _, era := range eras {
 		for _, tc := range []struct {
-			name          string
-			meta, header  bool
-			trace, parent string
-			link          bool
+			name               string
+			meta, header, xray bool
+			trace, parent      string
+			link               bool
 		}{
-			{"meta", true, false, metaTrace, metaSpan, false},
-			{"header", false, true, headerTrace, headerSpan, false},
-			{"both", true, true, metaTrace, metaSpan, true},
+			{"meta", true, false, false, metaTrace, metaSpan, false},
+			{"header", false, true, false, headerTrace, headerSpan, false},
+			{"both", true, true, false, metaTrace, metaSpan, true},
+			{"xray", true, false, true, metaTrace, metaSpan, false},
+			{"xray-header", false, true, true, headerTrace, headerSpan, false},
 		} {
 			t.Run(era.name+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
@@ -301,6 +307,9 @@ func TestServerParent(t *testing.T) {
 							}
 							if tc.header {
 								c.SetHeader("Traceparent", "00-"+headerTrace+"-"+headerSpan+"-01")
+							}
+							if tc.xray {
+								c.SetHeader("X-Amzn-Trace-Id", "Root=1-"+xrayTrace[:8]+"-"+xrayTrace[8:]+";Parent="+xraySpan+";Sampled=1")
 							}
 						}
 						return next(ctx, c)
@@ -334,13 +343,16 @@ func TestServerParent(t *testing.T) {
 					links = append(links, l.SpanContext.TraceID().String()+"/"+l.SpanContext.SpanID().String())
 				}
 				sort.Strings(links)
-				if want := []string(nil); tc.link {
-					want = []string{headerTrace + "/" + headerSpan}
-					if !slices.Equal(links, want) {
-						t.Errorf("links %v, want %v", links, want)
-					}
-				} else if len(links) != 0 {
-					t.Errorf("links %v, want none", links)
+				var want []string
+				if tc.link {
+					want = append(want, headerTrace+"/"+headerSpan)
+				}
+				if tc.xray {
+					want = append(want, xrayTrace+"/"+xraySpan)
+				}
+				sort.Strings(want)
+				if !slices.Equal(links, want) {
+					t.Errorf("links %v, want %v", links, want)
 				}
 				if sp.Status().Code != codes.Unset {
 					t.Errorf("status %v", sp.Status())

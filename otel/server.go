@@ -109,8 +109,15 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	pctx, link := serverParent(ctx, c, m.prop)
 	names := m.names(c.Method)
 	so := m.start
-	if link.IsValid() {
-		so = []trace.SpanStartOption{so[0], trace.WithLinks(trace.Link{SpanContext: link})}
+	xray, hasXRay := xrayLink(c.Header)
+	if link.IsValid() || hasXRay {
+		so = append(make([]trace.SpanStartOption, 0, 3), so[0])
+		if link.IsValid() {
+			so = append(so, trace.WithLinks(trace.Link{SpanContext: link}))
+		}
+		if hasXRay {
+			so = append(so, trace.WithLinks(trace.Link{SpanContext: xray}))
+		}
 	}
 	// Samplers see the name (method and tool or prompt), the kind and the
 	// parent; the attributes are set once the round has ended, and only
