@@ -63,6 +63,12 @@ const (
 	// KeyRound is mcpfn's own attribute: the input round of the logical
 	// call (core.Call.Round, client.Call.Round), set when not 0.
 	KeyRound = attribute.Key("mcpfn.round")
+	// KeyLinkType is mcpfn's own attribute of the server span's links:
+	// "transport" (the HTTP request's trace context, when _meta gave
+	// another parent), "xray" (the X-Amzn-Trace-Id header: on Lambda, the
+	// invocation's segment) and "first_round" (a later legacy bridge
+	// round's link to the first round of its call).
+	KeyLinkType = attribute.Key("mcpfn.link.type")
 )
 
 // Metric names of the MCP semantic conventions, in seconds.

@@ -604,3 +604,86 @@ func TestClientTimeout(t *testing.T) {
 		t.Errorf("ping spans %v, want [timeout/Error]", types)
 	}
 }
+
+// TestRoundLinks: the rounds of one logical call are tied together. A
+// legacy call whose handler asks for input over the bridge runs its
+// rounds as sibling server spans in one HTTP request, the later one
+// linked to the first (link type first_round); a 2026-07-28 retry is a
+// new request whose server span is the child of its own client round
+// span, and both client rounds are children of the caller's span.
+func TestRoundLinks(t *testing.T) {
+	t.Parallel()
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newSDK(t)
+			url := server(t, era.mode, s.opts)
+			c, err := client.Connect(ctx, url, &client.Options{Mode: era.cmode, NoGETStream: true, Elicitation: accept,
+				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			tr := s.opts.TracerProvider.Tracer("test")
+			cctx, caller := tr.Start(ctx, "caller")
+			if _, err := c.CallTool(cctx, "confirm", nil); err != nil {
+				t.Fatal(err)
+			}
+			caller.End()
+
+			var rounds []sdktrace.ReadOnlySpan
+			for _, sp := range s.ended(trace.SpanKindServer) {
+				if sp.Name() == "tools/call confirm" {
+					rounds = append(rounds, sp)
+				}
+			}
+			if len(rounds) != 2 {
+				t.Fatalf("%d server spans of confirm, want 2", len(rounds))
+			}
+			first, second := rounds[0], rounds[1]
+			var linked []string
+			for _, l := range second.Links() {
+				if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
+					linked = append(linked, l.SpanContext.SpanID().String())
+				}
+			}
+			for _, l := range first.Links() {
+				if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
+					t.Errorf("the first round links to %s", l.SpanContext.SpanID())
+				}
+			}
+			clients := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+			for _, sp := range s.ended(trace.SpanKindClient) {
+				if sp.Name() == "tools/call confirm" {
+					clients[sp.SpanContext().SpanID()] = sp
+				}
+			}
+			if era.name == "legacy" {
+				if !slices.Equal(linked, []string{first.SpanContext().SpanID().String()}) {
+					t.Errorf("second round links %v, want the first round %s", linked, first.SpanContext().SpanID())
+				}
+				if first.Parent().SpanID() != second.Parent().SpanID() || len(clients) != 1 {
+					t.Errorf("bridge rounds: parents %s and %s, %d client spans; want siblings under one", first.Parent().SpanID(), second.Parent().SpanID(), len(clients))
+				}
+				return
+			}
+			if len(linked) != 0 {
+				t.Errorf("a 2026-07-28 retry links %v: its rounds are requests of their own", linked)
+			}
+			if len(clients) != 2 {
+				t.Fatalf("%d client spans, want one per round", len(clients))
+			}
+			for _, sp := range rounds {
+				cs, ok := clients[sp.Parent().SpanID()]
+				if !ok {
+					t.Errorf("server round %s has no client round as parent", sp.SpanContext().SpanID())
+					continue
+				}
+				if cs.Parent().SpanID() != caller.SpanContext().SpanID() {
+					t.Errorf("client round's parent %s, want the caller %s", cs.Parent().SpanID(), caller.SpanContext().SpanID())
+				}
+			}
+		})
+	}
+}

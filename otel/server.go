@@ -33,12 +33,22 @@ import (
 // transport context, the span links to the latter (the MCP conventions:
 // one MCP request may span several HTTP requests and the reverse).
 // Baggage from _meta, else from the header, is in the handler's context.
+// An X-Amzn-Trace-Id header with a Root and a Parent (AWS X-Ray; on
+// Lambda, adapters/lambda sets it to the invocation's trace id) is a link
+// too, so that the trace joins AWS's view of the invocation; it is never
+// the parent. Links carry mcpfn.link.type "transport", "xray" or
+// "first_round".
 //
 // Each round is its own span: a legacy request whose handler asks for
 // input over the bridge runs one span per round, siblings under the same
-// parent with mcpfn.round counting up; a 2026-07-28 input_required retry
-// is a new request, whose span has the client's new round span as parent
-// when the client propagates (ClientMiddleware does).
+// parent with mcpfn.round counting up, each later round linked to the
+// first (link type first_round); a 2026-07-28 input_required retry is a
+// new request, whose span has the client's new round span as parent when
+// the client propagates (ClientMiddleware does), the client's round spans
+// being siblings under the caller's span.
+//
+// A sampler sees the span's name, kind, parent and links; the attributes
+// are set when the round ends, and only on a span that records.
 //
 // Span attributes: mcp.method.name, mcp.protocol.version, mcp.session.id
 // (legacy sessions; see Options.RawSessionID), jsonrpc.request.id,
@@ -55,8 +65,9 @@ import (
 // cardinality is unbounded); on it, a method answered with -32601 (not
 // served) is recorded as mcp.method.name "_OTHER", and a tool or prompt
 // name becomes a value of its own only once a round of it ended in
-// neither -32601 nor -32602, for at most 1000 names (then "_OTHER"), so
-// that a client cannot grow the number of series with invented names.
+// neither -32601 nor -32602, for at most 1000 tool and 1000 prompt names
+// (then "_OTHER"), so that a client cannot grow the number of series with
+// invented names.
 //
 // With neither provider set (the zero Options) it records nothing and
 // returns the next Handler unchanged, so the chain costs what an empty one
@@ -91,6 +102,17 @@ type serverMW struct {
 	prompts targetNames
 	sets    setCache
 	start   []trace.SpanStartOption // kind SERVER, built once
+	rounds  roundLinks
+}
+
+// linkType is the attributes of a span link of type t (KeyLinkType).
+func linkType(t string) []attribute.KeyValue {
+	return []attribute.KeyValue{KeyLinkType.String(t)}
+}
+
+// asked reports whether a round ended asking the client for input.
+func asked(out *core.Outcome, err error) bool {
+	return err == nil && out != nil && out.InputRequired
 }
 
 // names is the bounded name set of method's target, or nil.
@@ -110,13 +132,22 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	names := m.names(c.Method)
 	so := m.start
 	xray, hasXRay := xrayLink(c.Header)
-	if link.IsValid() || hasXRay {
-		so = append(make([]trace.SpanStartOption, 0, 3), so[0])
+	// A later round of a legacy bridge call links to its first round.
+	var first trace.SpanContext
+	legacy := !c.Modern()
+	if legacy && c.Round > 0 {
+		first, _ = m.rounds.first(c)
+	}
+	if link.IsValid() || hasXRay || first.IsValid() {
+		so = append(make([]trace.SpanStartOption, 0, 4), so[0])
 		if link.IsValid() {
-			so = append(so, trace.WithLinks(trace.Link{SpanContext: link}))
+			so = append(so, trace.WithLinks(trace.Link{SpanContext: link, Attributes: linkType("transport")}))
 		}
 		if hasXRay {
-			so = append(so, trace.WithLinks(trace.Link{SpanContext: xray}))
+			so = append(so, trace.WithLinks(trace.Link{SpanContext: xray, Attributes: linkType("xray")}))
+		}
+		if first.IsValid() {
+			so = append(so, trace.WithLinks(trace.Link{SpanContext: first, Attributes: linkType("first_round")}))
 		}
 	}
 	// Samplers see the name (method and tool or prompt), the kind and the
@@ -154,6 +185,9 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 		}
 	}
 	span.End()
+	if legacy && (c.Round > 0 || asked(out, err)) {
+		m.rounds.ended(c, span.SpanContext(), asked(out, err))
+	}
 	if m.hist.Enabled(ctx) {
 		m.hist.Record(ctx, time.Since(start).Seconds(), m.metricOpts(c, names, code, isError)...)
 	}
