@@ -20,6 +20,7 @@ import (
 	"errors"
 	"flag"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -81,6 +82,10 @@ func run(ctx context.Context, addr string) (err error) {
 		&core.ServerOptions{Middleware: []core.Middleware{mcpotel.Middleware(opts)}})
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
 
-	log.Printf("otel: serving MCP on http://%s/mcp", addr)
-	return nethttp.Serve(ctx, addr, srv, nil)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	log.Printf("otel: serving MCP on http://%s/mcp", ln.Addr())
+	return nethttp.ServeListener(ctx, ln, srv, nil)
 }
