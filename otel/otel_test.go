@@ -213,13 +213,19 @@ func TestClientServer(t *testing.T) {
 				if pa["error.type"] != a["error.type"] && a["error.type"] != "-32603" {
 					t.Errorf("%s: error.type server %q client %q", sp.Name(), a["error.type"], pa["error.type"])
 				}
+				if pa["error.type"] != "" && parent.Status().Code != codes.Error {
+					// Every JSON-RPC error is an error of the client span.
+					t.Errorf("client span %q with error.type %q has status %v", parent.Name(), pa["error.type"], parent.Status())
+				}
 				got = append(got, row{sp.Name(), sp.Status().Code.String() + ":" + sp.Status().Description, a["error.type"], a["rpc.response.status_code"], a["mcpfn.round"]})
 			}
 			want := []row{
 				{"tools/call echo", "Unset:", "", "", ""},
 				{"tools/call fail", "Error:tool_error", "tool_error", "", ""},
 				{"tools/call boom", "Error:Internal error", "-32603", "-32603", ""},
-				{"tools/call nope", "Error:Unknown tool: nope", "-32602", "-32602", ""},
+				// The conventions count -32603 and -32000..-32099 as the
+				// server's errors: an unknown tool is the client's.
+				{"tools/call nope", "Unset:", "-32602", "-32602", ""},
 			}
 			if era.name == "modern" {
 				// Two requests, each a round: the client's retry carries the

@@ -57,10 +57,12 @@ import (
 // subscribe, unsubscribe), mcpfn.round, network.protocol.name and
 // .version, network.transport, client.address and client.port; on a
 // JSON-RPC error rpc.response.status_code and error.type (the code, as a
-// string) and status Error with the error's message (-32603 "Internal
-// error" for an error that is not a *core.Error: its text is never
-// recorded); on a tools/call result with isError, error.type "tool_error"
-// and status Error. The histogram has the same attributes less the
+// string), and for -32603 and the -32000 to -32099 server errors status
+// Error with the error's message (-32603 "Internal error" for an error
+// that is not a *core.Error: its text is never recorded; the other codes
+// are the client's fault and leave the status Unset, as the conventions
+// say); on a tools/call result with isError, error.type "tool_error" and
+// status Error. The histogram has the same attributes less the
 // session, request id, resource URI, round and addresses (their
 // cardinality is unbounded); on it, a method answered with -32601 (not
 // served) is recorded as mcp.method.name "_OTHER", and a tool or prompt
@@ -178,7 +180,7 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	if span.IsRecording() {
 		span.SetAttributes(m.spanAttrs(c, code, isError)...)
 		switch {
-		case err != nil:
+		case err != nil && serverFault(code):
 			span.SetStatus(codes.Error, errorMessage(err))
 		case isError:
 			span.SetStatus(codes.Error, "tool_error")
@@ -335,6 +337,16 @@ func (t *targetNames) admit(name string, add bool) string {
 	}
 	t.names[name] = spanName(t.method, name)
 	return name
+}
+
+// serverFault reports whether a JSON-RPC error code makes the server
+// span's status Error: the MCP conventions (server span,
+// rpc.response.status_code) count -32603 and the -32000 to -32099 range
+// as errors; the others (-32602 an unknown tool, -32601, -32600) are the
+// client's and leave the status Unset, error.type still saying what
+// happened.
+func serverFault(code int) bool {
+	return code == core.CodeInternalError || code <= -32000 && code >= -32099
 }
 
 // errorMessage is the message of the JSON-RPC error err is answered with.

@@ -67,7 +67,7 @@ func TestGoSDKClient(t *testing.T) {
 	want := map[string]row{
 		"tools/call add":  {"", "", "Unset"},
 		"tools/call fail": {"tool_error", "", "Error"},
-		"tools/call nope": {"-32602", "-32602", "Error"},
+		"tools/call nope": {"-32602", "-32602", "Unset"}, // the client's error: status Unset (conventions)
 	}
 	got := map[string]row{}
 	for _, sp := range rec.Ended() {
