@@ -44,8 +44,13 @@ import (
 // error, error.type the status code; on a deadline, "timeout"; on any
 // other failure "_OTHER"; on a tools/call result with isError, error.type
 // "tool_error". The histogram has the same attributes less the session,
-// the resource URI and the round. jsonrpc.request.id is not recorded: the
-// client assigns the id after the middleware runs.
+// the resource URI and the round; on it, a tool or prompt name becomes a
+// value of its own only once a Call of it ended in neither -32601 nor
+// -32602, for at most 1000 names of each (then "_OTHER"), as on the
+// server, since a program may forward a model's choice of name.
+// jsonrpc.request.id is not recorded: the client assigns the id after the
+// middleware runs. A sampler sees the span's name, kind and parent; the
+// attributes are set when the Call ends, on a span that records.
 //
 // With neither provider set (the zero Options) it records and injects
 // nothing and returns the next Handler unchanged. The returned Middleware
