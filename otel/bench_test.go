@@ -52,9 +52,9 @@ type noopExporter struct{}
 func (noopExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (noopExporter) Shutdown(context.Context) error                             { return nil }
 
-func addServer(mw []core.Middleware) *core.Server {
+func addServer(mode core.ProtocolMode, mw []core.Middleware) *core.Server {
 	srv := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.ServerOptions{
-		Mode: core.ModeModern, DisableRequestLog: true, Logger: slog.New(slog.DiscardHandler), Middleware: mw,
+		Mode: mode, DisableRequestLog: true, Logger: slog.New(slog.DiscardHandler), Middleware: mw,
 	})
 	core.AddTool(srv, &core.Tool{Name: "add"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
 		A int `json:"a"`
@@ -69,7 +69,7 @@ func addServer(mw []core.Middleware) *core.Server {
 // tools/call add, captured on loopback once.
 func capturedCall(b *testing.B) (http.Header, []byte) {
 	b.Helper()
-	srv := addServer(nil)
+	srv := addServer(core.ModeModern, nil)
 	var mu sync.Mutex
 	var hdr http.Header
 	var body []byte
@@ -149,7 +149,7 @@ func BenchmarkDispatchToolsCall(b *testing.B) {
 		{"floor", []core.Middleware{floor}},
 	} {
 		b.Run("mw="+c.name, func(b *testing.B) {
-			srv := addServer(c.mw)
+			srv := addServer(core.ModeModern, c.mw)
 			rd := bytes.NewReader(body)
 			req := httptest.NewRequest(http.MethodPost, nethttp.DefaultPath, rd)
 			req.Header = hdr
@@ -192,7 +192,7 @@ func processCPU() int64 {
 // batcher to a dropping exporter and an uncollected meter). Compare with
 // benchstat -col /mw.
 func BenchmarkCallTool(b *testing.B) {
-	ts := httptest.NewServer(nethttp.Handler(addServer(nil)))
+	ts := httptest.NewServer(nethttp.Handler(addServer(core.ModeAuto, nil)))
 	b.Cleanup(ts.Close)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
 	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithBatcher(noopExporter{}))

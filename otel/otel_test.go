@@ -28,6 +28,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 	"github.com/mcpfn/mcpfn/otel"
 )
@@ -692,4 +693,108 @@ func TestRoundLinks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAmbientSpan: a span already in the server's context (an HTTP
+// instrumentation around the handler, as otelhttp's) is the parent when
+// the request's _meta has no trace context, and a link of type transport
+// when _meta names another parent.
+func TestAmbientSpan(t *testing.T) {
+	t.Parallel()
+	const metaTrace, metaSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	for _, withMeta := range []bool{false, true} {
+		t.Run(fmt.Sprint("meta=", withMeta), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newSDK(t)
+			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+				Mode: core.ModeModern, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
+			})
+			core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				return "echo", nil
+			})
+			tr := s.opts.TracerProvider.Tracer("http")
+			h := nethttp.Handler(srv)
+			ambient := make(chan trace.SpanContext, 8)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rctx, sp := tr.Start(r.Context(), "HTTP "+r.Method, trace.WithSpanKind(trace.SpanKindServer))
+				defer sp.End()
+				if r.Header.Get("Mcp-Method") == "tools/call" {
+					ambient <- sp.SpanContext()
+				}
+				h.ServeHTTP(w, r.WithContext(rctx))
+			}))
+			defer ts.Close()
+			inject := func(next client.Handler) client.Handler {
+				return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
+					if withMeta && c.Method == "tools/call" {
+						c.SetMeta("traceparent", "00-"+metaTrace+"-"+metaSpan+"-01")
+					}
+					return next(ctx, c)
+				}
+			}
+			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{inject}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+				t.Fatal(err)
+			}
+			amb := <-ambient
+			var sp sdktrace.ReadOnlySpan
+			for _, x := range s.ended(trace.SpanKindServer) {
+				if x.Name() == "tools/call echo" {
+					sp = x
+				}
+			}
+			if sp == nil {
+				t.Fatal("no server span tools/call echo")
+			}
+			var links []string
+			for _, l := range sp.Links() {
+				links = append(links, attrs(l.Attributes)["mcpfn.link.type"]+":"+l.SpanContext.SpanID().String())
+			}
+			if !withMeta {
+				if sp.Parent().SpanID() != amb.SpanID() || len(links) != 0 {
+					t.Errorf("parent %s, links %v; want the ambient span %s and no link", sp.Parent().SpanID(), links, amb.SpanID())
+				}
+				return
+			}
+			if sp.Parent().SpanID().String() != metaSpan || sp.SpanContext().TraceID().String() != metaTrace {
+				t.Errorf("parent %s in trace %s, want _meta's %s in %s", sp.Parent().SpanID(), sp.SpanContext().TraceID(), metaSpan, metaTrace)
+			}
+			if want := []string{"transport:" + amb.SpanID().String()}; !slices.Equal(links, want) {
+				t.Errorf("links %v, want %v", links, want)
+			}
+		})
+	}
+}
+
+// TestServerParentEscapedMeta: a _meta member name written with a JSON
+// escape is the same name (RFC 8259 §7): the trace context it holds is the
+// parent, even though the server skips extraction for a _meta that names
+// no trace context member.
+func TestServerParentEscapedMeta(t *testing.T) {
+	t.Parallel()
+	const metaTrace, metaSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	s := newSDK(t)
+	url := server(t, core.ModeModern, s.opts)
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"\u0074raceparent":"00-` + metaTrace + `-` + metaSpan + `-01"}}}`
+	h := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"echo"}}
+	res, err := (&mcptest.Client{URL: url}).Post(context.Background(), []byte(body), h, nil)
+	if err != nil || res.Error != nil {
+		t.Fatalf("tools/call echo: %v %v", err, res)
+	}
+	for _, sp := range s.ended(trace.SpanKindServer) {
+		if sp.Name() == "tools/call echo" {
+			if sp.Parent().SpanID().String() != metaSpan || sp.SpanContext().TraceID().String() != metaTrace {
+				t.Errorf("parent %s in trace %s, want the escaped _meta member's %s in %s", sp.Parent().SpanID(), sp.SpanContext().TraceID(), metaSpan, metaTrace)
+			}
+			return
+		}
+	}
+	t.Fatal("no server span tools/call echo")
 }

@@ -1,6 +1,7 @@
 package otel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,7 +131,7 @@ func (m *serverMW) names(method string) *targetNames {
 
 func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (out *core.Outcome, err error) {
 	start := time.Now()
-	pctx, link := serverParent(ctx, c, m.prop)
+	pctx, link := serverParent(ctx, c, m.prop, m.opts.Propagator == nil)
 	names := m.names(c.Method)
 	so := m.start
 	xray, hasXRay := xrayLink(c.Header)
@@ -360,14 +361,17 @@ func errorMessage(err error) string {
 
 // serverParent returns the context the server span starts in and the
 // transport span context to link to (invalid: none).
-func serverParent(ctx context.Context, c *core.Call, prop propagation.TextMapPropagator) (context.Context, trace.SpanContext) {
+//
+// With the default propagator (W3C Trace Context and Baggage), a _meta
+// that holds neither member name and no escape is not extracted from.
+func serverParent(ctx context.Context, c *core.Call, prop propagation.TextMapPropagator, w3c bool) (context.Context, trace.SpanContext) {
 	pctx := ctx
 	ambient := trace.SpanContextFromContext(ctx)
 	if !ambient.IsValid() && hasPropagationHeader(c.Header) {
 		pctx = prop.Extract(ctx, headerCarrier(c.Header))
 		ambient = trace.SpanContextFromContext(pctx)
 	}
-	if len(c.Meta) == 0 {
+	if len(c.Meta) == 0 || w3c && !mayHoldW3C(c.Meta) {
 		return pctx, trace.SpanContext{}
 	}
 	// Extracted over the transport's context: a _meta without baggage
@@ -378,6 +382,14 @@ func serverParent(ctx context.Context, c *core.Call, prop propagation.TextMapPro
 		return mctx, ambient
 	}
 	return mctx, trace.SpanContext{}
+}
+
+// mayHoldW3C reports whether a raw _meta object may have a traceparent,
+// tracestate or baggage member: it names one, or has an escape that could
+// spell one.
+func mayHoldW3C(meta []byte) bool {
+	return bytes.Contains(meta, []byte(`"traceparent"`)) || bytes.Contains(meta, []byte(`"baggage"`)) ||
+		bytes.Contains(meta, []byte(`\`))
 }
 
 // hasPropagationHeader reports whether h has one of the W3C trace context
