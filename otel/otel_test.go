@@ -798,3 +798,52 @@ func TestServerParentEscapedMeta(t *testing.T) {
 	}
 	t.Fatal("no server span tools/call echo")
 }
+
+// TestBatchElements: each request of a 2025-03-26 JSON-RPC batch is its own
+// server span, with its own jsonrpc.request.id and target, and the same
+// session digest; a batch element naming an unknown tool ends in -32602
+// without changing its siblings.
+func TestBatchElements(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSDK(t)
+	url := server(t, core.ModeLegacy, s.opts)
+	c := &mcptest.Client{URL: url}
+	if _, err := c.Initialize(ctx, "2025-03-26", nil); err != nil {
+		t.Fatal(err)
+	}
+	batch := `[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}]`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(batch))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.SessionID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers []json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&answers)
+	resp.Body.Close()
+	if err != nil || len(answers) != 3 {
+		t.Fatalf("batch answered HTTP %d with %d messages (%v), want 3", resp.StatusCode, len(answers), err)
+	}
+	got := map[string]string{}
+	sessions := map[string]bool{}
+	for _, sp := range s.ended(trace.SpanKindServer) {
+		a := attrs(sp.Attributes())
+		if a["mcp.protocol.version"] != "2025-03-26" || a["mcp.method.name"] == "initialize" {
+			continue
+		}
+		got[a["jsonrpc.request.id"]] = sp.Name() + "|" + a["error.type"]
+		sessions[a["mcp.session.id"]] = true
+	}
+	want := map[string]string{"a": "tools/call echo|", "2": "tools/call nope|-32602", "3": "ping|"}
+	if !maps.Equal(got, want) {
+		t.Errorf("batch spans by request id %v, want %v", got, want)
+	}
+	if len(sessions) != 1 || sessions[""] {
+		t.Errorf("session digests %v, want one", sessions)
+	}
+}
