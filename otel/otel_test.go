@@ -847,3 +847,59 @@ func TestBatchElements(t *testing.T) {
 		t.Errorf("session digests %v, want one", sessions)
 	}
 }
+
+// TestPanicBelow: a panic below the otel Middleware (a later middleware;
+// a handler's panic is recovered by the server before it reaches the
+// chain) ends the span as a -32603 with status Error and records the
+// histogram point, and the server still answers -32603.
+func TestPanicBelow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSDK(t)
+	boom := func(next core.Handler) core.Handler {
+		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+			if c.Method == "tools/call" {
+				panic("middleware boom")
+			}
+			return next(ctx, c)
+		}
+	}
+	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+		Mode: core.ModeModern, DisableRequestLog: true, Logger: slog.New(slog.DiscardHandler),
+		Middleware: []core.Middleware{otel.Middleware(s.opts), boom},
+	})
+	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+		return "echo", nil
+	})
+	ts := httptest.NewServer(nethttp.Handler(srv))
+	defer ts.Close()
+	c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(ctx, "echo", nil); mcp.CodeOf(err) != mcp.CodeInternalError {
+		t.Fatalf("echo: %v, want a -32603", err)
+	}
+	var found bool
+	for _, sp := range s.ended(trace.SpanKindServer) {
+		if sp.Name() == "tools/call echo" {
+			found = true
+			if a := attrs(sp.Attributes()); a["error.type"] != "-32603" || sp.Status().Code != codes.Error {
+				t.Errorf("span error.type %q status %v, want -32603 Error", a["error.type"], sp.Status())
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no server span tools/call echo")
+	}
+	points := 0
+	for _, p := range s.histogram(t, otel.MetricServerOperationDuration) {
+		if a := attrs(p.Attributes.ToSlice()); a["error.type"] == "-32603" && a["mcp.method.name"] == "tools/call" {
+			points += int(p.Count)
+		}
+	}
+	if points != 1 {
+		t.Errorf("%d histogram points of the panicked call, want 1", points)
+	}
+}

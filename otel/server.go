@@ -167,6 +167,9 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 				span.SetStatus(codes.Error, "Internal error")
 			}
 			span.End()
+			if m.hist.Enabled(ctx) {
+				m.hist.Record(ctx, time.Since(start).Seconds(), m.metricOpts(c, names, core.CodeInternalError, false)...)
+			}
 			panic(p)
 		}
 	}()
