@@ -72,6 +72,10 @@ import (
 // (then "_OTHER"), so that a client cannot grow the number of series with
 // invented names.
 //
+// A panic below the middleware (in a later middleware: the server recovers
+// a handler's panic itself, as a -32603 error) ends the span and records
+// the point as a -32603, and goes on to the server, which answers -32603.
+//
 // With neither provider set (the zero Options) it records nothing and
 // returns the next Handler unchanged, so the chain costs what an empty one
 // does. The returned Middleware is safe for concurrent use.
@@ -161,7 +165,8 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic below is answered by the server as a -32603; the
-			// span still ends, and the panic goes on to the server.
+			// span still ends as one, the histogram gets its point, and the
+			// panic goes on to the server.
 			if span.IsRecording() {
 				span.SetAttributes(m.spanAttrs(c, core.CodeInternalError, false)...)
 				span.SetStatus(codes.Error, "Internal error")
