@@ -8,8 +8,14 @@
 // It is a module of its own, so that a user of the core module does not
 // link OpenTelemetry. Install it with one option on each half:
 //
-//	srv := core.NewServer(core.ServerOptions{Middleware: []core.Middleware{otel.Middleware(opts)}})
-//	cl := client.New(client.Options{Middleware: []client.Middleware{otel.ClientMiddleware(opts)}})
+//	opts := otel.Options{TracerProvider: tp, MeterProvider: mp}
+//	srv := core.NewServer(impl, &core.ServerOptions{Middleware: []core.Middleware{otel.Middleware(opts)}})
+//	c, err := client.Connect(ctx, url, &client.Options{Middleware: []client.Middleware{otel.ClientMiddleware(opts)}})
+//
+// On AWS Lambda (adapters/lambda), the server span is linked to the
+// invocation's X-Ray trace, so that the trace joins AWS's view of it.
+// examples/otel wires it with the exporters the OTEL_* environment
+// variables choose.
 //
 // It reads no global state: the tracer and meter providers and the
 // propagator are those of Options (pass otel.GetTracerProvider() and the
