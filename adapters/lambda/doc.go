@@ -72,7 +72,11 @@
 // source IP the event reports (for ALB, the last X-Forwarded-For entry). The
 // URL holds only the path and query, as in a request received by
 // [http.Server]; the scheme the client used is in the X-Forwarded-Proto
-// header, and r.TLS is nil because TLS ends at the AWS front end.
+// header, and r.TLS is nil because TLS ends at the AWS front end. Its
+// X-Amzn-Trace-Id header is the invocation's X-Ray trace header (the
+// Runtime API's Lambda-Runtime-Trace-Id) when the runtime gives one,
+// replacing the event's: the same trace, with the function's segment as
+// Parent (the otel module links its server spans to it).
 // API Gateway 2.0 events keep the stage prefix in the path when the stage is
 // not $default; use [http.StripPrefix] if the handler should not see it.
 //

@@ -81,6 +81,12 @@ func (ev *event) kind() kind {
 // multi-value headers enabled; the response must then use them too.
 func (ev *event) multiValue() bool { return ev.MultiValueHeaders != nil }
 
+// runtimeTraceIDKey is the context key under which aws-lambda-go's
+// invoke loop stores the invocation's Lambda-Runtime-Trace-Id (a plain
+// string key, its choice; it also sets _X_AMZN_TRACE_ID, an environment
+// variable of the process that library code does not read).
+const runtimeTraceIDKey = "x-amzn-trace-id"
+
 // request builds the request for ev. It returns a non-empty message, safe
 // to send to the client, if the event is malformed.
 func (ev *event) request(ctx context.Context, k kind) (*http.Request, string) {
@@ -171,6 +177,14 @@ func (ev *event) request(ctx context.Context, k kind) (*http.Request, string) {
 			values = append(values, v)
 			h[k] = values[len(values)-1 : len(values) : len(values)]
 		}
+	}
+	// The invocation's X-Ray trace header (the Runtime API's
+	// Lambda-Runtime-Trace-Id, which aws-lambda-go puts in the context) is
+	// the request's X-Amzn-Trace-Id, replacing the one the front sent: it
+	// names the function's segment in the same trace, so that a tracing
+	// middleware links its spans into AWS's view.
+	if id, _ := ctx.Value(runtimeTraceIDKey).(string); id != "" {
+		h["X-Amzn-Trace-Id"] = []string{id}
 	}
 	if len(ev.Cookies) > 0 && h.Get("Cookie") == "" {
 		h.Set("Cookie", strings.Join(ev.Cookies, "; "))

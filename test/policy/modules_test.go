@@ -28,11 +28,13 @@ var ourModules = map[string]string{
 	module + "/store/dynamo":         "store/dynamo",
 	module + "/store/secretsmanager": "store/secretsmanager",
 	module + "/auth":                 "auth",
+	module + "/otel":                 "otel",
 	module + "/internal/oauthtest":   "internal/oauthtest",
 	module + "/examples":             "examples",
 	module + "/test":                 "test",
 	module + "/test/bench":           "test/bench",
 	module + "/test/clientbench":     "test/clientbench",
+	module + "/test/otel":            "test/otel",
 	module + "/tools/release":        "tools/release",
 	"example.com/awstrim":            "tools/tfcheck/awstrim",
 }
@@ -265,6 +267,9 @@ func TestUserModuleGraph(t *testing.T) {
 					t.Errorf("a core + nethttp user inherits %s", m)
 				}
 			}
+			if strings.HasPrefix(m, "go.opentelemetry.io/") {
+				t.Errorf("a core + nethttp user inherits %s: OpenTelemetry belongs to the otel module", m)
+			}
 			for _, bad := range []string{"github.com/hashicorp/", "github.com/zclconf/", "github.com/santhosh-tekuri/"} {
 				if strings.HasPrefix(m, bad) {
 					t.Errorf("a core + nethttp user inherits %s, which only tests need", m)
@@ -298,6 +303,14 @@ func TestUserModuleGraph(t *testing.T) {
 		slices.Sort(got)
 		if want := []string{"github.com/aws/aws-lambda-go", module + "/adapters/lambda"}; !slices.Equal(got, want) {
 			t.Errorf("a Lambda user adds %v to a core + nethttp user's modules, want %v", got, want)
+		}
+	})
+
+	t.Run("otel", func(t *testing.T) {
+		_, mods := userModule(t, append(coreNet, module+"/otel"))
+		got := added(base, mods)
+		if !slices.Contains(got, "go.opentelemetry.io/otel") || !slices.Contains(got, module+"/otel") {
+			t.Errorf("an otel user adds %v: the check is not seeing OpenTelemetry", got)
 		}
 	})
 
