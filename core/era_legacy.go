@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
@@ -174,7 +175,7 @@ func (s *Server) initialize(ctx context.Context, x *exchange, m *rpcMessage) {
 		return
 	}
 	if s.opts.Sessions != SessionsStateless && owner {
-		sess, err := s.createSession(ctx, PrincipalFromContext(ctx), sessionData{Version: version, Caps: caps, ClientInfo: p.ClientInfo})
+		sess, err := s.createSession(ctx, PrincipalFromContext(ctx), sessionData{Version: version, Caps: caps, ClientInfo: p.ClientInfo, Started: time.Now().UnixMilli()})
 		if err != nil {
 			s.replyError(ctx, x, m.id, storeFailure(err))
 			return

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -230,7 +231,31 @@ type sessionData struct {
 	// Cancelled holds ids of requests the client cancelled through another
 	// instance than the one running them (most recent last, bounded).
 	Cancelled []string `json:"x,omitempty"`
+	// Started is when initialize created the session, in Unix
+	// milliseconds (zero for a session created without it).
+	Started int64 `json:"t,omitempty"`
 }
+
+// SessionEnd describes a legacy session that ended (ServerOptions.OnSessionEnd).
+type SessionEnd struct {
+	// ID is the session id (the Mcp-Session-Id header): a bearer
+	// credential of the session, so record a digest of it, not the id.
+	ID string
+	// ProtocolVersion is the session's negotiated revision.
+	ProtocolVersion string
+	// Started is when initialize created the session; zero when the
+	// session's data does not say (a session created by an older server
+	// sharing the store).
+	Started time.Time
+	// Ended is when the session ended.
+	Ended time.Time
+	// Reason is how it ended: SessionEndDeleted.
+	Reason string
+}
+
+// SessionEndDeleted is the SessionEnd.Reason of a session the client
+// ended with DELETE.
+const SessionEndDeleted = "deleted"
 
 // newSessionID returns 32 random bytes, base64url: unguessable and visible
 // ASCII.
@@ -481,16 +506,37 @@ func (s *Server) serveLegacyDelete(w http.ResponseWriter, hr *http.Request) {
 		s.replyError(ctx, x, nil, legacyError(http.StatusBadRequest, CodeInvalidRequest, "Bad Request: "+HeaderSessionID+" header is required"))
 		return
 	}
-	if _, _, err := s.sessionFor(ctx, hr); err != nil {
+	sess, _, err := s.sessionFor(ctx, hr)
+	if err != nil {
 		s.replyError(ctx, x, nil, err)
 		return
 	}
-	if err := s.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrSessionNotFound) {
+	err = s.store.Delete(ctx, id)
+	if err != nil && !errors.Is(err, ErrSessionNotFound) {
 		s.replyError(ctx, x, nil, storeFailure(err))
 		return
 	}
 	s.endLocalSession(id)
+	if err == nil && s.opts.OnSessionEnd != nil {
+		// ErrSessionNotFound: a concurrent DELETE ended it and reports it.
+		s.sessionEnded(ctx, sess)
+	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionEnded calls ServerOptions.OnSessionEnd for sess, which the client
+// deleted.
+func (s *Server) sessionEnded(ctx context.Context, sess *Session) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "OnSessionEnd panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	e := SessionEnd{ID: sess.rec.ID, ProtocolVersion: sess.d.Version, Ended: time.Now(), Reason: SessionEndDeleted}
+	if sess.d.Started != 0 {
+		e.Started = time.UnixMilli(sess.d.Started)
+	}
+	s.opts.OnSessionEnd(ctx, e)
 }
 
 // localStore is the in-process SessionStore a server uses when

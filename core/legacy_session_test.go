@@ -516,3 +516,79 @@ func TestStoreFailure(t *testing.T) {
 		t.Fatalf("after recovery: %v %s", err, r.Messages)
 	}
 }
+
+// TestOnSessionEnd checks ServerOptions.OnSessionEnd: one report per
+// session the client deletes, with its start and end, none for a DELETE of
+// an unknown or foreign session or for an expired one, and a panicking hook
+// does not fail the DELETE.
+func TestOnSessionEnd(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var ends []core.SessionEnd
+		panics := false
+		e := newSessionEnv(t, func(o *core.ServerOptions) {
+			o.SessionIdleTimeout = 30 * time.Minute
+			o.Logger = slog.New(slog.DiscardHandler)
+			o.OnSessionEnd = func(ctx context.Context, end core.SessionEnd) {
+				mu.Lock()
+				ends = append(ends, end)
+				p := panics
+				mu.Unlock()
+				if p {
+					panic("hook")
+				}
+			}
+		})
+		del := func(id, principal string) int {
+			req, _ := http.NewRequest(http.MethodDelete, "http://mcp.test/mcp", nil)
+			req.Header.Set("Mcp-Session-Id", id)
+			if principal != "" {
+				req.Header.Set("X-Test-Principal", principal)
+			}
+			resp, err := e.http.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		c := e.client("")
+		start := time.Now()
+		id := sessInit(t, c)
+		time.Sleep(90 * time.Second)
+		if got := del(id, "https://as.test|c|mallory"); got != http.StatusNotFound {
+			t.Fatalf("DELETE by another principal: HTTP %d, want 404", got)
+		}
+		if got := del(id, ""); got != http.StatusNoContent {
+			t.Fatalf("DELETE: HTTP %d, want 204", got)
+		}
+		if got := del(id, ""); got != http.StatusNotFound {
+			t.Fatalf("second DELETE: HTTP %d, want 404", got)
+		}
+		expired := sessInit(t, c)
+		time.Sleep(31 * time.Minute)
+		if got := del(expired, ""); got != http.StatusNotFound {
+			t.Fatalf("DELETE of an expired session: HTTP %d, want 404", got)
+		}
+		mu.Lock()
+		got := append([]core.SessionEnd(nil), ends...)
+		panics = true
+		mu.Unlock()
+		want := core.SessionEnd{ID: id, ProtocolVersion: core.ProtocolVersion20251125, Started: start, Ended: start.Add(90 * time.Second), Reason: core.SessionEndDeleted}
+		if len(got) != 1 || got[0].ID != want.ID || got[0].ProtocolVersion != want.ProtocolVersion ||
+			!got[0].Started.Equal(want.Started) || !got[0].Ended.Equal(want.Ended) || got[0].Reason != want.Reason {
+			t.Fatalf("OnSessionEnd reports %+v, want exactly %+v", got, want)
+		}
+		if d := got[0].Ended.Sub(got[0].Started); d != 90*time.Second {
+			t.Fatalf("duration %v, want 90s", d)
+		}
+		third := sessInit(t, c)
+		if got := del(third, ""); got != http.StatusNoContent {
+			t.Fatalf("DELETE with a panicking hook: HTTP %d, want 204", got)
+		}
+		if got := sessStatus(t, c, third); got != http.StatusNotFound {
+			t.Fatalf("after a DELETE whose hook panicked: HTTP %d, want 404", got)
+		}
+	})
+}

@@ -188,6 +188,15 @@ type ServerOptions struct {
 	// authentication: the first listed is the outermost (see Middleware).
 	// Nil means none besides the request record.
 	Middleware []Middleware
+	// OnSessionEnd, when set, is called once a legacy session has ended on
+	// this instance through the client's DELETE (2025-11-25
+	// basic/transports, session management), after the store has removed
+	// it, with the request's context. A session that expires (the store's
+	// idle timeout or time to live) or is evicted by the per-principal bound
+	// ends inside the store and is not reported: on a serverless platform no
+	// instance sees it. It runs on the request's goroutine, so it should be
+	// quick; a panic in it is logged and the DELETE still succeeds.
+	OnSessionEnd func(ctx context.Context, end SessionEnd)
 	// RequestLogLevel is the level of the request record, one per round of
 	// every request, logged to Logger by LogRequests (its doc lists the
 	// attributes). Nil means slog.LevelInfo: the record is what an

@@ -25,8 +25,9 @@ func Example() {
 	defer mp.Shutdown(context.Background())
 	opts := otel.Options{TracerProvider: tp, MeterProvider: mp}
 
-	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "1"},
-		&core.ServerOptions{Middleware: []core.Middleware{otel.Middleware(opts)}, DisableRequestLog: true})
+	so := &core.ServerOptions{DisableRequestLog: true}
+	otel.Instrument(so, opts)
+	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "1"}, so)
 	core.AddTool(srv, &core.Tool{Name: "add"}, func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) {
 		return in.A + in.B, nil
 	})

@@ -1,16 +1,23 @@
 // Package otel instruments mcpfn servers and clients with OpenTelemetry:
-// a span per MCP request round and the operation-duration histograms of
-// the OpenTelemetry semantic conventions for the Model Context Protocol
+// a span per MCP request round, the operation-duration histograms and the
+// server's session-duration histogram of the OpenTelemetry semantic
+// conventions for the Model Context Protocol
 // (semantic-conventions-genai, docs/gen-ai/mcp.md), with the W3C trace
 // context carried in params._meta (MCP 2026-07-28 basic/index §_meta,
 // SEP-414) and in the HTTP headers.
 //
 // It is a module of its own, so that a user of the core module does not
-// link OpenTelemetry. Install it with one option on each half:
+// link OpenTelemetry. Install it with one call on each half:
 //
 //	opts := otel.Options{TracerProvider: tp, MeterProvider: mp}
-//	srv := core.NewServer(impl, &core.ServerOptions{Middleware: []core.Middleware{otel.Middleware(opts)}})
+//	so := &core.ServerOptions{}
+//	otel.Instrument(so, opts) // Middleware and the session observer
+//	srv := core.NewServer(impl, so)
 //	c, err := client.Connect(ctx, url, &client.Options{Middleware: []client.Middleware{otel.ClientMiddleware(opts)}})
+//
+// Instrument adds Middleware (spans and mcp.server.operation.duration) and
+// SessionObserver (mcp.server.session.duration of legacy sessions the
+// client ends); either can be installed alone.
 //
 // On AWS Lambda (adapters/lambda), the server span is linked to the
 // invocation's X-Ray trace, so that the trace joins AWS's view of it.

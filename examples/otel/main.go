@@ -76,10 +76,11 @@ func run(ctx context.Context, addr string) (err error) {
 		err = errors.Join(err, tp.Shutdown(sctx), mp.Shutdown(sctx))
 	}()
 
-	// The three lines of the setup: the options, the middleware, the server.
+	// The setup: the options, instrumenting the server's options, the server.
 	opts := mcpotel.Options{TracerProvider: tp, MeterProvider: mp, Propagator: autoprop.NewTextMapPropagator()}
-	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"},
-		&core.ServerOptions{Middleware: []core.Middleware{mcpotel.Middleware(opts)}})
+	so := &core.ServerOptions{}
+	mcpotel.Instrument(so, opts)
+	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "2.0.0"}, so)
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
 
 	ln, err := net.Listen("tcp", addr)
