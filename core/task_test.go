@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -553,4 +554,41 @@ func TestTaskWorkersBounded(t *testing.T) {
 		callReq(3, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv).wantError(t, http.StatusOK, core.CodeInternalError)
 		close(f.release)
 	})
+}
+
+// subscriptions/listen with taskIds: the acknowledgement names the
+// caller's tasks, and each change arrives as notifications/tasks with the
+// DetailedTask; a non-declaring request is refused with -32021.
+func TestTaskStatusNotifications(t *testing.T) {
+	t.Parallel()
+	f := newTaskFixture(t, &core.ServerOptions{StreamKeepAlive: -1, TaskPollInterval: 20 * time.Millisecond})
+	ts := httptest.NewServer(f.srv)
+	t.Cleanup(ts.Close)
+	id := f.create(t, "job", map[string]any{"wait": true, "say": "n"})
+	<-f.started
+	listen := func(caps any) *testReq {
+		return mreq("L", "subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id, "unknown"}}}).withCaps(caps)
+	}
+	listen(map[string]any{}).do(t, f.srv).wantError(t, http.StatusBadRequest, core.CodeMissingRequiredClientCapability)
+	s := openStream(t, ts.URL, listen(taskCaps))
+	ack := s.next(5 * time.Second)
+	if got := toJSON(t, at(ack, "params", "notifications")); !jsonEq(t, got, []byte(`{"taskIds":["`+id+`"]}`)) {
+		t.Fatalf("acknowledged %s, want only the caller's task", got)
+	}
+	close(f.release)
+	for {
+		n := s.next(5 * time.Second)
+		if n["method"] != "notifications/tasks" || at(n, "params", "taskId") != id {
+			t.Fatalf("notification %v", n)
+		}
+		if at(n, "params", "_meta", core.MetaSubscriptionID) != "L" {
+			t.Fatalf("notification not tagged with the subscription: %v", n)
+		}
+		if at(n, "params", "status") == "completed" {
+			if !strings.HasPrefix(textOf(at(n, "params", "result").(map[string]any)), "done n") {
+				t.Fatalf("completed notification = %v", n)
+			}
+			return
+		}
+	}
 }
