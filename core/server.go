@@ -473,8 +473,9 @@ func (s *Server) PerProcessKeys() bool { return s.sealer.perProcess }
 // Close ends the server's long-lived streams (subscriptions/listen and the
 // legacy GET streams) gracefully: listen streams get their closing result.
 // It also cancels the tasks the in-process runner runs and waits for their
-// handlers to return (those tasks end failed). The server keeps answering
-// ordinary requests; tasks started afterwards still run.
+// handlers to return (those tasks end failed); the in-process runner
+// starts no task afterwards (a call that would create one gets -32603).
+// The server keeps answering ordinary requests.
 func (s *Server) Close() error {
 	s.once.Do(func() {
 		close(s.closed)

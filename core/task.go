@@ -243,7 +243,7 @@ func (s *Server) createTask(ctx context.Context, r *Request, st *serverTool, p *
 		return nil, internalf("the task could not be stored")
 	}
 	if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
-		s.log.ErrorContext(ctx, "task runner: start failed", "task", rec.ID, "error", err.Error())
+		s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
 		s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be started")})
 		return nil, internalf("the task could not be started")
 	}
@@ -444,7 +444,7 @@ func (s *Server) updateTask(ctx context.Context, r *Request, params []byte) ([]b
 			s.publishTask(rec)
 			if resume {
 				if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
-					s.log.ErrorContext(ctx, "task runner: start failed", "task", rec.ID, "error", err.Error())
+					s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
 					s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be resumed")})
 				}
 			}
@@ -657,7 +657,9 @@ func (s *Server) RunTask(ctx context.Context, id string) error {
 		// is not this run's to write.
 		return nil
 	}
-	return s.finishTask(context.WithoutCancel(ctx), id, run.runner, o)
+	err = s.finishTask(context.WithoutCancel(ctx), id, run.runner, o)
+	s.log.InfoContext(ctx, "mcp task run", "task", logTaskID(id), "tool", rec.Name, "status", string(o.status))
+	return err
 }
 
 // claimTask takes the task for run; nil, nil when it is not runnable.
@@ -745,7 +747,7 @@ func (s *Server) heartbeat(ctx context.Context, run *taskRun, stop <-chan struct
 func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) (o taskOutcome) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "task handler panicked", "task", rec.ID, "tool", rec.Name, "panic", fmt.Sprint(p))
+			s.log.ErrorContext(ctx, "task handler panicked", "task", logTaskID(rec.ID), "tool", rec.Name, "panic", fmt.Sprint(p))
 			o = taskOutcome{status: TaskFailed, err: internalf("the tool failed")}
 		}
 	}()
@@ -848,7 +850,7 @@ func (s *Server) taskFailure(ctx context.Context, r *Request, rec *TaskRecord, e
 	if ctx.Err() != nil {
 		return taskOutcome{status: TaskFailed, err: internalf("the tool was interrupted")}
 	}
-	s.log.ErrorContext(ctx, "task tool failed", "task", rec.ID, "tool", rec.Name, "error", err.Error())
+	s.log.ErrorContext(ctx, "task tool failed", "task", logTaskID(rec.ID), "tool", rec.Name, "error", err.Error())
 	return taskOutcome{status: TaskFailed, err: internalf("the tool failed")}
 }
 
@@ -966,4 +968,14 @@ func (s *Server) servesTasks(reg *registry) bool {
 		}
 	}
 	return false
+}
+
+// logTaskID is the part of a task id logs show: task ids are unguessable
+// handles (tasks.md §Security Considerations), and a log reader must not
+// be able to use one.
+func logTaskID(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
 }

@@ -44,10 +44,16 @@ const DefaultTaskWorkers = 64
 type inProcessRunner struct {
 	s    *Server
 	sem  chan struct{}
-	wg   sync.WaitGroup
 	base context.Context
 	stop context.CancelFunc
+
+	mu     sync.Mutex // guards closed and wg.Add against close
+	closed bool
+	wg     sync.WaitGroup
 }
+
+// errRunnerClosed is Start's error once the server is closed.
+var errRunnerClosed = errors.New("core: the server is closed: no new tasks run")
 
 func newInProcessRunner(s *Server, workers int) *inProcessRunner {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -57,6 +63,11 @@ func newInProcessRunner(s *Server, workers int) *inProcessRunner {
 // Start runs the task on a worker of the pool, or returns ErrTaskRunnerBusy
 // when every worker is busy.
 func (p *inProcessRunner) Start(_ context.Context, taskID string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errRunnerClosed
+	}
 	select {
 	case p.sem <- struct{}{}:
 	default:
@@ -66,7 +77,7 @@ func (p *inProcessRunner) Start(_ context.Context, taskID string) error {
 	go func() {
 		defer func() { <-p.sem; p.wg.Done() }()
 		if err := p.s.RunTask(p.base, taskID); err != nil && !errors.Is(err, context.Canceled) {
-			p.s.log.Warn("task run failed", "task", taskID, "error", err.Error())
+			p.s.log.Warn("task run failed", "task", logTaskID(taskID), "error", err.Error())
 		}
 	}()
 	return nil
@@ -74,6 +85,9 @@ func (p *inProcessRunner) Start(_ context.Context, taskID string) error {
 
 // close cancels the runs in flight and waits for them to end.
 func (p *inProcessRunner) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
 }
