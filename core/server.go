@@ -235,6 +235,10 @@ type ServerOptions struct {
 	// callers together, likewise. Zero means DefaultMaxAnonymousTasks;
 	// negative, no bound.
 	MaxAnonymousTasks int
+	// TaskShutdownGrace is how long Close lets the in-process runner's
+	// tasks finish before it cancels them (a host's drain period). Zero
+	// cancels them at once.
+	TaskShutdownGrace time.Duration
 	// MaxTaskResultBytes bounds the encoded result a task keeps; a larger
 	// result fails the task (-32603, reason task_result_too_large). Zero
 	// means DefaultMaxTaskResultBytes.
@@ -288,8 +292,8 @@ func (o *ServerOptions) Validate() error {
 			return fmt.Errorf("core: CacheHints[%q]: invalid scope %q", m, h.Scope)
 		}
 	}
-	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.MaxTaskResultBytes < 0 {
-		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease or MaxTaskResultBytes")
+	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
+		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskShutdownGrace or MaxTaskResultBytes")
 	}
 	if (o.ListToolsHandler == nil) != (o.CallToolHandler == nil) {
 		return fmt.Errorf("core: ListToolsHandler and CallToolHandler must be set together")
@@ -472,15 +476,17 @@ func (s *Server) PerProcessKeys() bool { return s.sealer.perProcess }
 
 // Close ends the server's long-lived streams (subscriptions/listen and the
 // legacy GET streams) gracefully: listen streams get their closing result.
-// It also cancels the tasks the in-process runner runs and waits for their
-// handlers to return (those tasks end failed); the in-process runner
-// starts no task afterwards (a call that would create one gets -32603).
+// It also stops the in-process runner: it starts no task afterwards (a
+// call that would create one gets -32603), lets the runs in flight finish
+// for ServerOptions.TaskShutdownGrace, then cancels the rest (they end
+// failed, or cancelled when the client asked for it) and waits for their
+// handlers to return.
 // The server keeps answering ordinary requests.
 func (s *Server) Close() error {
 	s.once.Do(func() {
 		close(s.closed)
 		if s.tk.local != nil {
-			s.tk.local.close()
+			s.tk.local.close(s.opts.TaskShutdownGrace)
 		}
 	})
 	return nil

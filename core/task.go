@@ -327,18 +327,23 @@ func (s *Server) runnerLost(rec *TaskRecord, now time.Time) bool {
 	return now.Sub(rec.Updated) > s.tk.lease
 }
 
-// failLost moves a working task whose runner is gone to failed; it returns
-// the record as stored afterwards, or nil when it could not tell.
+// failLost moves a working task whose runner is gone to failed (to
+// cancelled when a cancellation was requested); it returns the record as
+// stored afterwards, or nil when it could not tell.
 func (s *Server) failLost(ctx context.Context, rec *TaskRecord) *TaskRecord {
 	for range 4 {
 		now := time.Now()
 		if !s.runnerLost(rec, now) {
 			return rec
 		}
-		setOutcome(rec, taskOutcome{status: TaskFailed, err: internalf("the task's runner stopped before the task finished")}, now)
+		o := taskOutcome{status: TaskFailed, err: internalf("the task's runner stopped before the task finished")}
+		if rec.CancelRequested {
+			o = taskOutcome{status: TaskCancelled} // the client asked for it
+		}
+		setOutcome(rec, o, now)
 		err := s.tk.store.Update(ctx, rec)
 		if err == nil {
-			s.log.WarnContext(ctx, "task failed: its runner stopped", "task", rec.ID)
+			s.log.WarnContext(ctx, "task failed: its runner stopped", "task", logTaskID(rec.ID))
 			return rec
 		}
 		if !errors.Is(err, ErrTaskConflict) {
@@ -599,7 +604,10 @@ func (t *taskRun) takeStatus() (string, bool) {
 // lease of ServerOptions.TaskLease) and returns nil at once, running
 // nothing, when the task is not runnable: unknown or expired (then
 // ErrTaskNotFound), terminal, input_required, or held by another run's
-// live lease. While the handler runs, RunTask reads the task every
+// live lease. A task a run claimed whose lease has passed is not run
+// again: its run stopped (a killed instance, a timed-out invocation the
+// platform retries), and RunTask fails it (cancels it, when cancellation
+// was requested), as a reader would. While the handler runs, RunTask reads the task every
 // ServerOptions.TaskPollInterval: a cancellation made through any
 // instance (tasks/cancel) cancels the handler's context, and a lost claim
 // (another run took the task after this one's lease passed) cancels it and
@@ -671,6 +679,13 @@ func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskR
 		}
 		now := time.Now()
 		if rec.Status != TaskWorking || (rec.Runner != "" && now.Before(rec.LeaseExpires)) {
+			return nil, nil
+		}
+		if rec.Runner != "" {
+			// A run claimed it and stopped (a killed instance, a timed-out
+			// invocation that the platform retries): the task is lost, not
+			// run again from the top, whoever notices first.
+			s.failLost(ctx, rec)
 			return nil, nil
 		}
 		rec.Runner, rec.LeaseExpires = run.runner, now.Add(s.tk.lease)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // TaskRunner decides where the work of a task runs. When a task is created,
@@ -84,10 +85,23 @@ func (p *inProcessRunner) Start(_ context.Context, taskID string) error {
 }
 
 // close cancels the runs in flight and waits for them to end.
-func (p *inProcessRunner) close() {
+// close stops the pool: no new runs; the runs in flight get grace to
+// finish, then their contexts are cancelled (their tasks end failed, or
+// cancelled when that was requested), and close waits for them.
+func (p *inProcessRunner) close(grace time.Duration) {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
+	if grace > 0 {
+		done := make(chan struct{})
+		go func() { p.wg.Wait(); close(done) }()
+		t := time.NewTimer(grace)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	p.stop()
 	p.wg.Wait()
 }

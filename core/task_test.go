@@ -592,3 +592,73 @@ func TestTaskStatusNotifications(t *testing.T) {
 		}
 	}
 }
+
+// A task a run claimed and lost (its lease passed) is not run again by a
+// later RunTask (a retried invocation): it fails, or is cancelled when the
+// client asked for that.
+func TestTaskLapsedClaimIsNotRerun(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		store := &memory.TaskStore{}
+		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskRunner: &neverRunner{}, TaskLease: 10 * time.Second})
+		ctx := context.Background()
+		for _, cancel := range []bool{false, true} {
+			id := f.create(t, "job", map[string]any{})
+			rec, err := store.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Runner, rec.LeaseExpires, rec.CancelRequested = "dead-run", time.Now().Add(time.Second), cancel
+			if err := store.Update(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second)
+			if err := f.srv.RunTask(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			want := map[bool]string{false: "failed", true: "cancelled"}[cancel]
+			if got := f.get(t, id)["status"]; got != want {
+				t.Fatalf("lapsed claim (cancel requested %v): status %v, want %s", cancel, got, want)
+			}
+		}
+		if n := f.calls.Load(); n != 0 {
+			t.Fatalf("handler ran %d times, want 0", n)
+		}
+	})
+}
+
+// Close lets runs finish within TaskShutdownGrace, then cancels the rest,
+// which end failed at once (not after their lease).
+func TestTaskCloseGrace(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		store := &memory.TaskStore{}
+		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskShutdownGrace: 5 * time.Second})
+		finishes := f.create(t, "job", map[string]any{"wait": true})
+		<-f.started
+		closed := make(chan struct{})
+		go func() { f.srv.Close(); close(closed) }()
+		time.Sleep(time.Second)
+		close(f.release) // within the grace
+		<-closed
+		rec, _ := store.Get(context.Background(), finishes)
+		if rec.Status != core.TaskCompleted {
+			t.Fatalf("a run that finished within the grace: %s", rec.Status)
+		}
+		// Created after Close: refused.
+		callReq(9, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv).wantError(t, http.StatusOK, core.CodeInternalError)
+
+		g := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskShutdownGrace: time.Second})
+		stuck := g.create(t, "job", map[string]any{"wait": true})
+		<-g.started
+		start := time.Now()
+		g.srv.Close()
+		if d := time.Since(start); d != time.Second {
+			t.Fatalf("Close took %v, want the 1s grace", d)
+		}
+		rec, _ = store.Get(context.Background(), stuck)
+		if rec.Status != core.TaskFailed {
+			t.Fatalf("a run cancelled by Close: %s, want failed", rec.Status)
+		}
+	})
+}
