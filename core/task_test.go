@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/store/memory"
+	"github.com/mcpfn/mcpfn/store/storetest"
 )
 
 // taskCaps declares the Tasks extension in a request's capabilities.
@@ -661,4 +662,13 @@ func TestTaskCloseGrace(t *testing.T) {
 			t.Fatalf("a run cancelled by Close: %s, want failed", rec.Status)
 		}
 	})
+}
+
+// The store a server uses when ServerOptions.TaskStore is nil passes the
+// suite every task store must pass.
+func TestDefaultTaskStore(t *testing.T) {
+	t.Parallel()
+	storetest.RunTasks(t, func(t *testing.T) core.TaskStore {
+		return core.TaskStoreOf(core.NewServer(core.Implementation{Name: "d", Version: "1"}, nil))
+	}, 400<<10)
 }
