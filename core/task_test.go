@@ -672,3 +672,44 @@ func TestDefaultTaskStore(t *testing.T) {
 		return core.TaskStoreOf(core.NewServer(core.Implementation{Name: "d", Version: "1"}, nil))
 	}, 400<<10)
 }
+
+// Every message of the extension validates against its official schema
+// (ext-tasks schema/draft): CreateTaskResult, GetTaskResult in each status,
+// the update and cancel acknowledgements.
+func TestTaskWireMatchesSchema(t *testing.T) {
+	t.Parallel()
+	const rev = "ext-tasks-draft"
+	// The check can fail: a handle without its task is refused.
+	if specErr(t, rev, "CreateTaskResult", []byte(`{"resultType":"task","status":"working"}`)) == nil {
+		t.Fatal("the schema accepts a CreateTaskResult without taskId")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newTaskFixture(t, nil)
+		getRaw := func(id string) json.RawMessage {
+			return taskReq(2, "tasks/get", id, nil).do(t, f.srv).resultRaw(t)
+		}
+		create := callReq(1, "job", map[string]any{"wait": true}).withCaps(taskCaps).do(t, f.srv).resultRaw(t)
+		validateSpec(t, rev, "CreateTaskResult", create)
+		var c struct{ TaskID string }
+		json.Unmarshal(create, &c)
+		<-f.started
+		validateSpec(t, rev, "GetTaskResult", getRaw(c.TaskID)) // working
+		validateSpec(t, rev, "CancelTaskResult", taskReq(3, "tasks/cancel", c.TaskID, nil).do(t, f.srv).resultRaw(t))
+		f.await(t, c.TaskID, "cancelled")
+		validateSpec(t, rev, "GetTaskResult", getRaw(c.TaskID))
+
+		ask := f.create(t, "ask", nil)
+		f.await(t, ask, "input_required")
+		validateSpec(t, rev, "GetTaskResult", getRaw(ask))
+		validateSpec(t, rev, "UpdateTaskResult", taskReq(4, "tasks/update", ask, map[string]any{"inputResponses": map[string]any{
+			"a": map[string]any{"action": "accept", "content": map[string]any{"v": "1"}},
+			"b": map[string]any{"action": "accept", "content": map[string]any{"v": "2"}},
+		}}).do(t, f.srv).resultRaw(t))
+		f.await(t, ask, "completed")
+		validateSpec(t, rev, "GetTaskResult", getRaw(ask))
+
+		failed := f.create(t, "job", map[string]any{"say": "rpc-error"})
+		f.await(t, failed, "failed")
+		validateSpec(t, rev, "GetTaskResult", getRaw(failed))
+	})
+}
