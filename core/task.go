@@ -773,17 +773,15 @@ func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) 
 			caps = nil
 		}
 	}
+	// The handler gets its own copy of the capabilities; the server
+	// decides on r.caps (as Server.invoke arranges for requests).
 	r := &Request{
 		Method: rec.Method, ProtocolVersion: rec.ProtocolVersion,
-		ClientCapabilities: caps, caps: caps, ownCaps: false,
+		ClientCapabilities: cloneCaps(caps), caps: caps, ownCaps: true,
 		Principal: rec.Caller, srv: s, era: eraModern, logLevel: -1, task: run,
 	}
 	if len(rec.ClientInfo) > 0 {
 		r.ClientInfo = decodeClientInfo(rec.ClientInfo)
-	}
-	if c := r.ClientCapabilities; c != nil {
-		cp := *c
-		r.ClientCapabilities, r.ownCaps = &cp, false
 	}
 	in := &InputResponses{state: rec.InputState, round: rec.Round}
 	for wk, v := range rec.InputResponses {

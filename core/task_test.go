@@ -713,3 +713,23 @@ func TestTaskWireMatchesSchema(t *testing.T) {
 		validateSpec(t, rev, "GetTaskResult", getRaw(failed))
 	})
 }
+
+// Inside a task, as in a request, the handler's ClientCapabilities is its
+// own copy: changing it does not make the server ask the client for what
+// the client never declared.
+func TestTaskHandlerCannotWidenCapabilities(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newTaskFixture(t, nil)
+		core.AddTool(f.srv, &core.Tool{Name: "widen"},
+			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				req.ClientCapabilities.Elicitation = &core.ElicitationCapabilities{}
+				return "", core.InputRequired(core.InputRequests{"q": core.ElicitForm("?", json.RawMessage(`{"type":"object","properties":{}}`))}, "")
+			}, &core.ToolOptions{TaskSupport: core.TaskOptional})
+		r := callReq(1, "widen", nil).withCaps(map[string]any{"extensions": map[string]any{core.ExtensionTasks: map[string]any{}}}).do(t, f.srv).result(t)
+		res := f.await(t, str(r["taskId"]), "failed")
+		if num(t, at(res, "error", "code")) != core.CodeMissingRequiredClientCapability {
+			t.Fatalf("a handler that widened its capabilities: %v, want failed with -32021", res)
+		}
+	})
+}
