@@ -811,12 +811,25 @@ func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) 
 }
 
 // taskResult encodes a handler's result for the record, bounded by
-// ServerOptions.MaxTaskResultBytes.
+// ServerOptions.MaxTaskResultBytes: a whole 2026-07-28 CallToolResult,
+// resultType "complete" included (the schema requires it, and tasks.md
+// §Task Polling inlines "the result type of the original request"),
+// with the tool's own _meta and without the server's.
 func (s *Server) taskResult(res *CallToolResult) taskOutcome {
-	b, err := json.Marshal(res)
-	if err != nil {
+	if res.Content == nil {
+		c := *res
+		c.Content = []Content{} // "content" is required, never null
+		res = &c
+	}
+	j, err := json.Marshal(res)
+	if err != nil || len(j) < 2 || j[0] != '{' {
 		return taskOutcome{status: TaskFailed, err: internalf("the tool's result could not be encoded")}
 	}
+	b := append(make([]byte, 0, len(j)+24), `{"resultType":"complete"`...)
+	if len(j) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, j[1:]...)
 	if len(b) > s.tk.maxResult {
 		return taskOutcome{status: TaskFailed, err: NewError(CodeInternalError,
 			fmt.Sprintf("The tool's result (%d bytes) exceeds the server's limit for task results (%d bytes)", len(b), s.tk.maxResult)).

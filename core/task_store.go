@@ -85,8 +85,9 @@ type TaskRecord struct {
 	// UsedKeys are every wire key issued over the task's life.
 	UsedKeys []string `json:"uk,omitempty"`
 
-	// Result is the final result of a completed task (for tools/call a
-	// CallToolResult, without resultType and _meta); Error the JSON-RPC
+	// Result is the final result of a completed task, as tasks/get
+	// inlines it (for tools/call a 2026-07-28 CallToolResult with
+	// resultType "complete" and the tool's own _meta); Error the JSON-RPC
 	// error object of a failed one.
 	Result json.RawMessage `json:"res,omitempty"`
 	Error  json.RawMessage `json:"err,omitempty"`

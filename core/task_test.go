@@ -177,9 +177,11 @@ func TestTaskLifecycleCompletes(t *testing.T) {
 		if got := textOf(res["result"].(map[string]any)); got != "done hi in "+id[:4] {
 			t.Fatalf("inlined result text = %q", got)
 		}
-		if has(res, "error") || has(res, "inputRequests") || has(res, "result", "resultType") {
-			t.Fatalf("completed task = %v", res)
+		if has(res, "error") || has(res, "inputRequests") || at(res, "result", "resultType") != "complete" {
+			t.Fatalf("completed task = %v (the inlined result is a whole 2026-07-28 CallToolResult, resultType included)", res)
 		}
+		inlined, _ := json.Marshal(res["result"])
+		validateSpec(t, modernVersion, "CallToolResult", inlined)
 		if n := f.calls.Load(); n != 1 {
 			t.Fatalf("handler ran %d times, want 1", n)
 		}
@@ -731,5 +733,21 @@ func TestTaskHandlerCannotWidenCapabilities(t *testing.T) {
 		if num(t, at(res, "error", "code")) != core.CodeMissingRequiredClientCapability {
 			t.Fatalf("a handler that widened its capabilities: %v, want failed with -32021", res)
 		}
+	})
+}
+
+// A result without content blocks is inlined with "content": [], never
+// null: the inlined result is a valid CallToolResult.
+func TestTaskEmptyResultContent(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		f := newTaskFixture(t, nil)
+		core.AddTool(f.srv, &core.Tool{Name: "empty"},
+			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (*core.CallToolResult, error) {
+				return &core.CallToolResult{}, nil
+			}, &core.ToolOptions{TaskSupport: core.TaskOptional})
+		res := f.await(t, f.create(t, "empty", nil), "completed")
+		inlined, _ := json.Marshal(res["result"])
+		validateSpec(t, modernVersion, "CallToolResult", inlined)
 	})
 }
