@@ -42,6 +42,7 @@ func main() {
 	buffer := flag.Bool("buffered", false, "nethttp: deliver each response only when its handler returns, as buffered serverless platforms do")
 	taskLease := flag.Duration("task-lease", 0, "how long a task run holds its task without a heartbeat (default core.DefaultTaskLease)")
 	taskGrace := flag.Duration("task-grace", 0, "how long shutdown lets running tasks finish before cancelling them (default 0: at once)")
+	taskPoll := flag.Duration("task-poll", 0, "the pollIntervalMs suggested to task clients (default core.DefaultTaskPollInterval)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -72,6 +73,9 @@ func main() {
 	}
 	if *taskGrace > 0 {
 		opts.TaskShutdownGrace = *taskGrace
+	}
+	if *taskPoll > 0 {
+		opts.TaskPollInterval = *taskPoll
 	}
 	srv := newServer(opts)
 	go watchResource(ctx, srv)
