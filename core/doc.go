@@ -109,6 +109,26 @@
 // requests (elicitation/create, sampling/createMessage, roots/list), waits
 // for the answers and runs the handler again with them.
 //
+// # Tasks
+//
+// A tool registered with ToolOptions.TaskSupport (TaskOptional or
+// TaskRequired) may run as a task of the Tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663) for 2026-07-28 calls that
+// declare it: the call is answered at once with a task handle, and the
+// client polls tasks/get, answers the task's input requests with
+// tasks/update and may tasks/cancel, through any instance. The handler is
+// the same re-entrant function: inside a task, InputRequired moves the task
+// to input_required, and the answers run it again from the top;
+// NotifyProgress's message becomes the task's statusMessage; its context
+// is cancelled when the task is. Tasks live in a [TaskStore] (in-process by
+// default, store/dynamo for many instances) and run where the
+// [TaskRunner] puts them (in-process goroutines by default; every runner
+// ends in [Server.RunTask]). Tasks are bound to the principal that created
+// them, bounded per principal, and expire with their TTL.
+//
+//	core.AddTool(srv, &core.Tool{Name: "report"}, buildReport,
+//		&core.ToolOptions{TaskSupport: core.TaskOptional})
+//
 // # Protocol eras and sessions
 //
 // ServerOptions.Mode selects the eras served ([ModeAuto] by default: each

@@ -166,8 +166,8 @@ type methodSpec struct {
 	// available reports whether the capability behind the method is served;
 	// if not, the method is answered -32601 (404 in 2026-07-28).
 	available func(s *Server, reg *registry) bool
-	// nameParam is the params member mirrored in Mcp-Name ("name" or "uri";
-	// 2026-07-28).
+	// nameParam is the params member mirrored in Mcp-Name ("name", "uri"
+	// or, for the Tasks extension's methods, "taskId"; 2026-07-28).
 	nameParam string
 	// ownsSession: the handler reads and renews the legacy session itself,
 	// so the request costs no separate renewal.

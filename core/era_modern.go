@@ -22,6 +22,11 @@ type modernEra struct{}
 var modernMethods = methodTable(map[string]*methodSpec{
 	"server/discover":      {handle: (*Server).discover, available: always},
 	"subscriptions/listen": {handle: (*Server).listen, available: always},
+	// The Tasks extension's methods (tasks.md); Mcp-Name mirrors taskId
+	// (tasks.md §Streamable HTTP: Routing Headers).
+	mcp.MethodTasksGet:    {handle: (*Server).getTask, available: always, nameParam: "taskId"},
+	mcp.MethodTasksUpdate: {handle: (*Server).updateTask, available: always, nameParam: "taskId"},
+	mcp.MethodTasksCancel: {handle: (*Server).cancelTask, available: always, nameParam: "taskId"},
 })
 
 // open checks a 2026-07-28 message in the validation order of 2026-07-28
@@ -83,8 +88,11 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 	}
 	if spec.nameParam != "" {
 		nv := m.pName
-		if spec.nameParam == "uri" {
+		switch spec.nameParam {
+		case "uri":
 			nv = m.pURI
+		case "taskId":
+			nv = m.pTaskID
 		}
 		body, has := jsonwire.RawString(nv)
 		hn, present, repeated := headerValue(h, canonName)
@@ -279,9 +287,14 @@ func (modernEra) appendMeta(b []byte, s *Server, user Meta) []byte {
 }
 
 // capabilities: change notifications travel on subscriptions/listen, which
-// a buffered response cannot carry.
+// a buffered response cannot carry. The Tasks extension is advertised when
+// a tool may run as a task (tasks.md §Capability Negotiation).
 func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
-	return s.serverCapabilities(live)
+	c := s.serverCapabilities(live)
+	if s.servesTasks(s.reg.Load()) {
+		c.Extensions = map[string]map[string]any{ExtensionTasks: {}}
+	}
+	return c
 }
 
 func (modernEra) inputRequired(ctx context.Context, s *Server, r *Request, ir *InputRequiredError, b stateBinding) ([]byte, error) {

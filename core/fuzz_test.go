@@ -65,6 +65,16 @@ func FuzzServeHTTP(f *testing.F) {
 			core.ProtocolVersion20251125, "", "")
 	}
 	f.Add([]byte(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"_meta":{"progressToken":true},"_meta":{"progressToken":"p"}}}`), "", "", "")
+	// The Tasks extension's methods: a task tool called as a task, and
+	// tasks/* with good, odd and hostile params.
+	taskMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	f.Add([]byte(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"task_job","arguments":{},`+taskMeta+`}}`), modernVersion, "tools/call", "task_job")
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		for _, p := range []string{`"taskId":"t1"`, `"taskId":7`, `"taskId":"t1","inputResponses":{"a":{"action":"accept"}}`, `"taskId":"t1","inputResponses":[1]`, `"taskId":"t1","taskId":"t2"`} {
+			f.Add([]byte(`{"jsonrpc":"2.0","id":11,"method":"`+m+`","params":{`+p+`,`+taskMeta+`}}`), modernVersion, m, "t1")
+		}
+	}
+	f.Add([]byte(`{"jsonrpc":"2.0","id":12,"method":"subscriptions/listen","params":{"notifications":{"taskIds":["t1","t2"]},`+taskMeta+`}}`), modernVersion, "subscriptions/listen", "")
 	f.Fuzz(func(t *testing.T, body []byte, version, method, name string) {
 		fuzzServer.once.Do(func() {
 			fuzzServer.srv = newFuzzServer(t)
@@ -89,6 +99,9 @@ func newFuzzServer(t testing.TB) *core.Server {
 		func(ctx context.Context, req *core.CallToolRequest, in weatherArgs) (Weather, error) {
 			return Weather{Conditions: in.Location}, nil
 		})
+	core.AddTool(srv, &core.Tool{Name: "task_job", Description: "A task."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "ok", nil },
+		&core.ToolOptions{TaskSupport: core.TaskOptional})
 	srv.Close() // listen streams end at once
 	return srv
 }

@@ -17,6 +17,7 @@ type rpcMessage struct {
 	// in one pass (the last of a repeated name): _meta, name and uri.
 	pMeta, pName []byte
 	pURI         []byte
+	pTaskID      []byte // the Tasks extension's tasks/* methods
 
 	// meta is the one scan of pMeta (scannedMeta), shared by the door
 	// and the era.
@@ -43,6 +44,8 @@ func (m *rpcMessage) indexParams() {
 			m.pName = v
 		case jsonwire.KeyIs(k, "uri"):
 			m.pURI = v
+		case jsonwire.KeyIs(k, "taskId"):
+			m.pTaskID = v
 		}
 		return true
 	})

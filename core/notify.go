@@ -175,7 +175,14 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 	reg := s.reg.Load()
 	var got SubscriptionFilter
 	var kinds changeKind
+	tw, taskIDs, err := s.watchTasks(ctx, r, want.TaskIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer s.unwatchTasks(tw)
 	if isBuffered(ctx) {
+		s.unwatchTasks(tw)
+		tw, taskIDs = nil, nil
 		// Nothing can reach the client before the response ends: honour no
 		// notification type, acknowledge, and end gracefully at once.
 		want = SubscriptionFilter{}
@@ -193,6 +200,7 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		got.ResourceSubscriptions = append([]string(nil), want.ResourceSubscriptions...)
 		sort.Strings(got.ResourceSubscriptions)
 	}
+	got.TaskIDs = taskIDs
 	sub := s.hub.subscribe(kinds, got.ResourceSubscriptions)
 	defer s.hub.unsubscribe(sub)
 
@@ -230,6 +238,24 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		defer t.Stop()
 		stop = t.C
 	}
+	var taskTick, taskWake <-chan time.Time
+	var taskWoken <-chan struct{}
+	if tw != nil {
+		t := time.NewTicker(s.tk.poll)
+		defer t.Stop()
+		taskTick, taskWoken = t.C, tw.wake
+		first := make(chan time.Time, 1)
+		first <- time.Now() // terminal tasks are reported at once
+		taskWake = first
+	}
+	sendTasks := func() bool {
+		for _, msg := range s.taskMessages(ctx, tw, idMeta) {
+			if x.send(ctx, msg) != nil {
+				return false
+			}
+		}
+		return true
+	}
 	var tick <-chan time.Time
 	if s.opts.StreamKeepAlive > 0 {
 		t := time.NewTicker(s.opts.StreamKeepAlive)
@@ -250,6 +276,19 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 				if x.send(ctx, msg) != nil {
 					return nil, nil
 				}
+			}
+		case <-taskTick:
+			if !sendTasks() {
+				return nil, nil
+			}
+		case <-taskWake:
+			taskWake = nil
+			if !sendTasks() {
+				return nil, nil
+			}
+		case <-taskWoken:
+			if !sendTasks() {
+				return nil, nil
 			}
 		case <-stop:
 			return s.endListen(r, idMeta), nil

@@ -54,6 +54,10 @@ type Request struct {
 	progressToken []byte
 	logLevel      int32 // rank of the requested level; -1: no log messages
 	ownCaps       bool  // ClientCapabilities is this request's own copy
+	// task is the run of the task the handler runs in (nil: a request);
+	// taskPhase says whether StartTask defers the call to a task.
+	task      *taskRun
+	taskPhase taskPhase
 	// The outcome of the handler's round, noted by the encoders for the
 	// middleware: a tools/call result with isError, a 2026-07-28
 	// input_required result.
@@ -98,9 +102,18 @@ func (r *Request) declaredCaps() *ClientCapabilities {
 
 // NotifyProgress sends notifications/progress for this request if the client
 // asked for progress (params._meta.progressToken); otherwise it does nothing.
+// Inside a task (Request.TaskID not empty) a non-empty message becomes the
+// task's statusMessage instead (tasks.md: notifications/progress is not
+// sent for tasks).
 // total and message are optional (zero values are omitted). Progress must
 // increase with every call.
 func (r *Request) NotifyProgress(ctx context.Context, progress, total float64, message string) error {
+	if r.task != nil {
+		if message != "" {
+			r.task.setStatus(message)
+		}
+		return nil
+	}
 	if r.progressToken == nil || r.x == nil {
 		return nil
 	}

@@ -207,6 +207,51 @@ type ServerOptions struct {
 	RequestLogLevel slog.Leveler
 	// DisableRequestLog turns the request record off.
 	DisableRequestLog bool
+
+	// TaskStore keeps the tasks of the Tasks extension (tools registered
+	// with ToolOptions.TaskSupport). Nil means an in-process store (the
+	// one store/memory exports as TaskStore): fine for one process; behind
+	// a load balancer or on serverless platforms every instance needs the
+	// same shared store (store/dynamo), as a task is polled, updated and
+	// cancelled through any instance.
+	TaskStore TaskStore
+	// TaskRunner decides where tasks run. Nil means the in-process runner:
+	// a pool of TaskWorkers goroutines on the instance that created or
+	// resumed the task.
+	TaskRunner TaskRunner
+	// TaskWorkers bounds the tasks the in-process runner runs at once; a
+	// task started beyond it fails at once (ErrTaskRunnerBusy). Zero
+	// means DefaultTaskWorkers.
+	TaskWorkers int
+	// TaskTTL is a task's time to live from its creation (its ttlMs): the
+	// store keeps it that long and then forgets it, whatever its status.
+	// Zero means DefaultTaskTTL.
+	TaskTTL time.Duration
+	// TaskPollInterval is the pollIntervalMs suggested to clients, and how
+	// often a run reads its task (for a cancellation through another
+	// instance). Zero means DefaultTaskPollInterval.
+	TaskPollInterval time.Duration
+	// TaskLease is how long a run holds a task without a heartbeat; a
+	// working task whose lease has passed is failed by the next request
+	// that reads it. Zero means DefaultTaskLease.
+	TaskLease time.Duration
+	// MaxTasksPerPrincipal bounds the unexpired tasks (any status) of one
+	// authenticated principal; a call that would create one more is
+	// answered -32603 (reason too_many_tasks). Zero means
+	// DefaultMaxTasksPerPrincipal; negative, no bound.
+	MaxTasksPerPrincipal int
+	// MaxAnonymousTasks bounds the unexpired tasks of all anonymous
+	// callers together, likewise. Zero means DefaultMaxAnonymousTasks;
+	// negative, no bound.
+	MaxAnonymousTasks int
+	// TaskShutdownGrace is how long Close lets the in-process runner's
+	// tasks finish before it cancels them (a host's drain period). Zero
+	// cancels them at once.
+	TaskShutdownGrace time.Duration
+	// MaxTaskResultBytes bounds the encoded result a task keeps; a larger
+	// result fails the task (-32603, reason task_result_too_large). Zero
+	// means DefaultMaxTaskResultBytes.
+	MaxTaskResultBytes int
 }
 
 // Validate reports the first invalid option, for configuration built from
@@ -256,6 +301,9 @@ func (o *ServerOptions) Validate() error {
 			return fmt.Errorf("core: CacheHints[%q]: invalid scope %q", m, h.Scope)
 		}
 	}
+	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
+		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskShutdownGrace or MaxTaskResultBytes")
+	}
 	if (o.ListToolsHandler == nil) != (o.CallToolHandler == nil) {
 		return fmt.Errorf("core: ListToolsHandler and CallToolHandler must be set together")
 	}
@@ -296,6 +344,8 @@ type Server struct {
 	once     sync.Once
 	// chain is the middleware around serveRound; nil when there is none.
 	chain Handler
+	// tk is the Tasks extension's machinery.
+	tk taskEngine
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -411,6 +461,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.infoRaw = append(s.infoRaw, '}')
 	s.reg.Store((&registry{}).clone())
 	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
+	s.initTasks()
 	o.Middleware = append([]Middleware(nil), o.Middleware...)
 	s.buildChain()
 	return s
@@ -434,9 +485,19 @@ func (s *Server) PerProcessKeys() bool { return s.sealer.perProcess }
 
 // Close ends the server's long-lived streams (subscriptions/listen and the
 // legacy GET streams) gracefully: listen streams get their closing result.
+// It also stops the in-process runner: it starts no task afterwards (a
+// call that would create one gets -32603), lets the runs in flight finish
+// for ServerOptions.TaskShutdownGrace, then cancels the rest (they end
+// failed, or cancelled when the client asked for it) and waits for their
+// handlers to return.
 // The server keeps answering ordinary requests.
 func (s *Server) Close() error {
-	s.once.Do(func() { close(s.closed) })
+	s.once.Do(func() {
+		close(s.closed)
+		if s.tk.local != nil {
+			s.tk.local.close(s.opts.TaskShutdownGrace)
+		}
+	})
 	return nil
 }
 

@@ -33,6 +33,22 @@ type ToolOptions struct {
 	// tool serve calls without a session (every 2026-07-28 call, and
 	// sessionless legacy calls): its handler then gets a nil *Session.
 	SessionOptional bool
+	// TaskSupport says whether calls of the tool run as tasks of the
+	// Tasks extension (io.modelcontextprotocol/tasks) for 2026-07-28
+	// clients that declare it on the call: TaskOptional runs a declaring
+	// call as a task and any other synchronously; TaskRequired answers a
+	// call that does not declare the extension -32021 (before the
+	// handler runs). The zero value, like TaskForbidden, never makes a
+	// task. Legacy calls always run synchronously. A task runs the same
+	// handler, in a context detached from the request: see
+	// Server.RunTask for what it may do inside a task.
+	TaskSupport TaskSupport
+	// DeferTask, with TaskSupport, runs the handler inside the tools/call
+	// request first, so that it can gather input through multi
+	// round-trip requests before the task exists; the call becomes a task
+	// where the handler calls Request.StartTask. Without it the task is
+	// created before the handler runs.
+	DeferTask bool
 }
 
 // toolOptions returns the one *ToolOptions of a registration, or the zero
@@ -129,7 +145,10 @@ type serverTool struct {
 	// required are the client capabilities every call needs
 	// (ToolOptions.RequiredCapabilities).
 	required *ClientCapabilities
-	handler  func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+	// taskSupport and deferTask are ToolOptions.TaskSupport and DeferTask.
+	taskSupport TaskSupport
+	deferTask   bool
+	handler     func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 }
 
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
@@ -289,6 +308,12 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	}
 	st.raw = raw
 	st.required = o.RequiredCapabilities
+	switch o.TaskSupport {
+	case "", TaskForbidden, TaskOptional, TaskRequired:
+	default:
+		return nil, fail("invalid TaskSupport %q", o.TaskSupport)
+	}
+	st.taskSupport, st.deferTask = o.TaskSupport, o.DeferTask
 	st.typedOutput = !raw
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil

@@ -193,6 +193,22 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err := r.RequireCapabilities(st.required); err != nil {
 		return nil, err
 	}
+	// Tasks (io.modelcontextprotocol/tasks) on 2026-07-28 only; a legacy
+	// call of a task tool runs synchronously, and a legacy "task" member
+	// is ignored.
+	asTask := false
+	if r.era == eraModern && (st.taskSupport == TaskOptional || st.taskSupport == TaskRequired) {
+		declared := r.declaresTasks()
+		if !declared && st.taskSupport == TaskRequired {
+			return nil, missingTasks()
+		}
+		switch {
+		case declared && st.deferTask:
+			r.taskPhase = taskPhasePre
+		case declared:
+			asTask = true
+		}
+	}
 	req := &CallToolRequest{Request: r, Params: p}
 	var res *CallToolResult
 	if st.input != nil && !st.input.ProvenValid(p.Arguments) {
@@ -204,9 +220,15 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 				Text: fmt.Sprintf("Invalid arguments for tool %q: %v", p.Name, verr)}}, IsError: true}
 		}
 	}
+	if res == nil && asTask {
+		return s.createTask(ctx, r, st, &p)
+	}
 	if res == nil {
 		res, err = st.handler(ctx, req)
 		if err != nil {
+			if r.taskPhase == taskPhasePre && errors.Is(err, errStartTask) {
+				return s.createTask(ctx, r, st, &p)
+			}
 			return s.toolFailure(ctx, r, err, binding)
 		}
 		if res == nil {

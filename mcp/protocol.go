@@ -667,4 +667,8 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are the tasks whose notifications/tasks the client listens
+	// to (Tasks extension, tasks.md §Task Status Notifications); only a
+	// request that declares ExtensionTasks may ask for them.
+	TaskIDs []string `json:"taskIds,omitempty"`
 }

@@ -40,6 +40,9 @@ func main() {
 	logLevel := flag.String("log", "", "log level: debug, info, warn, error (default $MCPFN_LOG_LEVEL, else info)")
 	platform := flag.String("platform", "nethttp", "nethttp or gcf (lambda is chosen by AWS_LAMBDA_RUNTIME_API)")
 	buffer := flag.Bool("buffered", false, "nethttp: deliver each response only when its handler returns, as buffered serverless platforms do")
+	taskLease := flag.Duration("task-lease", 0, "how long a task run holds its task without a heartbeat (default core.DefaultTaskLease)")
+	taskGrace := flag.Duration("task-grace", 0, "how long shutdown lets running tasks finish before cancelling them (default 0: at once)")
+	taskPoll := flag.Duration("task-poll", 0, "the pollIntervalMs suggested to task clients (default core.DefaultTaskPollInterval)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -64,6 +67,15 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "everything: unknown mode %q\n", *mode)
 		os.Exit(2)
+	}
+	if *taskLease > 0 {
+		opts.TaskLease = *taskLease
+	}
+	if *taskGrace > 0 {
+		opts.TaskShutdownGrace = *taskGrace
+	}
+	if *taskPoll > 0 {
+		opts.TaskPollInterval = *taskPoll
 	}
 	srv := newServer(opts)
 	go watchResource(ctx, srv)

@@ -62,6 +62,7 @@ func newServer(opts *core.ServerOptions) *core.Server {
 	addContentTools(s)
 	addClientInputTools(s)
 	addModernDiagnosticTools(s)
+	addTaskTools(s)
 	if opts.Mode != core.ModeModern {
 		addSessionTools(s)
 	}

@@ -12,3 +12,8 @@ func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) core.SessionStore { return &memory.Store{} })
 }
+
+func TestTaskStore(t *testing.T) {
+	t.Parallel()
+	storetest.RunTasks(t, func(t *testing.T) core.TaskStore { return &memory.TaskStore{} }, 400<<10)
+}

@@ -1,6 +1,6 @@
-// Package storetest holds the tests every core.SessionStore must pass, in
-// the spirit of testing/slogtest: a store package calls Run from its own
-// tests.
+// Package storetest holds the tests every core.SessionStore (Run) and
+// every core.TaskStore (RunTasks) must pass, in the spirit of
+// testing/slogtest: a store package calls them from its own tests.
 //
 //	func TestStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) core.SessionStore { return &memory.Store{} })

@@ -1,6 +1,8 @@
 // score.js: turn the conformance suite's results into one score line.
 // usage: node score.js NODE_MODULES RESULTS_DIR REVISION SCENARIO EXPECTED_FILE [LEG]
 // LEG is server (the default) or client.
+// Scored are the suite's scenarios for LEG plus the extension scenarios of
+// expected/scored-extensions.yaml for REVISION.
 // Prints PASS/FAIL/XFAIL per scored scenario, info lines for unscored ones,
 // and last: "conformance-<revision>: N passed, M failed". Exit 0 when every
 // failing scenario is listed in EXPECTED_FILE, 1 otherwise.
@@ -9,8 +11,12 @@ const [mods, out, rev, only, expectedFile, legArg] = process.argv.slice(2);
 const leg = legArg || 'server';
 const YAML = require(path.join(mods, 'yaml'));
 const reqs = YAML.parse(fs.readFileSync(path.join(mods, '@modelcontextprotocol/conformance/requirements', rev + '.yaml'), 'utf8')) || {};
-const scored = only ? [only] : (reqs[leg] || []);
-const unscored = only ? [] : (reqs.not_scored || []).filter((e) => e.leg === leg);
+// Extension scenarios the project scores although the suite does not
+// (expected/scored-extensions.yaml, by revision and leg).
+const extFile = path.join(__dirname, 'expected', 'scored-extensions.yaml');
+const ext = fs.existsSync(extFile) ? (((YAML.parse(fs.readFileSync(extFile, 'utf8')) || {})[rev] || {})[leg] || []) : [];
+const scored = only ? [only] : [...(reqs[leg] || []), ...ext.filter((n) => !(reqs[leg] || []).includes(n))];
+const unscored = only ? [] : (reqs.not_scored || []).filter((e) => e.leg === leg && !ext.includes(e.scenario));
 
 // Server leg: <out>/server-<scenario>-<ISO time>/checks.json. Client leg:
 // <out>/<scenario>-<ISO time>/checks.json, where a scenario such as

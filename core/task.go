@@ -1,0 +1,1007 @@
+package core
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
+	"github.com/mcpfn/mcpfn/internal/memstore"
+	"github.com/mcpfn/mcpfn/mcp"
+)
+
+// Tasks extension (io.modelcontextprotocol/tasks, ext-tasks
+// specification/draft/tasks.md) on the 2026-07-28 era. See docs/design.md,
+// "Tasks", for the state machine, the store layout and the runners.
+
+// Aliases of the extension's wire vocabulary (package mcp).
+type (
+	// TaskStatus is mcp.TaskStatus.
+	TaskStatus = mcp.TaskStatus
+	// TaskSupport is mcp.TaskSupport.
+	TaskSupport = mcp.TaskSupport
+)
+
+// Task support levels and statuses (see package mcp).
+const (
+	ExtensionTasks    = mcp.ExtensionTasks
+	TaskForbidden     = mcp.TaskForbidden
+	TaskOptional      = mcp.TaskOptional
+	TaskRequired      = mcp.TaskRequired
+	TaskWorking       = mcp.TaskWorking
+	TaskInputRequired = mcp.TaskInputRequired
+	TaskCompleted     = mcp.TaskCompleted
+	TaskFailed        = mcp.TaskFailed
+	TaskCancelled     = mcp.TaskCancelled
+)
+
+// startTaskError is what Request.StartTask returns (errStartTask) in the
+// request phase of a tool registered with ToolOptions.DeferTask: the
+// handler returns it and the server creates the task.
+type startTaskError struct{}
+
+func (startTaskError) Error() string { return "core: the call continues as a task" }
+
+var errStartTask error = startTaskError{}
+
+// StartTask marks the point where a call of a task tool registered with
+// ToolOptions.DeferTask becomes a task. Before it, the handler runs inside
+// the tools/call request, and input it asks for (InputRequired) is asked
+// through multi round-trip requests (input_required with a sealed
+// requestState: 2026-07-28 basic/patterns/mrtr), so a task is created only
+// once that input is resolved (tasks.md §Task Creation, "SHOULD resolve
+// all MRTR exchanges synchronously"). When the request declares the Tasks
+// extension, StartTask returns an error the handler returns as is: the
+// server then creates the task and runs the handler again, from the top,
+// inside the task, with the same Input; there StartTask returns nil. It
+// returns nil too when the call is not to become a task (a client that did
+// not declare the extension calling an optional tool, a legacy client, a
+// tool without DeferTask), so the handler simply continues.
+func (r *Request) StartTask() error {
+	if r.taskPhase == taskPhasePre {
+		return errStartTask
+	}
+	return nil
+}
+
+// TaskID returns the id of the task the handler runs in, or "" when it runs
+// inside a request.
+func (r *Request) TaskID() string {
+	if r.task == nil {
+		return ""
+	}
+	return r.task.id
+}
+
+// taskPhase is where a task tool's handler runs.
+type taskPhase uint8
+
+const (
+	taskPhaseNone taskPhase = iota // not a task (synchronous call)
+	taskPhasePre                   // the request phase of a DeferTask tool
+)
+
+// declaresTasks reports whether the request declared the Tasks extension
+// in its per-request capabilities (tasks.md §Capability Negotiation).
+func (r *Request) declaresTasks() bool {
+	c := r.declaredCaps()
+	if c == nil {
+		return false
+	}
+	_, ok := c.Extensions[ExtensionTasks]
+	return ok
+}
+
+// missingTasks is the -32021 answer naming the Tasks extension.
+func missingTasks() *Error {
+	return MissingCapabilityError(&ClientCapabilities{Extensions: map[string]map[string]any{ExtensionTasks: {}}})
+}
+
+// taskOpts are a server's task settings, defaults applied.
+type taskOpts struct {
+	ttl, poll, lease time.Duration
+	perPrincipal     int
+	anonymous        int
+	maxResult        int
+}
+
+// taskState is a server's task machinery.
+type taskState struct {
+	store  TaskStore
+	runner TaskRunner
+	local  *inProcessRunner // the default runner, nil when TaskRunner is set
+	// running are the runs of this process, by task id: tasks/cancel
+	// through this instance reaches them at once, without waiting for the
+	// run's next read of the store.
+	mu       sync.Mutex
+	running  map[string]*taskRun
+	watchers map[*taskWatch]struct{} // listen streams watching tasks
+}
+
+func errorsIsNotFound(err error) bool { return errors.Is(err, ErrTaskNotFound) }
+
+// newTaskID returns 32 random bytes, base64url.
+func newTaskID() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// taskLimit is the bound of p's unexpired tasks.
+func (s *Server) taskLimit(p *Principal) int {
+	if p == nil {
+		return s.tk.anonymous
+	}
+	return s.tk.perPrincipal
+}
+
+// wireTime is the ISO 8601 form of t on the wire.
+func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// taskWire is the Task part of a record.
+func (s *Server) taskWire(rec *TaskRecord) mcp.Task {
+	ttl := rec.Expires.Sub(rec.Created).Milliseconds()
+	poll := s.tk.poll.Milliseconds()
+	return mcp.Task{
+		TaskID: rec.ID, Status: rec.Status, StatusMessage: rec.StatusMessage,
+		CreatedAt: wireTime(rec.Created), LastUpdatedAt: wireTime(rec.Updated),
+		TTLMs: &ttl, PollIntervalMs: &poll,
+	}
+}
+
+// appendTask appends the members of a DetailedTask (detailed) or of a Task,
+// each followed by a comma.
+func (s *Server) appendTask(b []byte, rec *TaskRecord, detailed bool) ([]byte, error) {
+	tj, err := json.Marshal(s.taskWire(rec))
+	if err != nil {
+		return nil, err
+	}
+	b = append(append(b, tj[1:len(tj)-1]...), ',')
+	if !detailed {
+		return b, nil
+	}
+	switch rec.Status {
+	case TaskInputRequired:
+		b = append(b, `"inputRequests":{`...)
+		for i, k := range sortedKeys(rec.InputRequests) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(jsonwire.AppendString(b, k), ':')
+			b = append(b, rec.InputRequests[k]...)
+		}
+		b = append(b, "},"...)
+	case TaskCompleted:
+		if len(rec.Result) > 0 {
+			b = append(append(append(b, `"result":`...), rec.Result...), ',')
+		}
+	case TaskFailed:
+		if len(rec.Error) > 0 {
+			b = append(append(append(b, `"error":`...), rec.Error...), ',')
+		}
+	}
+	return b, nil
+}
+
+// encodeCreateTask is the CreateTaskResult of a new task (tasks.md §Task
+// Creation): resultType "task", the Task, serverInfo; no requestState.
+func (s *Server) encodeCreateTask(r *Request, rec *TaskRecord) ([]byte, error) {
+	b := append(make([]byte, 0, 320), `{"resultType":"task",`...)
+	b, err := s.appendTask(b, rec, false)
+	if err != nil {
+		return nil, err
+	}
+	b = r.era.appendMeta(b, s, nil)
+	b[len(b)-1] = '}'
+	return b, nil
+}
+
+// createTask creates the task of a tools/call (after the call's checks and
+// any multi round-trip phase), hands it to the runner and answers with its
+// CreateTaskResult. The record is written before the answer: a tasks/get
+// on any instance finds it (tasks.md §Task Creation, "durably created").
+func (s *Server) createTask(ctx context.Context, r *Request, st *serverTool, p *CallToolParams) ([]byte, error) {
+	now := time.Now()
+	rec := &TaskRecord{
+		ID: newTaskID(), Principal: r.Principal.key(), Caller: r.Principal,
+		Method: "tools/call", Name: p.Name, Arguments: append(json.RawMessage(nil), p.Arguments...),
+		ProtocolVersion: r.ProtocolVersion,
+		Status:          TaskWorking,
+		Created:         now, Updated: now, Expires: now.Add(s.tk.ttl),
+	}
+	if c := r.declaredCaps(); c != nil {
+		rec.ClientCapabilities, _ = json.Marshal(c)
+	}
+	if r.ClientInfo != nil {
+		rec.ClientInfo, _ = json.Marshal(r.ClientInfo)
+	}
+	if in := r.Input; in != nil {
+		if len(in.raw) > 0 {
+			rec.InputResponses = make(map[string]json.RawMessage, len(in.raw))
+			for k, v := range in.raw {
+				rec.InputResponses[k] = append(json.RawMessage(nil), v...)
+			}
+		}
+		rec.InputState, rec.Round = in.state, in.round
+	}
+	if err := s.tk.store.Create(ctx, rec, s.taskLimit(r.Principal)); err != nil {
+		switch {
+		case errors.Is(err, ErrTaskLimit):
+			return nil, NewError(CodeInternalError, "Too many tasks: this caller has reached the server's limit of tasks; retry once earlier tasks expire").
+				WithData(map[string]any{"reason": "too_many_tasks", "limit": s.taskLimit(r.Principal)})
+		case errors.Is(err, ErrTaskTooLarge):
+			return nil, InvalidParamsError("Invalid params: the call is too large to run as a task")
+		}
+		s.log.ErrorContext(ctx, "task store: create failed", "error", err.Error())
+		return nil, internalf("the task could not be stored")
+	}
+	if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
+		s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
+		s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be started")})
+		return nil, internalf("the task could not be started")
+	}
+	return s.encodeCreateTask(r, rec)
+}
+
+// taskTarget reads the taskId of a tasks/* request, after checking that the
+// request declared the extension (tasks.md §Error Handling: -32021 for
+// non-declaring clients).
+func (s *Server) taskTarget(r *Request, params []byte, own func(k, v []byte) error) (string, error) {
+	if !r.declaresTasks() {
+		return "", missingTasks()
+	}
+	var id string
+	var has bool
+	var perr error
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if jsonwire.KeyIs(k, "taskId") {
+			id, has = jsonwire.RawString(v)
+			if !has {
+				perr = InvalidParamsError("Invalid params: taskId must be a string")
+			}
+		} else if own != nil {
+			perr = own(k, v)
+		}
+		return perr == nil
+	})
+	if perr != nil {
+		return "", perr
+	}
+	if !has {
+		return "", InvalidParamsError("Invalid params: taskId is required")
+	}
+	return id, nil
+}
+
+// errTaskNotFound is the answer for an unknown, expired or other
+// principal's task: the same -32602 for all three, so that a caller learns
+// nothing of tasks not its own (tasks.md §Error Handling, §Security
+// Considerations).
+func errTaskNotFound() *Error {
+	return InvalidParamsError("Failed to retrieve task: Task not found or expired")
+}
+
+// taskStoreFailure is the answer when the task store fails.
+func (s *Server) taskStoreFailure(ctx context.Context, op string, err error) *Error {
+	s.log.ErrorContext(ctx, "task store: "+op+" failed", "error", err.Error())
+	return internalf("the task store is unavailable")
+}
+
+// loadTask reads the caller's task id, failing a working task whose runner
+// is gone.
+func (s *Server) loadTask(ctx context.Context, r *Request, id string) (*TaskRecord, error) {
+	rec, err := s.tk.store.Get(ctx, id)
+	if errors.Is(err, ErrTaskNotFound) {
+		return nil, errTaskNotFound()
+	}
+	if err != nil {
+		return nil, s.taskStoreFailure(ctx, "get", err)
+	}
+	if rec.Principal != r.Principal.key() {
+		return nil, errTaskNotFound()
+	}
+	if s.runnerLost(rec, time.Now()) {
+		if f := s.failLost(ctx, rec); f != nil {
+			rec = f
+		}
+	}
+	return rec, nil
+}
+
+// runnerLost reports whether a working task has no live runner: its lease
+// has passed, or no run claimed it within a lease of its last change.
+func (s *Server) runnerLost(rec *TaskRecord, now time.Time) bool {
+	if rec.Status != TaskWorking {
+		return false
+	}
+	if rec.Runner != "" {
+		return now.After(rec.LeaseExpires)
+	}
+	return now.Sub(rec.Updated) > s.tk.lease
+}
+
+// failLost moves a working task whose runner is gone to failed (to
+// cancelled when a cancellation was requested); it returns the record as
+// stored afterwards, or nil when it could not tell.
+func (s *Server) failLost(ctx context.Context, rec *TaskRecord) *TaskRecord {
+	for range 4 {
+		now := time.Now()
+		if !s.runnerLost(rec, now) {
+			return rec
+		}
+		o := taskOutcome{status: TaskFailed, err: internalf("the task's runner stopped before the task finished")}
+		if rec.CancelRequested {
+			o = taskOutcome{status: TaskCancelled} // the client asked for it
+		}
+		setOutcome(rec, o, now)
+		err := s.tk.store.Update(ctx, rec)
+		if err == nil {
+			s.log.WarnContext(ctx, "task failed: its runner stopped", "task", logTaskID(rec.ID))
+			return rec
+		}
+		if !errors.Is(err, ErrTaskConflict) {
+			return nil
+		}
+		if rec, err = s.tk.store.Get(ctx, rec.ID); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// getTask answers tasks/get: the task's DetailedTask, resultType "complete"
+// (tasks.md §Task Polling). It reads the store only: polling runs nothing.
+func (s *Server) getTask(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	id, err := s.taskTarget(r, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.loadTask(ctx, r, id)
+	if err != nil {
+		return nil, err
+	}
+	b := append(make([]byte, 0, 320+len(rec.Result)+len(rec.Error)), `{"resultType":"complete",`...)
+	if b, err = s.appendTask(b, rec, true); err != nil {
+		return nil, err
+	}
+	b = r.era.appendMeta(b, s, nil)
+	b[len(b)-1] = '}'
+	return b, nil
+}
+
+// ackTask is the empty acknowledgement of tasks/update and tasks/cancel.
+func (s *Server) ackTask(r *Request) []byte {
+	b := append(make([]byte, 0, 128), '{')
+	b = r.resultTail(b, "", nil, nil)
+	return append(b, '}')
+}
+
+// maxTaskAttempts bounds the compare-and-set retries of one transition.
+const maxTaskAttempts = 8
+
+// updateTask answers tasks/update (tasks.md §Task Update Requests): the
+// answers to outstanding keys are kept, others ignored; once every
+// outstanding key is answered the task is working again and goes to the
+// runner, which runs the handler with the answers.
+func (s *Server) updateTask(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	var answers map[string]json.RawMessage
+	id, err := s.taskTarget(r, params, func(k, v []byte) error {
+		if !jsonwire.KeyIs(k, "inputResponses") || jsonwire.IsNull(v) {
+			return nil
+		}
+		if !jsonwire.IsObject(v) {
+			return InvalidParamsError("Invalid params: inputResponses must be an object")
+		}
+		if err := checkArguments("inputResponses", v); err != nil {
+			return err
+		}
+		answers = map[string]json.RawMessage{}
+		jsonwire.EachMember(v, func(ik, iv []byte) bool {
+			key, _ := jsonwire.KeyString(ik)
+			answers[key] = iv
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.loadTask(ctx, r, id)
+	if err != nil {
+		return nil, err
+	}
+	for range maxTaskAttempts {
+		if rec.Status != TaskInputRequired {
+			return s.ackTask(r), nil
+		}
+		took := false
+		for k, v := range answers {
+			if _, outstanding := rec.InputRequests[k]; !outstanding || !jsonwire.IsObject(v) {
+				continue // unknown, answered or superseded keys are ignored
+			}
+			if rec.InputResponses == nil {
+				rec.InputResponses = map[string]json.RawMessage{}
+			}
+			rec.InputResponses[k] = append(json.RawMessage(nil), v...)
+			delete(rec.InputRequests, k)
+			took = true
+		}
+		if !took {
+			return s.ackTask(r), nil
+		}
+		now := time.Now()
+		rec.Updated = now
+		resume := len(rec.InputRequests) == 0
+		if resume {
+			rec.Status, rec.StatusMessage = TaskWorking, ""
+			rec.InputRequests, rec.Runner, rec.LeaseExpires = nil, "", time.Time{}
+		}
+		err := s.tk.store.Update(ctx, rec)
+		switch {
+		case err == nil:
+			s.publishTask(rec)
+			if resume {
+				if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
+					s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
+					s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be resumed")})
+				}
+			}
+			return s.ackTask(r), nil
+		case errors.Is(err, ErrTaskTooLarge):
+			return nil, InvalidParamsError("Invalid params: the answers are too large for the task")
+		case errors.Is(err, ErrTaskNotFound):
+			return nil, errTaskNotFound()
+		case !errors.Is(err, ErrTaskConflict):
+			return nil, s.taskStoreFailure(ctx, "update", err)
+		}
+		if rec, err = s.loadTask(ctx, r, id); err != nil {
+			return nil, err
+		}
+	}
+	return nil, internalf("the task kept changing; retry")
+}
+
+// cancelTask answers tasks/cancel (tasks.md §Task Cancellation): an
+// empty acknowledgement, for terminal tasks too. A task no runner holds
+// (input_required, or working but not yet claimed) is cancelled at once; a
+// running one is marked, and its runner cancels the handler's context: at
+// once when it runs in this process, else when it next reads the store
+// (every ServerOptions.TaskPollInterval).
+func (s *Server) cancelTask(ctx context.Context, r *Request, params []byte) ([]byte, error) {
+	id, err := s.taskTarget(r, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.loadTask(ctx, r, id)
+	if err != nil {
+		return nil, err
+	}
+	for range maxTaskAttempts {
+		if rec.Terminal() || rec.CancelRequested {
+			s.signalCancel(id)
+			return s.ackTask(r), nil
+		}
+		now := time.Now()
+		held := rec.Status == TaskWorking && rec.Runner != "" && now.Before(rec.LeaseExpires)
+		if held {
+			rec.CancelRequested = true
+		} else {
+			setOutcome(rec, taskOutcome{status: TaskCancelled}, now)
+		}
+		err := s.tk.store.Update(ctx, rec)
+		switch {
+		case err == nil:
+			if held {
+				s.signalCancel(id)
+			} else {
+				s.publishTask(rec)
+			}
+			return s.ackTask(r), nil
+		case errors.Is(err, ErrTaskNotFound):
+			return nil, errTaskNotFound()
+		case !errors.Is(err, ErrTaskConflict):
+			return nil, s.taskStoreFailure(ctx, "update", err)
+		}
+		if rec, err = s.loadTask(ctx, r, id); err != nil {
+			return nil, err
+		}
+	}
+	return nil, internalf("the task kept changing; retry")
+}
+
+// signalCancel cancels the run of id in this process, if any.
+func (s *Server) signalCancel(id string) {
+	s.tk.mu.Lock()
+	run := s.tk.running[id]
+	s.tk.mu.Unlock()
+	if run != nil {
+		run.cancelRequested()
+	}
+}
+
+// taskOutcome is how a run ends.
+type taskOutcome struct {
+	status TaskStatus
+	result json.RawMessage // completed
+	err    *Error          // failed
+	ir     *InputRequiredError
+}
+
+// setOutcome applies a terminal outcome to rec (not input_required).
+func setOutcome(rec *TaskRecord, o taskOutcome, now time.Time) {
+	rec.Status, rec.Updated = o.status, now
+	rec.Runner, rec.LeaseExpires = "", time.Time{}
+	rec.InputRequests, rec.InputKeys, rec.InputResponses, rec.InputState = nil, nil, nil, ""
+	rec.Result, rec.Error = nil, nil
+	switch o.status {
+	case TaskCompleted:
+		rec.Result = o.result
+		rec.StatusMessage = ""
+	case TaskFailed:
+		rec.Error, _ = json.Marshal(o.err)
+		rec.StatusMessage = o.err.Message
+	case TaskCancelled:
+		rec.StatusMessage = "Cancelled at the client's request"
+	}
+}
+
+// taskRun is one run of a task's handler in this process.
+type taskRun struct {
+	id     string
+	runner string
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	cancelled bool   // the task was cancelled (not the run's context)
+	message   string // the latest status message the handler set
+	dirty     bool   // message not yet written
+}
+
+func (t *taskRun) cancelRequested() {
+	t.mu.Lock()
+	t.cancelled = true
+	t.mu.Unlock()
+	t.cancel()
+}
+
+func (t *taskRun) wasCancelled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cancelled
+}
+
+// setStatus records a status message (progress of the handler), written to
+// the store with the next heartbeat.
+func (t *taskRun) setStatus(msg string) {
+	t.mu.Lock()
+	if msg != t.message {
+		t.message, t.dirty = msg, true
+	}
+	t.mu.Unlock()
+}
+
+func (t *taskRun) takeStatus() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m, d := t.message, t.dirty
+	t.dirty = false
+	return m, d
+}
+
+// RunTask runs the task id's handler, on whichever instance the runner
+// chose, and records its outcome. It is the entry point of every
+// TaskRunner (the in-process pool calls it; a Lambda runner's bootstrap
+// calls it for the asynchronous invocation's event).
+//
+// RunTask claims the task with a compare-and-set (a random run id and a
+// lease of ServerOptions.TaskLease) and returns nil at once, running
+// nothing, when the task is not runnable: unknown or expired (then
+// ErrTaskNotFound), terminal, input_required, or held by another run's
+// live lease. A task a run claimed whose lease has passed is not run
+// again: its run stopped (a killed instance, a timed-out invocation the
+// platform retries), and RunTask fails it (cancels it, when cancellation
+// was requested), as a reader would. While the handler runs, RunTask reads the task every
+// ServerOptions.TaskPollInterval: a cancellation made through any
+// instance (tasks/cancel) cancels the handler's context, and a lost claim
+// (another run took the task after this one's lease passed) cancels it and
+// drops its outcome. It renews the lease every third of it and writes the
+// status message the handler sets (Request.NotifyProgress's message). The
+// outcome is written with a compare-and-set: a result (an isError result
+// included) completes the task, a JSON-RPC error fails it, InputRequired
+// moves it to input_required with the requests (to be answered by
+// tasks/update; the handler then runs again, from the top, with the
+// answers in Request.Input), a cancellation cancels it. When ctx ends
+// before the handler returns (a platform deadline) the task fails.
+//
+// ctx is the run's own context (detached from any client request); RunTask
+// returns when the handler has returned and the outcome is stored. An
+// error is a store failure (the task then ends failed when its lease
+// passes) or ErrTaskNotFound.
+func (s *Server) RunTask(ctx context.Context, id string) error {
+	run := &taskRun{id: id, runner: newTaskID()[:22]}
+	rec, err := s.claimTask(ctx, id, run)
+	if err != nil || rec == nil {
+		return err
+	}
+	if rec.CancelRequested {
+		s.finishTask(ctx, id, run.runner, taskOutcome{status: TaskCancelled})
+		return nil
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run.cancel = cancel
+	s.tk.mu.Lock()
+	s.tk.running[id] = run
+	s.tk.mu.Unlock()
+	defer func() {
+		s.tk.mu.Lock()
+		delete(s.tk.running, id)
+		s.tk.mu.Unlock()
+	}()
+
+	beat := make(chan struct{})
+	beatDone := make(chan struct{})
+	go func() {
+		defer close(beatDone)
+		s.heartbeat(runCtx, run, beat)
+	}()
+	o := s.runHandler(runCtx, rec, run)
+	close(beat)
+	<-beatDone
+	switch {
+	case run.wasCancelled():
+		o = taskOutcome{status: TaskCancelled}
+	case ctx.Err() != nil:
+		o = taskOutcome{status: TaskFailed, err: internalf("the task's run ended before its handler finished")}
+	case runCtx.Err() != nil && o.status != TaskCompleted:
+		// The claim was lost (another run holds the task): its outcome
+		// is not this run's to write.
+		return nil
+	}
+	err = s.finishTask(context.WithoutCancel(ctx), id, run.runner, o)
+	s.log.InfoContext(ctx, "mcp task run", "task", logTaskID(id), "tool", rec.Name, "status", string(o.status))
+	return err
+}
+
+// claimTask takes the task for run; nil, nil when it is not runnable.
+func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskRecord, error) {
+	for range maxTaskAttempts {
+		rec, err := s.tk.store.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		if rec.Status != TaskWorking || (rec.Runner != "" && now.Before(rec.LeaseExpires)) {
+			return nil, nil
+		}
+		if rec.Runner != "" {
+			// A run claimed it and stopped (a killed instance, a timed-out
+			// invocation that the platform retries): the task is lost, not
+			// run again from the top, whoever notices first.
+			s.failLost(ctx, rec)
+			return nil, nil
+		}
+		rec.Runner, rec.LeaseExpires = run.runner, now.Add(s.tk.lease)
+		run.message = rec.StatusMessage
+		err = s.tk.store.Update(ctx, rec)
+		if err == nil {
+			return rec, nil
+		}
+		if !errors.Is(err, ErrTaskConflict) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// heartbeat reads the task every poll interval until stop closes: it
+// cancels the run on a cancellation or a lost claim, renews the lease and
+// writes the status message.
+func (s *Server) heartbeat(ctx context.Context, run *taskRun, stop <-chan struct{}) {
+	t := time.NewTicker(s.tk.poll)
+	defer t.Stop()
+	renewed := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rec, err := s.tk.store.Get(ctx, run.id)
+		if err != nil {
+			if errors.Is(err, ErrTaskNotFound) {
+				run.cancel()
+				return
+			}
+			continue // a store hiccup: the lease covers a few
+		}
+		if rec.Runner != run.runner || rec.Terminal() {
+			run.cancel()
+			return
+		}
+		if rec.CancelRequested {
+			run.cancelRequested()
+			return
+		}
+		now := time.Now()
+		msg, dirty := run.takeStatus()
+		if !dirty && now.Sub(renewed) < s.tk.lease/3 {
+			continue
+		}
+		rec.LeaseExpires = now.Add(s.tk.lease)
+		if dirty {
+			rec.StatusMessage, rec.Updated = msg, now
+		}
+		switch err := s.tk.store.Update(ctx, rec); {
+		case err == nil:
+			renewed = now
+			if dirty {
+				s.publishTask(rec)
+			}
+		case dirty:
+			run.mu.Lock()
+			if run.message == msg {
+				run.dirty = true // written on the next beat
+			}
+			run.mu.Unlock()
+		}
+	}
+}
+
+// runHandler runs the handler of the task's tool once and returns the
+// outcome it asks for.
+func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) (o taskOutcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "task handler panicked", "task", logTaskID(rec.ID), "tool", rec.Name, "panic", fmt.Sprint(p))
+			o = taskOutcome{status: TaskFailed, err: internalf("the tool failed")}
+		}
+	}()
+	var caps *ClientCapabilities
+	if len(rec.ClientCapabilities) > 0 {
+		caps = &ClientCapabilities{}
+		if err := json.Unmarshal(rec.ClientCapabilities, caps); err != nil {
+			caps = nil
+		}
+	}
+	// The handler gets its own copy of the capabilities; the server
+	// decides on r.caps (as Server.invoke arranges for requests).
+	r := &Request{
+		Method: rec.Method, ProtocolVersion: rec.ProtocolVersion,
+		ClientCapabilities: cloneCaps(caps), caps: caps, ownCaps: true,
+		Principal: rec.Caller, srv: s, era: eraModern, logLevel: -1, task: run,
+	}
+	if len(rec.ClientInfo) > 0 {
+		r.ClientInfo = decodeClientInfo(rec.ClientInfo)
+	}
+	in := &InputResponses{state: rec.InputState, round: rec.Round}
+	for wk, v := range rec.InputResponses {
+		k := wk
+		if hk, ok := rec.InputKeys[wk]; ok {
+			k = hk
+		}
+		if in.raw == nil {
+			in.raw = make(map[string]json.RawMessage, len(rec.InputResponses))
+		}
+		in.raw[k] = v
+	}
+	r.Input = in
+	st, err := s.findTool(ctx, r, rec.Name)
+	if err != nil || st == nil {
+		return taskOutcome{status: TaskFailed, err: NewError(CodeInvalidParams, "Unknown tool: "+rec.Name)}
+	}
+	req := &CallToolRequest{Request: r, Params: CallToolParams{Name: rec.Name, Arguments: rec.Arguments}}
+	res, err := st.handler(ctx, req)
+	if err != nil {
+		return s.taskFailure(ctx, r, rec, err)
+	}
+	if res == nil {
+		return taskOutcome{status: TaskFailed, err: internalf("the tool returned no result")}
+	}
+	return s.taskResult(res)
+}
+
+// taskResult encodes a handler's result for the record, bounded by
+// ServerOptions.MaxTaskResultBytes: a whole 2026-07-28 CallToolResult,
+// resultType "complete" included (the schema requires it, and tasks.md
+// §Task Polling inlines "the result type of the original request"),
+// with the tool's own _meta and without the server's.
+func (s *Server) taskResult(res *CallToolResult) taskOutcome {
+	if res.Content == nil {
+		c := *res
+		c.Content = []Content{} // "content" is required, never null
+		res = &c
+	}
+	j, err := json.Marshal(res)
+	if err != nil || len(j) < 2 || j[0] != '{' {
+		return taskOutcome{status: TaskFailed, err: internalf("the tool's result could not be encoded")}
+	}
+	b := append(make([]byte, 0, len(j)+24), `{"resultType":"complete"`...)
+	if len(j) > 2 {
+		b = append(b, ',')
+	}
+	b = append(b, j[1:]...)
+	if len(b) > s.tk.maxResult {
+		return taskOutcome{status: TaskFailed, err: NewError(CodeInternalError,
+			fmt.Sprintf("The tool's result (%d bytes) exceeds the server's limit for task results (%d bytes)", len(b), s.tk.maxResult)).
+			WithData(map[string]any{"reason": "task_result_too_large", "limit": s.tk.maxResult})}
+	}
+	return taskOutcome{status: TaskCompleted, result: b}
+}
+
+// taskFailure maps a handler's error inside a task as toolFailure does
+// inside a request.
+func (s *Server) taskFailure(ctx context.Context, r *Request, rec *TaskRecord, err error) taskOutcome {
+	var ir *InputRequiredError
+	if errors.As(err, &ir) {
+		if cerr := s.checkInputRequired(ir, r.declaredCaps(), true); cerr != nil {
+			var e *Error
+			if !errors.As(cerr, &e) {
+				e = internalf("%v", cerr)
+			}
+			return taskOutcome{status: TaskFailed, err: e}
+		}
+		if len(ir.Requests) == 0 {
+			return taskOutcome{status: TaskFailed, err: internalf("the tool asked for input without any input request")}
+		}
+		if rec.Round+1 > s.opts.MaxInputRounds {
+			return taskOutcome{status: TaskFailed, err: tooManyInputRounds(s.opts.MaxInputRounds)}
+		}
+		return taskOutcome{status: TaskInputRequired, ir: ir}
+	}
+	var te *ToolError
+	if errors.As(err, &te) {
+		return s.taskResult(&CallToolResult{Content: []Content{&TextContent{Text: te.Message}}, IsError: true})
+	}
+	if errors.Is(err, errStartTask) {
+		return taskOutcome{status: TaskFailed, err: internalf("the tool returned StartTask's error inside its task")}
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return taskOutcome{status: TaskFailed, err: e}
+	}
+	var f serverFault
+	if s.opts.ToolErrorResults && !errors.As(err, &f) {
+		return s.taskResult(&CallToolResult{Content: []Content{&TextContent{Text: err.Error()}}, IsError: true})
+	}
+	if ctx.Err() != nil {
+		return taskOutcome{status: TaskFailed, err: internalf("the tool was interrupted")}
+	}
+	s.log.ErrorContext(ctx, "task tool failed", "task", logTaskID(rec.ID), "tool", rec.Name, "error", err.Error())
+	return taskOutcome{status: TaskFailed, err: internalf("the tool failed")}
+}
+
+// finishTask writes a run's outcome with a compare-and-set, if the run
+// (runner; "" for a task no run holds) still holds the task and it is not
+// terminal. A cancellation requested meanwhile wins over the outcome.
+func (s *Server) finishTask(ctx context.Context, id, runner string, o taskOutcome) error {
+	for range maxTaskAttempts {
+		rec, err := s.tk.store.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec.Terminal() || rec.Runner != runner {
+			return nil
+		}
+		now := time.Now()
+		if rec.CancelRequested && o.status != TaskCancelled {
+			o = taskOutcome{status: TaskCancelled}
+		}
+		if o.status == TaskInputRequired {
+			setInputRequired(rec, o.ir, now)
+		} else {
+			setOutcome(rec, o, now)
+		}
+		err = s.tk.store.Update(ctx, rec)
+		if errors.Is(err, ErrTaskTooLarge) {
+			o = taskOutcome{status: TaskFailed, err: NewError(CodeInternalError, "The task's outcome exceeds the task store's size limit").
+				WithData(map[string]any{"reason": "task_record_too_large"})}
+			continue
+		}
+		if err == nil {
+			s.publishTask(rec)
+			return nil
+		}
+		if !errors.Is(err, ErrTaskConflict) {
+			return err
+		}
+	}
+	return ErrTaskConflict
+}
+
+// setInputRequired moves rec to input_required with the handler's
+// requests. Wire keys are unique over the task's life (tasks.md §Task
+// Update Requests): a key the handler asked in an earlier round gets a
+// suffix naming this round.
+func setInputRequired(rec *TaskRecord, ir *InputRequiredError, now time.Time) {
+	rec.Round++
+	used := make(map[string]bool, len(rec.UsedKeys))
+	for _, k := range rec.UsedKeys {
+		used[k] = true
+	}
+	rec.InputRequests = make(map[string]json.RawMessage, len(ir.Requests))
+	rec.InputKeys = nil
+	for _, k := range sortedKeys(ir.Requests) {
+		wk := k
+		for n := 0; used[wk]; n++ {
+			wk = k + "#" + strconv.Itoa(rec.Round)
+			if n > 0 {
+				wk += "." + strconv.Itoa(n)
+			}
+		}
+		used[wk] = true
+		rec.UsedKeys = append(rec.UsedKeys, wk)
+		if wk != k {
+			if rec.InputKeys == nil {
+				rec.InputKeys = map[string]string{}
+			}
+			rec.InputKeys[wk] = k
+		}
+		j, err := appendInputRequest(nil, ir.Requests[k])
+		if err != nil {
+			j = []byte(`{}`)
+		}
+		rec.InputRequests[wk] = j
+	}
+	rec.InputResponses, rec.InputState = nil, ir.State
+	rec.Status, rec.Updated = TaskInputRequired, now
+	rec.StatusMessage = "Waiting for the client's input"
+	rec.Runner, rec.LeaseExpires = "", time.Time{}
+}
+
+// taskEngine is a server's task settings and machinery.
+type taskEngine struct {
+	taskOpts
+	taskState
+}
+
+// initTasks applies the task defaults and sets up the store and runner.
+func (s *Server) initTasks() {
+	o := &s.opts
+	t := &s.tk
+	t.ttl = cmp.Or(o.TaskTTL, DefaultTaskTTL)
+	t.poll = cmp.Or(o.TaskPollInterval, DefaultTaskPollInterval)
+	t.lease = cmp.Or(o.TaskLease, DefaultTaskLease)
+	t.maxResult = cmp.Or(o.MaxTaskResultBytes, DefaultMaxTaskResultBytes)
+	t.perPrincipal = cmp.Or(o.MaxTasksPerPrincipal, DefaultMaxTasksPerPrincipal)
+	t.anonymous = cmp.Or(o.MaxAnonymousTasks, DefaultMaxAnonymousTasks)
+	t.store = o.TaskStore
+	if t.store == nil {
+		t.store = &localTaskStore{m: memstore.Tasks{MaxBytes: memstore.DefaultMaxTaskBytes}}
+	}
+	t.runner = o.TaskRunner
+	if t.runner == nil {
+		t.local = newInProcessRunner(s, cmp.Or(o.TaskWorkers, DefaultTaskWorkers))
+		t.runner = t.local
+	}
+	t.running = map[string]*taskRun{}
+}
+
+// servesTasks reports whether a tool of reg may run as a task.
+func (s *Server) servesTasks(reg *registry) bool {
+	for _, st := range reg.modernTools {
+		if st.taskSupport == TaskOptional || st.taskSupport == TaskRequired {
+			return true
+		}
+	}
+	return false
+}
+
+// logTaskID is the part of a task id logs show: task ids are unguessable
+// handles (tasks.md §Security Considerations), and a log reader must not
+// be able to use one.
+func logTaskID(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
+}
