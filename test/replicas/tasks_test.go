@@ -228,3 +228,28 @@ func TestTaskReplicaKilledMidTask(t *testing.T) {
 		t.Fatalf("a task after the kill: %+v", tk)
 	}
 }
+
+// TestTaskSurvivesGracefulRestart: a rolling restart's step (drain,
+// SIGTERM) of the replica running a task lets the task finish there
+// (-task-grace), and the result is read on the others; a task that
+// outlasts the grace ends failed at once, not a lease later.
+func TestTaskSurvivesGracefulRestart(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, 3, "-task-grace", "5s")
+	short := createTask(t, c.Replica(0).URL, "slow_compute", map[string]any{"seconds": 2, "label": "short"})
+	long := createTask(t, c.Replica(0).URL, "slow_compute", map[string]any{"seconds": 60, "label": "long"})
+	start := time.Now()
+	if _, err := c.Restart(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	restart := time.Since(start)
+	tk := getTask(t, c.Replica(1).URL, short)
+	if tk.Status != "completed" || !strings.Contains(tk.text(), "short") {
+		t.Fatalf("the short task after its replica's graceful restart (%v): %+v", restart, tk)
+	}
+	tk = getTask(t, c.Replica(2).URL, long)
+	if tk.Status != "failed" || tk.Error == nil || tk.Error.Code != -32603 {
+		t.Fatalf("the long task after the grace: %+v, want failed at once", tk)
+	}
+	t.Logf("restart took %v; long task: %q", restart.Round(100*time.Millisecond), tk.Error.Message)
+}
