@@ -66,7 +66,8 @@ type Options struct {
 	// [TaskStore]: a per-principal task limit above it is counted in
 	// ceil(limit/TaskShardSize) items, each holding ceil(limit/shards)
 	// tasks, chosen by a hash of the task id (see [TaskStore.Create]).
-	// Zero means DefaultTaskShardSize; a Store ignores it. All instances
+	// Zero means DefaultTaskShardSize; at most MaxTaskShardSize; a Store
+	// ignores it. All instances
 	// sharing a table must use the same value and the same limits.
 	TaskShardSize int
 	// MaxAttempts is the number of attempts of a DynamoDB call that fails

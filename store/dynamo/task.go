@@ -25,6 +25,10 @@ import (
 // entry: 6 KB for 100 tasks).
 const DefaultTaskShardSize = 100
 
+// MaxTaskShardSize bounds Options.TaskShardSize: 5000 entries (some 300 KB)
+// keep a task-count item under DynamoDB's 400 KB item limit.
+const MaxTaskShardSize = 5000
+
 // maxCountAttempts bounds the rounds of Create's read-check-write of a
 // task-count item under contention (each round one concurrent Create of
 // the shard wins).
@@ -59,8 +63,8 @@ func NewTaskStore(client Client, opts *Options) (*TaskStore, error) {
 	}
 	t := &TaskStore{s: s, shardSize: DefaultTaskShardSize}
 	if opts != nil && opts.TaskShardSize != 0 {
-		if opts.TaskShardSize < 0 {
-			return nil, fmt.Errorf("dynamo: negative TaskShardSize %d", opts.TaskShardSize)
+		if opts.TaskShardSize < 0 || opts.TaskShardSize > MaxTaskShardSize {
+			return nil, fmt.Errorf("dynamo: TaskShardSize %d: must be 0 (the default) to %d, so that a task-count item fits in an item", opts.TaskShardSize, MaxTaskShardSize)
 		}
 		t.shardSize = opts.TaskShardSize
 	}

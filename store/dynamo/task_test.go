@@ -571,3 +571,18 @@ func TestTaskStoreSuite(t *testing.T) {
 		return newTaskStore(t, client, newTable(t, client), nil)
 	}, dynamo.MaxItemBytes)
 }
+
+// TestNewTaskStoreRejectsBadOptions: a task-count item must fit in an
+// item, and the Store's own options are checked too.
+func TestNewTaskStoreRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
+	for _, o := range []dynamo.Options{{TaskShardSize: -1}, {TaskShardSize: dynamo.MaxTaskShardSize + 1}, {TableName: "x"}, {MaxAttempts: -1}} {
+		if s, err := dynamo.NewTaskStore(client, &o); err == nil {
+			t.Errorf("NewTaskStore(%+v) = %v, want an error", o, s)
+		}
+	}
+	if _, err := dynamo.NewTaskStore(client, &dynamo.Options{TaskShardSize: dynamo.MaxTaskShardSize}); err != nil {
+		t.Errorf("TaskShardSize at its maximum: %v", err)
+	}
+}
