@@ -67,10 +67,19 @@
 //	                       as structured entries; text: plain key=value lines.
 //	                       Logs go to stderr. Set by: you.
 //
+//	MCPFN_TASK_RUNNER      inprocess (the default, and the only value): the
+//	                       tasks of the Tasks extension run on the instance that
+//	                       created or resumed them, and live in its memory
+//	                       (core's in-memory TaskStore). A poll that reaches
+//	                       another instance gets -32602 (unknown task): for
+//	                       tasks across instances, set TaskStore on the options
+//	                       [Load] returns to a shared store.
+//
 // MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING belong to
 // deploy/lambdaenv: set here, they are an error rather than being ignored
-// (Cloud Functions always stream; for a shared session store, set
-// SessionStore on the options [Load] returns). A variable that is malformed,
+// (Cloud Functions always stream; for a shared session or task store, set
+// SessionStore or TaskStore on the options [Load] returns: the kit links no
+// AWS SDK). A variable that is malformed,
 // or set without the one it needs, makes [Load] (and so [Start]) fail with
 // an error that names it.
 //

@@ -18,15 +18,25 @@ import (
 // the in-memory defaults with an info-level logger on stderr. A variable
 // that is malformed, or set without the one it needs, is an error naming
 // it; so is a variable of deploy/lambdaenv that has no meaning here
-// (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING). Load makes
+// (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING,
+// MCPFN_TASK_RUNNER other than inprocess). TaskStore and TaskRunner stay
+// nil: the tasks of the Tasks extension live and run in the instance. Load makes
 // no network call. It reads the environment on every call and returns new
 // options each time.
 func Load() (*core.ServerOptions, error) {
 	for _, name := range []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING"} {
 		if os.Getenv(name) != "" {
 			return nil, fmt.Errorf("%s is set, but deploy/gcfenv does not read it (Cloud Functions stream and take their key from MCPFN_STATE_KEY; "+
-				"for a shared session store, set ServerOptions.SessionStore on the options Load returns)", name)
+				"for a shared session or task store, set ServerOptions.SessionStore or TaskStore on the options Load returns)", name)
 		}
+	}
+	// Tasks run in the instance (the in-process runner) and live in it
+	// (the in-memory TaskStore); a Cloud Function has no asynchronous
+	// self-invocation of deploy/lambdaenv's kind.
+	switch v := os.Getenv("MCPFN_TASK_RUNNER"); v {
+	case "", "inprocess":
+	default:
+		return nil, fmt.Errorf("MCPFN_TASK_RUNNER: %q is not inprocess, the only task runner of deploy/gcfenv (lambda belongs to deploy/lambdaenv)", v)
 	}
 	// Cloud Logging reads one JSON object a line as a structured entry
 	// with its severity; MCPFN_LOG_FORMAT=text keeps plain lines.

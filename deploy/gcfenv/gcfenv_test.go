@@ -23,7 +23,7 @@ import (
 
 var vars = []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS",
 	"MCPFN_LOG_LEVEL", "MCPFN_LOG_FORMAT", "MCPFN_STREAMING", "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL",
-	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH"}
+	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER"}
 
 // setenv clears the variables Load reads, then sets kv (name, value...).
 func setenv(t *testing.T, kv ...string) {
@@ -48,9 +48,15 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.SessionStore != nil || opts.Keys != nil || opts.AllowedOrigins != nil || opts.Authenticator != nil {
+	if opts.SessionStore != nil || opts.Keys != nil || opts.AllowedOrigins != nil || opts.Authenticator != nil ||
+		opts.TaskStore != nil || opts.TaskRunner != nil {
 		t.Errorf("with nothing set: %+v; want the in-memory defaults", opts)
 	}
+	t.Setenv("MCPFN_TASK_RUNNER", "inprocess")
+	if opts, err := gcfenv.Load(); err != nil || opts.TaskStore != nil || opts.TaskRunner != nil {
+		t.Errorf("MCPFN_TASK_RUNNER=inprocess: %v; want the in-process defaults", err)
+	}
+	t.Setenv("MCPFN_TASK_RUNNER", "")
 	if _, ok := opts.Logger.Handler().(*slog.JSONHandler); !ok || !opts.Logger.Enabled(t.Context(), slog.LevelInfo) || opts.Logger.Enabled(t.Context(), slog.LevelDebug) {
 		t.Errorf("the default logger: %T, want JSON at level info", opts.Logger.Handler())
 	}
@@ -151,6 +157,7 @@ func TestErrors(t *testing.T) {
 		"a Lambda table":     {[]string{"MCPFN_DYNAMODB_TABLE", "sessions"}, "MCPFN_DYNAMODB_TABLE"},
 		"a Lambda secret":    {[]string{"MCPFN_KEYS_SECRET_ID", "keys"}, "MCPFN_KEYS_SECRET_ID"},
 		"Lambda streaming":   {[]string{"MCPFN_STREAMING", "1"}, "MCPFN_STREAMING"},
+		"Lambda task runner": {[]string{"MCPFN_TASK_RUNNER", "lambda"}, "MCPFN_TASK_RUNNER"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			setenv(t, c.kv...)

@@ -34,7 +34,21 @@
 //	                       those of dynamo.CreateTable). Default: sessions live
 //	                       in each instance, and a legacy client whose request
 //	                       reaches another instance must start a new session.
+//	                       The same table holds the tasks of the Tasks
+//	                       extension (dynamo.TaskStore, under their own key
+//	                       prefix); without it tasks live in each instance.
 //	                       Set by: Terraform (the table it creates).
+//	MCPFN_TASK_RUNNER      Where the tasks of the Tasks extension
+//	                       (io.modelcontextprotocol/tasks) run: inprocess (the
+//	                       default) in the invocation that created or resumed
+//	                       the task, which Lambda freezes once its response is
+//	                       sent; lambda in an asynchronous invocation of this
+//	                       function (FunctionName AWS_LAMBDA_FUNCTION_NAME), so
+//	                       that a task outlives the request that created it;
+//	                       it needs MCPFN_DYNAMODB_TABLE (the invocation reads
+//	                       the task from there) and lambda:InvokeFunction on
+//	                       the function. Set by: Terraform ("lambda" with
+//	                       var.tasks = true, with the grant).
 //	MCPFN_KEYS_SECRET_ID   Secrets Manager secret (name or ARN) holding the HMAC
 //	                       keys that seal the requestState of multi round-trip
 //	                       requests, shared by every instance and rotated with
@@ -102,8 +116,8 @@
 //
 // Lambda runs as many instances of a function as there are concurrent
 // requests. What a request needs from an earlier one must be shared: the
-// legacy sessions (MCPFN_DYNAMODB_TABLE) and the keys of requestState
-// (MCPFN_KEYS_SECRET_ID). Without shared keys, adapters/lambda logs one
+// legacy sessions and the tasks (MCPFN_DYNAMODB_TABLE) and the keys of
+// requestState (MCPFN_KEYS_SECRET_ID). Without shared keys, adapters/lambda logs one
 // warning at start naming MCPFN_KEYS_SECRET_ID, and an instance that
 // receives a requestState sealed by another logs, at level warn (at most
 // one a minute), that the state names a key it does not have; the client

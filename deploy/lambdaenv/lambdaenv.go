@@ -24,7 +24,8 @@ import (
 // caller may change it before use.
 type Config struct {
 	// Server holds Logger, AllowedOrigins, Authenticator (MCPFN_AUTH_*),
-	// SessionStore (MCPFN_DYNAMODB_TABLE) and Keys (MCPFN_KEYS_SECRET_ID or
+	// SessionStore and TaskStore (MCPFN_DYNAMODB_TABLE), TaskRunner
+	// (MCPFN_TASK_RUNNER) and Keys (MCPFN_KEYS_SECRET_ID or
 	// MCPFN_STATE_KEY); the fields the environment does not set are zero.
 	// Pass it to core.NewServer.
 	Server *core.ServerOptions
@@ -94,6 +95,10 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 	} else if keys != nil {
 		cfg.Server.Keys = keys
 	}
+	runner, err := taskRunnerKind(table)
+	if err != nil {
+		return nil, err
+	}
 	if table == "" && secretID == "" {
 		return cfg, nil
 	}
@@ -114,9 +119,19 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 				o.BaseEndpoint = &u
 			}
 		})
-		cfg.Server.SessionStore, err = dynamo.New(client, &dynamo.Options{TableName: table, Logger: log})
+		dopts := &dynamo.Options{TableName: table, Logger: log}
+		cfg.Server.SessionStore, err = dynamo.New(client, dopts)
 		if err != nil {
 			return nil, fmt.Errorf("MCPFN_DYNAMODB_TABLE: %w", err)
+		}
+		// The tasks of the Tasks extension share the session table
+		// (their own key prefix; see store/dynamo).
+		cfg.Server.TaskStore, err = dynamo.NewTaskStore(client, dopts)
+		if err != nil {
+			return nil, fmt.Errorf("MCPFN_DYNAMODB_TABLE: %w", err)
+		}
+		if cfg.Server.TaskRunner, err = taskRunner(ctx, runner, awsCfg, log); err != nil {
+			return nil, err
 		}
 	}
 	if secretID != "" {

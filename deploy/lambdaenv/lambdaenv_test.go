@@ -35,7 +35,7 @@ import (
 // vars are the variables Load reads; setenv clears them all.
 var vars = []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS",
 	"MCPFN_LOG_LEVEL", "MCPFN_STREAMING", "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL",
-	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH"}
+	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER"}
 
 // setenv clears the variables Load reads, gives the process the AWS
 // environment of a Lambda function (dummy credentials, no endpoint
@@ -48,6 +48,7 @@ func setenv(t *testing.T, kv ...string) {
 	for k, v := range map[string]string{
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_DYNAMODB": "", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "", "AWS_LAMBDA_LOG_FORMAT": "",
+		"AWS_LAMBDA_FUNCTION_NAME": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -72,6 +73,9 @@ func TestDefaults(t *testing.T) {
 	if opts.SessionStore != nil || opts.Keys != nil || opts.AllowedOrigins != nil || opts.Authenticator != nil {
 		t.Errorf("with nothing set: SessionStore %v, Keys %v, AllowedOrigins %v, Authenticator %v; want the in-memory defaults (nil)",
 			opts.SessionStore, opts.Keys, opts.AllowedOrigins, opts.Authenticator)
+	}
+	if opts.TaskStore != nil || opts.TaskRunner != nil {
+		t.Errorf("with nothing set: TaskStore %v, TaskRunner %v; want the in-process defaults (nil)", opts.TaskStore, opts.TaskRunner)
 	}
 	if opts.Logger == nil || !opts.Logger.Enabled(t.Context(), slog.LevelInfo) || opts.Logger.Enabled(t.Context(), slog.LevelDebug) {
 		t.Error("the default logger does not log at level info")
@@ -162,6 +166,17 @@ func TestValues(t *testing.T) {
 	if s, ok := opts.SessionStore.(*dynamo.Store); !ok || s.TableName() != "sessions-test" {
 		t.Errorf("SessionStore = %#v, want a dynamo.Store on sessions-test", opts.SessionStore)
 	}
+	if s, ok := opts.TaskStore.(*dynamo.TaskStore); !ok || s.TableName() != "sessions-test" {
+		t.Errorf("TaskStore = %#v, want a dynamo.TaskStore on sessions-test (the tasks share the session table)", opts.TaskStore)
+	}
+	if opts.TaskRunner != nil {
+		t.Errorf("TaskRunner = %#v, want nil (in-process) without MCPFN_TASK_RUNNER", opts.TaskRunner)
+	}
+	t.Setenv("MCPFN_TASK_RUNNER", "inprocess")
+	if cfg, err := lambdaenv.Load(t.Context(), nil); err != nil || cfg.Server.TaskRunner != nil {
+		t.Errorf("MCPFN_TASK_RUNNER=inprocess: %v, runner %v; want the in-process runner (nil)", err, cfg.Server.TaskRunner)
+	}
+	t.Setenv("MCPFN_TASK_RUNNER", "")
 	if !cfg.Lambda.Streaming {
 		t.Error("MCPFN_STREAMING=1: not streaming")
 	}
@@ -229,6 +244,11 @@ func TestErrors(t *testing.T) {
 		"bad resource":       {[]string{"MCPFN_AUTH_RESOURCE", "mcp.example", "MCPFN_AUTH_ISSUER", "https://as.example"}, "MCPFN_AUTH_RESOURCE"},
 		"no credentials":     {[]string{"MCPFN_DYNAMODB_TABLE", "sessions", "AWS_ACCESS_KEY_ID", ""}, "MCPFN_DYNAMODB_TABLE"},
 		"no region":          {[]string{"MCPFN_KEYS_SECRET_ID", "keys", "AWS_REGION", ""}, "AWS_REGION"},
+		"bad task runner":    {[]string{"MCPFN_TASK_RUNNER", "goroutines"}, "MCPFN_TASK_RUNNER"},
+		"lambda runner without a table": {[]string{"MCPFN_TASK_RUNNER", "lambda", "AWS_LAMBDA_FUNCTION_NAME", "fn"},
+			"MCPFN_DYNAMODB_TABLE"},
+		"lambda runner without the function name": {[]string{"MCPFN_TASK_RUNNER", "lambda", "MCPFN_DYNAMODB_TABLE", "sessions"},
+			"AWS_LAMBDA_FUNCTION_NAME"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			setenv(t, c.kv...)
@@ -238,6 +258,19 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, c.name)
 			}
 		})
+	}
+}
+
+// TestTaskRunnerLambdaSeam: MCPFN_TASK_RUNNER=lambda with its table and
+// function name reaches the Lambda runner's constructor; until the runner
+// module (adapters/lambda/taskrunner) is linked, Load refuses it with an
+// error naming that module, never falling back to the in-process runner
+// (whose tasks Lambda would freeze).
+func TestTaskRunnerLambdaSeam(t *testing.T) {
+	setenv(t, "MCPFN_TASK_RUNNER", "lambda", "MCPFN_DYNAMODB_TABLE", "sessions", "AWS_LAMBDA_FUNCTION_NAME", "fn")
+	cfg, err := lambdaenv.Load(t.Context(), nil)
+	if err == nil || !strings.Contains(err.Error(), "adapters/lambda/taskrunner") {
+		t.Fatalf("Load = %+v, %v; want the error naming the missing runner", cfg, err)
 	}
 }
 
@@ -325,8 +358,9 @@ func TestSecretsManager(t *testing.T) {
 
 // TestSharedAcrossProcesses builds two servers from the same environment,
 // as two Lambda instances would (the table in dynalite, the keys in the
-// loopback Secrets Manager), and checks that a legacy session created on
-// one is served by the other, and that state sealed by one opens on the
+// loopback Secrets Manager), and checks that a task created on one is
+// found at once and completed on the other, that a legacy session created
+// on one is served by the other, and that state sealed by one opens on the
 // other. It needs dynalite (test/dynalite/with.sh).
 func TestSharedAcrossProcesses(t *testing.T) {
 	endpoint := testenv.DynamoEndpoint(t)
@@ -355,18 +389,70 @@ func TestSharedAcrossProcesses(t *testing.T) {
 				}
 				return "state " + req.Input.State(), nil
 			})
+		core.AddTool(srv, &core.Tool{Name: "job", Description: "A task."},
+			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				return "done in task " + req.TaskID(), nil
+			}, &core.ToolOptions{TaskSupport: core.TaskRequired})
 		hs := httptest.NewServer(srv)
 		t.Cleanup(hs.Close)
+		t.Cleanup(func() { srv.Close() })
 		urls = append(urls, hs.URL)
 	}
 	ctx := t.Context()
+
+	// A task created on one server resolves on the other at once
+	// (tasks.md §Task Creation: CreateTaskResult only once tasks/get
+	// resolves), and its outcome is read there.
+	taskCaps := map[string]any{"extensions": map[string]any{core.ExtensionTasks: map[string]any{}}}
+	res, err := (&mcptest.Client{URL: urls[0], Caps: taskCaps}).Call(ctx, "tools/call", map[string]any{"name": "job", "arguments": map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := res.Decode(&created); err != nil || created.ResultType != "task" || created.TaskID == "" {
+		t.Fatalf("tools/call of a task tool: %v %s %+v", err, res.Result, res.Error)
+	}
+	for polls := 1; ; polls++ {
+		if polls > 5000 {
+			t.Fatalf("the task is still working after %d polls", polls)
+		}
+		res, err := (&mcptest.Client{URL: urls[1], Caps: taskCaps}).Call(ctx, "tasks/get", map[string]any{"taskId": created.TaskID},
+			http.Header{"Mcp-Name": {created.TaskID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Error != nil {
+			t.Fatalf("tasks/get on the other server: %+v (the task must be durable once created)", res.Error)
+		}
+		var task struct {
+			Status string `json:"status"`
+			Result struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		if err := res.Decode(&task); err != nil {
+			t.Fatal(err)
+		}
+		if task.Status == "working" {
+			continue // the other server's runner has not finished yet
+		}
+		if task.Status != "completed" || len(task.Result.Content) == 0 || task.Result.Content[0].Text != "done in task "+created.TaskID {
+			t.Fatalf("task on the other server: %s", res.Result)
+		}
+		break
+	}
 
 	a := &mcptest.Client{URL: urls[0]}
 	if _, err := a.Initialize(ctx, "2025-11-25", nil); err != nil {
 		t.Fatal(err)
 	}
 	b := &mcptest.Client{URL: urls[1], SessionID: a.SessionID, Version: a.Version}
-	res, err := b.LegacyCall(ctx, "tools/list", nil, nil)
+	res, err = b.LegacyCall(ctx, "tools/list", nil, nil)
 	if err != nil || res.Status != http.StatusOK || res.Error != nil {
 		t.Fatalf("tools/list on the other server, session %s: %v %+v", a.SessionID, err, res)
 	}

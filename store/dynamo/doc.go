@@ -1,6 +1,8 @@
 // Package dynamo is a [core.SessionStore] on Amazon DynamoDB, for legacy MCP
 // sessions (protocol revisions before 2026-07-28) served from AWS Lambda or
-// any other fleet where consecutive requests reach different instances.
+// any other fleet where consecutive requests reach different instances, and
+// a [core.TaskStore] ([TaskStore]) for the tasks of the Tasks extension
+// (io.modelcontextprotocol/tasks), in the same table.
 //
 // The signing keys of requestState live in package store/secretsmanager;
 // package store/memory has the in-process stores for a single instance.
@@ -128,6 +130,77 @@
 // missing table as *types.ResourceNotFoundException, timeouts) pass
 // through, wrapped, for errors.As. An item this package did not write gives
 // a "malformed item" error, never a panic.
+//
+// # Tasks
+//
+// [NewTaskStore] returns a core.TaskStore on the session table: no second
+// table, no other IAM action. Its items have key prefixes of their own and
+// neither the pool nor the last-use attribute, so PoolIndex (a sparse
+// index) never lists them and no session operation can address them (each
+// derives its key from "s#" and the id); an item of one kind stored under
+// the other's key reads as a malformed item, never as a record.
+//
+//	item        pk                          attributes
+//	task        "t#" + task id              ver, exp, ttl, st, prn, tc, wid, data
+//	task count  "tc#p#" + principal + "#" + shard,
+//	            "tc#a#" + shard (anonymous)  ver, tasks, ttl, wid
+//
+// A task item holds the whole core.TaskRecord as JSON in data (B, its field
+// tags; ver is authoritative for Version); exp, ttl, prn and wid are the
+// session items' attributes with the same meaning; st is the status, tc the
+// task-count item that counted it. A task-count item maps the ids of the
+// unexpired tasks it counts to their expiry (Unix ms) as of Create.
+//
+// Every transition is conditional and every read strongly consistent:
+//
+//	Create  with a limit: GetItem (consistent) of the task-count item and
+//	        PutItem of it conditioned on "ver = read" (or "no item"),
+//	        refusing with core.ErrTaskLimit when it already holds its share
+//	        of unexpired entries (expired ones are dropped in the same
+//	        write); again, after a jittered pause, when a concurrent Create
+//	        won (at most 64 rounds). Then PutItem of the task item
+//	        conditioned on "attribute_not_exists(pk) OR exp <= now"; a
+//	        refusal (id in use: core.ErrTaskConflict) takes the count back
+//	        with one UpdateItem conditioned on the entry being its own.
+//	        Without a limit: the PutItem alone. 1 call, or 3 (4 on a
+//	        conflict).
+//	Get     1 GetItem (ConsistentRead): a task Create returned is found by
+//	        the next Get on any instance (tasks.md §Task Creation, "durably
+//	        created"); exp <= now is core.ErrTaskNotFound.
+//	Update  1 UpdateItem setting every attribute but pk and tc, conditioned
+//	        on "ver = rec.Version AND exp > now"; failures are told apart
+//	        as for sessions (see Failed writes): core.ErrTaskNotFound for a
+//	        missing or expired item, core.ErrTaskConflict for a live one.
+//
+// Counting and inserting are thus one atomic step per task-count item:
+// concurrent Creates of a principal on any number of instances never
+// exceed the limit (TestTaskLimitIsAtomic: 24 concurrent Creates on two
+// Stores, limit 5: exactly 5 succeed). A limit above
+// Options.TaskShardSize (default 100) is split into
+// ceil(limit/TaskShardSize) task-count items by a hash of the task id,
+// each holding ceil(limit/shards) (DefaultMaxAnonymousTasks, 1000: 10
+// items of 100), so that an item stays near 6 KB and a Create reads and
+// writes one; the bound then holds per shard, as for the anonymous session
+// pool. A count keeps the task's expiry at Create: an Update that extends
+// Expires does not extend its count. A count whose task item was never
+// written (a timeout after the count) lapses at that expiry: the bound
+// errs on the side of refusing. Transactions (TransactWriteItems) would
+// make the two writes one, but dynalite lacks them and the count item
+// makes them unnecessary.
+//
+// Size: a record whose item would exceed [MaxItemBytes] (400 KB, the sum of
+// attribute name and value lengths, as DynamoDB counts it) is refused with
+// core.ErrTaskTooLarge before any call; DynamoDB's own refusal of an
+// oversized item (ValidationException) is mapped to the same error. core
+// bounds a result at core.DefaultMaxTaskResultBytes (256 KB) so that
+// completing a task fits.
+//
+// Expiry: as for sessions, exp is compared with the clock in every
+// condition and after every read; ttl only reclaims the storage (task-count
+// items carry the ttl of their latest entry).
+//
+// Retries: both writes of Create and Update carry a write token (wid), so
+// a write retried after its first attempt landed is recognised.
 //
 // # Testing
 //

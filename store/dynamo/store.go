@@ -62,6 +62,14 @@ type Options struct {
 	// DefaultAnonymousShardSize. All instances sharing a table must use the
 	// same value and the same limits.
 	AnonymousShardSize int
+	// TaskShardSize bounds the entries of one task-count item of a
+	// [TaskStore]: a per-principal task limit above it is counted in
+	// ceil(limit/TaskShardSize) items, each holding ceil(limit/shards)
+	// tasks, chosen by a hash of the task id (see [TaskStore.Create]).
+	// Zero means DefaultTaskShardSize; at most MaxTaskShardSize; a Store
+	// ignores it. All instances
+	// sharing a table must use the same value and the same limits.
+	TaskShardSize int
 	// MaxAttempts is the number of attempts of a DynamoDB call that fails
 	// with a throttling error (ProvisionedThroughputExceededException,
 	// ThrottlingException, RequestLimitExceeded, ...), on top of the

@@ -19,6 +19,21 @@ const dynalite = require(dir)
 // for ACTIVE as it must against DynamoDB.
 const server = dynalite({ createTableMs: 20, deleteTableMs: 20, updateTableMs: 20 })
 
+// dynalite's request handler rethrows a request's errors (req.on('error',
+// err => { throw err })): a client that goes away mid-request (a process
+// killed while it reads or writes, as test/replicas does) would end this
+// process, and every other client's table with it. Such an error concerns
+// that one request: log it and keep serving; anything else still ends the
+// process.
+process.on('uncaughtException', (err) => {
+  if (err && err.code === 'ECONNRESET' && err.message === 'aborted') {
+    console.error(`dynalite: a client aborted its request (${err.message})`)
+    return
+  }
+  console.error(err)
+  process.exit(1)
+})
+
 server.listen(Number(process.env.MCPFN_DYNALITE_PORT || 0), '127.0.0.1', () => {
   const { port } = server.address()
   console.log(`export MCPFN_DYNAMODB_ENDPOINT=http://127.0.0.1:${port}`)

@@ -54,6 +54,9 @@ type Config struct {
 	// StagePending stages a second key as AWSPENDING before the replicas
 	// start (the first step of a two-step rotation; Promote is the second).
 	StagePending bool
+	// ReplicaArgs are extra flags of every replica (examples/everything),
+	// e.g. -task-lease 2s.
+	ReplicaArgs []string
 }
 
 // Cluster is dynalite, a session table, smfake, the replicas of
@@ -250,7 +253,7 @@ func (c *Cluster) StartReplica(ctx context.Context, slot int) (*Replica, error) 
 	c.gens[slot]++
 	name := fmt.Sprintf("%c%d", 'A'+slot, c.gens[slot])
 	c.mu.Unlock()
-	p, url, err := c.startProc(ctx, name, c.cfg.Everything, []string{"-addr", "127.0.0.1:0"}, c.replicaEnv(),
+	p, url, err := c.startProc(ctx, name, c.cfg.Everything, append([]string{"-addr", "127.0.0.1:0"}, c.cfg.ReplicaArgs...), c.replicaEnv(),
 		regexp.MustCompile(`serving MCP on (http://\S+)`), 30*time.Second, syscall.SIGKILL)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,8 @@
 //   - smfake (store/secretsmanager/internal/smfake/cmd/smfake), Secrets Manager on loopback, holding
 //     the secret of the keys that seal requestState (store/secretsmanager);
 //   - -replicas processes of examples/everything on net/http, configured
-//     only by the environment (MCPFN_DYNAMODB_TABLE, AWS_ENDPOINT_URL_DYNAMODB,
+//     only by the environment (MCPFN_DYNAMODB_TABLE: the legacy sessions and
+//     the tasks of the Tasks extension; AWS_ENDPOINT_URL_DYNAMODB,
 //     MCPFN_KEYS_SECRET_ID, AWS_ENDPOINT_URL_SECRETS_MANAGER, dummy
 //     credentials, AWS_REGION: see deploy/lambdaenv);
 //   - the round-robin proxy of test/replicas/proxy in front of them, which
@@ -20,8 +21,9 @@
 //
 // Meanwhile a chaos loop performs rolling restarts: every -restart-every it
 // drains the next replica (no new requests; those in flight finish), stops
-// it with SIGTERM (the fixture shuts down gracefully), starts a new process
-// in its place and routes to it once healthy. At -rotate-at it rotates the
+// it with SIGTERM (the fixture shuts down gracefully, letting the tasks it
+// runs finish for -task-grace), starts a new process in its place and
+// routes to it once healthy. At -rotate-at it rotates the
 // signing key once through smfake's admin endpoint:
 //
 //	-rotation two-step  (default) the new key was staged AWSPENDING before the replicas
@@ -61,14 +63,23 @@ func main() {
 	rotation := flag.String("rotation", "two-step", "key rotation: two-step, one-step or none")
 	rotateAt := flag.Duration("rotate-at", 10*time.Second, "when to rotate the key, after the cluster serves")
 	level := flag.String("log", "info", "replicas' log level (MCPFN_LOG_LEVEL)")
+	taskGrace := flag.Duration("task-grace", 8*time.Second, "replicas' -task-grace: how long a stopping replica lets its tasks finish (below the 15s a stop waits after SIGTERM)")
+	taskLease := flag.Duration("task-lease", 0, "replicas' -task-lease (0: core's default)")
 	flag.Parse()
-	if err := run(*n, *work, *everything, *smfake, *every, *first, *rotation, *rotateAt, *level); err != nil {
+	var replicaArgs []string
+	if *taskGrace > 0 {
+		replicaArgs = append(replicaArgs, "-task-grace", taskGrace.String())
+	}
+	if *taskLease > 0 {
+		replicaArgs = append(replicaArgs, "-task-lease", taskLease.String())
+	}
+	if err := run(*n, *work, *everything, *smfake, *every, *first, *rotation, *rotateAt, *level, replicaArgs); err != nil {
 		fmt.Fprintln(os.Stderr, "replicas:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, work, everything, smfake string, every, first time.Duration, rotation string, rotateAt time.Duration, level string) error {
+func run(n int, work, everything, smfake string, every, first time.Duration, rotation string, rotateAt time.Duration, level string, replicaArgs []string) error {
 	switch rotation {
 	case "two-step", "one-step", "none":
 	default:
@@ -86,7 +97,7 @@ func run(n int, work, everything, smfake string, every, first time.Duration, rot
 	}
 	c, err := StartCluster(ctx, Config{Work: work, Everything: everything, SMFake: smfake, Replicas: n,
 		DynamoEndpoint: os.Getenv("MCPFN_DYNAMODB_ENDPOINT"), LogLevel: level, Log: os.Stderr,
-		StagePending: rotation == "two-step"})
+		StagePending: rotation == "two-step", ReplicaArgs: replicaArgs})
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 // newCluster starts a cluster of n replicas for one test; it is stopped
 // when the test ends, and its log (every process's output and the proxy's
 // lines) is printed when the test fails.
-func newCluster(t *testing.T, n int) *Cluster {
+func newCluster(t *testing.T, n int, replicaArgs ...string) *Cluster {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	root, err := moduleRoot()
@@ -71,7 +71,7 @@ func newCluster(t *testing.T, n int) *Cluster {
 		t.Fatal(err)
 	}
 	c, err := StartCluster(t.Context(), Config{Root: root, Work: work, Everything: bins.everything, SMFake: bins.smfake,
-		Replicas: n, DynamoEndpoint: endpoint, LogLevel: "info", Log: logf})
+		Replicas: n, DynamoEndpoint: endpoint, LogLevel: "info", Log: logf, ReplicaArgs: replicaArgs})
 	if err != nil {
 		t.Fatal(err)
 	}

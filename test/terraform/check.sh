@@ -14,7 +14,8 @@
 #     public URL without auth; the mock tests for a wrong invoke_mode (the provider's validator)
 #     and for broken wiring that validates (an invoke mode or MCPFN_STREAMING that ignores
 #     streaming, a wrong IAM resource, a misspelt environment variable, a wrong TTL attribute, a
-#     dropped refusal).
+#     dropped refusal, tasks without MCPFN_TASK_RUNNER, a self-invocation grant on any function or
+#     without tasks).
 #  5. examples/own-function, whose module source is the git URL of a release, in a copy whose
 #     source is rewritten to this checkout's modules/mcp-lambda (exactly that one line: the
 #     rewrite is checked, and refuses a source it does not expect): validate, plan, tofu test.
@@ -129,6 +130,12 @@ broken misspelt-env-var function.tf 's/MCPFN_KEYS_SECRET_ID  = /MCPFN_KEY_SECRET
   '- MCPFN_KEY_SECRET_ID   = ' --test
 broken wrong-ttl-attribute sessions.tf 's/attribute_name = "ttl"/attribute_name = "exp"/' \
   'time to live on exp, want ttl' --test
+broken tasks-runner-unset function.tf 's/task_wiring = var.tasks ? { MCPFN_TASK_RUNNER = "lambda" } : {}/task_wiring = var.tasks ? {} : {}/' \
+  '+ MCPFN_TASK_RUNNER     = "lambda"' --test
+broken self-invoke-any-function iam.tf 's/resources = \[aws_lambda_function.this.arn\]/resources = ["*"]/' \
+  'SelfInvoke must name the function'"'"'s own unqualified ARN' --test
+broken self-invoke-without-tasks iam.tf 's/count = var.tasks ? 1 : 0/count = 1/' \
+  'without tasks the role must not be able to invoke the function' --test
 broken public-without-auth-allowed function.tf 's/condition     = var.authorization_type == "AWS_IAM" || var.auth != null || var.allow_unauthenticated/condition     = var.authorization_type != ""/' \
   'Missing expected failure' --test
 

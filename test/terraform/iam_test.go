@@ -15,7 +15,8 @@ import (
 // inline policies grant exactly dynamo.IAMActions on the session table and
 // its indexes, exactly secretsmanager.IAMActions on the key secret, writing
 // to the function's own log group and, optionally, kms:Decrypt on the
-// secret's key; nothing else, and no managed policies.
+// secret's key and, for the tasks variable, lambda:InvokeFunction on the
+// function itself; nothing else, and no managed policies.
 func TestRolePolicy(t *testing.T) {
 	t.Parallel()
 	m := loadModule(t, lambdaModule)
@@ -23,6 +24,7 @@ func TestRolePolicy(t *testing.T) {
 	fn := m.one(t, "resource", "aws_lambda_function")
 	role := m.one(t, "resource", "aws_iam_role")
 	roleRef := "aws_iam_role." + role.Labels[1]
+	fnRef := "aws_lambda_function." + fn.Labels[1]
 	if got := eval(t, ctx, attr(t, fn, "role")).AsString(); got != roleRef+".arn" {
 		t.Fatalf("the function's role is %s, want %s.arn", got, roleRef)
 	}
@@ -80,6 +82,8 @@ func TestRolePolicy(t *testing.T) {
 		"secretsmanager": {secretsmanager.IAMActions, []string{secret + ".arn"}},
 		"logs":           {[]string{"logs:CreateLogStream", "logs:PutLogEvents"}, []string{logs + ".arn:*"}},
 		"kms":            {[]string{"kms:Decrypt"}, []string{"var.secret_kms_key_arn"}},
+		// With var.tasks: the lambda task runner invokes the function itself.
+		"lambda": {[]string{"lambda:InvokeFunction"}, []string{fnRef + ".arn"}},
 	}
 	got := map[string][]string{}
 	for _, s := range statements {
@@ -118,6 +122,10 @@ func TestRolePolicy(t *testing.T) {
 	for service, g := range want {
 		if service == "kms" && got[service] == nil {
 			continue // only with secret_kms_key_arn
+		}
+		if service == "lambda" && got[service] == nil {
+			t.Errorf("no statement grants lambda:InvokeFunction on the function: the lambda task runner (var.tasks) needs it")
+			continue
 		}
 		gs := slices.Sorted(slices.Values(got[service]))
 		if ws := slices.Sorted(slices.Values(g.actions)); !slices.Equal(gs, ws) {

@@ -40,6 +40,11 @@ locals {
     MCPFN_AUTH_METADATA_PATH = local.auth_derived ? "/.well-known/oauth-protected-resource" : var.auth.metadata_path
   }
   auth_wiring = { for k, v in local.auth_settings : k => v if v != null }
+
+  # With var.tasks, a task runs in an asynchronous invocation of this
+  # function (the deploy kit's lambda runner); without, the variable is
+  # unset and the kit's default applies.
+  task_wiring = var.tasks ? { MCPFN_TASK_RUNNER = "lambda" } : {}
 }
 
 resource "aws_cloudwatch_log_group" "function" {
@@ -63,7 +68,7 @@ resource "aws_lambda_function" "this" {
   reserved_concurrent_executions = var.reserved_concurrent_executions
 
   environment {
-    variables = merge(var.environment, local.auth_wiring, local.wiring)
+    variables = merge(var.environment, local.auth_wiring, local.task_wiring, local.wiring)
   }
 
   # Lambda's own records as JSON, and AWS_LAMBDA_LOG_FORMAT=JSON in the
@@ -99,6 +104,10 @@ resource "aws_lambda_function_url" "this" {
   function_name      = aws_lambda_function.this.function_name
   authorization_type = var.authorization_type
   invoke_mode        = local.invoke_mode
+
+  # With tasks, the first request may create one: the role must then be
+  # able to invoke the function (iam.tf, SelfInvoke) before the URL exists.
+  depends_on = [aws_iam_role_policy.tasks]
 
   lifecycle {
     # A public endpoint that checks no token is what a copy-paste of

@@ -1,7 +1,8 @@
 # The function's role: least privilege. The DynamoDB actions are exactly
 # dynamo.IAMActions on the table and its indexes, the Secrets Manager actions
 # exactly secretsmanager.IAMActions on the secret (test/terraform checks
-# both against the Go code), plus writing to its own log group. The table
+# both against the Go code), plus writing to its own log group and, with
+# tasks, invoking the function itself (SelfInvoke). The table
 # and the secret are the module's, or those of existing_table_arn and
 # existing_secret_arn: nothing else.
 
@@ -62,6 +63,30 @@ resource "aws_iam_role_policy" "function" {
   name   = "mcp-server"
   role   = aws_iam_role.function.id
   policy = data.aws_iam_policy_document.function.json
+}
+
+# With tasks, the function invokes itself asynchronously (the deploy kit's
+# lambda task runner: Invoke with InvocationType Event, FunctionName
+# AWS_LAMBDA_FUNCTION_NAME, unqualified): exactly lambda:InvokeFunction on
+# the function's own unqualified ARN. A separate policy, so that the
+# function (which the role policy names) does not depend on it; the
+# Function URL does (function.tf).
+data "aws_iam_policy_document" "tasks" {
+  count = var.tasks ? 1 : 0
+
+  statement {
+    sid       = "SelfInvoke"
+    actions   = ["lambda:InvokeFunction"]
+    resources = [aws_lambda_function.this.arn]
+  }
+}
+
+resource "aws_iam_role_policy" "tasks" {
+  count = var.tasks ? 1 : 0
+
+  name   = "mcp-server-tasks"
+  role   = aws_iam_role.function.id
+  policy = data.aws_iam_policy_document.tasks[0].json
 }
 
 # A secret encrypted with a customer managed key also needs kms:Decrypt.

@@ -123,6 +123,12 @@ variable "allowed_origins" {
   }
 }
 
+variable "tasks" {
+  description = "Whether tasks (the MCP Tasks extension, io.modelcontextprotocol/tasks) run in asynchronous invocations of this function: MCPFN_TASK_RUNNER=lambda, and the role may call lambda:InvokeFunction on this function, and on nothing else. A task then outlives the request that created it; each run of it is bounded by timeout (at most 900 s). Task records share the session table (their own key prefix). false: MCPFN_TASK_RUNNER is unset, the deploy kit's default (inprocess: a task runs in the invocation that created it, which Lambda freezes once the response is sent)."
+  type        = bool
+  default     = false
+}
+
 variable "log_level" {
   description = "Level of the server's logs (MCPFN_LOG_LEVEL): debug, info, warn or error."
   type        = string
@@ -146,16 +152,16 @@ variable "log_retention_days" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL and, with auth, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH) and MCPFN_STATE_KEY (a key in the function's configuration) are refused: use the module's variables."
+  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER and, with auth, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH) and MCPFN_STATE_KEY (a key in the function's configuration) are refused: use the module's variables."
   type        = map(string)
   default     = {}
 
   validation {
     condition = alltrue([for k in keys(var.environment) : !contains([
-      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL",
+      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL", "MCPFN_TASK_RUNNER",
       "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
     ], k)])
-    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables (auth for the token check)."
+    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables (auth for the token check, tasks for MCPFN_TASK_RUNNER)."
   }
 }
 

@@ -8,7 +8,8 @@
 #   - the Function URL's invoke mode (and the REST API's integration) matches
 #     MCPFN_STREAMING;
 #   - the role's statements name exactly the table, its indexes, the secret
-#     (and the log group, and a KMS key when given), and nothing else;
+#     (and the log group, and a KMS key when given, and with tasks the
+#     function itself for lambda:InvokeFunction), and nothing else;
 #   - the table's time-to-live attribute is store/dynamo's TTLAttribute
 #     (test/terraform/tftest_test.go compares the literal below with it);
 #   - the refusals: NONE without auth, auth with AWS_IAM, conflicting
@@ -130,6 +131,10 @@ run "defaults" {
     error_message = "the role's policies are not wired as expected"
   }
   assert {
+    condition     = length(aws_iam_role_policy.tasks) == 0 && length(data.aws_iam_policy_document.tasks) == 0
+    error_message = "without tasks the role must not be able to invoke the function"
+  }
+  assert {
     condition     = aws_dynamodb_table.sessions[0].ttl[0].attribute_name == "ttl" && aws_dynamodb_table.sessions[0].ttl[0].enabled
     error_message = "time to live on ${aws_dynamodb_table.sessions[0].ttl[0].attribute_name}, want ttl (dynamo.TTLAttribute), enabled"
   }
@@ -145,6 +150,65 @@ run "defaults" {
     condition     = output.mcp_endpoint == "https://mockurlid.lambda-url.us-east-1.on.aws/mcp" && output.rest_api_endpoint == null
     error_message = "mcp_endpoint = ${output.mcp_endpoint}"
   }
+}
+
+# Tasks: MCPFN_TASK_RUNNER=lambda, and exactly lambda:InvokeFunction on the
+# function itself, in a policy of its own on the function's role; the rest
+# of the environment and of the role is that of the defaults.
+run "tasks" {
+  command = apply
+
+  variables {
+    tasks = true
+  }
+
+  assert {
+    condition = aws_lambda_function.this.environment[0].variables == tomap({
+      MCPFN_DYNAMODB_TABLE  = "mock-sessions"
+      MCPFN_KEYS_SECRET_ID  = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mock/state-keys-AbCdEf"
+      MCPFN_STREAMING       = "1"
+      MCPFN_ALLOWED_ORIGINS = ""
+      MCPFN_LOG_LEVEL       = "info"
+      MCPFN_TASK_RUNNER     = "lambda"
+    })
+    error_message = "environment: ${jsonencode(aws_lambda_function.this.environment[0].variables)}"
+  }
+  assert {
+    condition     = length(aws_iam_role_policy.tasks) == 1 && aws_iam_role_policy.tasks[0].role == aws_iam_role.function.id
+    error_message = "the self-invocation policy is not attached to the function's role"
+  }
+  assert {
+    condition = [for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = toset(s.actions), resources = toset(s.resources) }] == [{
+      sid       = "SelfInvoke"
+      actions   = toset(["lambda:InvokeFunction"])
+      resources = toset(["arn:aws:lambda:us-east-1:123456789012:function:mock"])
+    }]
+    error_message = "self-invocation statements: ${jsonencode([for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = s.actions, resources = s.resources }])}"
+  }
+  assert {
+    condition     = one(data.aws_iam_policy_document.tasks[0].statement).resources == toset([aws_lambda_function.this.arn])
+    error_message = "SelfInvoke must name the function's own unqualified ARN"
+  }
+  assert {
+    condition = { for s in data.aws_iam_policy_document.function.statement : s.sid => toset(s.resources) } == {
+      SessionTable = toset(["arn:aws:dynamodb:us-east-1:123456789012:table/mock-sessions", "arn:aws:dynamodb:us-east-1:123456789012:table/mock-sessions/index/*"])
+      StateKeys    = toset(["arn:aws:secretsmanager:us-east-1:123456789012:secret:mock/state-keys-AbCdEf"])
+      Logs         = toset(["arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/mock:*"])
+    }
+    error_message = "role statements: ${jsonencode([for s in data.aws_iam_policy_document.function.statement : { sid = s.sid, resources = s.resources }])}"
+  }
+}
+
+run "tasks_runner_in_environment_refused" {
+  command = plan
+
+  variables {
+    environment = {
+      MCPFN_TASK_RUNNER = "lambda"
+    }
+  }
+
+  expect_failures = [var.environment]
 }
 
 # Buffered: BUFFERED on both front doors, and MCPFN_STREAMING=0.
