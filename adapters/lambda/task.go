@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcpfn/mcpfn/core"
 )
 
 // taskEventKey is the one top-level key of a task event. No event that an
@@ -112,8 +114,9 @@ type TaskAnswer struct {
 	// malformed.
 	TaskID string `json:"taskId,omitempty"`
 	// Error says why the event was refused or the task not run: the
-	// event was malformed, or the handler does not run tasks. Empty when
-	// the task was handed to the server.
+	// event was malformed, the handler does not run tasks, or the store
+	// holds no such task. Empty when the task was handed to the server,
+	// which runs it only if it is still to run and no other run holds it.
 	Error string `json:"error,omitempty"`
 }
 
@@ -131,7 +134,13 @@ func (a *adapter) task(ctx context.Context, payload []byte) (any, error) {
 	}
 	tctx, cancel := taskContext(ctx, time.Now())
 	defer cancel()
-	if err := a.tasks.RunTask(tctx, id); err != nil {
+	switch err := a.tasks.RunTask(tctx, id); {
+	case errors.Is(err, core.ErrTaskNotFound):
+		// Unknown or expired: nothing to run, and a retry would not find
+		// it either.
+		a.opts.Logger.WarnContext(ctx, "lambda: a task event names no stored task", "taskId", id)
+		return TaskAnswer{TaskID: id, Error: "lambda: no such task"}, nil
+	case err != nil:
 		return nil, err
 	}
 	return TaskAnswer{TaskID: id}, nil

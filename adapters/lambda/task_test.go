@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/core"
 )
 
 // taskHandler is an http.Handler that runs tasks, recording the ids it was
@@ -173,6 +175,20 @@ func TestWrapTaskEventError(t *testing.T) {
 	payload, _ := lambda.TaskEvent("task-1")
 	if _, err := fn(context.Background(), payload); err == nil || !strings.Contains(err.Error(), "store unreachable") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestWrapTaskEventUnknown: a task the store does not hold is not an error
+// (Lambda would retry the invocation for nothing).
+func TestWrapTaskEventUnknown(t *testing.T) {
+	t.Parallel()
+	h := newTaskHandler()
+	h.err = fmt.Errorf("claiming: %w", core.ErrTaskNotFound)
+	fn := lambda.Wrap(h, &lambda.Options{Logger: slog.New(slog.DiscardHandler)})
+	payload, _ := lambda.TaskEvent("task-1")
+	v, err := fn(context.Background(), payload)
+	if a, ok := v.(lambda.TaskAnswer); err != nil || !ok || a.TaskID != "task-1" || a.Error == "" {
+		t.Errorf("answer %#v, %v", v, err)
 	}
 }
 

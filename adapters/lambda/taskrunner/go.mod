@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.116.0
+	github.com/mcpfn/mcpfn v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
 )
 
@@ -19,7 +20,6 @@ require (
 	github.com/go-json-experiment/json v1.27.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
-	github.com/mcpfn/mcpfn v0.1.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 )

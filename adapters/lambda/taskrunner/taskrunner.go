@@ -36,6 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/core"
 )
 
 // Invoker is the method of the AWS SDK's Lambda client (*lambda.Client of
@@ -67,13 +68,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Runner starts tasks by asynchronous invocations of a Lambda function. It
-// is safe for concurrent use.
+// Runner starts tasks by asynchronous invocations of a Lambda function: it
+// is a core.TaskRunner. It is safe for concurrent use.
 type Runner struct {
 	client   Invoker
 	function string
 	opts     Options
 }
+
+var _ core.TaskRunner = (*Runner)(nil)
 
 // New returns a runner that invokes the function named function (a name,
 // partial ARN or ARN; on Lambda, AWS_LAMBDA_FUNCTION_NAME of the function

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/test/lambdafront/internal/invokeapi"
+)
+
+// The task tests run internal/taskfn, whose tools are tasks of the Tasks
+// extension (io.modelcontextprotocol/tasks) started by the Lambda runner
+// (adapters/lambda/taskrunner): the function, behind the Function URL door,
+// creates a task and calls the Lambda Invoke API (InvocationType Event)
+// with the real SDK client, pointed at invokeapi on loopback, which answers
+// 202 and then runs the task event on the door's pool of sandboxes, the
+// emulator's or the Runtime API's, as Lambda's asynchronous queue does.
+
+// buildTaskfn builds the task bootstrap, once per test binary.
+var buildTaskfn = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(tmpDir, "taskfn")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, "./internal/taskfn")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./internal/taskfn: %v\n%s", err, b)
+	}
+	return path, nil
+})
+
+const taskfnName = "taskfn"
+
+// taskRig is the task function behind a Function URL door, with the Invoke
+// API it starts its tasks through and the hook its tools report to.
+type taskRig struct {
+	t       *testing.T
+	door    *server
+	api     *invokeapi.Server
+	apiURL  string
+	started chan url.Values // the tools' start reports
+	out     *bytes.Buffer   // the function's output
+}
+
+type rigConfig struct {
+	Runtime     Runtime
+	Concurrency int
+	Timeout     time.Duration
+	Env         []string
+}
+
+func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
+	t.Helper()
+	var rie string
+	if cfg.Runtime == RuntimeRIE {
+		rie = requireRIE(t)
+	}
+	bootstrap, err := buildTaskfn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &bytes.Buffer{}}
+
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case r.started <- req.URL.Query():
+		default:
+			t.Errorf("unread start reports; dropped %s", req.URL.RawQuery)
+		}
+	}))
+	t.Cleanup(hook.Close)
+
+	// The Invoke API must be known to the function before the door starts
+	// it; the door's pool, once it exists, runs its invocations.
+	var pool atomic.Pointer[backend]
+	r.api = invokeapi.New(taskfnName, func(ctx context.Context, payload []byte) ([]byte, error) {
+		p := pool.Load()
+		if p == nil {
+			return nil, fmt.Errorf("no function yet")
+		}
+		return (*p).invoke(ctx, payload)
+	})
+	r.api.Unexpected = t.Errorf
+	api := httptest.NewServer(r.api)
+	r.apiURL = api.URL
+	t.Cleanup(func() { api.Close(); r.api.Close() })
+
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 20 * time.Second
+	}
+	env := append(os.Environ(),
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
+		"AWS_LAMBDA_FUNCTION_NAME="+taskfnName, "AWS_ENDPOINT_URL_LAMBDA="+api.URL,
+		"MCPFN_TASK_RUNNER=lambda", "TASKFN_HOOK_URL="+hook.URL)
+	env = append(env, cfg.Env...)
+	s, err := start(context.Background(), config{
+		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: ModeBuffered, Runtime: cfg.Runtime,
+		Bootstrap: bootstrap, RIE: rie, Concurrency: cfg.Concurrency, Timeout: cfg.Timeout,
+		Env: env, Log: &mcptest.LockedWriter{W: r.out}, Logger: testLogger(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.pool
+	pool.Store(&p)
+	r.door = s
+	t.Cleanup(func() {
+		// Stop the queue first: its invocations run on the door's pool.
+		r.api.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("function output:\n%s", r.out.String())
+		}
+	})
+	return r
+}
+
+// rpc sends one 2026-07-28 request that declares the Tasks extension
+// through the door, and returns the JSON-RPC response.
+func (r *taskRig) rpc(method, name string, params map[string]any) rpcResponse {
+	r.t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+		},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}}
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
+	res, b := do(r.t, http.MethodPost, r.door.URL()+"/mcp", body, h)
+	var out rpcResponse
+	if err := json.Unmarshal(b, &out); err != nil {
+		r.t.Fatalf("%s: %d %s", method, res.StatusCode, b)
+	}
+	return out
+}
+
+type rpcResponse struct {
+	Result *taskResult `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// taskResult holds the fields of CreateTaskResult and GetTaskResult the
+// tests read.
+type taskResult struct {
+	ResultType    string `json:"resultType"`
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	Result        *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (r *taskRig) call(tool string, args map[string]any) rpcResponse {
+	r.t.Helper()
+	return r.rpc("tools/call", tool, map[string]any{"name": tool, "arguments": args})
+}
+
+// create calls tool and returns the task it creates.
+func (r *taskRig) create(tool string, args map[string]any) string {
+	r.t.Helper()
+	res := r.call(tool, args)
+	if res.Result == nil || res.Result.ResultType != "task" || res.Result.TaskID == "" || res.Result.Status != "working" {
+		r.t.Fatalf("tools/call %s: %+v, want a working task", tool, res)
+	}
+	return res.Result.TaskID
+}
+
+// get returns the task as tasks/get answers it.
+func (r *taskRig) get(id string) *taskResult {
+	r.t.Helper()
+	res := r.rpc("tasks/get", id, map[string]any{"taskId": id})
+	if res.Result == nil || res.Result.TaskID != id || res.Result.ResultType != "complete" {
+		r.t.Fatalf("tasks/get %s: %+v", id, res)
+	}
+	return res.Result
+}
+
+// delivery waits for the next invocation the Invoke API ran.
+func (r *taskRig) delivery() invokeapi.Delivery {
+	r.t.Helper()
+	select {
+	case d := <-r.api.Deliveries():
+		return d
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no invocation ran within 30s")
+		return invokeapi.Delivery{}
+	}
+}
+
+// waitStarted waits for a tool's start report.
+func (r *taskRig) waitStarted() url.Values {
+	r.t.Helper()
+	select {
+	case q := <-r.started:
+		return q
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no tool started within 30s")
+		return nil
+	}
+}
+
+// client is a real SDK Lambda client of the rig's Invoke API, as a caller
+// with lambda:InvokeFunction would have.
+func (r *taskRig) client() *awslambda.Client {
+	return awslambda.New(awslambda.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(r.apiURL), RetryMaxAttempts: 1,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret"}, nil
+		}),
+	})
+}
+
+// invokeSync invokes the function synchronously with payload and returns
+// its answer.
+func (r *taskRig) invokeSync(payload []byte) []byte {
+	r.t.Helper()
+	out, err := r.client().Invoke(context.Background(), &awslambda.InvokeInput{FunctionName: aws.String(taskfnName), Payload: payload})
+	if err != nil {
+		r.t.Fatalf("Invoke %s: %v", payload, err)
+	}
+	if out.FunctionError != nil {
+		r.t.Fatalf("Invoke %s: function error %s: %s", payload, *out.FunctionError, out.Payload)
+	}
+	<-r.api.Deliveries() // this invocation's own record
+	return out.Payload
+}
+
+var runtimes = []Runtime{RuntimeRIE, RuntimeStream}
+
+// TestTaskAsyncInvocation is the Lambda test of the Tasks extension: a task
+// created through the Function URL door completes in an asynchronous
+// invocation of the function that starts after the creating invocation has
+// returned, and its result is read through another invocation.
+func TestTaskAsyncInvocation(t *testing.T) {
+	for _, rt := range runtimes {
+		t.Run(string(rt), func(t *testing.T) {
+			r := startTaskRig(t, rigConfig{Runtime: rt})
+			gate := make(chan struct{})
+			r.api.Hold(gate)
+
+			id := r.create("work", map[string]any{"text": "hello"})
+			// The creating invocation has returned: the task event is
+			// queued (202) and has not run.
+			if n := r.api.Accepted(); n != 1 {
+				t.Fatalf("%d asynchronous invocations accepted, want 1", n)
+			}
+			select {
+			case d := <-r.api.Deliveries():
+				t.Fatalf("an invocation ran before the queue was released: %+v", d)
+			case q := <-r.started:
+				t.Fatalf("the tool started in the creating invocation: %v", q)
+			default:
+			}
+			if got := r.get(id); got.Status != "working" {
+				t.Fatalf("before the task event: %+v, want working", got)
+			}
+
+			close(gate)
+			d := r.delivery()
+			want, _ := lambda.TaskEvent(id)
+			if !d.Async || !bytes.Equal(d.Payload, want) || d.Err != nil {
+				t.Fatalf("task invocation: async=%v payload=%s err=%v, want the task event %s", d.Async, d.Payload, d.Err, want)
+			}
+			var answer lambda.TaskAnswer
+			if err := json.Unmarshal(d.Response, &answer); err != nil || answer.TaskID != id || answer.Error != "" {
+				t.Errorf("task invocation answered %s", d.Response)
+			}
+			if q := r.waitStarted(); q.Get("task") != id || q.Get("tool") != "work" {
+				t.Errorf("start report %v, want task %s", q, id)
+			}
+
+			got := r.get(id)
+			if got.Status != "completed" || got.Result == nil || len(got.Result.Content) != 1 ||
+				!strings.HasPrefix(got.Result.Content[0].Text, "done: hello (pid ") {
+				t.Fatalf("after the task event: %+v, want completed with the tool's text", got)
+			}
+		})
+	}
+}
