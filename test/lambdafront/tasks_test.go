@@ -21,7 +21,6 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
-	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/invokeapi"
 )
 
@@ -54,7 +53,25 @@ type taskRig struct {
 	api     *invokeapi.Server
 	apiURL  string
 	started chan url.Values // the tools' start reports
-	out     *bytes.Buffer   // the function's output
+	out     *logBuffer      // the function's output
+}
+
+// logBuffer collects the function's output; it is safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type rigConfig struct {
@@ -74,7 +91,7 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &bytes.Buffer{}}
+	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &logBuffer{}}
 
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		select {
@@ -114,7 +131,7 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	s, err := start(context.Background(), config{
 		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: ModeBuffered, Runtime: cfg.Runtime,
 		Bootstrap: bootstrap, RIE: rie, Concurrency: cfg.Concurrency, Timeout: cfg.Timeout,
-		Env: env, Log: &mcptest.LockedWriter{W: r.out}, Logger: testLogger(t),
+		Env: env, Log: r.out, Logger: testLogger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -313,5 +330,116 @@ func TestTaskAsyncInvocation(t *testing.T) {
 				t.Fatalf("after the task event: %+v, want completed with the tool's text", got)
 			}
 		})
+	}
+}
+
+// TestTaskForgedEvents: task events that do not name a task to run do
+// nothing. A caller with lambda:InvokeFunction can send the function any
+// event: one naming no stored task, a malformed one, or the replay of a
+// finished task's event; each is answered with its refusal, and no tool
+// runs. A Function URL caller controls only what the door puts inside its
+// event: a body shaped like a task event is an HTTP request like any other.
+func TestTaskForgedEvents(t *testing.T) {
+	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
+
+	answer := func(payload []byte) lambda.TaskAnswer {
+		t.Helper()
+		b := r.invokeSync(payload)
+		var a lambda.TaskAnswer
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatalf("answer to %s: %s", payload, b)
+		}
+		return a
+	}
+	unknown, _ := lambda.TaskEvent("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+	if a := answer(unknown); a.Error != "lambda: no such task" {
+		t.Errorf("unknown task: %+v", a)
+	}
+	for _, p := range []string{
+		`{"mcpfnTask":{"taskId":"x","principal":"admin"}}`,
+		`{"mcpfnTask":{"taskId":"x"},"requestContext":{"http":{"method":"POST"}}}`,
+		`{"mcpfnTask":{"taskId":"` + strings.Repeat("x", 2000) + `"}}`,
+	} {
+		if a := answer([]byte(p)); a.Error == "" || !strings.Contains(a.Error, "task") {
+			t.Errorf("%.60s: %+v, want a refusal", p, a)
+		}
+	}
+
+	// A task event as the body of a Function URL request: core answers it
+	// as the malformed JSON-RPC message it is.
+	res, body := do(t, http.MethodPost, r.door.URL()+"/mcp", []byte(`{"mcpfnTask":{"taskId":"x"}}`),
+		http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}})
+	if res.StatusCode != http.StatusBadRequest {
+		t.Errorf("task event as a Function URL body: %d %s", res.StatusCode, body)
+	}
+
+	// A finished task's event, replayed: the task is not runnable, nothing
+	// runs again, its result stays.
+	id := r.create("work", map[string]any{"text": "once"})
+	if d := r.delivery(); d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	r.waitStarted()
+	first := r.get(id)
+	if first.Status != "completed" {
+		t.Fatalf("task: %+v", first)
+	}
+	replay, _ := lambda.TaskEvent(id)
+	for range 2 {
+		if a := answer(replay); a.TaskID != id || a.Error != "" {
+			t.Errorf("replay: %+v", a)
+		}
+	}
+	if got := r.get(id); got.Status != "completed" || got.Result.Content[0].Text != first.Result.Content[0].Text {
+		t.Errorf("after the replays: %+v, want %+v", got, first)
+	}
+	select {
+	case q := <-r.started:
+		t.Errorf("a replayed or forged event ran a tool: %v", q)
+	default:
+	}
+	if n := r.api.Accepted(); n != 1 {
+		t.Errorf("%d asynchronous invocations, want the task's 1", n)
+	}
+}
+
+// TestTaskInvokeFailure: the SDK's retryer retries a throttled or failed
+// Invoke; an Invoke that Lambda refuses (or that still fails after the
+// retries) fails the task at once, and the tools/call is answered with an
+// error: no task is left working with no run to come.
+func TestTaskInvokeFailure(t *testing.T) {
+	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
+
+	r.api.Fail(invokeapi.Fault{Status: 429, Type: "TooManyRequestsException"}, invokeapi.Fault{Status: 500, Type: "ServiceException"})
+	id := r.create("work", map[string]any{"text": "retried"})
+	if d := r.delivery(); d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	r.waitStarted()
+	if got := r.get(id); got.Status != "completed" {
+		t.Errorf("after a throttle and a server error: %+v", got)
+	}
+
+	r.api.Fail(invokeapi.Fault{Status: 403, Type: "AccessDeniedException"})
+	res := r.call("work", map[string]any{"text": "denied"})
+	if res.Error == nil || res.Error.Code != -32603 || !strings.Contains(res.Error.Message, "could not be started") {
+		t.Errorf("Invoke refused: %+v, want -32603 \"could not be started\"", res)
+	}
+	r.api.Fail(invokeapi.Fault{Status: 500, Type: "ServiceException"}, invokeapi.Fault{Status: 500, Type: "ServiceException"},
+		invokeapi.Fault{Status: 500, Type: "ServiceException"})
+	res = r.call("work", map[string]any{"text": "down"})
+	if res.Error == nil || res.Error.Code != -32603 {
+		t.Errorf("Invoke failing past the retries: %+v, want -32603", res)
+	}
+	if n := r.api.Accepted(); n != 1 {
+		t.Errorf("%d asynchronous invocations accepted, want 1", n)
+	}
+	select {
+	case q := <-r.started:
+		t.Errorf("a tool ran: %v", q)
+	default:
+	}
+	if !strings.Contains(r.out.String(), "AccessDeniedException") {
+		t.Errorf("the refusal is not in the function's log")
 	}
 }
