@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,9 +19,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/invokeapi"
 )
 
@@ -441,5 +446,94 @@ func TestTaskInvokeFailure(t *testing.T) {
 	}
 	if !strings.Contains(r.out.String(), "AccessDeniedException") {
 		t.Errorf("the refusal is not in the function's log")
+	}
+}
+
+// dynamoEnv creates a session table on the dynalite of the test suite and
+// returns the function environment that makes the kit keep tasks in it
+// (store/dynamo), so that every sandbox of the door shares them.
+func dynamoEnv(t *testing.T) []string {
+	t.Helper()
+	endpoint := testenv.DynamoEndpoint(t)
+	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	table := "lambdatasks-" + rand.Text()
+	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"MCPFN_DYNAMODB_TABLE=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + endpoint, "TASKFN_REQUIRE_SHARED=1"}
+}
+
+// waitStatus reads the task through the door until its status is want, and
+// returns how long that took. Real time must pass here (a lease expiring in
+// another process), so it polls, every 100 ms, for at most within.
+func (r *taskRig) waitStatus(id, want string, within time.Duration) (*taskResult, time.Duration) {
+	r.t.Helper()
+	start := time.Now()
+	for {
+		got := r.get(id)
+		if got.Status == want {
+			return got, time.Since(start)
+		}
+		if got.Status != "working" {
+			r.t.Fatalf("task %s: %+v, want working then %s", id, got, want)
+		}
+		if time.Since(start) > within {
+			r.t.Fatalf("task %s still %s after %v, want %s", id, got.Status, within, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestTaskCancelAcrossSandboxes: a tasks/cancel served by one sandbox
+// reaches the handler running in another sandbox's asynchronous
+// invocation, through the shared store, which the run reads every poll
+// interval; the handler's context ends, the invocation returns and the
+// task is cancelled.
+func TestTaskCancelAcrossSandboxes(t *testing.T) {
+	for _, rt := range runtimes {
+		t.Run(string(rt), func(t *testing.T) {
+			r := startTaskRig(t, rigConfig{Runtime: rt, Concurrency: 2, Env: append(dynamoEnv(t), "TASKFN_POLL=200ms")})
+			id := r.create("wait", map[string]any{})
+			if q := r.waitStarted(); q.Get("task") != id {
+				t.Fatalf("start report %v", q)
+			}
+			// The running task holds one sandbox: the cancel is served by
+			// the other.
+			res := r.rpc("tasks/cancel", id, map[string]any{"taskId": id})
+			if res.Error != nil {
+				t.Fatalf("tasks/cancel: %+v", res.Error)
+			}
+			d := r.delivery()
+			if !d.Async || d.Err != nil {
+				t.Fatalf("the task's invocation: async=%v err=%v", d.Async, d.Err)
+			}
+			if got := r.get(id); got.Status != "cancelled" {
+				t.Errorf("after tasks/cancel: %+v, want cancelled", got)
+			}
+		})
+	}
+}
+
+// TestTaskKilledSandbox: a task whose invocation times out (its handler
+// ignores its context) is killed with its sandbox, as Lambda does; the task
+// is failed as soon as its lease has passed, read through another sandbox,
+// and never completes.
+func TestTaskKilledSandbox(t *testing.T) {
+	const lease = 2 * time.Second
+	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream, Concurrency: 2, Timeout: 3 * time.Second,
+		Env: append(dynamoEnv(t), "TASKFN_LEASE="+lease.String(), "TASKFN_POLL=200ms")})
+	id := r.create("hang", map[string]any{})
+	r.waitStarted()
+	d := r.delivery()
+	if !d.Async || d.Err == nil {
+		t.Fatalf("the hanging task's invocation: async=%v err=%v, want a timeout", d.Async, d.Err)
+	}
+	got, took := r.waitStatus(id, "failed", 3*lease)
+	if got.Error == nil {
+		t.Errorf("failed task without its error: %+v", got)
+	}
+	if took > lease {
+		t.Errorf("failed %v after the kill, want within the lease (%v)", took, lease)
 	}
 }

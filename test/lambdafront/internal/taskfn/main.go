@@ -17,6 +17,8 @@
 //	TASKFN_HOOK_URL  where the tools report
 //	TASKFN_LEASE     core.ServerOptions.TaskLease (a Go duration)
 //	TASKFN_POLL      core.ServerOptions.TaskPollInterval
+//	TASKFN_REQUIRE_SHARED=1  exit at init unless the kit gave a shared
+//	                 TaskStore (store/dynamo, from MCPFN_DYNAMODB_TABLE)
 //
 // Without MCPFN_TASK_RUNNER=lambda wiring in the kit, the runner is built
 // here the same way (AWS_LAMBDA_FUNCTION_NAME, AWS_ENDPOINT_URL_LAMBDA).
@@ -56,6 +58,10 @@ func main() {
 				os.Exit(1)
 			}
 		}
+	}
+	if os.Getenv("TASKFN_REQUIRE_SHARED") == "1" && cfg.Server.TaskStore == nil {
+		fmt.Fprintln(os.Stderr, "taskfn: TASKFN_REQUIRE_SHARED=1, but the kit keeps tasks in memory (MCPFN_DYNAMODB_TABLE gave no TaskStore)")
+		os.Exit(1)
 	}
 	if cfg.Server.TaskRunner == nil {
 		awsCfg, err := lambdaenv.LambdaAWSConfig(ctx)
