@@ -166,7 +166,8 @@ func (r *taskRig) rpc(method, name string, params map[string]any) rpcResponse {
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{
-			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+			"elicitation": map[string]any{},
+			"extensions":  map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
 		},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
@@ -198,6 +199,9 @@ type taskResult struct {
 	TaskID        string `json:"taskId"`
 	Status        string `json:"status"`
 	StatusMessage string `json:"statusMessage"`
+	InputRequests map[string]struct {
+		Method string `json:"method"`
+	} `json:"inputRequests"`
 	Result        *struct {
 		Content []struct {
 			Text string `json:"text"`
@@ -535,5 +539,38 @@ func TestTaskKilledSandbox(t *testing.T) {
 	}
 	if took > lease {
 		t.Errorf("failed %v after the kill, want within the lease (%v)", took, lease)
+	}
+}
+
+// TestTaskInputRound: a task that asks for input ends its asynchronous
+// invocation input_required; the tasks/update that answers it, served by
+// another invocation, starts the task again in a second asynchronous
+// invocation, where the handler runs with the answer.
+func TestTaskInputRound(t *testing.T) {
+	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
+	id := r.create("ask", map[string]any{})
+	if d := r.delivery(); !d.Async || d.Err != nil {
+		t.Fatalf("first run: %+v", d)
+	}
+	r.waitStarted()
+	got := r.get(id)
+	if got.Status != "input_required" || got.InputRequests["confirm"].Method != "elicitation/create" {
+		t.Fatalf("after the first run: %+v, want input_required asking confirm", got)
+	}
+	res := r.rpc("tasks/update", id, map[string]any{"taskId": id,
+		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}})
+	if res.Error != nil {
+		t.Fatalf("tasks/update: %+v", res.Error)
+	}
+	if d := r.delivery(); !d.Async || d.Err != nil {
+		t.Fatalf("second run: %+v", d)
+	}
+	r.waitStarted()
+	got = r.get(id)
+	if got.Status != "completed" || got.Result == nil || !strings.HasPrefix(got.Result.Content[0].Text, "answered: accept true") {
+		t.Fatalf("after the answer: %+v, want completed with the answer", got)
+	}
+	if n := r.api.Accepted(); n != 2 {
+		t.Errorf("%d asynchronous invocations, want 2 (one per run)", n)
 	}
 }

@@ -8,6 +8,8 @@
 // starts: GET $TASKFN_HOOK_URL/started?tool=NAME&task=ID&pid=PID):
 //
 //	work {"text":T}  returns "done: T (pid PID)"
+//	ask              asks for a confirmation (elicitation), then returns
+//	                 "answered: ACTION VALUE (pid PID)"
 //	wait             returns when its context ends (a cancellation)
 //	hang             never returns, whatever its context says: the
 //	                 invocation times out and the sandbox is killed
@@ -26,6 +28,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -107,6 +110,16 @@ func main() {
 			started(ctx, req)
 			<-ctx.Done()
 			return "", ctx.Err()
+		}, task)
+	confirmForm := json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}`)
+	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Asks for a confirmation, then answers."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			started(ctx, req)
+			r, ok := req.Input.Elicitation("confirm")
+			if !ok {
+				return "", core.InputRequired(core.InputRequests{"confirm": core.ElicitForm("Proceed?", confirmForm)}, "")
+			}
+			return fmt.Sprintf("answered: %s %v (pid %d)", r.Action, r.Content["confirm"], os.Getpid()), nil
 		}, task)
 	core.AddTool(srv, &core.Tool{Name: "hang", Description: "Never returns."},
 		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
