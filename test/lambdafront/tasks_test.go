@@ -81,6 +81,7 @@ func (l *logBuffer) String() string {
 
 type rigConfig struct {
 	Runtime     Runtime
+	Streaming   bool // MCPFN_STREAMING=1 behind a RESPONSE_STREAM Function URL, as the Terraform module deploys
 	Concurrency int
 	Timeout     time.Duration
 	Env         []string
@@ -133,8 +134,13 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 		"AWS_LAMBDA_FUNCTION_NAME="+taskfnName, "AWS_ENDPOINT_URL_LAMBDA="+api.URL,
 		"MCPFN_TASK_RUNNER=lambda", "TASKFN_HOOK_URL="+hook.URL)
 	env = append(env, cfg.Env...)
+	mode := ModeBuffered
+	if cfg.Streaming {
+		mode = ModeStreaming
+		env = append(env, "MCPFN_STREAMING=1")
+	}
 	s, err := start(context.Background(), config{
-		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: ModeBuffered, Runtime: cfg.Runtime,
+		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: mode, Runtime: cfg.Runtime,
 		Bootstrap: bootstrap, RIE: rie, Concurrency: cfg.Concurrency, Timeout: cfg.Timeout,
 		Env: env, Log: r.out, Logger: testLogger(t),
 	})
@@ -296,9 +302,9 @@ var runtimes = []Runtime{RuntimeRIE, RuntimeStream}
 // invocation of the function that starts after the creating invocation has
 // returned, and its result is read through another invocation.
 func TestTaskAsyncInvocation(t *testing.T) {
-	for _, rt := range runtimes {
-		t.Run(string(rt), func(t *testing.T) {
-			r := startTaskRig(t, rigConfig{Runtime: rt})
+	for _, tc := range []rigConfig{{Runtime: RuntimeRIE}, {Runtime: RuntimeStream}, {Runtime: RuntimeStream, Streaming: true}} {
+		t.Run(fmt.Sprintf("%s/streaming=%v", tc.Runtime, tc.Streaming), func(t *testing.T) {
+			r := startTaskRig(t, tc)
 			gate := make(chan struct{})
 			r.api.Hold(gate)
 
