@@ -129,7 +129,7 @@ func (a *adapter) task(ctx context.Context, payload []byte) (any, error) {
 		return TaskAnswer{Error: err.Error()}, nil
 	}
 	if a.tasks == nil {
-		a.opts.Logger.WarnContext(ctx, "lambda: a task event reached a handler that is not a *core.Server", "taskId", id)
+		a.opts.Logger.WarnContext(ctx, "lambda: a task event reached a handler that is not a *core.Server", "task", logTaskID(id))
 		return TaskAnswer{TaskID: id, Error: "lambda: the handler does not run tasks"}, nil
 	}
 	tctx, cancel := taskContext(ctx, time.Now())
@@ -138,10 +138,20 @@ func (a *adapter) task(ctx context.Context, payload []byte) (any, error) {
 	case errors.Is(err, core.ErrTaskNotFound):
 		// Unknown or expired: nothing to run, and a retry would not find
 		// it either.
-		a.opts.Logger.WarnContext(ctx, "lambda: a task event names no stored task", "taskId", id)
+		a.opts.Logger.WarnContext(ctx, "lambda: a task event names no stored task", "task", logTaskID(id))
 		return TaskAnswer{TaskID: id, Error: "lambda: no such task"}, nil
 	case err != nil:
 		return nil, err
 	}
 	return TaskAnswer{TaskID: id}, nil
+}
+
+// logTaskID is the part of a task id that logs show, as core's logs do:
+// task ids are unguessable handles, and a log reader must not be able to
+// use one.
+func logTaskID(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
 }

@@ -2,7 +2,6 @@ package lambdaenv
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +18,7 @@ import (
 // overrides, for tests. The invocation is unqualified, which is what the
 // mcp-lambda module's grant (lambda:InvokeFunction on the function's ARN)
 // allows. The error names the variable that is missing.
-func lambdaTaskRunner(awsCfg aws.Config, log *slog.Logger) (core.TaskRunner, error) {
+func lambdaTaskRunner(awsCfg aws.Config) (core.TaskRunner, error) {
 	name := os.Getenv("AWS_LAMBDA_FUNCTION_NAME")
 	if name == "" {
 		return nil, errors.New("MCPFN_TASK_RUNNER=lambda: AWS_LAMBDA_FUNCTION_NAME is not set (Lambda sets it to the function's name)")
@@ -29,5 +28,5 @@ func lambdaTaskRunner(awsCfg aws.Config, log *slog.Logger) (core.TaskRunner, err
 			o.BaseEndpoint = &u
 		}
 	})
-	return taskrunner.New(client, name, &taskrunner.Options{Logger: log})
+	return taskrunner.New(client, name, nil)
 }

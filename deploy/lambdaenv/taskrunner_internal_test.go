@@ -3,7 +3,6 @@ package lambdaenv
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,10 +18,9 @@ import (
 // names the variable. Not parallel: it sets the environment.
 func TestLambdaTaskRunner(t *testing.T) {
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
-	log := slog.New(slog.DiscardHandler)
 
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "")
-	if _, err := lambdaTaskRunner(awsCfg, log); err == nil || !strings.Contains(err.Error(), "AWS_LAMBDA_FUNCTION_NAME") {
+	if _, err := lambdaTaskRunner(awsCfg); err == nil || !strings.Contains(err.Error(), "AWS_LAMBDA_FUNCTION_NAME") {
 		t.Errorf("without a function name: %v", err)
 	}
 
@@ -35,7 +33,7 @@ func TestLambdaTaskRunner(t *testing.T) {
 	defer hs.Close()
 	t.Setenv("AWS_LAMBDA_FUNCTION_NAME", "my-fn")
 	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", hs.URL)
-	runner, err := lambdaTaskRunner(awsCfg, log)
+	runner, err := lambdaTaskRunner(awsCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

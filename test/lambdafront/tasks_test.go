@@ -208,7 +208,7 @@ type taskResult struct {
 	InputRequests map[string]struct {
 		Method string `json:"method"`
 	} `json:"inputRequests"`
-	Result        *struct {
+	Result *struct {
 		Content []struct {
 			Text string `json:"text"`
 		} `json:"content"`

@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -62,10 +61,6 @@ type Options struct {
 	// three times, backing off, on throttling and server errors). Zero
 	// means DefaultTimeout.
 	Timeout time.Duration
-
-	// Logger receives a record (level Error) for each task that could not
-	// be started. Nil means slog.Default().
-	Logger *slog.Logger
 }
 
 // Runner starts tasks by asynchronous invocations of a Lambda function: it
@@ -96,9 +91,6 @@ func New(client Invoker, function string, opts *Options) (*Runner, error) {
 	if r.opts.Timeout <= 0 {
 		r.opts.Timeout = DefaultTimeout
 	}
-	if r.opts.Logger == nil {
-		r.opts.Logger = slog.Default()
-	}
 	return r, nil
 }
 
@@ -107,8 +99,10 @@ func New(client Invoker, function string, opts *Options) (*Runner, error) {
 // detached from ctx's cancellation (the request that created the task may
 // end first) but keeps its values, and is bounded by Options.Timeout. It
 // returns an error if the task id cannot be sent (see lambda.TaskEvent) or
-// Lambda did not accept the invocation after the client's retries; the
-// task then never runs, and the caller must record it as failed.
+// Lambda did not accept the invocation after the client's retries (the
+// error names the task by the first 8 bytes of its id only); the task then
+// never runs, and the caller must record it as failed (core does, and
+// logs the error).
 func (r *Runner) Start(ctx context.Context, taskID string) error {
 	payload, err := lambda.TaskEvent(taskID)
 	if err != nil {
@@ -129,8 +123,16 @@ func (r *Runner) Start(ctx context.Context, taskID string) error {
 		err = fmt.Errorf("Lambda answered %d, want 202", out.StatusCode)
 	}
 	if err != nil {
-		r.opts.Logger.ErrorContext(ctx, "taskrunner: could not start a task", "taskId", taskID, "function", r.function, "err", err)
-		return fmt.Errorf("taskrunner: invoking %s for task %s: %w", r.function, taskID, err)
+		// The error names the task by a prefix of its id only, as core's
+		// logs do: the caller logs it, and a task id is a handle.
+		return fmt.Errorf("taskrunner: invoking %s for task %s: %w", r.function, idPrefix(taskID), err)
 	}
 	return nil
+}
+
+func idPrefix(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,9 +66,6 @@ func newRunner(t *testing.T, opts *taskrunner.Options, statuses ...int) (*taskru
 	if opts == nil {
 		opts = &taskrunner.Options{}
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
 	r, err := taskrunner.New(client, "mcp-fn", opts)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +115,9 @@ func TestStartRetries(t *testing.T) {
 	}
 
 	r, s = newRunner(t, nil, 403)
-	err := r.Start(context.Background(), "task-3")
-	if err == nil || !strings.Contains(err.Error(), "AccessDeniedException") || !strings.Contains(err.Error(), "task-3") {
+	err := r.Start(context.Background(), "task-3-0123456789")
+	if err == nil || !strings.Contains(err.Error(), "AccessDeniedException") || !strings.Contains(err.Error(), "task-3-0") ||
+		strings.Contains(err.Error(), "task-3-0123456789") {
 		t.Errorf("access denied: %v", err)
 	}
 	if len(s.requests) != 1 {
@@ -154,7 +151,7 @@ func TestStartTimeout(t *testing.T) {
 			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret"}, nil
 		}),
 	})
-	r, err := taskrunner.New(client, "mcp-fn", &taskrunner.Options{Timeout: 200 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	r, err := taskrunner.New(client, "mcp-fn", &taskrunner.Options{Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func main() {
 				o.BaseEndpoint = &u
 			}
 		})
-		cfg.Server.TaskRunner, err = taskrunner.New(client, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), &taskrunner.Options{Logger: cfg.Server.Logger})
+		cfg.Server.TaskRunner, err = taskrunner.New(client, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "taskfn:", err)
 			os.Exit(1)
