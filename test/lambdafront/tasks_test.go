@@ -541,8 +541,9 @@ func TestTaskKilledSandbox(t *testing.T) {
 	}
 	got, took := r.waitStatus(id, "failed", 3*lease)
 	if got.Error == nil {
-		t.Errorf("failed task without its error: %+v", got)
+		t.Fatalf("failed task without its error: %+v", got)
 	}
+	t.Logf("failed %v after the kill (lease %v): %s", took, lease, got.Error.Message)
 	if took > lease {
 		t.Errorf("failed %v after the kill, want within the lease (%v)", took, lease)
 	}

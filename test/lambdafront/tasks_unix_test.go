@@ -35,6 +35,10 @@ func TestTaskFrozenSandbox(t *testing.T) {
 		}
 	})
 	failed, took := r.waitStatus(id, "failed", 3*lease)
+	if failed.Error == nil {
+		t.Fatalf("failed task without its error: %+v", failed)
+	}
+	t.Logf("failed %v after the freeze (lease %v): %s", took, lease, failed.Error.Message)
 	if took > lease+time.Second {
 		t.Errorf("failed %v after the freeze, want within the lease (%v) and a heartbeat", took, lease)
 	}

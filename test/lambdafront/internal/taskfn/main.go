@@ -22,8 +22,9 @@
 //	TASKFN_REQUIRE_SHARED=1  exit at init unless the kit gave a shared
 //	                 TaskStore (store/dynamo, from MCPFN_DYNAMODB_TABLE)
 //
-// Without MCPFN_TASK_RUNNER=lambda wiring in the kit, the runner is built
-// here the same way (AWS_LAMBDA_FUNCTION_NAME, AWS_ENDPOINT_URL_LAMBDA).
+// What the kit does not wire yet is built here the way the kit does: the
+// runner (AWS_LAMBDA_FUNCTION_NAME, AWS_ENDPOINT_URL_LAMBDA) and, with
+// MCPFN_DYNAMODB_TABLE, the store/dynamo TaskStore on the session table.
 package main
 
 import (
@@ -35,12 +36,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	adapter "github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/lambda/taskrunner"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
+	"github.com/mcpfn/mcpfn/store/dynamo"
 )
 
 type workArgs struct {
@@ -62,8 +65,25 @@ func main() {
 			}
 		}
 	}
+	if table := os.Getenv("MCPFN_DYNAMODB_TABLE"); table != "" && cfg.Server.TaskStore == nil {
+		// The kit keeps legacy sessions in the table; tasks go there too.
+		awsCfg, err := lambdaenv.LambdaAWSConfig(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "taskfn:", err)
+			os.Exit(1)
+		}
+		db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+			if u := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"); u != "" {
+				o.BaseEndpoint = &u
+			}
+		})
+		if cfg.Server.TaskStore, err = dynamo.NewTaskStore(db, &dynamo.Options{TableName: table, Logger: cfg.Server.Logger}); err != nil {
+			fmt.Fprintln(os.Stderr, "taskfn:", err)
+			os.Exit(1)
+		}
+	}
 	if os.Getenv("TASKFN_REQUIRE_SHARED") == "1" && cfg.Server.TaskStore == nil {
-		fmt.Fprintln(os.Stderr, "taskfn: TASKFN_REQUIRE_SHARED=1, but the kit keeps tasks in memory (MCPFN_DYNAMODB_TABLE gave no TaskStore)")
+		fmt.Fprintln(os.Stderr, "taskfn: TASKFN_REQUIRE_SHARED=1, but tasks would be kept in memory (MCPFN_DYNAMODB_TABLE is not set)")
 		os.Exit(1)
 	}
 	if cfg.Server.TaskRunner == nil {
