@@ -80,11 +80,16 @@ func (l *logBuffer) String() string {
 }
 
 type rigConfig struct {
-	Runtime     Runtime
-	Streaming   bool // MCPFN_STREAMING=1 behind a RESPONSE_STREAM Function URL, as the Terraform module deploys
-	Concurrency int
-	Timeout     time.Duration
-	Env         []string
+	Runtime   Runtime
+	Streaming bool // MCPFN_STREAMING=1 behind a RESPONSE_STREAM Function URL, as the Terraform module deploys
+	// RunElsewhere runs the asynchronous invocations on sandboxes of their
+	// own, other processes than those behind the door (Env must name a
+	// shared store).
+	RunElsewhere bool
+	Dynamo       bool // keep tasks in store/dynamo on the test suite's dynalite
+	Concurrency  int
+	Timeout      time.Duration
+	Env          []string
 }
 
 func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
@@ -134,29 +139,41 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 		"AWS_LAMBDA_FUNCTION_NAME="+taskfnName, "AWS_ENDPOINT_URL_LAMBDA="+api.URL,
 		"MCPFN_TASK_RUNNER=lambda", "TASKFN_HOOK_URL="+hook.URL)
 	env = append(env, cfg.Env...)
+	if cfg.Dynamo {
+		env = append(env, dynamoEnv(t)...)
+	}
 	mode := ModeBuffered
 	if cfg.Streaming {
 		mode = ModeStreaming
 		env = append(env, "MCPFN_STREAMING=1")
 	}
-	s, err := start(context.Background(), config{
-		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: mode, Runtime: cfg.Runtime,
-		Bootstrap: bootstrap, RIE: rie, Concurrency: cfg.Concurrency, Timeout: cfg.Timeout,
-		Env: env, Log: r.out, Logger: testLogger(t),
-	})
-	if err != nil {
-		t.Fatal(err)
+	newDoor := func() *server {
+		s, err := start(context.Background(), config{
+			Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: mode, Runtime: cfg.Runtime,
+			Bootstrap: bootstrap, RIE: rie, Concurrency: cfg.Concurrency, Timeout: cfg.Timeout,
+			Env: env, Log: r.out, Logger: testLogger(t),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	p := s.pool
+	doors := []*server{newDoor()}
+	if cfg.RunElsewhere {
+		doors = append(doors, newDoor())
+	}
+	r.door = doors[0]
+	p := doors[len(doors)-1].pool
 	pool.Store(&p)
-	r.door = s
 	t.Cleanup(func() {
-		// Stop the queue first: its invocations run on the door's pool.
+		// Stop the queue first: its invocations run on a door's pool.
 		r.api.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Error(err)
+		for _, s := range doors {
+			if err := s.Shutdown(ctx); err != nil {
+				t.Error(err)
+			}
 		}
 		if t.Failed() {
 			t.Logf("function output:\n%s", r.out.String())
@@ -300,10 +317,21 @@ var runtimes = []Runtime{RuntimeRIE, RuntimeStream}
 // TestTaskAsyncInvocation is the Lambda test of the Tasks extension: a task
 // created through the Function URL door completes in an asynchronous
 // invocation of the function that starts after the creating invocation has
-// returned, and its result is read through another invocation.
+// returned, and its result is read through another invocation. With the
+// in-memory store (the kit's default) the task can only be run and read by
+// the one sandbox that holds it; with store/dynamo on dynalite the
+// asynchronous invocation runs in other processes than the door's, so the
+// task survives every process that created or read it.
 func TestTaskAsyncInvocation(t *testing.T) {
-	for _, tc := range []rigConfig{{Runtime: RuntimeRIE}, {Runtime: RuntimeStream}, {Runtime: RuntimeStream, Streaming: true}} {
-		t.Run(fmt.Sprintf("%s/streaming=%v", tc.Runtime, tc.Streaming), func(t *testing.T) {
+	for _, tc := range []rigConfig{
+		{Runtime: RuntimeRIE}, {Runtime: RuntimeStream}, {Runtime: RuntimeStream, Streaming: true},
+		{Runtime: RuntimeRIE, Dynamo: true, RunElsewhere: true}, {Runtime: RuntimeStream, Streaming: true, Dynamo: true, RunElsewhere: true},
+	} {
+		store := "memory"
+		if tc.Dynamo {
+			store = "dynamo"
+		}
+		t.Run(fmt.Sprintf("%s/streaming=%v/%s", tc.Runtime, tc.Streaming, store), func(t *testing.T) {
 			r := startTaskRig(t, tc)
 			gate := make(chan struct{})
 			r.api.Hold(gate)
