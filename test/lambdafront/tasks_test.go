@@ -94,6 +94,9 @@ type rigConfig struct {
 
 func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds and runs the task bootstrap")
+	}
 	var rie string
 	if cfg.Runtime == RuntimeRIE {
 		rie = requireRIE(t)
@@ -323,6 +326,7 @@ var runtimes = []Runtime{RuntimeRIE, RuntimeStream}
 // asynchronous invocation runs in other processes than the door's, so the
 // task survives every process that created or read it.
 func TestTaskAsyncInvocation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []rigConfig{
 		{Runtime: RuntimeRIE}, {Runtime: RuntimeStream}, {Runtime: RuntimeStream, Streaming: true},
 		{Runtime: RuntimeRIE, Dynamo: true, RunElsewhere: true}, {Runtime: RuntimeStream, Streaming: true, Dynamo: true, RunElsewhere: true},
@@ -383,6 +387,7 @@ func TestTaskAsyncInvocation(t *testing.T) {
 // runs. A Function URL caller controls only what the door puts inside its
 // event: a body shaped like a task event is an HTTP request like any other.
 func TestTaskForgedEvents(t *testing.T) {
+	t.Parallel()
 	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
 
 	answer := func(payload []byte) lambda.TaskAnswer {
@@ -451,6 +456,7 @@ func TestTaskForgedEvents(t *testing.T) {
 // retries) fails the task at once, and the tools/call is answered with an
 // error: no task is left working with no run to come.
 func TestTaskInvokeFailure(t *testing.T) {
+	t.Parallel()
 	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
 
 	r.api.Fail(invokeapi.Fault{Status: 429, Type: "TooManyRequestsException"}, invokeapi.Fault{Status: 500, Type: "ServiceException"})
@@ -582,6 +588,7 @@ func TestTaskKilledSandbox(t *testing.T) {
 // another invocation, starts the task again in a second asynchronous
 // invocation, where the handler runs with the answer.
 func TestTaskInputRound(t *testing.T) {
+	t.Parallel()
 	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream})
 	id := r.create("ask", map[string]any{})
 	if d := r.delivery(); !d.Async || d.Err != nil {
