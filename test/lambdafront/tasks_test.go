@@ -87,9 +87,13 @@ type rigConfig struct {
 	// shared store).
 	RunElsewhere bool
 	Dynamo       bool // keep tasks in store/dynamo on the test suite's dynalite
-	Concurrency  int
-	Timeout      time.Duration
-	Env          []string
+	// Retries and RetryDelay are Lambda's retries of failed asynchronous
+	// invocations (invokeapi.Server's).
+	Retries     int
+	RetryDelay  time.Duration
+	Concurrency int
+	Timeout     time.Duration
+	Env         []string
 }
 
 func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
@@ -127,6 +131,7 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 		return (*p).invoke(ctx, payload)
 	})
 	r.api.Unexpected = t.Errorf
+	r.api.Retries, r.api.RetryDelay = cfg.Retries, cfg.RetryDelay
 	api := httptest.NewServer(r.api)
 	r.apiURL = api.URL
 	t.Cleanup(func() { api.Close(); r.api.Close() })
@@ -580,6 +585,35 @@ func TestTaskKilledSandbox(t *testing.T) {
 	t.Logf("failed %v after the kill (lease %v): %s", took, lease, got.Error.Message)
 	if took > lease {
 		t.Errorf("failed %v after the kill, want within the lease (%v)", took, lease)
+	}
+}
+
+// TestTaskKilledSandboxRetried: Lambda retries an asynchronous invocation
+// that timed out. The retry arrives after the killed run's lease has passed
+// and before anyone has read the task: it fails the task and does not run
+// the tool again (a task whose run died ends failed, whoever notices it
+// first), and answers without an error, so Lambda retries no more.
+func TestTaskKilledSandboxRetried(t *testing.T) {
+	const lease = 2 * time.Second
+	r := startTaskRig(t, rigConfig{Runtime: RuntimeStream, Concurrency: 2, Timeout: 3 * time.Second, Dynamo: true,
+		Retries: 2, RetryDelay: 2 * lease, Env: []string{"TASKFN_LEASE=" + lease.String(), "TASKFN_POLL=200ms"}})
+	id := r.create("hang", map[string]any{})
+	r.waitStarted()
+	if d := r.delivery(); d.Err == nil {
+		t.Fatalf("the hanging task's invocation: %+v, want a timeout", d)
+	}
+	d := r.delivery() // the retry
+	var answer lambda.TaskAnswer
+	if d.Err != nil || json.Unmarshal(d.Response, &answer) != nil || answer.TaskID != id || answer.Error != "" {
+		t.Fatalf("the retry: err=%v answer=%s", d.Err, d.Response)
+	}
+	select {
+	case q := <-r.started:
+		t.Fatalf("the retry ran the tool again: %v", q)
+	default:
+	}
+	if got := r.get(id); got.Status != "failed" {
+		t.Errorf("after the retry: %+v, want failed", got)
 	}
 }
 

@@ -14,7 +14,8 @@
 // RequestResponse runs the invocation and answers 200 with its payload (and
 // X-Amz-Function-Error: Unhandled when the function failed). Event answers
 // 202 with an empty body at once and runs the invocation afterwards, in the
-// background, as Lambda's asynchronous queue does; DryRun answers 204.
+// background, as Lambda's asynchronous queue does (retrying it after a
+// failure when Server.Retries says so); DryRun answers 204.
 // FunctionName may be a name, a partial ARN or an ARN; one that is not the
 // server's function is answered 404 ResourceNotFoundException. The request
 // must be signed (the signature is not checked, its presence is). Errors are
@@ -31,6 +32,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 const (
@@ -71,6 +73,14 @@ type Server struct {
 	// Unexpected, when set, is called for every request that does not
 	// follow the wire protocol (tests pass t.Errorf).
 	Unexpected func(format string, args ...any)
+
+	// Retries is how many times an Event invocation that fails (a
+	// function error, a timeout, a dead process) is run again, each
+	// RetryDelay after the failure, as Lambda retries asynchronous
+	// invocations (twice by default, after about one and two minutes).
+	// Zero: none. Set both before serving.
+	Retries    int
+	RetryDelay time.Duration
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -213,7 +223,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			s.run(true, payload)
+			for attempt := 0; ; attempt++ {
+				if d := s.run(true, payload); d.Err == nil || attempt == s.Retries {
+					return
+				}
+				select {
+				case <-time.After(s.RetryDelay):
+				case <-s.ctx.Done():
+					return
+				}
+			}
 		}()
 		w.WriteHeader(http.StatusAccepted)
 	default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -107,5 +108,30 @@ func TestFunctionError(t *testing.T) {
 	out, err := c.Invoke(context.Background(), &awslambda.InvokeInput{FunctionName: aws.String("fn"), Payload: []byte(`{}`)})
 	if err != nil || out.FunctionError == nil || *out.FunctionError != "Unhandled" || !strings.Contains(string(out.Payload), "boom") {
 		t.Fatalf("function error: %+v %v", out, err)
+	}
+}
+
+// TestRetries: a failed Event invocation is run again, Retries times.
+func TestRetries(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	runs := 0
+	s, c := newServer(t, func(context.Context, []byte) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		runs++
+		if runs < 3 {
+			return nil, errors.New("timed out")
+		}
+		return []byte(`{}`), nil
+	})
+	s.Retries = 2
+	if _, err := c.Invoke(context.Background(), &awslambda.InvokeInput{FunctionName: aws.String("fn"), InvocationType: types.InvocationTypeEvent, Payload: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, wantErr := range []bool{true, true, false} {
+		if d := <-s.Deliveries(); (d.Err != nil) != wantErr {
+			t.Errorf("run %d: %+v", i+1, d)
+		}
 	}
 }
