@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,10 +146,15 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	env := append(os.Environ(),
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
 		"AWS_LAMBDA_FUNCTION_NAME="+taskfnName, "AWS_ENDPOINT_URL_LAMBDA="+api.URL,
-		"MCPFN_TASK_RUNNER=lambda", "TASKFN_HOOK_URL="+hook.URL)
+		"TASKFN_HOOK_URL="+hook.URL)
 	env = append(env, cfg.Env...)
 	if cfg.Dynamo {
 		env = append(env, dynamoEnv(t)...)
+	}
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MCPFN_DYNAMODB_TABLE=") }) {
+		// The kit's Lambda runner needs a shared store; with tasks in
+		// memory the bootstrap builds it itself.
+		env = append(env, "TASKFN_LAMBDA_RUNNER=1")
 	}
 	mode := ModeBuffered
 	if cfg.Streaming {
@@ -500,7 +506,8 @@ func TestTaskInvokeFailure(t *testing.T) {
 
 // dynamoEnv creates a session table on the dynalite of the test suite and
 // returns the function environment that makes the kit keep tasks in it
-// (store/dynamo), so that every sandbox of the door shares them.
+// (store/dynamo), so that every sandbox shares them, and run them with
+// the Lambda runner (MCPFN_TASK_RUNNER=lambda).
 func dynamoEnv(t *testing.T) []string {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
@@ -510,7 +517,7 @@ func dynamoEnv(t *testing.T) []string {
 	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"MCPFN_DYNAMODB_TABLE=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + endpoint, "TASKFN_REQUIRE_SHARED=1"}
+	return []string{"MCPFN_DYNAMODB_TABLE=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + endpoint, "MCPFN_TASK_RUNNER=lambda", "TASKFN_REQUIRE_SHARED=1"}
 }
 
 // waitStatus reads the task through the door until its status is want, and

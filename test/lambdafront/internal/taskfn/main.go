@@ -21,10 +21,12 @@
 //	TASKFN_POLL      core.ServerOptions.TaskPollInterval
 //	TASKFN_REQUIRE_SHARED=1  exit at init unless the kit gave a shared
 //	                 TaskStore (store/dynamo, from MCPFN_DYNAMODB_TABLE)
+//	TASKFN_LAMBDA_RUNNER=1   build the Lambda runner here (tasks in memory)
 //
-// What the kit does not wire yet is built here the way the kit does: the
-// runner (AWS_LAMBDA_FUNCTION_NAME, AWS_ENDPOINT_URL_LAMBDA) and, with
-// MCPFN_DYNAMODB_TABLE, the store/dynamo TaskStore on the session table.
+// With MCPFN_TASK_RUNNER=lambda and MCPFN_DYNAMODB_TABLE the kit wires the
+// Lambda runner and the store/dynamo TaskStore. The kit refuses the Lambda
+// runner with tasks in memory (no table); TASKFN_LAMBDA_RUNNER=1 builds it
+// here for that case, in which one sandbox holds the tasks.
 package main
 
 import (
@@ -36,14 +38,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	adapter "github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/lambda/taskrunner"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
-	"github.com/mcpfn/mcpfn/store/dynamo"
 )
 
 type workArgs struct {
@@ -65,28 +65,10 @@ func main() {
 			}
 		}
 	}
-	if table := os.Getenv("MCPFN_DYNAMODB_TABLE"); table != "" && cfg.Server.TaskStore == nil {
-		// The kit keeps legacy sessions in the table; tasks go there too.
-		awsCfg, err := lambdaenv.LambdaAWSConfig(ctx)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "taskfn:", err)
-			os.Exit(1)
-		}
-		db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-			if u := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"); u != "" {
-				o.BaseEndpoint = &u
-			}
-		})
-		if cfg.Server.TaskStore, err = dynamo.NewTaskStore(db, &dynamo.Options{TableName: table, Logger: cfg.Server.Logger}); err != nil {
-			fmt.Fprintln(os.Stderr, "taskfn:", err)
-			os.Exit(1)
-		}
-	}
-	if os.Getenv("TASKFN_REQUIRE_SHARED") == "1" && cfg.Server.TaskStore == nil {
-		fmt.Fprintln(os.Stderr, "taskfn: TASKFN_REQUIRE_SHARED=1, but tasks would be kept in memory (MCPFN_DYNAMODB_TABLE is not set)")
-		os.Exit(1)
-	}
-	if cfg.Server.TaskRunner == nil {
+	if os.Getenv("TASKFN_LAMBDA_RUNNER") == "1" {
+		// The kit refuses MCPFN_TASK_RUNNER=lambda without a shared
+		// store; with tasks in this process's memory, build the same
+		// runner here.
 		awsCfg, err := lambdaenv.LambdaAWSConfig(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "taskfn:", err)
@@ -97,11 +79,18 @@ func main() {
 				o.BaseEndpoint = &u
 			}
 		})
-		cfg.Server.TaskRunner, err = taskrunner.New(client, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), nil)
-		if err != nil {
+		if cfg.Server.TaskRunner, err = taskrunner.New(client, os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), nil); err != nil {
 			fmt.Fprintln(os.Stderr, "taskfn:", err)
 			os.Exit(1)
 		}
+	}
+	if _, ok := cfg.Server.TaskRunner.(*taskrunner.Runner); !ok {
+		fmt.Fprintf(os.Stderr, "taskfn: the task runner is %T, not the Lambda runner (set MCPFN_TASK_RUNNER=lambda with MCPFN_DYNAMODB_TABLE, or TASKFN_LAMBDA_RUNNER=1)\n", cfg.Server.TaskRunner)
+		os.Exit(1)
+	}
+	if os.Getenv("TASKFN_REQUIRE_SHARED") == "1" && cfg.Server.TaskStore == nil {
+		fmt.Fprintln(os.Stderr, "taskfn: TASKFN_REQUIRE_SHARED=1, but tasks would be kept in memory (MCPFN_DYNAMODB_TABLE is not set)")
+		os.Exit(1)
 	}
 	srv := core.NewServer(core.Implementation{Name: "taskfn", Version: "1.0.0"}, cfg.Server)
 	task := &core.ToolOptions{TaskSupport: core.TaskRequired}
