@@ -111,9 +111,17 @@
 // invocation's deadline (or a quarter of the time left, if that is less),
 // so that a task that runs out of time is recorded as such before Lambda
 // stops the function. A task whose invocation is killed, or frozen, all the
-// same ends failed when its lease expires. An error of RunTask (the store
-// could not be reached) is the invocation's error: Lambda retries an
-// asynchronous invocation that fails, twice by default.
+// same ends failed once its lease has passed (core.ServerOptions.TaskLease),
+// whether a poll or Lambda's retry of the invocation notices it first; it
+// is not run again. An error of RunTask (the store could not be reached)
+// is the invocation's error, so Lambda retries the invocation (twice by
+// default); a refused event, an unknown task or one with nothing to run is
+// answered without an error, and not retried.
+//
+// The tasks need a store that every instance shares (store/dynamo's
+// TaskStore): the invocation that runs a task is rarely the one that
+// created it. deploy/lambdaenv wires the runner and the store with
+// MCPFN_TASK_RUNNER=lambda and MCPFN_DYNAMODB_TABLE.
 //
 // # Buffered and streaming responses
 //
