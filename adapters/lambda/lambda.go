@@ -48,7 +48,10 @@ type Options struct {
 
 // Wrap converts h into a Lambda handler function for API Gateway (REST and
 // HTTP APIs), Function URL and Application Load Balancer events; the package
-// documentation describes the mapping. Wrap panics if h is nil.
+// documentation describes the mapping. It also answers the task events of
+// asynchronous invocations ([TaskEvent]), running the task when h has a
+// RunTask method, as a [*core.Server] does, and answering a [TaskAnswer]
+// (see "Tasks" in the package documentation). Wrap panics if h is nil.
 //
 // When h is a [*core.Server] that seals requestState with a key of its own
 // (no ServerOptions.Keys: [core.Server.PerProcessKeys]), Wrap logs one
