@@ -23,6 +23,7 @@ require (
 require (
 	cloud.google.com/go/functions v1.19.3 // indirect
 	github.com/aws/aws-lambda-go v1.55.1 // indirect
+	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.1 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
@@ -32,6 +33,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/endpoint-discovery v1.13.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.12 // indirect
+	github.com/aws/aws-sdk-go-v2/service/lambda v1.116.0 // indirect
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
@@ -60,6 +62,7 @@ require (
 	github.com/lestrrat-go/iter v1.0.2 // indirect
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 	github.com/lestrrat-go/option v1.0.1 // indirect
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner v0.1.0 // indirect
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0 // indirect
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -114,6 +117,7 @@ replace github.com/mcpfn/mcpfn => ..
 replace (
 	github.com/mcpfn/mcpfn/adapters/gcf => ../adapters/gcf
 	github.com/mcpfn/mcpfn/adapters/lambda => ../adapters/lambda
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner => ../adapters/lambda/taskrunner
 	github.com/mcpfn/mcpfn/store/dynamo => ../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../store/secretsmanager
 )

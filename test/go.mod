@@ -6,13 +6,16 @@ require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
-	github.com/aws/aws-sdk-go-v2/credentials v1.21.0
+	github.com/aws/aws-sdk-go-v2/credentials v1.21.1
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/lambda v1.116.0
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/mcpfn/mcpfn v0.1.0
 	github.com/mcpfn/mcpfn/adapters/gcf v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner v0.1.0
 	github.com/mcpfn/mcpfn/auth v0.1.0
+	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
 	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
@@ -24,6 +27,7 @@ require (
 	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
+	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
@@ -66,6 +70,8 @@ replace github.com/mcpfn/mcpfn => ..
 replace (
 	github.com/mcpfn/mcpfn/adapters/gcf => ../adapters/gcf
 	github.com/mcpfn/mcpfn/adapters/lambda => ../adapters/lambda
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner => ../adapters/lambda/taskrunner
+	github.com/mcpfn/mcpfn/deploy/lambdaenv => ../deploy/lambdaenv
 	github.com/mcpfn/mcpfn/store/dynamo => ../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../store/secretsmanager
 )

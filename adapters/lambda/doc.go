@@ -80,6 +80,49 @@
 // API Gateway 2.0 events keep the stage prefix in the path when the stage is
 // not $default; use [http.StripPrefix] if the handler should not see it.
 //
+// # Tasks
+//
+// A tool call that the server answers with a task (the Tasks extension,
+// io.modelcontextprotocol/tasks) must outlive its invocation, which Lambda
+// freezes once the response is sent. The runner of module
+// github.com/mcpfn/mcpfn/adapters/lambda/taskrunner starts each task with
+// an asynchronous invocation of the function itself, whose event is
+//
+//	{"mcpfnTask":{"taskId":"<id>"}}
+//
+// ([TaskEvent]). [Wrap] recognises that event by its one top-level key,
+// which no AWS integration's event has, and hands the id to the handler's
+// RunTask method ([*core.Server] has it), which runs the task only if the
+// task store holds it, it is still to run, and no other invocation holds
+// its lease; the outcome goes to the store, and the invocation answers a
+// [TaskAnswer]. Any other shape carrying the key (an extra key at either
+// level, an id that is not 1 to [MaxTaskIDLen] bytes of printable ASCII
+// without spaces, a payload over 1 KiB) is refused and logged, and runs
+// nothing.
+//
+// The event carries no secret and no input: what a task runs, and for whom,
+// is in its stored record, so an event that names a task cannot make it do
+// anything else, and one that names no stored task costs one read of the
+// store. Callers of a Function URL or an API Gateway integration cannot
+// send one at all: what they send becomes fields inside the integration's
+// event. Sending one takes lambda:InvokeFunction on the function.
+//
+// The task's context is the invocation's, ending two seconds before the
+// invocation's deadline (or a quarter of the time left, if that is less),
+// so that a task that runs out of time is recorded as such before Lambda
+// stops the function. A task whose invocation is killed, or frozen, all the
+// same ends failed once its lease has passed (core.ServerOptions.TaskLease),
+// whether a poll or Lambda's retry of the invocation notices it first; it
+// is not run again. An error of RunTask (the store could not be reached)
+// is the invocation's error, so Lambda retries the invocation (twice by
+// default); a refused event, an unknown task or one with nothing to run is
+// answered without an error, and not retried.
+//
+// The tasks need a store that every instance shares (store/dynamo's
+// TaskStore): the invocation that runs a task is rarely the one that
+// created it. deploy/lambdaenv wires the runner and the store with
+// MCPFN_TASK_RUNNER=lambda and MCPFN_DYNAMODB_TABLE.
+//
 // # Buffered and streaming responses
 //
 // By default the response is buffered: the handler runs to completion and its

@@ -58,6 +58,8 @@ type event struct {
 	} `json:"requestContext"`
 	Body            string `json:"body"`
 	IsBase64Encoded bool   `json:"isBase64Encoded"`
+	// Task is set in task events only (see task.go).
+	Task json.RawMessage `json:"mcpfnTask"`
 }
 
 func (ev *event) kind() kind {

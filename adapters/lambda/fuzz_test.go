@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
@@ -58,11 +60,69 @@ func FuzzWrap(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Wrap returned an error: %v", err)
 		}
+		if a, ok := v.(lambda.TaskAnswer); ok {
+			// Routed as a task event: this handler runs no tasks.
+			if a.Error == "" {
+				t.Fatalf("task event %q accepted by a handler that runs no tasks", payload)
+			}
+			return
+		}
 		r := readResponse(t, v)
 		switch r.Status {
 		case http.StatusTeapot, http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		default:
 			t.Fatalf("status %d for payload %q", r.Status, payload)
+		}
+	})
+}
+
+// FuzzTaskEvent feeds arbitrary payloads to a handler that runs tasks: a
+// task runs only for a payload that is exactly a task event, with the id
+// TaskEvent would encode; nothing else reaches the server.
+func FuzzTaskEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"mcpfnTask":{"taskId":"0f9c2a71-2b1d-4a3e-9d7e-1c2b3a4d5e6f"}}`,
+		` { "mcpfnTask" : { "taskId" : "t" } } `,
+		`{"mcpfnTask":{"taskId":"t"},"body":"x"}`,
+		`{"mcpfnTask":{"taskId":"t","x":1}}`,
+		`{"mcpfnTask":{"taskId":"a\u0020b"}}`,
+		`{"MCPFNTASK":{"taskId":"t"}}`,
+		`{"mcpfnTask":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	h := &taskHandler{Handler: http.NotFoundHandler()}
+	fn := lambda.Wrap(h, &lambda.Options{Logger: slog.New(slog.DiscardHandler)})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if !json.Valid(payload) {
+			return // the Lambda runtime delivers JSON only
+		}
+		before := len(h.ran())
+		v, err := fn(context.Background(), payload)
+		if err != nil {
+			t.Fatalf("Wrap returned an error: %v", err)
+		}
+		ran := h.ran()
+		a, isTask := v.(lambda.TaskAnswer)
+		if len(ran) == before {
+			if isTask && a.Error == "" {
+				t.Fatalf("payload %q: accepted, but no task ran", payload)
+			}
+			return
+		}
+		id := ran[len(ran)-1]
+		if !isTask || a.Error != "" || a.TaskID != id {
+			t.Fatalf("payload %q ran task %q, answer %#v", payload, id, v)
+		}
+		want, err := lambda.TaskEvent(id)
+		if err != nil {
+			t.Fatalf("payload %q ran task %q, which TaskEvent refuses: %v", payload, id, err)
+		}
+		var got, exp any
+		json.Unmarshal(payload, &got)
+		json.Unmarshal(want, &exp)
+		if !reflect.DeepEqual(got, exp) {
+			t.Fatalf("payload %q ran task %q but is not its task event %s", payload, id, want)
 		}
 	})
 }

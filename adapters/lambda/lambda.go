@@ -48,7 +48,10 @@ type Options struct {
 
 // Wrap converts h into a Lambda handler function for API Gateway (REST and
 // HTTP APIs), Function URL and Application Load Balancer events; the package
-// documentation describes the mapping. Wrap panics if h is nil.
+// documentation describes the mapping. It also answers the task events of
+// asynchronous invocations ([TaskEvent]), running the task when h has a
+// RunTask method, as a [*core.Server] does, and answering a [TaskAnswer]
+// (see "Tasks" in the package documentation). Wrap panics if h is nil.
 //
 // When h is a [*core.Server] that seals requestState with a key of its own
 // (no ServerOptions.Keys: [core.Server.PerProcessKeys]), Wrap logs one
@@ -76,6 +79,7 @@ func Wrap(h http.Handler, opts *Options) func(context.Context, json.RawMessage) 
 		a.opts = *opts
 	}
 	srv, _ := h.(*core.Server)
+	a.tasks, _ = h.(taskExecutor)
 	if a.opts.Logger == nil {
 		a.opts.Logger = slog.Default()
 		if srv != nil {
@@ -141,6 +145,7 @@ func RequestFromContext(ctx context.Context) (any, bool) {
 type adapter struct {
 	handler http.Handler
 	opts    Options
+	tasks   taskExecutor // the handler, when it runs tasks
 	// unstreamable warns once per integration that cannot stream (HTTP
 	// APIs, load balancers) when Streaming is set.
 	unstreamable [kindALB + 1]sync.Once
@@ -168,6 +173,9 @@ func (a *adapter) invoke(ctx context.Context, payload json.RawMessage) (any, err
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		a.opts.Logger.WarnContext(ctx, "lambda: event is not a JSON object", "err", err)
 		return a.badRequest(kindUnknown, &ev, "lambda: event is not an HTTP event"), nil
+	}
+	if ev.Task != nil {
+		return a.task(ctx, payload)
 	}
 	k := ev.kind()
 	if k == kindUnknown {

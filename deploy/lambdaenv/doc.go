@@ -103,10 +103,11 @@
 //	                       The region and the execution role's credentials,
 //	                       read by [LambdaAWSConfig] when a table or a secret is
 //	                       named. Set by: Lambda.
-//	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER, AWS_ENDPOINT_URL
-//	                       Endpoint overrides of the two services (DynamoDB
-//	                       Local, dynalite, LocalStack), the service's own
-//	                       first. Default: the AWS endpoints. Set by: you, for
+//	AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SECRETS_MANAGER,
+//	AWS_ENDPOINT_URL_LAMBDA, AWS_ENDPOINT_URL
+//	                       Endpoint overrides of the services (DynamoDB Local,
+//	                       dynalite, LocalStack, a loopback Invoke API), the
+//	                       service's own first. Default: the AWS endpoints. Set by: you, for
 //	                       tests.
 //
 // A variable that is malformed, or set without the one it needs, makes

@@ -7,15 +7,18 @@ require (
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.1
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.74.0
+	github.com/aws/aws-sdk-go-v2/service/lambda v1.116.0
 	github.com/aws/aws-sdk-go-v2/service/secretsmanager v1.50.12
 	github.com/mcpfn/mcpfn v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner v0.1.0
 	github.com/mcpfn/mcpfn/auth v0.1.0
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
 )
 
 require (
+	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.12 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.12 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/accept-encoding v1.13.25 // indirect
@@ -44,6 +47,7 @@ require (
 replace (
 	github.com/mcpfn/mcpfn => ../..
 	github.com/mcpfn/mcpfn/adapters/lambda => ../../adapters/lambda
+	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner => ../../adapters/lambda/taskrunner
 	github.com/mcpfn/mcpfn/auth => ../../auth
 	github.com/mcpfn/mcpfn/store/dynamo => ../../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../../store/secretsmanager

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/mcpfn/mcpfn/adapters/lambda/taskrunner"
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
@@ -48,7 +50,7 @@ func setenv(t *testing.T, kv ...string) {
 	for k, v := range map[string]string{
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_DYNAMODB": "", "AWS_ENDPOINT_URL_SECRETS_MANAGER": "", "AWS_LAMBDA_LOG_FORMAT": "",
-		"AWS_LAMBDA_FUNCTION_NAME": "",
+		"AWS_LAMBDA_FUNCTION_NAME": "", "AWS_ENDPOINT_URL_LAMBDA": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -261,16 +263,38 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestTaskRunnerLambdaSeam: MCPFN_TASK_RUNNER=lambda with its table and
-// function name reaches the Lambda runner's constructor; until the runner
-// module (adapters/lambda/taskrunner) is linked, Load refuses it with an
-// error naming that module, never falling back to the in-process runner
-// (whose tasks Lambda would freeze).
-func TestTaskRunnerLambdaSeam(t *testing.T) {
-	setenv(t, "MCPFN_TASK_RUNNER", "lambda", "MCPFN_DYNAMODB_TABLE", "sessions", "AWS_LAMBDA_FUNCTION_NAME", "fn")
+// TestTaskRunnerLambda: MCPFN_TASK_RUNNER=lambda with its table and
+// function name gives the server the Lambda runner (never the in-process
+// runner, whose tasks Lambda would freeze), which invokes the function
+// Lambda names in AWS_LAMBDA_FUNCTION_NAME, asynchronously, at the
+// endpoint AWS_ENDPOINT_URL_LAMBDA overrides.
+func TestTaskRunnerLambda(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.URL.Path+" "+r.Header.Get("X-Amz-Invocation-Type")+" "+string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer hs.Close()
+	setenv(t, "MCPFN_TASK_RUNNER", "lambda", "MCPFN_DYNAMODB_TABLE", "sessions", "AWS_LAMBDA_FUNCTION_NAME", "my-fn",
+		"AWS_ENDPOINT_URL_LAMBDA", hs.URL)
 	cfg, err := lambdaenv.Load(t.Context(), nil)
-	if err == nil || !strings.Contains(err.Error(), "adapters/lambda/taskrunner") {
-		t.Fatalf("Load = %+v, %v; want the error naming the missing runner", cfg, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, ok := cfg.Server.TaskRunner.(*taskrunner.Runner)
+	if !ok {
+		t.Fatalf("TaskRunner = %T, want *taskrunner.Runner", cfg.Server.TaskRunner)
+	}
+	if err := runner.Start(t.Context(), "task-1"); err != nil {
+		t.Fatal(err)
+	}
+	want := `/2015-03-31/functions/my-fn/invocations Event {"mcpfnTask":{"taskId":"task-1"}}`
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("invocations %q, want [%s]", got, want)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
+	"github.com/mcpfn/mcpfn/adapters/lambda/taskrunner"
 	"github.com/mcpfn/mcpfn/core"
 )
 
@@ -51,19 +53,22 @@ func taskRunner(ctx context.Context, kind string, awsCfg aws.Config, log *slog.L
 	}
 }
 
-// newLambdaTaskRunner is the seam for the Lambda task runner (module
+// newLambdaTaskRunner returns the Lambda task runner (module
 // adapters/lambda/taskrunner): an asynchronous Invoke (InvocationType
-// Event) of the function itself for each task. Until that module is part
-// of the build, MCPFN_TASK_RUNNER=lambda is refused with an error saying
-// so, rather than running tasks in an invocation that Lambda freezes once
-// its response is sent. Its body becomes
-//
-//	client := awslambda.NewFromConfig(awsCfg, func(o *awslambda.Options) {
-//		if u := endpoint("AWS_ENDPOINT_URL_LAMBDA"); u != "" {
-//			o.BaseEndpoint = &u
-//		}
-//	})
-//	return taskrunner.New(client, function, &taskrunner.Options{Logger: log})
-func newLambdaTaskRunner(_ context.Context, _ aws.Config, _ string, _ *slog.Logger) (core.TaskRunner, error) {
-	return nil, errors.New("MCPFN_TASK_RUNNER=lambda: this build of deploy/lambdaenv has no Lambda task runner (adapters/lambda/taskrunner)")
+// Event) of the function itself, unqualified (what the mcp-lambda module's
+// grant, lambda:InvokeFunction on the function's ARN, allows), for each
+// task, through a Lambda client of awsCfg whose endpoint
+// AWS_ENDPOINT_URL_LAMBDA (else AWS_ENDPOINT_URL) overrides, for tests.
+// core logs a start that fails (and fails the task).
+func newLambdaTaskRunner(_ context.Context, awsCfg aws.Config, function string, _ *slog.Logger) (core.TaskRunner, error) {
+	client := awslambda.NewFromConfig(awsCfg, func(o *awslambda.Options) {
+		if u := endpoint("AWS_ENDPOINT_URL_LAMBDA"); u != "" {
+			o.BaseEndpoint = &u
+		}
+	})
+	r, err := taskrunner.New(client, function, nil)
+	if err != nil {
+		return nil, fmt.Errorf("MCPFN_TASK_RUNNER=lambda: %w", err)
+	}
+	return r, nil
 }

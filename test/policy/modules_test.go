@@ -37,6 +37,8 @@ var ourModules = map[string]string{
 	module + "/test/otel":            "test/otel",
 	module + "/tools/release":        "tools/release",
 	"example.com/awstrim":            "tools/tfcheck/awstrim",
+
+	module + "/adapters/lambda/taskrunner": "adapters/lambda/taskrunner",
 }
 
 // goJSON runs a go command that prints JSON in dir and decodes it into v.
