@@ -25,4 +25,33 @@ if [ "${1:-}" = --install ]; then
   echo "dir=$DIR"
   exit 0
 fi
-cd "$ROOT/test" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 ./interop-tasks/
+failed=0
+(cd "$ROOT/test" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 ./interop-tasks/) || failed=1
+
+# The CLI against the same peer: the task's result on stdout, its status
+# changes on stderr.
+work=$(mktemp -d)
+peer=$(mktemp "$DIR/peer-XXXXXX.mjs")
+pid=""
+cleanup() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; rm -rf "$work" "$peer"; }
+trap cleanup EXIT
+(cd "$ROOT" && go build -o "$work/mcpfn" ./cmd/mcpfn)
+cp "$HERE/peer-tasks.mjs" "$peer"
+: > "$work/peer.out"
+"$node" "$peer" > "$work/peer.out" 2> "$work/peer.err" &
+pid=$!
+url=""
+for _ in $(seq 1 300); do
+  url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/peer.out" | head -n1)
+  [ -n "$url" ] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$url" ]; then echo "run.sh: peer-tasks.mjs did not start:" >&2; tail -n 20 "$work/peer.err" >&2; exit 1; fi
+out=$("$work/mcpfn" call "$url" greet --answer '{"name":"Luca"}' 2>"$work/stderr") || { echo "FAIL cli: $(tail -n 3 "$work/stderr")"; failed=1; }
+case "$out" in *'"Hello, Luca!"'*) ;; *) echo "FAIL cli: stdout ${out:0:300}"; failed=1 ;; esac
+for want in ': working' ': input_required: waiting for a name' ': completed: greeted'; do
+  grep -q "^mcpfn: task [0-9a-f-]*$want\$" "$work/stderr" || { echo "FAIL cli: stderr lacks '$want': $(cat "$work/stderr")"; failed=1; }
+done
+[ "$failed" = 0 ] && echo "interop-tasks: all passed"
+exit $failed
