@@ -108,7 +108,7 @@ func (c *Conn) CallToolTask(ctx context.Context, name string, args any, opts ...
 	if err != nil {
 		return nil, nil, err
 	}
-	if c.opts.Tasks && isTaskResult(res) {
+	if c.isTask(res) {
 		h, err := c.createdTask(res, r.co)
 		return nil, h, err
 	}
@@ -116,9 +116,13 @@ func (c *Conn) CallToolTask(ctx context.Context, name string, args any, opts ...
 	return tr, nil, err
 }
 
-// isTaskResult reports whether res is a CreateTaskResult (resultType
-// "task"). Only a client that declared the extension looks.
-func isTaskResult(res json.RawMessage) bool {
+// isTask reports whether the tools/call result res is a CreateTaskResult
+// (resultType "task"). Only a modern Conn of a client that declared the
+// extension looks (legacy results have no resultType).
+func (c *Conn) isTask(res json.RawMessage) bool {
+	if !c.opts.Tasks || !c.Modern() {
+		return false
+	}
 	rt, err := resultTypeOf(res)
 	return err == nil && rt == resultTask
 }

@@ -103,7 +103,10 @@ func TestTaskCore(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the task's handler was not cancelled")
 	}
-	for {
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("block's task did not end after its handler returned")
+		}
 		tk, err := c.Task(id).Get(ctx)
 		if err != nil {
 			t.Fatal(err)

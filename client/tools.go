@@ -326,7 +326,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 	if err != nil {
 		return nil, err
 	}
-	if c.opts.Tasks && isTaskResult(res) {
+	if c.isTask(res) {
 		return c.waitTool(ctx, res, r.co)
 	}
 	return decodeCallToolResult(res)
@@ -349,7 +349,7 @@ func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...
 	if err != nil || k != nil {
 		return nil, k, err
 	}
-	if c.opts.Tasks && isTaskResult(res) {
+	if c.isTask(res) {
 		tr, err := c.waitTool(ctx, res, r.co)
 		return tr, nil, err
 	}
