@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +19,11 @@ import (
 // The client's task support against mcpfn's own server (core, the Tasks
 // extension with its in-process runner and memory store).
 
-// taskCore serves a core.Server with three task tools: greet asks for a
-// name (an input round inside the task) and greets it, oops is a tool
-// error, block runs until its context ends (a cancelled task).
+// taskCore serves a core.Server with four task tools: greet asks for a
+// name (an input round inside the task) and greets it, deferred asks
+// before the task exists (a multi round-trip round of the tools/call),
+// oops is a tool error, block runs until its context ends (a cancelled
+// task).
 func taskCore(t *testing.T) (string, <-chan struct{}) {
 	t.Helper()
 	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, &core.ServerOptions{TaskPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
@@ -35,6 +38,17 @@ func taskCore(t *testing.T) (string, <-chan struct{}) {
 	core.AddTool(srv, &core.Tool{Name: "oops"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
 		return "", core.ToolErrorf("bad input")
 	}, task)
+	core.AddTool(srv, &core.Tool{Name: "deferred"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		r, ok := req.Input.Elicitation("go")
+		if !ok {
+			return "", core.InputRequired(core.InputRequests{"go": core.ElicitForm("go?",
+				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))}, "")
+		}
+		if err := req.StartTask(); err != nil {
+			return "", err
+		}
+		return "task " + req.TaskID() + " after " + r.Action, nil
+	}, &core.ToolOptions{TaskSupport: core.TaskRequired, DeferTask: true})
 	stopped := make(chan struct{})
 	core.AddTool(srv, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
 		<-ctx.Done()
@@ -47,7 +61,9 @@ func taskCore(t *testing.T) (string, <-chan struct{}) {
 }
 
 // TestTaskCore: against core, a task with an input round completes with
-// the greeting (the elicitation answered once), a tool error completes
+// the greeting (the elicitation answered once), an input round before the
+// task (DeferTask) is answered as a multi round-trip request's and the
+// task then created and waited for, a tool error completes
 // with IsError, a call without the extension gets -32021, and a call whose
 // context ends cancels its task: the handler's context ends and the task
 // reads cancelled.
@@ -77,6 +93,17 @@ func TestTaskCore(t *testing.T) {
 	}
 	if tk, err := c.Task(id).Get(ctx); err != nil || tk.Status != mcp.TaskCompleted {
 		t.Fatalf("greet's task afterwards: %+v, %v", tk, err)
+	}
+	// The multi round-trip round comes first, then the task (tasks.md
+	// §Task Creation), with the same handler.
+	asked = 0
+	var created bool
+	r, err = c.CallTool(ctx, "deferred", nil, client.WithTaskStatus(func(*mcp.DetailedTask) { created = true }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || !strings.HasPrefix(tc.Text, "task ") || !strings.HasSuffix(tc.Text, " after accept") || asked != 1 || !created {
+		t.Fatalf("deferred: %+v, asked %d times, task seen %v", r, asked, created)
 	}
 	if r, err := c.CallTool(ctx, "oops", nil); err != nil || !r.IsError {
 		t.Fatalf("oops: %+v, %v; want IsError", r, err)
