@@ -32,6 +32,9 @@ type taskPeer struct {
 	// created are the CreateTaskResult's members (a task "T1", working,
 	// by default).
 	created map[string]any
+	// status, when set, is the HTTP status of the n-th tasks/get (0:
+	// answer it).
+	status func(n int) int
 
 	mu       sync.Mutex
 	gets     []time.Time       // when each tasks/get came
@@ -87,6 +90,12 @@ func (p *taskPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.gets = append(p.gets, time.Now())
 		n := len(p.gets)
 		p.mu.Unlock()
+		if p.status != nil {
+			if code := p.status(n); code != 0 {
+				http.Error(w, "unavailable", code)
+				return
+			}
+		}
 		g := p.get(n)
 		p.mu.Lock()
 		t := map[string]any{"taskId": m.Params.TaskID, "createdAt": "2026-01-01T00:00:00Z",
@@ -573,6 +582,31 @@ func TestTaskResume(t *testing.T) {
 		}
 		if _, _, cancels := p.stats(); cancels != 1 {
 			t.Fatalf("%d cancels after Cancel, want 1", cancels)
+		}
+	})
+}
+
+// TestTaskTransientFailures: up to two tasks/get in a row that fail in
+// transport (here HTTP 503 without a JSON-RPC body) are retried a poll
+// interval later; a third in a row ends the wait, and the task is
+// cancelled.
+func TestTaskTransientFailures(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		p := &taskPeer{t: t, status: func(n int) int {
+			if n <= 2 || (n >= 4 && n <= 6) {
+				return http.StatusServiceUnavailable
+			}
+			return 0
+		}, get: func(n int) map[string]any { return working(100) }}
+		c := connectPipe(t, p, client.Options{Tasks: true})
+		_, err := c.CallTool(t.Context(), "job", nil)
+		var he *client.HTTPError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("err = %v, want the third 503 in a row", err)
+		}
+		if gets, _, cancels := p.stats(); len(gets) != 6 || cancels != 1 {
+			t.Fatalf("%d tasks/get, %d tasks/cancel; want 6, 1", len(gets), cancels)
 		}
 	})
 }
