@@ -262,4 +262,3 @@ func TestPeerTaskResume(t *testing.T) {
 		t.Fatalf("the peer's checks: invalid %v, cancels %v", s.Invalid, s.Cancels)
 	}
 }
-
