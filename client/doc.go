@@ -44,6 +44,34 @@
 // requests, each one a round of the same bound: the request after the last
 // round cancels the call with a *MaxRoundsError.
 //
+// # Tasks
+//
+// Options.Tasks declares the Tasks extension (io.modelcontextprotocol/tasks,
+// SEP-2663) in every 2026-07-28 request, and a server may then answer a
+// tools/call with a task instead of its result. CallTool (and
+// CallToolOnce) wait for the task: they poll tasks/get every
+// pollIntervalMs the server suggests (at least MinTaskPollInterval, at most
+// MaxTaskPollInterval, DefaultTaskPollInterval when it suggests none, with
+// a last look shortly before ctx's deadline), answer the task's
+// inputRequests with the handlers of Options (each key once, however many
+// polls list it; at most Options.MaxRounds tasks/update and 64 inputs per
+// poll) through tasks/update, and return the outcome: completed is the
+// CallToolResult (IsError included), failed the task's JSON-RPC error as an
+// *mcp.Error, cancelled an error matching ErrTaskCancelled. When ctx ends, or
+// the wait fails before the task ends, they cancel the task with
+// tasks/cancel, best effort, on a context of its own bounded by
+// TaskCancelTimeout. Every task request carries Mcp-Name with the task id
+// and the call's credential and headers, and has the bounds of any request
+// (RequestTimeout, MaxResponseBytes). WithTaskStatus follows the task's
+// status changes.
+//
+// CallToolTask returns the TaskHandle at once instead; its ID can be
+// persisted, and Conn.Task(id) resumes the task later, from another process
+// too: Get, Update and Cancel send one request each, and Wait polls as
+// CallTool does but leaves the task running when ctx ends. The client
+// polls; it does not subscribe to notifications/tasks. Legacy connections
+// ignore Options.Tasks.
+//
 // # x-mcp-header
 //
 // In 2026-07-28 CallTool mirrors the arguments a tool's inputSchema names
@@ -128,7 +156,8 @@
 // mcp.ErrMissingCapability and mcp.ErrUnsupportedVersion, whose data
 // mcp.Error.RequiredCapabilities, Supported and Requested read. HTTP
 // failures without a JSON-RPC body are *HTTPError. ErrStreamBroken,
-// ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout and ErrClosed are
-// matched with errors.Is. A tool's own failure is an mcp.CallToolResult
-// with IsError set, not an error.
+// ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout, ErrClosed and
+// ErrTaskCancelled are matched with errors.Is. A tool's own failure is an
+// mcp.CallToolResult with IsError set, not an error (in a task too: the
+// task completes with it).
 package client

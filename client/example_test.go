@@ -197,3 +197,40 @@ func ExampleMiddleware() {
 	// tools/call confirm 2026-07-28 round 0 input_required
 	// tools/call confirm 2026-07-28 round 1 ok
 }
+
+// With Options.Tasks a server may run a tool call as a task (the Tasks
+// extension). CallTool waits for it; CallToolTask hands out the task, whose
+// ID can be kept (in a database, say) to resume waiting later, from
+// another process too, with Conn.Task.
+func ExampleConn_CallToolTask() {
+	srv := core.NewServer(core.Implementation{Name: "example", Version: "1"}, nil)
+	core.AddTool(srv, &core.Tool{Name: "report", Description: "Builds a report, as a task."},
+		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			return "report ready", nil
+		}, &core.ToolOptions{TaskSupport: core.TaskRequired})
+	ts := httptest.NewServer(nethttp.Handler(srv))
+	defer ts.Close()
+	ctx := context.Background()
+
+	c, err := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Tasks: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	_, task, err := c.CallToolTask(ctx, "report", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	id := task.ID() // persist it
+
+	res, err := c.Task(id).Wait(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// report ready
+}

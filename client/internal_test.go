@@ -128,13 +128,18 @@ func TestDecodeMessage(t *testing.T) {
 
 func TestResultType(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{`{}`: "complete", `{"resultType":"complete"}`: "complete", `{"resultType":"input_required"}`: "input_required"} {
+	for in, want := range map[string]string{`{}`: "complete", `{"resultType":"complete"}`: "complete", `{"resultType":"input_required"}`: "input_required",
+		// The Tasks extension's CreateTaskResult (SEP-2663); whether a
+		// request may get one is the caller's check (TestTaskNotDeclared).
+		`{"resultType":"task"}`: "task"} {
 		if got, err := resultTypeOf(json.RawMessage(in)); err != nil || got != want {
 			t.Errorf("%s: %q %v", in, got, err)
 		}
 	}
-	if _, err := resultTypeOf(json.RawMessage(`{"resultType":"task"}`)); !errors.Is(err, ErrProtocol) {
-		t.Fatalf("unknown resultType: %v", err)
+	for _, in := range []string{`{"resultType":"tasks"}`, `{"resultType":"working"}`, `{"resultType":""}`} {
+		if _, err := resultTypeOf(json.RawMessage(in)); !errors.Is(err, ErrProtocol) {
+			t.Fatalf("unknown resultType %s: %v", in, err)
+		}
 	}
 }
 

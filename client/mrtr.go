@@ -98,6 +98,15 @@ func (p *modernProtocol) round(ctx context.Context, r *request, n int) (json.Raw
 	if rt == resultComplete {
 		return res, nil, nil
 	}
+	if rt == resultTask {
+		// Only tools/call may answer with a task, and only to a client
+		// that declared the extension (SEP-2663 §Capability Negotiation:
+		// anything else is an invalid response).
+		if r.method != "tools/call" || !p.c.opts.Tasks {
+			return nil, nil, protocolError("%s answered with a task", r.method)
+		}
+		return res, nil, nil
+	}
 	if !mrtrMethod(r.method) {
 		return nil, nil, protocolError("%s answered input_required", r.method)
 	}

@@ -121,6 +121,16 @@ type Options struct {
 	Sampling SamplingHandler
 	// Roots answers roots/list requests; nil means not declared.
 	Roots RootsHandler
+	// Tasks declares the Tasks extension (io.modelcontextprotocol/tasks,
+	// SEP-2663) in the client capabilities of every 2026-07-28 request: a
+	// server may then answer a tools/call with a task, which CallTool and
+	// CallToolOnce wait for (polling tasks/get, answering the task's input
+	// requests with the handlers above, cancelling it when the call's
+	// context ends) and CallToolTask hands out (TaskHandle). Legacy
+	// connections ignore it. False declares nothing, and a server must
+	// answer every call synchronously (a tool that needs a task fails
+	// with -32021).
+	Tasks bool
 
 	// Notification receives every notification the server sends that is not
 	// progress (which goes to the request's WithProgress function). Calls may
@@ -253,6 +263,8 @@ type callOptions struct {
 	noVersionRetry bool
 	// raw, when set, receives the complete result as received.
 	raw *json.RawMessage
+	// taskStatus, when set, is told of a task's status changes.
+	taskStatus func(*mcp.DetailedTask)
 }
 
 // WithProgress asks for progress notifications of this request (a
@@ -282,6 +294,23 @@ func WithAuthorization(token string) CallOption {
 // after the call returns them.
 func WithRawResult(dst *json.RawMessage) CallOption {
 	return func(o *callOptions) { o.raw = dst }
+}
+
+// WithTaskStatus hands fn the task of a tools/call each time its status or
+// statusMessage changes (Options.Tasks): first as the server created it,
+// then as each tasks/get that changed them describes it. fn is called
+// from the goroutine waiting for the task, one call at a time; it must not
+// keep or modify the task.
+func WithTaskStatus(fn func(*mcp.DetailedTask)) CallOption {
+	return func(o *callOptions) { o.taskStatus = fn }
+}
+
+// taskStatusFn returns the call's task status function, or nil.
+func (co *callOptions) taskStatusFn() func(*mcp.DetailedTask) {
+	if co == nil {
+		return nil
+	}
+	return co.taskStatus
 }
 
 // keepRaw stores raw where WithRawResult asked.

@@ -39,7 +39,7 @@ func newModern(c *Conn, v string, remembered bool) *modernProtocol {
 	p.decls.init()
 	b := append([]byte(`"`+mcp.MetaProtocolVersion+`":`), strconv.Quote(v)...)
 	b = append(b, `,"`+mcp.MetaClientCapabilities+`":`...)
-	b = append(b, c.cl.capsJSON...)
+	b = append(b, modernCaps(c)...)
 	if !c.opts.OmitClientInfo {
 		b = append(append(b, `,"`+mcp.MetaClientInfo+`":`...), c.cl.clientInfo...)
 	}
@@ -48,6 +48,20 @@ func newModern(c *Conn, v string, remembered bool) *modernProtocol {
 	}
 	p.metaBase = b
 	return p
+}
+
+// modernCaps returns the encoding of the client capabilities a 2026-07-28
+// request declares: the handlers', and the Tasks extension when
+// Options.Tasks is set (SEP-2663 §Capability Negotiation: per request, in
+// extensions).
+func modernCaps(c *Conn) []byte {
+	if !c.opts.Tasks {
+		return c.cl.capsJSON
+	}
+	caps := c.cl.caps
+	caps.Extensions = map[string]map[string]any{mcp.ExtensionTasks: {}}
+	b, _ := json.Marshal(&caps)
+	return b
 }
 
 func (p *modernProtocol) version() string { return p.v }
@@ -188,6 +202,9 @@ func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, e
 const (
 	resultComplete      = "complete"
 	resultInputRequired = "input_required"
+	// resultTask is a CreateTaskResult (the Tasks extension, SEP-2663
+	// §Polymorphic Results).
+	resultTask = mcp.ResultTypeTask
 )
 
 // send sends one request and returns its result and resultType. A stream
@@ -296,7 +313,7 @@ func resultTypeOf(res json.RawMessage) (string, error) {
 		return resultComplete, nil
 	}
 	switch *r.ResultType {
-	case resultComplete, resultInputRequired:
+	case resultComplete, resultInputRequired, resultTask:
 		return *r.ResultType, nil
 	}
 	return "", protocolError("unknown resultType %q", *r.ResultType)

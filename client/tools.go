@@ -310,7 +310,10 @@ func checkObject(raw json.RawMessage) error {
 // which is read first (through the cache, at most 32 pages, stopping at the
 // tool's page) when the tool was never listed; a tool the list does not
 // name is called without them. After a -32020 the tool list is refreshed
-// and the call sent once more.
+// and the call sent once more. With Options.Tasks a server may answer with
+// a task: CallTool then waits for it (TaskHandle.Wait) and returns its
+// outcome, and cancels it (tasks/cancel, best effort, within
+// TaskCancelTimeout) when ctx ends or the wait fails before the task does.
 func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
@@ -323,13 +326,17 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 	if err != nil {
 		return nil, err
 	}
+	if c.isTask(res) {
+		return c.waitTool(ctx, res, r.co)
+	}
 	return decodeCallToolResult(res)
 }
 
 // CallToolOnce sends one round of a tools/call. If the server needs input,
 // it returns a Continuation to answer later (Answer, with the handlers, or
 // Resume, with answers given); no other call carries its state. On a
-// legacy connection it is CallTool.
+// legacy connection it is CallTool. A task (Options.Tasks) is waited for
+// as CallTool waits for it.
 func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, *Continuation, error) {
 	if c.isClosed() {
 		return nil, nil, ErrClosed
@@ -341,6 +348,10 @@ func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...
 	res, k, err := c.proto.callOnce(ctx, r)
 	if err != nil || k != nil {
 		return nil, k, err
+	}
+	if c.isTask(res) {
+		tr, err := c.waitTool(ctx, res, r.co)
+		return tr, nil, err
 	}
 	tr, err := decodeCallToolResult(res)
 	if err == nil {

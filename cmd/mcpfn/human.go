@@ -514,3 +514,13 @@ func writeProgress(stderr io.Writer, p client.Progress) {
 	}
 	fmt.Fprintf(stderr, "mcpfn: progress %s\n", s)
 }
+
+// writeTaskStatus shows a change of a task's status (the Tasks extension):
+// "mcpfn: task ID: STATUS[: statusMessage]".
+func writeTaskStatus(stderr io.Writer, t *mcp.DetailedTask) {
+	s := string(t.Status)
+	if t.StatusMessage != "" {
+		s += ": " + oneLine(t.StatusMessage)
+	}
+	fmt.Fprintf(stderr, "mcpfn: task %s: %s\n", oneLine(t.TaskID), s)
+}

@@ -49,6 +49,9 @@
 // people: tools, resources and prompts as tables, results as their text,
 // structured content as indented JSON, images, audio and binary resources
 // summarised, and the server's progress and log notifications on stderr.
+// A tool that answers with a task (the Tasks extension) is waited for; each
+// change of the task's status is shown on stderr, in either mode, and an
+// interrupt or --timeout cancels the task.
 // Piped, or with --json, stdout carries exactly one JSON document, the
 // server's result as received; diagnostics go to stderr.
 // Elicitations are asked on the terminal (stdin/stderr) unless --answer is
@@ -168,8 +171,10 @@ output:
   document on stdout, the server's result as received ({"tools":[...]} for tools,
   {"prompts":[...]} for prompts, {"resources":[...],"resourceTemplates":[...]} for
   resources, the zip's name, size and sha256 for package lambda). Diagnostics and
-  elicitation prompts always go to stderr. Server text never reaches the terminal
-  as control characters: they are shown escaped (\x1b).
+  elicitation prompts always go to stderr, and so does each status change of a task
+  a tool answers with (the call waits for it; an interrupt or --timeout cancels
+  it). Server text never reaches the terminal as control characters: they are
+  shown escaped (\x1b).
 
 exit status:
   0  success
@@ -538,6 +543,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	}
 	opts := &client.Options{Mode: cfg.mode, Header: cfg.header, ClientInfo: clientInfo,
 		SessionID: cfg.session, NoInitialize: cfg.noInit,
+		// A tool may answer with a task (io.modelcontextprotocol/tasks):
+		// the call waits for it, showing its status on stderr, and
+		// cancels it when the command is interrupted or times out.
+		Tasks: true,
 		// Warnings (e.g. tools dropped for invalid x-mcp-header) go to stderr.
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	level := cfg.logLevel
@@ -639,7 +648,8 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}{raws})
 		text = func(w *bufio.Writer, _ json.RawMessage) { writePrompts(w, e.width, raws) }
 	case "call":
-		r, err := c.CallTool(ctx, a[2], args, append(callOpts, client.WithRawResult(&doc))...)
+		r, err := c.CallTool(ctx, a[2], args, append(callOpts, client.WithRawResult(&doc),
+			client.WithTaskStatus(func(t *mcp.DetailedTask) { writeTaskStatus(stderr, t) }))...)
 		if err != nil {
 			return fail(err)
 		}

@@ -1,0 +1,148 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
+)
+
+// The client's task support against mcpfn's own server (core, the Tasks
+// extension with its in-process runner and memory store).
+
+// taskCore serves a core.Server with four task tools: greet asks for a
+// name (an input round inside the task) and greets it, deferred asks
+// before the task exists (a multi round-trip round of the tools/call),
+// oops is a tool error, block runs until its context ends (a cancelled
+// task).
+func taskCore(t *testing.T) (string, <-chan struct{}) {
+	t.Helper()
+	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, &core.ServerOptions{TaskPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	task := &core.ToolOptions{TaskSupport: core.TaskRequired}
+	core.AddTool(srv, &core.Tool{Name: "greet"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		if r, ok := req.Input.Elicitation("name"); ok {
+			return "Hello, " + r.Content["name"].(string) + "!", nil
+		}
+		return "", core.InputRequired(core.InputRequests{"name": core.ElicitForm("name?",
+			json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))}, "")
+	}, task)
+	core.AddTool(srv, &core.Tool{Name: "oops"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		return "", core.ToolErrorf("bad input")
+	}, task)
+	core.AddTool(srv, &core.Tool{Name: "deferred"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		r, ok := req.Input.Elicitation("go")
+		if !ok {
+			return "", core.InputRequired(core.InputRequests{"go": core.ElicitForm("go?",
+				json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))}, "")
+		}
+		if err := req.StartTask(); err != nil {
+			return "", err
+		}
+		return "task " + req.TaskID() + " after " + r.Action, nil
+	}, &core.ToolOptions{TaskSupport: core.TaskRequired, DeferTask: true})
+	stopped := make(chan struct{})
+	core.AddTool(srv, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		<-ctx.Done()
+		close(stopped)
+		return "", ctx.Err()
+	}, task)
+	ts := httptest.NewServer(nethttp.NewHandler(srv, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL + nethttp.DefaultPath, stopped
+}
+
+// TestTaskCore: against core, a task with an input round completes with
+// the greeting (the elicitation answered once), an input round before the
+// task (DeferTask) is answered as a multi round-trip request's and the
+// task then created and waited for, a tool error completes
+// with IsError, a call without the extension gets -32021, and a call whose
+// context ends cancels its task: the handler's context ends and the task
+// reads cancelled.
+func TestTaskCore(t *testing.T) {
+	t.Parallel()
+	url, stopped := taskCore(t)
+	ctx := t.Context()
+	asked := 0
+	c, err := client.Connect(ctx, url, &client.Options{Tasks: true, Elicitation: func(context.Context, *client.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "Luca"}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.Discovery().Capabilities.Extensions[mcp.ExtensionTasks]; !ok {
+		t.Fatalf("core does not advertise the extension: %s", c.Discovery().Raw)
+	}
+	var id string
+	r, err := c.CallTool(ctx, "greet", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) { id = tk.TaskID }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "Hello, Luca!" || asked != 1 {
+		t.Fatalf("greet: %+v, asked %d times", r, asked)
+	}
+	if tk, err := c.Task(id).Get(ctx); err != nil || tk.Status != mcp.TaskCompleted {
+		t.Fatalf("greet's task afterwards: %+v, %v", tk, err)
+	}
+	// The multi round-trip round comes first, then the task (tasks.md
+	// §Task Creation), with the same handler.
+	asked = 0
+	var created bool
+	r, err = c.CallTool(ctx, "deferred", nil, client.WithTaskStatus(func(*mcp.DetailedTask) { created = true }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || !strings.HasPrefix(tc.Text, "task ") || !strings.HasSuffix(tc.Text, " after accept") || asked != 1 || !created {
+		t.Fatalf("deferred: %+v, asked %d times, task seen %v", r, asked, created)
+	}
+	if r, err := c.CallTool(ctx, "oops", nil); err != nil || !r.IsError {
+		t.Fatalf("oops: %+v, %v; want IsError", r, err)
+	}
+	plain, err := client.Connect(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.CallTool(ctx, "greet", nil); !errors.Is(err, mcp.ErrMissingCapability) {
+		t.Fatalf("without the extension: %v, want -32021", err)
+	}
+
+	short, cancel := context.WithCancel(ctx)
+	_, err = c.CallTool(short, "block", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) {
+		id = tk.TaskID
+		cancel() // as soon as the task exists
+	}))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("block: %v, want context.Canceled", err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the task's handler was not cancelled")
+	}
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("block's task did not end after its handler returned")
+		}
+		tk, err := c.Task(id).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status.Terminal() {
+			if tk.Status != mcp.TaskCancelled {
+				t.Fatalf("block's task ended %s, want cancelled", tk.Status)
+			}
+			break
+		}
+	}
+}
