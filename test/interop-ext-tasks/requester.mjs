@@ -27,8 +27,9 @@
 //                  tasks of confirm_delete and failing_job) is sent at least
 //                  pollIntervalMs after the previous exchange of its task ended
 //   cancel         slow_compute (60 s) is cancelled through the package once
-//                  it is working; the outcome is cancelled, tasks/get says
-//                  cancelled, and the cancel was acknowledged well before 60 s
+//                  a tasks/get showed it working; the outcome is cancelled,
+//                  and the package's polling helper (task(id).result()) sees
+//                  the task end cancelled on the server
 //   is-error       failing_job ends completed with isError true (not failed)
 //   inlined-result the result inlined in each completed DetailedTask is a
 //                  2026-07-28 CallToolResult (resultType "complete"), which the
@@ -173,6 +174,7 @@ async function rawDispatch(request, options = {}) {
   }
   const body = await readBody(res);
   ex.doneAt = performance.now();
+  ex.contentType = (res.headers.get('content-type') ?? '').split(';')[0];
   let msg;
   try {
     msg = responseFor(id, res.headers.get('content-type') ?? '', body);
@@ -218,7 +220,8 @@ const polled = []; // tasks driven by the package's execution loop, for poll-int
 const taskExchanges = (taskId) => exchanges.filter((e) => e.taskId === taskId);
 const textOf = (result) => (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
 
-// settle runs one task to its outcome, keeping every task event.
+// run calls a tool, which must answer with a task, and starts settling it,
+// keeping every task event the package reports.
 async function run(name, args) {
   const execution = await session.callTool(name, args, { task: { preference: 'require' } });
   if (execution.kind !== 'task') throw new Error(`${name}: an immediate result, want a task`);
@@ -365,9 +368,13 @@ else if (bad.length) fail('inlined-result', `${bad.length} of ${inlined.length} 
 else pass('inlined-result', `${inlined.length} inlined results are CallToolResults`);
 
 const kinds = {};
-for (const e of exchanges) kinds[e.method] = (kinds[e.method] ?? 0) + 1;
+const types = {};
+for (const e of exchanges) {
+  kinds[e.method] = (kinds[e.method] ?? 0) + 1;
+  types[e.contentType] = (types[e.contentType] ?? 0) + 1;
+}
 if (invalid.length) fail('schemas', invalid.join('; '));
-else pass('schemas', `${exchanges.length} exchanges valid (${Object.entries(kinds).map(([k, v]) => `${k} ${v}`).join(', ')})`);
+else pass('schemas', `${exchanges.length} exchanges valid (${Object.entries(kinds).map(([k, v]) => `${k} ${v}`).join(', ')}; as ${Object.entries(types).map(([k, v]) => `${k} ${v}`).join(', ')})`);
 // For run.sh, which compares it with the server's request log.
 console.log(`COUNT ${['tools/call', 'tasks/get', 'tasks/update', 'tasks/cancel'].map((m) => `${m}=${kinds[m] ?? 0}`).join(' ')}`);
 process.exit(failed ? 1 : 0);
