@@ -35,6 +35,9 @@
 //                  2026-07-28 CallToolResult (resultType "complete"), which the
 //                  package's default result codec (CallToolResultV2Schema)
 //                  requires to hand it to the application
+//   resume         a slow_compute task is handed off (serializeReference),
+//                  the session and client closed, and resumed (resumeTask)
+//                  on a fresh connection to completion
 //   schemas        every task request sent and every task result received
 //                  passes the package's V2 schemas; every tasks/* request and
 //                  task-creating tools/call declares the extension
@@ -193,29 +196,36 @@ async function rawDispatch(request, options = {}) {
 const timeout = setTimeout(() => { console.log('FAIL requester: did not finish within 60s'); process.exit(1); }, 60_000);
 timeout.unref();
 
-const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
-await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-if (client.getProtocolEra() !== 'modern') fail('connect', `era ${client.getProtocolEra()}, want modern`);
-if (!hasTaskServerCapabilityV2(client.getServerCapabilities())) fail('connect', `server/discover does not advertise ${EXT}: ${JSON.stringify(client.getServerCapabilities())}`);
+const inputs = []; // what the package's input handler was asked
+let tools = new Map(); // the server's tools as the package's declarations
 
-const tools = new Map((await client.listTools()).tools.map((t) => [t.name, toolDeclarationFromMcpTool(t)]));
-for (const name of ['confirm_delete', 'slow_compute', 'failing_job']) {
-  if (!tools.has(name)) fail('tools', `the server lists no tool ${name}`);
+// open connects a fresh SDK client (server/discover, 2026-07-28) and
+// creates a task session of the package on it.
+async function open() {
+  const client = new Client(clientInfo, { capabilities: clientCapabilities, versionNegotiation: { mode: { pin: VERSION } } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  if (client.getProtocolEra() !== 'modern') fail('connect', `era ${client.getProtocolEra()}, want modern`);
+  if (!hasTaskServerCapabilityV2(client.getServerCapabilities())) fail('connect', `server/discover does not advertise ${EXT}: ${JSON.stringify(client.getServerCapabilities())}`);
+  tools = new Map((await client.listTools()).tools.map((t) => [t.name, toolDeclarationFromMcpTool(t)]));
+  for (const name of ['confirm_delete', 'slow_compute', 'failing_job']) {
+    if (!tools.has(name)) fail('tools', `the server lists no tool ${name}`);
+  }
+  const session = createTaskSessionFromClient(client, {
+    endpointId: `mcpfn-everything:${url}`,
+    rawDispatch,
+    v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities },
+    tools: { currentTool: (name) => tools.get(name) },
+    onInputRequest: async (request, context) => {
+      inputs.push({ request, context });
+      if (request.kind !== 'elicitation') throw new Error(`unexpected input request ${request.kind}`);
+      return { action: 'accept', content: { confirm: true } };
+    },
+    onError: (e) => fail('session', e.message),
+  });
+  return { client, session, close: async () => { await session.close(); await client.close(); } };
 }
 
-const inputs = []; // what the package's input handler was asked
-const session = createTaskSessionFromClient(client, {
-  endpointId: `mcpfn-everything:${url}`,
-  rawDispatch,
-  v2RequestFraming: { protocolVersion: VERSION, clientInfo, clientCapabilities },
-  tools: { currentTool: (name) => tools.get(name) },
-  onInputRequest: async (request, context) => {
-    inputs.push({ request, context });
-    if (request.kind !== 'elicitation') throw new Error(`unexpected input request ${request.kind}`);
-    return { action: 'accept', content: { confirm: true } };
-  },
-  onError: (e) => fail('session', e.message),
-});
+let { session, close } = await open();
 
 const polled = []; // tasks driven by the package's execution loop, for poll-interval
 const taskExchanges = (taskId) => exchanges.filter((e) => e.taskId === taskId);
@@ -332,8 +342,34 @@ try {
   fail('is-error', e.stack);
 }
 
-await session.close();
-await client.close();
+// D: the task outlives the requester's connection: hand it off, close the
+// session and the client, resume it from a fresh connection.
+try {
+  const execution = await session.callTool('slow_compute', { seconds: 1, label: 'resume' }, { task: { preference: 'require' } });
+  if (execution.kind !== 'task') throw new Error('slow_compute: an immediate result, want a task');
+  let reference;
+  await execution.handoff((r) => { reference = JSON.parse(JSON.stringify(r)); }); // as if persisted
+  // handoff() only aborts the local driver; until that abort has settled the
+  // execution, session.close() still counts it as live and cancels the task
+  // (ext-tasks 0.2.2 dist/client/execution.js close(): shouldCancel =
+  // !this.settled). Wait for the local execution to end first.
+  await execution.result().catch(() => {});
+  await close();
+  ({ session, close } = await open());
+  const resumed = await session.resumeTask(reference);
+  const { outcome } = await resumed.settle();
+  const p = [];
+  if (reference?.generation !== 'v2' || reference?.taskId !== execution.handle.taskId || reference?.originalOperation !== 'tools/call') p.push(`reference ${JSON.stringify(reference)}`);
+  if (taskExchanges(execution.handle.taskId).some((e) => e.method === 'tasks/cancel')) p.push('the handed-off task was cancelled');
+  if (outcome.status !== 'completed') p.push(`outcome ${outcome.status} ${outcome.error?.message ?? ''}`);
+  else if (textOf(outcome.result) !== 'computed "resume" in 1s') p.push(`result ${JSON.stringify(outcome.result)}`);
+  if (p.length) fail('resume', p.join('; '));
+  else pass('resume', `task ${reference.taskId.slice(0, 8)}… resumed on a new connection, "${textOf(outcome.result)}"`);
+} catch (e) {
+  fail('resume', e.stack);
+}
+
+await close();
 
 // poll-interval: in the execution loop of the package, each tasks/get of a
 // task waits pollIntervalMs (the latest the requester was told) after the
