@@ -25,7 +25,9 @@
 //                  task completes with "Deleted report.pdf."
 //   poll-interval  every tasks/get of the package's execution loop (the
 //                  tasks of confirm_delete and failing_job) is sent at least
-//                  pollIntervalMs after the previous exchange of its task ended
+//                  pollIntervalMs after the previous exchange of its task
+//                  ended; the hint must exceed the package's own 1000 ms
+//                  fallback (run.sh passes -task-poll 1200ms)
 //   cancel         slow_compute (60 s) is cancelled through the package once
 //                  a tasks/get showed it working; the outcome is cancelled,
 //                  and the package's polling helper (task(id).result()) sees
@@ -63,6 +65,10 @@ const EXT = 'io.modelcontextprotocol/tasks';
 const REQUEST_TIMEOUT_MS = 10_000; // one exchange; the server answers task requests at once
 const MAX_BODY = 1 << 20; // bytes of one response
 const POLL_SLACK_MS = 10; // see poll-interval
+// The requester's cadence for a task without pollIntervalMs (ext-tasks
+// 0.2.2 dist/client/execution.js DEFAULT_TASK_POLL_INTERVAL_MS): a hint above
+// it tells honouring the hint from ignoring it.
+const PACKAGE_DEFAULT_POLL_MS = 1000;
 const clientInfo = { name: 'mcpfn-interop-ext-tasks', version: '1.0.0' };
 const clientCapabilities = { elicitation: { form: {} } };
 
@@ -396,7 +402,9 @@ await close();
       }
     }
   }
-  if (gets < 3) fail('poll-interval', `${gets} tasks/get in the execution loops, want at least 3`);
+  if ([...intervals].some((i) => !(i > PACKAGE_DEFAULT_POLL_MS))) {
+    fail('poll-interval', `pollIntervalMs ${[...intervals].join(', ')}: the check needs a hint above the package's own fallback of ${PACKAGE_DEFAULT_POLL_MS} ms (run the fixture with -task-poll)`);
+  } else if (gets < 3) fail('poll-interval', `${gets} tasks/get in the execution loops, want at least 3`);
   else if (early.length) fail('poll-interval', early.join('; '));
   else pass('poll-interval', `${gets} tasks/get of ${polled.length} tasks, none sooner than pollIntervalMs (${[...intervals].join(', ')}): the shortest gap ${minGap.toFixed(1)}ms`);
 }

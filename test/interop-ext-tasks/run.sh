@@ -43,6 +43,9 @@ trap cleanup EXIT
 (cd "$ROOT" && go build -o "$work/everything" ./examples/everything)
 cp "$HERE/requester.mjs" "$script"
 
+# The fixture's suggested pollIntervalMs: above the package's own 1000 ms
+# fallback for a task without one, so that honouring the hint shows.
+POLL=1200ms
 failed=0
 fail() { echo "FAIL $*"; failed=1; }
 
@@ -53,7 +56,7 @@ for mode in streaming buffered; do
   flags=()
   [ "$mode" = buffered ] && flags=(-buffered)
   : > "$work/out"; : > "$work/err"
-  "$work/everything" "${flags[@]+"${flags[@]}"}" -addr 127.0.0.1:0 > "$work/out" 2> "$work/err" &
+  "$work/everything" "${flags[@]+"${flags[@]}"}" -task-poll "$POLL" -addr 127.0.0.1:0 > "$work/out" 2> "$work/err" &
   pid=$!
   url=""
   for _ in $(seq 1 100); do
