@@ -42,6 +42,7 @@ stage conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2
 [ -x test/interop/auth.sh ] && stage interop-auth test/interop/auth.sh
 [ -x test/interop/peers.sh ] && stage interop-peers test/interop/peers.sh
 [ -x test/interop-tasks/run.sh ] && stage interop-tasks test/interop-tasks/run.sh
+[ -x test/interop-ext-tasks/run.sh ] && stage interop-ext-tasks test/interop-ext-tasks/run.sh
 # Every benchmark once, except the side-by-side harness of test/bench (whose
 # own tests ran in the unit stage; it runs with `go run ./cmd/mcpbench`).
 stage benchmarks-smoke bash -c 'go test -run "^$" -bench . -benchtime=1x $(go list work | grep -v "^github.com/mcpfn/mcpfn/test/bench")'
