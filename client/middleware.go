@@ -32,7 +32,8 @@ import (
 // the client initialize), subscriptions/listen (its Handler returns when
 // the stream ends), the tools/list a tools/call reads to learn the tools'
 // x-mcp-header declarations, and, after a -32020, the tools/list and the
-// tools/call sent again (two more Calls). Repeats at the transport level
+// tools/call sent again (two more Calls), and each tasks/get, tasks/update
+// and tasks/cancel the wait for a task sends (Options.Tasks). Repeats at the transport level
 // belong to the Call they repeat and run inside its Handler: the request
 // sent again after a 401/403 challenge authorized a new token, a broken
 // 2026-07-28 stream sent again, the -32022 retry with the same version, a
