@@ -48,7 +48,7 @@ type Session struct {
 	srv *Server
 	mu  sync.Mutex
 	rec *SessionRecord
-	d   sessionData
+	d   *sessionData // shared with the decoded cache: never modified in place
 }
 
 // ID returns the session id (the Mcp-Session-Id header).
@@ -285,7 +285,7 @@ func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData)
 		s.log.InfoContext(ctx, "evicted least recently used session", "session", id)
 		s.endLocalSession(id)
 	}
-	return &Session{srv: s, rec: rec, d: d}, nil
+	return &Session{srv: s, rec: rec, d: &d}, nil
 }
 
 // ownedSession is a Session and the record it was loaded with, in one
@@ -325,10 +325,12 @@ func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Ses
 		sess.d = d
 		return sess, nil
 	}
-	if err := json.Unmarshal(rec.Data, &sess.d); err != nil {
+	d := new(sessionData)
+	if err := json.Unmarshal(rec.Data, d); err != nil {
 		return nil, fmt.Errorf("session %s: corrupt data: %w", id, err)
 	}
-	s.decoded.put(id, rec.Version, sess.d)
+	s.decoded.put(id, rec.Version, d)
+	sess.d = d
 	return sess, nil
 }
 
@@ -343,22 +345,22 @@ type decodedSessions struct {
 
 type decodedSession struct {
 	version int64
-	d       sessionData
+	d       *sessionData
 }
 
 const maxDecodedSessions = 4096
 
-func (c *decodedSessions) get(id string, version int64) (sessionData, bool) {
+func (c *decodedSessions) get(id string, version int64) (*sessionData, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[id]
 	if !ok || e.version != version {
-		return sessionData{}, false
+		return nil, false
 	}
 	return e.d, true
 }
 
-func (c *decodedSessions) put(id string, version int64, d sessionData) {
+func (c *decodedSessions) put(id string, version int64, d *sessionData) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxDecodedSessions {
@@ -375,7 +377,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		d := sess.d
+		d := *sess.d
 		d.Values = cloneRawMap(sess.d.Values)
 		d.Answers = cloneRawMap(sess.d.Answers)
 		if sess.d.Parked != nil {
@@ -398,8 +400,8 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		rec.Data, rec.LastUsed, rec.Expires = raw, now, now.Add(s.opts.SessionIdleTimeout)
 		err = s.store.Update(ctx, &rec)
 		if err == nil {
-			sess.rec, sess.d = &rec, d
-			s.decoded.put(rec.ID, rec.Version, d)
+			sess.rec, sess.d = &rec, &d
+			s.decoded.put(rec.ID, rec.Version, &d)
 			return nil
 		}
 		if !errors.Is(err, ErrSessionConflict) {
@@ -427,7 +429,7 @@ func (sess *Session) mutate(ctx context.Context, fn func(*sessionData) error) er
 		if err := json.Unmarshal(fresh.Data, &fd); err != nil {
 			return fmt.Errorf("session %s: corrupt data: %w", fresh.ID, err)
 		}
-		sess.rec, sess.d = fresh, fd
+		sess.rec, sess.d = fresh, &fd
 	}
 }
 
@@ -457,7 +459,7 @@ func (sess *Session) stale() bool {
 func (sess *Session) reset(rec *SessionRecord, d sessionData) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.rec, sess.d = rec, d
+	sess.rec, sess.d = rec, &d
 }
 
 func cloneRawMap(m map[string]json.RawMessage) map[string]json.RawMessage {
