@@ -11,8 +11,12 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -93,4 +97,55 @@ func packageDir() string {
 			return "./..."
 		}
 	}
+}
+
+// Installer runs, once per test process, a script that installs what an
+// Emulator needs (e.g. `run.sh --install`) and reads the "key=value" lines
+// it prints.
+type Installer struct {
+	// Emulator is what the installed tools are; a failed install ends the
+	// test as Emulator.Missing does.
+	Emulator Emulator
+	// Command is the script and its arguments, run from the test's
+	// package directory.
+	Command []string
+	// Keys are the keys the script must print.
+	Keys []string
+
+	once sync.Once
+	vals map[string]string
+	err  error
+}
+
+// Values runs the install (once) and returns the printed values by key.
+// It skips under -short, before running anything.
+func (in *Installer) Values(t testing.TB) map[string]string {
+	t.Helper()
+	in.Emulator.SkipShort(t)
+	in.once.Do(func() {
+		out, err := exec.Command(in.Command[0], in.Command[1:]...).Output()
+		if err != nil {
+			in.err = fmt.Errorf("%s: %v", strings.Join(in.Command, " "), err)
+			if ee, ok := err.(*exec.ExitError); ok {
+				in.err = fmt.Errorf("%v: %s", in.err, ee.Stderr)
+			}
+			return
+		}
+		in.vals = map[string]string{}
+		for _, line := range strings.Split(string(out), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				in.vals[k] = v
+			}
+		}
+		for _, k := range in.Keys {
+			if in.vals[k] == "" {
+				in.err = fmt.Errorf("%s printed %q, without %s=", strings.Join(in.Command, " "), out, k)
+				return
+			}
+		}
+	})
+	if in.err != nil {
+		in.Emulator.Missing(t, in.err.Error())
+	}
+	return in.vals
 }

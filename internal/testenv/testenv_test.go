@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -59,4 +61,46 @@ func (r *recorder) Skipf(format string, args ...any) {
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.how, r.msg = "fatal", strings.TrimSpace(fmt.Sprintf(format, args...))
 	runtime.Goexit()
+}
+
+// TestInstaller checks that an Installer runs its script once, reads its
+// key=value lines, and ends the test as Missing does when a key is absent
+// or the script fails.
+func TestInstaller(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a shell script")
+	}
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	script := filepath.Join(dir, "install.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho run >> "+count+"\necho noise\necho node=/bin/node\necho dir=/pkgs\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	emu := Emulator{Name: "test tools", Require: "MCPFN_REQUIRE_TESTTOOLS", Run: "go test"}
+	in := &Installer{Emulator: emu, Command: []string{script}, Keys: []string{"node", "dir"}}
+	for range 3 {
+		if v := in.Values(t); v["node"] != "/bin/node" || v["dir"] != "/pkgs" {
+			t.Fatalf("Values = %v", v)
+		}
+	}
+	if b, _ := os.ReadFile(count); string(b) != "run\n" {
+		t.Fatalf("the script ran %q, want once", b)
+	}
+
+	for name, in := range map[string]*Installer{
+		"missing key": {Emulator: emu, Command: []string{script}, Keys: []string{"node", "port"}},
+		"failing":     {Emulator: emu, Command: []string{"/bin/false"}},
+	} {
+		t.Setenv("MCPFN_REQUIRE_TESTTOOLS", "1")
+		r := &recorder{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			in.Values(r)
+		}()
+		<-done
+		if r.how != "fatal" || !strings.HasPrefix(r.msg, "test tools: ") {
+			t.Errorf("%s: ended with %s %q, want a failure naming the tools", name, r.how, r.msg)
+		}
+	}
 }

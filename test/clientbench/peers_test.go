@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client"
@@ -37,42 +35,13 @@ var nodeSDKs = testenv.Emulator{
 	Run:     "test/interop/peers.sh; or go test",
 }
 
-var (
-	installOnce sync.Once
-	nodePath    string
-	nodeDir     string
-	installErr  error
-)
+var installer = testenv.Installer{Emulator: nodeSDKs, Command: []string{"../interop/peers.sh", "--install"}, Keys: []string{"node", "dir"}}
 
 // installNode installs (once) Node and the SDKs with peers.sh --install.
 func installNode(t *testing.T) (node, dir string) {
 	t.Helper()
-	nodeSDKs.SkipShort(t)
-	installOnce.Do(func() {
-		out, err := exec.Command("../interop/peers.sh", "--install").Output()
-		if err != nil {
-			installErr = fmt.Errorf("test/interop/peers.sh --install: %v", err)
-			if ee, ok := err.(*exec.ExitError); ok {
-				installErr = fmt.Errorf("%v: %s", installErr, ee.Stderr)
-			}
-			return
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if v, ok := strings.CutPrefix(line, "node="); ok {
-				nodePath = v
-			}
-			if v, ok := strings.CutPrefix(line, "dir="); ok {
-				nodeDir = v
-			}
-		}
-		if nodePath == "" || nodeDir == "" {
-			installErr = fmt.Errorf("peers.sh --install printed %q", out)
-		}
-	})
-	if installErr != nil {
-		nodeSDKs.Missing(t, installErr.Error())
-	}
-	return nodePath, nodeDir
+	v := installer.Values(t)
+	return v["node"], v["dir"]
 }
 
 var serving = regexp.MustCompile(`serving MCP on (http\S+)`)

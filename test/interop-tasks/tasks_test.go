@@ -19,7 +19,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,41 +33,13 @@ var nodeSDK = testenv.Emulator{
 	Run:     "test/interop-tasks/run.sh; or go test",
 }
 
-var (
-	installOnce      sync.Once
-	nodePath, pkgDir string
-	installErr       error
-)
+var installer = testenv.Installer{Emulator: nodeSDK, Command: []string{"./run.sh", "--install"}, Keys: []string{"node", "dir"}}
 
 // install installs (once) Node and the packages with run.sh --install.
 func install(t *testing.T) (node, dir string) {
 	t.Helper()
-	nodeSDK.SkipShort(t)
-	installOnce.Do(func() {
-		out, err := exec.Command("./run.sh", "--install").Output()
-		if err != nil {
-			installErr = fmt.Errorf("test/interop-tasks/run.sh --install: %v", err)
-			if ee, ok := err.(*exec.ExitError); ok {
-				installErr = fmt.Errorf("%v: %s", installErr, ee.Stderr)
-			}
-			return
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			if v, ok := strings.CutPrefix(line, "node="); ok {
-				nodePath = v
-			}
-			if v, ok := strings.CutPrefix(line, "dir="); ok {
-				pkgDir = v
-			}
-		}
-		if nodePath == "" || pkgDir == "" {
-			installErr = fmt.Errorf("run.sh --install printed %q", out)
-		}
-	})
-	if installErr != nil {
-		nodeSDK.Missing(t, installErr.Error())
-	}
-	return nodePath, pkgDir
+	v := installer.Values(t)
+	return v["node"], v["dir"]
 }
 
 var serving = regexp.MustCompile(`serving MCP on (http\S+)`)
