@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 // before the task exists (a multi round-trip round of the tools/call),
 // oops is a tool error, block runs until its context ends (a cancelled
 // task).
-func taskCore(t *testing.T) (string, <-chan struct{}) {
+func taskCore(t *testing.T) (url string, started, stopped <-chan struct{}) {
 	t.Helper()
 	srv := core.NewServer(core.Implementation{Name: "tasks", Version: "1"}, &core.ServerOptions{TaskPollInterval: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	task := &core.ToolOptions{TaskSupport: core.TaskRequired}
@@ -49,15 +50,16 @@ func taskCore(t *testing.T) (string, <-chan struct{}) {
 		}
 		return "task " + req.TaskID() + " after " + r.Action, nil
 	}, &core.ToolOptions{TaskSupport: core.TaskRequired, DeferTask: true})
-	stopped := make(chan struct{})
+	run, stop := make(chan struct{}), make(chan struct{})
 	core.AddTool(srv, &core.Tool{Name: "block"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
+		close(run)
 		<-ctx.Done()
-		close(stopped)
+		close(stop)
 		return "", ctx.Err()
 	}, task)
 	ts := httptest.NewServer(nethttp.NewHandler(srv, nil))
 	t.Cleanup(ts.Close)
-	return ts.URL + nethttp.DefaultPath, stopped
+	return ts.URL + nethttp.DefaultPath, run, stop
 }
 
 // TestTaskCore: against core, a task with an input round completes with
@@ -69,7 +71,7 @@ func taskCore(t *testing.T) (string, <-chan struct{}) {
 // reads cancelled.
 func TestTaskCore(t *testing.T) {
 	t.Parallel()
-	url, stopped := taskCore(t)
+	url, started, stopped := taskCore(t)
 	ctx := t.Context()
 	asked := 0
 	c, err := client.Connect(ctx, url, &client.Options{Tasks: true, Elicitation: func(context.Context, *client.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -117,10 +119,16 @@ func TestTaskCore(t *testing.T) {
 		t.Fatalf("without the extension: %v, want -32021", err)
 	}
 
+	// Cancelled once the client knows the task and its handler runs: a
+	// task cancelled before a run claims it ends without running its
+	// handler, and a call cancelled before its CreateTaskResult arrives
+	// knows no task to cancel.
 	short, cancel := context.WithCancel(ctx)
+	known := make(chan struct{})
+	var once sync.Once
+	go func() { <-started; <-known; cancel() }()
 	_, err = c.CallTool(short, "block", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) {
-		id = tk.TaskID
-		cancel() // as soon as the task exists
+		once.Do(func() { id = tk.TaskID; close(known) })
 	}))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("block: %v, want context.Canceled", err)
