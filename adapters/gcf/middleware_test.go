@@ -1,0 +1,80 @@
+package gcf_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/adapters/gcf"
+	"github.com/mcpfn/mcpfn/core"
+)
+
+// TestMiddlewareThroughHandler checks that a core middleware sees a request
+// served by the Cloud Functions handler: method, target, era, the W3C trace
+// context in params._meta and in the traceparent header, and the outcome.
+func TestMiddlewareThroughHandler(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		method, target, version, metaParent, headerParent string
+		modern, isError                                   bool
+	}
+	var mu sync.Mutex
+	var got []seen
+	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "1.0.0"}, &core.ServerOptions{
+		DisableRequestLog: true,
+		Middleware: []core.Middleware{func(next core.Handler) core.Handler {
+			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+				out, err := next(ctx, c)
+				tp, _ := c.MetaString("traceparent")
+				s := seen{method: c.Method, target: c.Target, version: c.ProtocolVersion, modern: c.Modern(),
+					metaParent: tp, headerParent: c.Header.Get("Traceparent")}
+				if out != nil {
+					s.isError = out.IsError
+				}
+				mu.Lock()
+				got = append(got, s)
+				mu.Unlock()
+				return out, err
+			}
+		}},
+	})
+	core.AddTool(srv, &core.Tool{Name: "add"}, func(ctx context.Context, req *core.CallToolRequest, in addArgs) (int, error) {
+		return in.Left + in.Right, nil
+	})
+	hs := httptest.NewServer(http.HandlerFunc(gcf.Handler(srv)))
+	defer hs.Close()
+
+	const metaTP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	const headerTP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "add", "arguments": map[string]any{"left": 2, "right": 3}, "_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"traceparent": metaTP,
+		}}})
+	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "add")
+	req.Header.Set("Traceparent", headerTP)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("tools/call: %s", res.Status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := seen{method: "tools/call", target: "add", version: "2026-07-28", modern: true, metaParent: metaTP, headerParent: headerTP}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("the middleware saw %+v, want exactly %+v", got, want)
+	}
+}
