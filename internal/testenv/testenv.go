@@ -11,10 +11,13 @@
 package testenv
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +151,47 @@ func (in *Installer) Values(t testing.TB) map[string]string {
 		in.Emulator.Missing(t, in.err.Error())
 	}
 	return in.vals
+}
+
+// servingLine is the line a Node peer prints once it listens.
+var servingLine = regexp.MustCompile(`serving MCP on (http\S+)`)
+
+// StartNodePeer runs the Node script script under node, from a copy in dir
+// (whose node_modules it imports), until the test ends, and returns the
+// endpoint URL it prints ("serving MCP on URL"). The peer's stderr goes to
+// the test's.
+func StartNodePeer(t testing.TB, node, dir, script string) string {
+	t.Helper()
+	src, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(dir, "peer-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cmd := exec.Command(node, f.Name())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+			go io.Copy(io.Discard, out)
+			return m[1]
+		}
+	}
+	t.Fatalf("%s did not start", script)
+	return ""
 }

@@ -1,16 +1,11 @@
 package clientbench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -44,46 +39,14 @@ func installNode(t *testing.T) (node, dir string) {
 	return v["node"], v["dir"]
 }
 
-var serving = regexp.MustCompile(`serving MCP on (http\S+)`)
-
 // startNodePeer runs test/interop/NAME with Node (a copy inside the package
 // directory, whose node_modules it imports) and returns its endpoint and
 // base URL.
 func startNodePeer(t *testing.T, name string) (url, base string) {
 	t.Helper()
 	node, dir := installNode(t)
-	src, err := os.ReadFile(filepath.Join("../interop", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.CreateTemp(dir, "peer-*.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(f.Name()) })
-	if _, err := f.Write(src); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	cmd := exec.Command(node, f.Name())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := serving.FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, out)
-			return m[1], strings.TrimSuffix(m[1], "/mcp")
-		}
-	}
-	t.Fatalf("%s did not start", name)
-	return "", ""
+	url = testenv.StartNodePeer(t, node, dir, filepath.Join("../interop", name))
+	return url, strings.TrimSuffix(url, "/mcp")
 }
 
 // getJSON decodes the JSON at url into v.

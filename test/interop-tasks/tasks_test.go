@@ -8,16 +8,11 @@
 package interoptasks
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,45 +37,13 @@ func install(t *testing.T) (node, dir string) {
 	return v["node"], v["dir"]
 }
 
-var serving = regexp.MustCompile(`serving MCP on (http\S+)`)
-
 // startPeer runs peer-tasks.mjs (a copy inside the package directory, whose
 // node_modules it imports) and returns its endpoint and base URL.
 func startPeer(t *testing.T) (url, base string) {
 	t.Helper()
 	node, dir := install(t)
-	src, err := os.ReadFile("peer-tasks.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.CreateTemp(dir, "peer-*.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(f.Name()) })
-	if _, err := f.Write(src); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	cmd := exec.Command(node, f.Name())
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := serving.FindStringSubmatch(sc.Text()); m != nil {
-			go io.Copy(io.Discard, out)
-			return m[1], strings.TrimSuffix(m[1], "/mcp")
-		}
-	}
-	t.Fatal("peer-tasks.mjs did not start")
-	return "", ""
+	url = testenv.StartNodePeer(t, node, dir, "peer-tasks.mjs")
+	return url, strings.TrimSuffix(url, "/mcp")
 }
 
 // peerStats is the peer's GET /admin/stats.
