@@ -321,20 +321,28 @@ func (s *Store) Get(ctx context.Context, id string) (*core.SessionRecord, error)
 
 // read returns the item of id as stored, or nil when there is none.
 func (s *Store) read(ctx context.Context, id string) (*stored, error) {
+	item, err := s.getItem(ctx, key(id))
+	if err != nil || item == nil {
+		return nil, err
+	}
+	return decode(item)
+}
+
+// getItem reads the item with key k, strongly consistent (sessions and
+// tasks are read right after another instance wrote them), with the
+// store's retries; a missing item is nil.
+func (s *Store) getItem(ctx context.Context, k attrs) (attrs, error) {
 	out, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
 		return s.client.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName:      &s.table,
-			Key:            key(id),
+			Key:            k,
 			ConsistentRead: aws.Bool(true),
 		})
 	})
-	if err != nil {
+	if err != nil || len(out.Item) == 0 {
 		return nil, err
 	}
-	if len(out.Item) == 0 {
-		return nil, nil
-	}
-	return decode(out.Item)
+	return out.Item, nil
 }
 
 // Update implements core.SessionStore with one UpdateItem conditioned on

@@ -223,21 +223,14 @@ func (t *TaskStore) count(ctx context.Context, key string, limit int, rec *core.
 }
 
 func (t *TaskStore) readCount(ctx context.Context, key string) (*taskCount, error) {
-	s := t.s
-	out, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return s.client.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName:      &s.table,
-			Key:            attrs{PartitionKey: attrS(key)},
-			ConsistentRead: aws.Bool(true),
-		})
-	})
+	item, err := t.s.getItem(ctx, attrs{PartitionKey: attrS(key)})
 	if err != nil {
 		return nil, err
 	}
-	if len(out.Item) == 0 {
+	if item == nil {
 		return &taskCount{entries: map[string]int64{}}, nil
 	}
-	return decodeTaskCount(out.Item)
+	return decodeTaskCount(item)
 }
 
 // uncount takes back the entry count added for rec, if it is still the
@@ -279,27 +272,17 @@ func (t *TaskStore) Get(ctx context.Context, id string) (*core.TaskRecord, error
 }
 
 func (t *TaskStore) read(ctx context.Context, id string) (*storedTask, error) {
-	s := t.s
 	if id == "" {
 		return nil, nil
 	}
-	out, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.GetItemOutput, error) {
-		return s.client.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName:      &s.table,
-			Key:            taskKey(id),
-			ConsistentRead: aws.Bool(true),
-		})
-	})
-	if err != nil {
+	item, err := t.s.getItem(ctx, taskKey(id))
+	if err != nil || item == nil {
 		return nil, err
 	}
-	if len(out.Item) == 0 {
-		return nil, nil
-	}
-	return decodeTask(out.Item)
+	return decodeTask(item)
 }
 
-// Update implements core.TaskStore with one PutItem of the whole record,
+// Update implements core.TaskStore with one UpdateItem that replaces the record,
 // conditioned on the stored version being rec.Version and the task being
 // unexpired. Failures are told apart as [Store.Update]'s are. The count of
 // the task (Create's limit) keeps the Expires of its creation.
