@@ -656,19 +656,7 @@ func TestMiddlewareCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs.take()
-	res := make(chan *mcptest.Response, 1)
-	go func() {
-		r, err := c.LegacyCall(t.Context(), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}, nil)
-		if err != nil {
-			t.Error(err)
-		}
-		res <- r
-	}()
-	<-started
-	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 2}})
-	if r, err := c.Post(t.Context(), note, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
-		t.Fatalf("cancel: %v %v", err, r)
-	}
+	res := cancelSlowCall(t, t.Context(), c, started)
 	select {
 	case r := <-res:
 		if r == nil || r.Result != nil || r.Error != nil {

@@ -116,19 +116,7 @@ func TestCancelledCallGetsNoResponse(t *testing.T) {
 	if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
 		t.Fatal(err)
 	}
-	res := make(chan *mcptest.Response, 1)
-	go func() {
-		r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}, nil)
-		if err != nil {
-			t.Error(err)
-		}
-		res <- r
-	}()
-	<-started
-	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 2}})
-	if r, err := c.Post(context.Background(), note, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
-		t.Fatalf("cancel: %v %v", err, r)
-	}
+	res := cancelSlowCall(t, context.Background(), c, started)
 	select {
 	case r := <-res:
 		if r.Result != nil || r.Error != nil {
@@ -342,4 +330,26 @@ func TestUnknownKeyIDRefreshesKeys(t *testing.T) {
 	if r3.Error == nil || r3.Error.Code != core.CodeInvalidParams {
 		t.Fatalf("unknown key: %s", r3.Messages)
 	}
+}
+
+// cancelSlowCall sends the legacy tools/call "slow" in c's session, waits
+// until its handler has started, cancels it with notifications/cancelled
+// (its id is 2: the second request of the session) and returns the
+// channel the call's response arrives on.
+func cancelSlowCall(t *testing.T, ctx context.Context, c *mcptest.Client, started <-chan struct{}) <-chan *mcptest.Response {
+	t.Helper()
+	res := make(chan *mcptest.Response, 1)
+	go func() {
+		r, err := c.LegacyCall(ctx, "tools/call", map[string]any{"name": "slow", "arguments": map[string]any{}}, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}()
+	<-started
+	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 2}})
+	if r, err := c.Post(ctx, note, http.Header{"Mcp-Protocol-Version": {c.Version}}, nil); err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("cancel: %v %v", err, r)
+	}
+	return res
 }
