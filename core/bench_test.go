@@ -161,3 +161,41 @@ func BenchmarkLegacySessionToolsCall(b *testing.B) {
 	r := lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
 	benchServe(b, srv, r, wantStatus(b, 200, `"text":"42"`))
 }
+
+// TestRequestAllocations holds the benchmarks' tools/call to their
+// allocation budgets (testing.AllocsPerRun, so not in parallel): the
+// message, its exchange and its Request share one allocation, a legacy
+// session's record and the request's in-flight record another, and the
+// result is encoded behind its response's head, not copied into it.
+func TestRequestAllocations(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		budget float64
+		req    func(h http.Handler) *testReq
+	}{
+		{"2026-07-28", 15, func(http.Handler) *testReq {
+			return callReq(1, "add", map[string]any{"a": 40, "b": 2})
+		}},
+		{"2025-11-25 session", 13, func(h http.Handler) *testReq {
+			sid := initialize(t, h, core.ProtocolVersion20251125, nil, nil)
+			return lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newFixture(t, quietBench())
+			br := newBenchRequest(c.req(srv))
+			w := &mcptest.DiscardWriter{}
+			n := testing.AllocsPerRun(200, func() {
+				br.rewind()
+				w.Reset()
+				srv.ServeHTTP(w, br.req)
+			})
+			if !bytes.Contains(w.Body.Bytes(), []byte(`"text":"42"`)) {
+				t.Fatalf("HTTP %d %s", w.Status, w.Body.Bytes())
+			}
+			if n > c.budget+raceAllocSlack {
+				t.Errorf("%v allocations per call, budget %v (+%d under the race detector)", n, c.budget, raceAllocSlack)
+			}
+		})
+	}
+}

@@ -147,8 +147,11 @@ func (s *Server) reply(ctx context.Context, x *exchange, id, res []byte, err err
 	switch {
 	case err == nil && res == nil:
 	case err == nil:
-		// {"jsonrpc":"2.0","id":<id>,"result":<res>}: 33 bytes besides.
-		x.finish(http.StatusOK, jsonwire.AppendResult(make([]byte, 0, len(res)+len(id)+33), id, res))
+		msg, ok := x.enveloped(id, res)
+		if !ok {
+			msg = jsonwire.AppendResult(make([]byte, 0, responseHeadLen+len(id)+len(res)+1), id, res)
+		}
+		x.finish(http.StatusOK, msg)
 	case errors.Is(err, errParked):
 	case errors.Is(err, errCancelledByClient):
 		x.noResponse()
@@ -235,16 +238,34 @@ func (s *Server) invoke(ctx context.Context, h methodHandler, r *Request, params
 // raw values of the keys the server reads (the last of a repeated key).
 type requestMeta struct {
 	raw           []byte // the _meta object; nil when absent or not an object
-	present       bool   // params has a _meta member
 	version       string // MetaProtocolVersion, when hasVersion
+	present       bool   // params has a _meta member
 	hasVersion    bool
+	fault         metaFault
 	caps          []byte
 	clientInfo    []byte
 	logLevel      []byte
 	progressToken []byte
-	// fault is the first of the reserved 2026-07-28 keys, in member
-	// order, whose value has the wrong type ("" when none).
-	fault string
+}
+
+// metaFault names the first of the reserved 2026-07-28 _meta keys, in
+// member order, whose value has the wrong type.
+type metaFault uint8
+
+const (
+	faultNone    metaFault = iota
+	faultVersion           // MetaProtocolVersion is not a string
+	faultCaps              // MetaClientCapabilities is not an object
+)
+
+func (f metaFault) String() string {
+	switch f {
+	case faultVersion:
+		return MetaProtocolVersion + " must be a string"
+	case faultCaps:
+		return MetaClientCapabilities + " must be an object"
+	}
+	return ""
 }
 
 // scanMeta reads the params._meta member v of a request (nil when absent)
@@ -259,13 +280,13 @@ func scanMeta(v []byte) requestMeta {
 		switch {
 		case jsonwire.KeyIs(k, MetaProtocolVersion):
 			var ok bool
-			if meta.version, ok = jsonwire.RawString(v); !ok && meta.fault == "" {
-				meta.fault = MetaProtocolVersion + " must be a string"
+			if meta.version, ok = jsonwire.RawString(v); !ok && meta.fault == faultNone {
+				meta.fault = faultVersion
 			}
 			meta.hasVersion = true
 		case jsonwire.KeyIs(k, MetaClientCapabilities):
-			if !jsonwire.IsObject(v) && meta.fault == "" {
-				meta.fault = MetaClientCapabilities + " must be an object"
+			if !jsonwire.IsObject(v) && meta.fault == faultNone {
+				meta.fault = faultCaps
 			}
 			meta.caps = v
 		case jsonwire.KeyIs(k, MetaClientInfo):

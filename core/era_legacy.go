@@ -117,7 +117,8 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 	if err != nil {
 		return ctx, nil, err
 	}
-	r := &Request{
+	r := m.newRequest()
+	*r = Request{
 		Method:             m.method,
 		ID:                 m.id,
 		ProtocolVersion:    version,
@@ -140,7 +141,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		if sess.d.LogLevel != "" {
 			r.logLevel = int32(levelRank(sess.d.LogLevel))
 		}
-		f := newInflight(ctx, &s.local, inflightKey{sess.rec.ID, string(m.id)})
+		f := newInflight(ctx, &s.local, sess, inflightKey{sess.rec.ID, string(m.id)})
 		s.local.addInflight(f.key, f)
 		ctx, r.flight = f, f
 	}

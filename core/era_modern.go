@@ -54,8 +54,8 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		return nil, metaError("params._meta is required")
 	case meta.raw == nil:
 		return nil, metaError("params._meta must be an object")
-	case meta.fault != "":
-		return nil, metaError(meta.fault)
+	case meta.fault != faultNone:
+		return nil, metaError(meta.fault.String())
 	case !meta.hasVersion:
 		return nil, metaError("params._meta is missing " + MetaProtocolVersion)
 	case meta.caps == nil:
@@ -111,7 +111,8 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 	if err != nil {
 		return nil, metaError(MetaClientCapabilities + " is malformed: " + err.Error())
 	}
-	r := &Request{
+	r := m.newRequest()
+	*r = Request{
 		Method:             m.method,
 		ID:                 m.id,
 		ProtocolVersion:    version,

@@ -77,8 +77,17 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("accepted id %q", m.id)
 		}
 		if m.isResponse {
-			if m.id == nil || (m.result == nil) == (m.errObj == nil) {
+			res, hasResult := mm["result"]
+			errObj, hasError := mm["error"]
+			if m.id == nil || hasResult == hasError || m.isError != hasError {
 				t.Fatalf("bad response %+v", m)
+			}
+			want := res
+			if hasError {
+				want = errObj
+			}
+			if !bytes.Equal(bytes.TrimSpace(m.answer), bytes.TrimSpace(want)) {
+				t.Fatalf("answer %q, encoding/json says %q", m.answer, want)
 			}
 			return
 		}

@@ -274,12 +274,15 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.serveBatch(w, r, body) // a batch is legacy (2025-03-26)
 		return
 	}
-	m, id, perr := parseMessage(body)
-	if perr != nil {
+	p := &post{}
+	m, x := &p.m, &p.x
+	if id, perr := m.parse(body); perr != nil {
 		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
 		return
 	}
-	s.serve(r.Context(), newExchange(w, acc, s.eraOf(r.Header, m)), r, m)
+	m.post = p
+	x.w, x.acc, x.era = w, acc, s.eraOf(r.Header, m)
+	s.serve(r.Context(), x, r, m)
 }
 
 // serve answers one JSON-RPC message in the era of x, which the door

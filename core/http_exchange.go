@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,8 +21,8 @@ import (
 type exchange struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
+	era     era // the protocol of the request: its error statuses
 	acc     acceptance
-	era     era  // the protocol of the request: its error statuses
 	wantSSE bool // the answer is an SSE stream even without notifications
 
 	mu      sync.Mutex
@@ -35,6 +36,13 @@ type exchange struct {
 	header func(http.Header)
 	// eventID, when set, numbers SSE events (legacy 2025-11-25 streams).
 	eventID func() string
+
+	// The values of the Mcp-Session-Id and Content-Type headers: the
+	// exchange's own, so that writing them allocates nothing.
+	sessionHeader, typeHeader [1]string
+	// head is the head of the JSON-RPC response written by
+	// Request.resultBuffer, with room after it for the result.
+	head []byte
 }
 
 func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
@@ -44,11 +52,34 @@ func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
 // setHeaders applies sessionID and header to the response headers h.
 func (x *exchange) setHeaders(h http.Header) {
 	if x.sessionID != "" {
-		h[canonSessionID] = []string{x.sessionID}
+		x.sessionHeader[0] = x.sessionID
+		h[canonSessionID] = x.sessionHeader[:]
 	}
 	if x.header != nil {
 		x.header(h)
 	}
+}
+
+// responseHeadLen is the length of the JSON-RPC response head
+// {"jsonrpc":"2.0","id":<id>,"result": without the id.
+const responseHeadLen = len(`{"jsonrpc":"2.0","id":,"result":`)
+
+// enveloped returns the JSON-RPC response of the result res of the
+// request id when res was encoded in the buffer Request.resultBuffer
+// returned: then the response is the head, res where it already is, and
+// the closing brace, and nothing is copied.
+func (x *exchange) enveloped(id, res []byte) ([]byte, bool) {
+	h := x.head
+	x.head = nil
+	if len(h) != responseHeadLen+len(id) || len(res) == 0 || cap(h)-len(h) < len(res)+1 {
+		return nil, false
+	}
+	msg := h[:len(h)+len(res)+1]
+	if &msg[len(h)] != &res[0] || !bytes.Equal(h[len(h)-len(`,"result":`)-len(id):len(h)-len(`,"result":`)], id) {
+		return nil, false
+	}
+	msg[len(msg)-1] = '}'
+	return msg, true
 }
 
 // flush pushes what was written to the client. Callers hold x.mu.
@@ -160,7 +191,8 @@ func (x *exchange) finish(status int, msg []byte) {
 	}
 	h := x.w.Header()
 	x.setHeaders(h)
-	h["Content-Type"] = []string{"application/json"}
+	x.typeHeader[0] = "application/json"
+	h["Content-Type"] = x.typeHeader[:]
 	x.w.WriteHeader(status)
 	x.w.Write(msg)
 }

@@ -101,3 +101,56 @@ func TestIsLoopbackHost(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopedResult: a result encoded in the buffer resultBuffer returned
+// is sent where it was encoded, behind the response's head; any other
+// result (another buffer, another id, one that outgrew the room) is not.
+func TestEnvelopedResult(t *testing.T) {
+	t.Parallel()
+	id := []byte(`"req-1"`)
+	want := func(res string) string { return `{"jsonrpc":"2.0","id":"req-1","result":` + res + `}` }
+	encode := func(x *exchange, id []byte, res string, room int) []byte {
+		r := &Request{ID: id, x: x}
+		b := r.resultBuffer(room)
+		b = append(b, res...)
+		return b[:len(b):len(b)]
+	}
+
+	x := &exchange{}
+	res := encode(x, id, `{"content":[]}`, 64)
+	msg, ok := x.enveloped(id, res)
+	if !ok || string(msg) != want(`{"content":[]}`) {
+		t.Fatalf("enveloped = %q, %v; want %q", msg, ok, want(`{"content":[]}`))
+	}
+	if &msg[len(msg)-len(res)-1] != &res[0] {
+		t.Error("the result was copied")
+	}
+	if _, ok := x.enveloped(id, res); ok {
+		t.Error("the head served twice")
+	}
+
+	// A shorter result from the same buffer (a middleware's slice of it).
+	x = &exchange{}
+	res = encode(x, id, `{"content":[],"isError":true}`, 64)
+	if msg, ok := x.enveloped(id, res[:len(`{"content":[]`)]); !ok || string(msg) != want(`{"content":[]`) {
+		t.Errorf("a prefix: %q, %v", msg, ok)
+	}
+
+	for _, c := range []struct {
+		name string
+		res  func(x *exchange) []byte
+		id   []byte
+	}{
+		{"another buffer", func(x *exchange) []byte { encode(x, id, `{}`, 64); return []byte(`{}`) }, id},
+		{"another id", func(x *exchange) []byte { return encode(x, id, `{}`, 64) }, []byte(`"req-2"`)},
+		{"same length id", func(x *exchange) []byte { return encode(x, id, `{}`, 64) }, []byte(`"req-9"`)},
+		{"outgrew the room", func(x *exchange) []byte { return encode(x, id, `{"content":[{"type":"text","text":"long"}]}`, 4) }, id},
+		{"empty", func(x *exchange) []byte { encode(x, id, `{}`, 64); return nil }, id},
+		{"no head", func(x *exchange) []byte { return []byte(`{}`) }, id},
+	} {
+		x := &exchange{}
+		if msg, ok := x.enveloped(c.id, c.res(x)); ok {
+			t.Errorf("%s: enveloped %q", c.name, msg)
+		}
+	}
+}

@@ -8,10 +8,9 @@ type rpcMessage struct {
 	id     []byte // raw id, nil when absent
 	method string
 	params []byte // raw params, nil when absent
-	// For responses (legacy answers to server-to-client requests).
-	isResponse bool
-	result     []byte
-	errObj     []byte
+	// answer is the result, or with isError the error object, of a response
+	// (a legacy client's answer to a server-to-client request).
+	answer []byte
 
 	// Members of params the envelope checks need, found by parseMessage
 	// in one pass (the last of a repeated name): _meta, name and uri.
@@ -23,6 +22,31 @@ type rpcMessage struct {
 	// and the era.
 	meta        requestMeta
 	metaScanned bool
+	isResponse  bool
+	isError     bool
+
+	// post, when the message is the whole body of a POST, holds the
+	// exchange and the Request of the message in the same allocation.
+	post *post
+}
+
+// post is what one POSTed message needs for its life, in one allocation:
+// the message, the exchange that answers it and its Request. They live as
+// long as the request (a handler may keep its Request, which keeps the
+// rest).
+type post struct {
+	m rpcMessage
+	x exchange
+	r Request
+}
+
+// newRequest returns the zero Request of m: the one of its post, or a new
+// one for a message of a batch.
+func (m *rpcMessage) newRequest() *Request {
+	if m.post != nil {
+		return &m.post.r
+	}
+	return new(Request)
 }
 
 // scannedMeta returns what the scan of params._meta found, scanning it on
@@ -58,7 +82,15 @@ func (m *rpcMessage) isNotification() bool { return !m.isResponse && m.id == nil
 // and, when it could be read, the id to answer with.
 func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 	m := &rpcMessage{}
-	var version, method, idRaw []byte
+	if id, err := m.parse(b); err != nil {
+		return nil, id, err
+	}
+	return m, nil, nil
+}
+
+// parse is parseMessage into m.
+func (m *rpcMessage) parse(b []byte) ([]byte, *Error) {
+	var version, method, idRaw, result, errObj []byte
 	var hasResult, hasError, hasMethod bool
 	err := jsonwire.EachMember(b, func(k, v []byte) bool {
 		switch {
@@ -71,14 +103,14 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 		case jsonwire.KeyIs(k, "params"):
 			m.params = v
 		case jsonwire.KeyIs(k, "result"):
-			m.result, hasResult = v, true
+			result, hasResult = v, true
 		case jsonwire.KeyIs(k, "error"):
-			m.errObj, hasError = v, true
+			errObj, hasError = v, true
 		}
 		return true
 	})
 	if err != nil {
-		return nil, nil, invalidRequest("a message must be a JSON object")
+		return nil, invalidRequest("a message must be a JSON object")
 	}
 	idOK := idRaw == nil || validID(idRaw)
 	var replyID []byte
@@ -86,37 +118,41 @@ func parseMessage(b []byte) (*rpcMessage, []byte, *Error) {
 		replyID = idRaw
 	}
 	if v, ok := jsonwire.RawString(version); !ok || v != "2.0" {
-		return nil, replyID, invalidRequest(`"jsonrpc" must be "2.0"`)
+		return replyID, invalidRequest(`"jsonrpc" must be "2.0"`)
 	}
 	if !idOK {
-		return nil, nil, invalidRequest(`"id" must be a string or an integer`)
+		return nil, invalidRequest(`"id" must be a string or an integer`)
 	}
 	m.id = idRaw
 	if hasMethod {
 		s, ok := jsonwire.RawString(method)
 		if !ok || s == "" {
-			return nil, replyID, invalidRequest(`"method" must be a non-empty string`)
+			return replyID, invalidRequest(`"method" must be a non-empty string`)
 		}
 		if hasResult || hasError {
-			return nil, replyID, invalidRequest("a request cannot carry result or error")
+			return replyID, invalidRequest("a request cannot carry result or error")
 		}
 		m.method = s
 		if m.params != nil {
 			if !jsonwire.IsObject(m.params) {
-				return nil, replyID, invalidRequest(`"params" must be an object`)
+				return replyID, invalidRequest(`"params" must be an object`)
 			}
 			m.indexParams()
 		}
-		return m, nil, nil
+		return nil, nil
 	}
 	if hasResult == hasError {
-		return nil, replyID, invalidRequest(`a message needs "method", or exactly one of "result" and "error"`)
+		return replyID, invalidRequest(`a message needs "method", or exactly one of "result" and "error"`)
 	}
 	if idRaw == nil {
-		return nil, nil, invalidRequest(`a response needs an "id"`)
+		return nil, invalidRequest(`a response needs an "id"`)
 	}
-	m.isResponse = true
-	return m, nil, nil
+	m.isResponse, m.isError = true, hasError
+	m.answer = result
+	if hasError {
+		m.answer = errObj
+	}
+	return nil, nil
 }
 
 // validID reports whether raw is a JSON string or an integer (no fraction, no

@@ -216,10 +216,10 @@ func (s *Server) deliverAnswer(ctx context.Context, sess *Session, m *rpcMessage
 		return
 	}
 	var ans []byte
-	if m.result != nil {
-		ans = append(append([]byte(`{"result":`), m.result...), '}')
+	if !m.isError {
+		ans = append(append([]byte(`{"result":`), m.answer...), '}')
 	} else {
-		ans = append(append([]byte(`{"error":`), m.errObj...), '}')
+		ans = append(append([]byte(`{"error":`), m.answer...), '}')
 	}
 	ch := s.local.waiter(id)
 	if ch != nil {

@@ -49,6 +49,9 @@ type Session struct {
 	mu  sync.Mutex
 	rec *SessionRecord
 	d   *sessionData // shared with the decoded cache: never modified in place
+	// flight, when set, is the allocation the request that loaded the
+	// session registers itself in (see newInflight).
+	flight *inflight
 }
 
 // ID returns the session id (the Mcp-Session-Id header).
@@ -288,11 +291,12 @@ func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData)
 	return &Session{srv: s, rec: rec, d: &d}, nil
 }
 
-// ownedSession is a Session and the record it was loaded with, in one
-// allocation.
+// ownedSession is a Session, the record it was loaded with and the
+// in-flight record of the request that loaded it, in one allocation.
 type ownedSession struct {
 	Session
-	rec SessionRecord
+	rec    SessionRecord
+	flight inflight
 }
 
 // errSessionForeign means the session belongs to another principal.
@@ -308,7 +312,7 @@ func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Ses
 		if err := ls.m.GetInto(id, time.Now(), (*memstore.Record)(&o.rec)); err != nil {
 			return nil, memstoreError(err)
 		}
-		o.Session.srv, o.Session.rec = s, &o.rec
+		o.Session.srv, o.Session.rec, o.Session.flight = s, &o.rec, &o.flight
 		sess = &o.Session
 	} else {
 		rec, err := s.store.Get(ctx, id)

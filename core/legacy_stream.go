@@ -168,8 +168,16 @@ type inflight struct {
 // afterFunc is a function registered with inflight.AfterFunc.
 type afterFunc struct{ f func() }
 
-func newInflight(ctx context.Context, l *local, key inflightKey) *inflight {
-	return &inflight{values: context.WithoutCancel(ctx), local: l, key: key}
+// newInflight returns the in-flight record of the request key of sess,
+// running in ctx: in the allocation sess was loaded with when it has one.
+func newInflight(ctx context.Context, l *local, sess *Session, key inflightKey) *inflight {
+	f := sess.flight
+	sess.flight = nil
+	if f == nil {
+		f = new(inflight)
+	}
+	f.values, f.local, f.key = context.WithoutCancel(ctx), l, key
+	return f
 }
 
 // Deadline reports no deadline: a session's request has none of its own.

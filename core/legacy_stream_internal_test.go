@@ -17,7 +17,7 @@ func TestInflightContext(t *testing.T) {
 	t.Parallel()
 	parent, stopParent := context.WithTimeout(context.WithValue(context.Background(), flightKey{}, "v"), time.Hour)
 	var l local
-	f := newInflight(parent, &l, inflightKey{"s", "1"})
+	f := newInflight(parent, &l, &Session{}, inflightKey{"s", "1"})
 	l.addInflight(f.key, f)
 	var ctx context.Context = f
 
@@ -73,7 +73,7 @@ func TestInflightContext(t *testing.T) {
 		t.Fatal("stop after the end reported true")
 	}
 	<-late
-	g := newInflight(context.Background(), &l, inflightKey{"s", "2"})
+	g := newInflight(context.Background(), &l, &Session{}, inflightKey{"s", "2"})
 	g.cancel()
 	<-g.Done()
 }

@@ -669,3 +669,51 @@ func TestMiddlewareCancelled(t *testing.T) {
 		t.Errorf("cancelled call %+v", got)
 	}
 }
+
+// TestMiddlewareReplacesResult: a middleware's own result is what the
+// client gets in both eras, whether it is a new buffer, the handler's
+// result rewritten in place and cut short, a prefix of it or the handler's
+// result grown by append.
+func TestMiddlewareReplacesResult(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		replace func(res []byte) []byte
+	}{
+		{"new", func([]byte) []byte { return []byte(`{"content":[],"isError":true}`) }},
+		{"in place", func(res []byte) []byte { return res[:copy(res, `{"content":[]}`)] }},
+		{"prefix", func(res []byte) []byte { return res[:len(res)/2] }},
+		{"grown", func(res []byte) []byte { return append(res[:len(res)-1], `,"_meta":{"x":1}}`...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var want []byte
+			srv := newFixture(t, &core.ServerOptions{Logger: slog.New(slog.DiscardHandler), DisableRequestLog: true, Middleware: []core.Middleware{
+				func(next core.Handler) core.Handler {
+					return func(ctx context.Context, call *core.Call) (*core.Outcome, error) {
+						out, err := next(ctx, call)
+						if err == nil && call.Method == "tools/call" {
+							mu.Lock()
+							want = c.replace(bytes.Clone(out.Result))
+							mu.Unlock()
+							out = &core.Outcome{Result: c.replace(out.Result)}
+						}
+						return out, err
+					}
+				}}})
+			sid := initialize(t, srv, legacyVersion, nil, nil)
+			args := map[string]any{"a": 40, "b": 2}
+			for i, r := range []*testReq{callReq(1, "add", args), lreq(1, "tools/call", map[string]any{"name": "add", "arguments": args}, legacyVersion, sid)} {
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, r.httpRequest("/mcp"))
+				mu.Lock()
+				w := `{"jsonrpc":"2.0","id":1,"result":` + string(want) + `}`
+				mu.Unlock()
+				if got := rec.Body.String(); got != w || len(want) == 0 {
+					t.Errorf("request %d\n got %s\nwant %s", i, got, w)
+				}
+			}
+		})
+	}
+}

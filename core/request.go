@@ -52,16 +52,32 @@ type Request struct {
 	spec          *methodSpec // the method in the era's table; nil: not served
 	flight        *inflight   // a legacy request notifications/cancelled can cancel
 	progressToken []byte
-	logLevel      int32 // rank of the requested level; -1: no log messages
-	ownCaps       bool  // ClientCapabilities is this request's own copy
 	// task is the run of the task the handler runs in (nil: a request);
 	// taskPhase says whether StartTask defers the call to a task.
 	task      *taskRun
+	logLevel  int32 // rank of the requested level; -1: no log messages
+	ownCaps   bool  // ClientCapabilities is this request's own copy
 	taskPhase taskPhase
 	// The outcome of the handler's round, noted by the encoders for the
 	// middleware: a tools/call result with isError, a 2026-07-28
 	// input_required result.
 	isError, inputRes bool
+}
+
+// resultBuffer returns an empty buffer with room for n bytes to encode the
+// result of r in. When r is answered on an exchange, the buffer's array
+// begins with the head of r's JSON-RPC response, so that a result encoded
+// within the room is sent where it is, not copied (exchange.enveloped).
+func (r *Request) resultBuffer(n int) []byte {
+	if r.x == nil {
+		return make([]byte, 0, n)
+	}
+	b := make([]byte, 0, responseHeadLen+len(r.ID)+n+1)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, r.ID...)
+	b = append(b, `,"result":`...)
+	r.x.head = b
+	return b[len(b) : len(b) : cap(b)-1]
 }
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request

@@ -397,7 +397,7 @@ func headerMatches(h string, v any) bool {
 // encodeCallToolResult encodes a tools/call result for the request's era.
 // st is nil for results not produced by a registered tool's handler.
 func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]byte, error) {
-	b := make([]byte, 0, 256)
+	b := r.resultBuffer(256)
 	b = append(b, `{"content":[`...)
 	for i, c := range res.Content {
 		if i > 0 {
@@ -439,5 +439,6 @@ func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]b
 		b = append(b, `"isError":true,`...)
 	}
 	b = r.resultTail(b, "", res.Meta, nil)
-	return append(b, '}'), nil
+	b = append(b, '}')
+	return b[:len(b):len(b)], nil // whoever appends to it copies
 }

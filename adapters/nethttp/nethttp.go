@@ -135,12 +135,12 @@ func LimitBodyRead(h http.Handler, d time.Duration) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(d)) != nil {
+		b := &deadlineBody{ReadCloser: r.Body, rc: *http.NewResponseController(w)}
+		if b.rc.SetReadDeadline(time.Now().Add(d)) != nil {
 			h.ServeHTTP(w, r) // not supported by this writer: nothing to clear
 			return
 		}
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		r.Body = b
 		h.ServeHTTP(w, r)
 	})
 }
@@ -150,7 +150,7 @@ func LimitBodyRead(h http.Handler, d time.Duration) http.Handler {
 // server's discarding of it after the handler returns.
 type deadlineBody struct {
 	io.ReadCloser
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	cleared bool
 }
 
