@@ -173,7 +173,7 @@ func TestRequestAllocations(t *testing.T) {
 		budget float64
 		req    func(h http.Handler) *testReq
 	}{
-		{"2026-07-28", 15, func(http.Handler) *testReq {
+		{"2026-07-28", 14, func(http.Handler) *testReq {
 			return callReq(1, "add", map[string]any{"a": 40, "b": 2})
 		}},
 		{"2025-11-25 session", 13, func(h http.Handler) *testReq {

@@ -129,7 +129,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		logLevel:           -1,
 	}
 	if meta.clientInfo != nil && jsonwire.IsObject(meta.clientInfo) {
-		r.ClientInfo = decodeClientInfo(meta.clientInfo)
+		r.ClientInfo = s.decodeClientInfo(meta.clientInfo)
 	}
 	if r.progressToken, err = meta.progress(); err != nil {
 		return nil, err
@@ -155,6 +155,29 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 // not a field's exact name, which encoding/json would match
 // case-insensitively) goes to encoding/json.
 func decodeClientInfo(raw []byte) *Implementation {
+	ci, _ := decodePlainClientInfo(raw)
+	return ci
+}
+
+// decodeClientInfo is decodeClientInfo through the server's cache of the
+// plain shape, which clients send on every request: each request gets its
+// own Implementation, whose strings (immutable) it shares with the cache.
+func (s *Server) decodeClientInfo(raw []byte) *Implementation {
+	if c, ok := s.infoMemo.load(raw); ok {
+		ci := *c
+		return &ci
+	}
+	ci, plain := decodePlainClientInfo(raw)
+	if plain && len(raw) <= 1024 {
+		c := *ci
+		s.infoMemo.store(raw, &c, 1024)
+	}
+	return ci
+}
+
+// decodePlainClientInfo is decodeClientInfo, and reports whether raw had
+// the plain shape: members of plain strings only, none of them icons.
+func decodePlainClientInfo(raw []byte) (*Implementation, bool) {
 	ci := &Implementation{}
 	fast := true
 	jsonwire.EachMember(raw, func(k, v []byte) bool {
@@ -179,13 +202,13 @@ func decodeClientInfo(raw []byte) *Implementation {
 		return true
 	})
 	if fast {
-		return ci
+		return ci, true
 	}
 	*ci = Implementation{}
 	if json.Unmarshal(raw, ci) != nil {
-		return nil
+		return nil, false
 	}
-	return ci
+	return ci, false
 }
 
 // plainString reports whether v is a JSON string whose bytes are its value:

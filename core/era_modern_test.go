@@ -1,9 +1,13 @@
 package core_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -57,5 +61,27 @@ func TestDiscover(t *testing.T) {
 	e := mreq("d", "server/discover", nil).do(t, srv).wantError(t, http.StatusBadRequest, core.CodeUnsupportedProtocolVersion)
 	if got := toJSON(t, at(e, "data", "supported")); string(got) != `["2025-11-25","2025-06-18","2025-03-26"]` {
 		t.Errorf("data.supported = %s", got)
+	}
+}
+
+// TestClientInfoPerRequest: the clientInfo a client sends on every request
+// is decoded once per server, but each request gets its own: a handler that
+// changes it changes nothing another request sees.
+func TestClientInfoPerRequest(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, quietBench())
+	core.AddTool(srv, &core.Tool{Name: "rename"}, func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+		if req.ClientInfo == nil {
+			return "", errors.New("no clientInfo")
+		}
+		seen := req.ClientInfo.Name + " " + req.ClientInfo.Version
+		req.ClientInfo.Name, req.ClientInfo.Version = "changed", "0"
+		return seen, nil
+	})
+	for i := range 3 {
+		res := callReq(i+1, "rename", nil).do(t, srv).result(t)
+		if got := fmt.Sprint(res["content"]); !strings.Contains(got, "test-client 1.0.0") {
+			t.Fatalf("call %d saw %s", i+1, got)
+		}
 	}
 }

@@ -330,6 +330,7 @@ type Server struct {
 
 	decoded  decodedSessions
 	capsMemo memo[*ClientCapabilities] // decoded request capabilities
+	infoMemo memo[*Implementation]     // decoded plain clientInfo objects
 	formMemo memo[[2]error]            // verdicts on form schemas
 
 	advMu    sync.Mutex
