@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -61,10 +62,11 @@ var (
 // newFastBinder returns the binder of t, or nil when t is not eligible: a
 // struct (not a pointer to one) of at most 64 JSON fields, each exported,
 // not embedded, of kind bool, string, int*, uint* (not uintptr) or float*,
-// with a json tag that is absent, "-" (the field is ignored), or a name
-// (v1's: the tag up to the first comma, the Go field name when empty; no
-// quotes or backslashes, valid UTF-8) followed by the options omitempty
-// and omitzero only (they change encoding, not decoding). Neither the
+// with a json tag that is absent, "-" (the field is ignored), "-," (the
+// name "-"), or a name (encoding/json's: the tag up to the first comma,
+// the Go field name when empty; see fieldName for the names admitted)
+// followed by the options omitempty and omitzero only (they change
+// encoding, not decoding). Neither the
 // struct nor a field's type (T or *T) may implement json.Unmarshaler,
 // jsonv2.UnmarshalerFrom or encoding.TextUnmarshaler, time.Duration is
 // excluded (jsonv2 formats it specially), and no two fields may share a
@@ -89,8 +91,8 @@ func newFastBinder(t reflect.Type) *fastBinder {
 		if !sf.IsExported() {
 			continue
 		}
-		tag, hasTag := sf.Tag.Lookup("json")
-		if hasTag && tag == "-" {
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
 			continue
 		}
 		name, ok := fieldName(sf.Name, tag)
@@ -117,7 +119,8 @@ func newFastBinder(t reflect.Type) *fastBinder {
 
 // fieldName returns the JSON name of a struct field from its json tag as
 // encoding/json reads it, and false for a tag whose reading is not
-// certain: a quoted or escaped name, invalid UTF-8, an empty option
+// certain: a quoted or escaped name, a control character or invalid
+// UTF-8 in it (a key holding one is escaped), an empty option
 // (except in "-,", which names the field "-"), or an option other than
 // omitempty and omitzero (string, inline, unknown, format, case, nocase,
 // ...).
@@ -126,7 +129,7 @@ func fieldName(goName, tag string) (string, bool) {
 		return "-", true // encoding/json's way to name a field "-"
 	}
 	name, opts, _ := strings.Cut(tag, ",")
-	if strings.ContainsAny(name, "\\'\"`") || !utf8.ValidString(name) {
+	if strings.ContainsAny(name, "\\'\"`") || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
 		return "", false
 	}
 	if name == "" {
@@ -180,7 +183,9 @@ func (b *fastBinder) agreesWithDecoder(t reflect.Type) bool {
 		return false
 	}
 	for _, f := range b.fields {
-		raw := jsonwire.AppendString([]byte{'{'}, f.name)
+		// The name as it is (fieldName admits no quote, backslash or
+		// control character): bind defers on escaped keys.
+		raw := append(append([]byte(`{"`), f.name...), '"')
 		sample := `1`
 		switch f.kind {
 		case reflect.Bool:
@@ -203,7 +208,8 @@ func (b *fastBinder) agreesWithDecoder(t reflect.Type) bool {
 
 // bind decodes the JSON object raw into the struct at p, which must be a
 // zeroed value of the type b was built for, and reports whether it did.
-// raw is valid JSON (jsonwire.Valid). false means "not certain": the
+// raw is valid JSON (jsonwire.Valid; on other input bind reports false or
+// a value, and never panics). false means "not certain": the
 // caller discards *p and decodes raw with the decoder, which may succeed
 // or fail. bind returns false on a key with an escape or invalid UTF-8, a
 // field named twice, null, a value of another JSON type than the field's,
@@ -224,6 +230,9 @@ func (b *fastBinder) bind(raw []byte, p unsafe.Pointer) bool {
 	}
 	for i < len(raw) && raw[i] == '"' {
 		end := jsonwire.SkipString(raw, i)
+		if end <= i+1 || raw[end-1] != '"' {
+			return false // unterminated
+		}
 		key := raw[i+1 : end-1]
 		if !plainKey(key) {
 			return false
@@ -234,6 +243,9 @@ func (b *fastBinder) bind(raw []byte, p unsafe.Pointer) bool {
 		}
 		i = jsonwire.SkipSpace(raw, i+1)
 		vend := jsonwire.SkipValue(raw, i)
+		if vend == i {
+			return false // no value
+		}
 		if k := b.lookup(key); k >= 0 {
 			if seen&(1<<k) != 0 || !b.fields[k].set(p, raw[i:vend]) {
 				return false

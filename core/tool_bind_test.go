@@ -47,6 +47,7 @@ type (
 		Empty  uint16   `json:""`
 		Fl     bindF64  `json:"fl"`
 		Slice  []string `json:"-"` // ignored, so any type
+		Amp    int      `json:"<a&b>"`
 	}
 	bindEmpty struct{}
 	// bindMany has more fields than bind searches linearly.
@@ -197,6 +198,8 @@ var bindCases = []bindCase{
 	{"mixed", `{"n":1.5}`, false, nil},
 	{"mixed", `{"Empty":-1}`, false, nil},
 	{"mixed", `{"\u00e9":2}`, false, nil},
+	{"mixed", `{"<a&b>":2}`, true, bindMixed{Amp: 2}},
+	{"mixed", `{"\u003ca&b>":2}`, false, nil},
 	// No fields; many fields (the map lookup).
 	{"empty", `{}`, true, bindEmpty{}},
 	{"empty", `{"a":1,"b":{"c":[null]}}`, true, bindEmpty{}},
@@ -288,13 +291,14 @@ func TestFastBindNegativeZero(t *testing.T) {
 	}
 }
 
-// TestFastBindRepeatedName checks that bind defers on a member named twice
-// (checkArguments refuses such arguments before binding; bind does not
-// rely on it) and on input that is not one object.
-func TestFastBindRepeatedName(t *testing.T) {
+// TestFastBindMalformed checks that bind defers, without panicking, on a
+// member named twice (checkArguments refuses such arguments before
+// binding; bind does not rely on it) and on input that is not one object.
+func TestFastBindMalformed(t *testing.T) {
 	t.Parallel()
 	fb := newFastBinder(reflect.TypeFor[bindInts]())
-	for _, raw := range []string{`{"I":1,"I":2}`, `{"I":1} {}`, `[1]`, `"I"`, ``, `{"I":1`, `{"I":1,}`, `{"I" 1}`, `{"I":1]`} {
+	for _, raw := range []string{`{"I":1,"I":2}`, `{"I":1} {}`, `[1]`, `"I"`, ``, `{"I":1`, `{"I":1,}`, `{"I" 1}`, `{"I":1]`,
+		`{"`, `{"I`, `{"I\"`, `{"I":`, `{"I":}`, `{"x":}`, `{"x":1 `, `{`, ` `} {
 		var v bindInts
 		if fb.bind([]byte(raw), unsafe.Pointer(&v)) {
 			t.Errorf("%s: bound %+v, want a deferral", raw, v)
@@ -409,7 +413,10 @@ func TestFastBinderEligibility(t *testing.T) {
 		"name with backslash": reflect.TypeFor[struct {
 			A int `json:"a\\b"`
 		}](),
-		// Built at run time: go vet refuses a repeated tag in source.
+		// Built at run time: go vet refuses these tags in source.
+		"control character": reflect.StructOf([]reflect.StructField{
+			{Name: "A", Type: reflect.TypeFor[int](), Tag: "json:\"a\x01\""},
+		}),
 		"duplicate tag names": reflect.StructOf([]reflect.StructField{
 			{Name: "A", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
 			{Name: "B", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
@@ -441,7 +448,7 @@ func TestFastBinderEligibility(t *testing.T) {
 	for _, f := range newFastBinder(reflect.TypeFor[bindMixed]()).fields {
 		names = append(names, f.name)
 	}
-	if got, want := strings.Join(names, " "), "s b n - Plain l é Empty fl"; got != want {
+	if got, want := strings.Join(names, " "), "s b n - Plain l é Empty fl <a&b>"; got != want {
 		t.Errorf("bindMixed's JSON names are %q, want %q", got, want)
 	}
 }
