@@ -301,9 +301,9 @@ func (b *fastBinder) lookup(key []byte) int {
 }
 
 // set stores the JSON value v into the field at p+f.off, or reports false
-// when it is not certain to store what the decoder would. The numbers are
-// parsed with the strconv calls the decoder makes (ParseFloat with the
-// field's size; integers within the field's range).
+// when it is not certain to store what the decoder would. Floats are
+// parsed with the strconv call the decoder makes (ParseFloat with the
+// field's size), integers to the same values within the field's range.
 func (f *fastField) set(p unsafe.Pointer, v []byte) bool {
 	fp := unsafe.Add(p, f.off)
 	switch f.kind {
@@ -324,11 +324,8 @@ func (f *fastField) set(p unsafe.Pointer, v []byte) bool {
 		}
 		return ok
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if !jsonInteger(v) {
-			return false
-		}
-		n, err := strconv.ParseInt(string(v), 10, intBits(f.kind))
-		if err != nil {
+		n, ok := parseInt(v, intBits(f.kind))
+		if !ok {
 			return false
 		}
 		switch f.kind {
@@ -345,11 +342,8 @@ func (f *fastField) set(p unsafe.Pointer, v []byte) bool {
 		}
 		return true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if len(v) == 0 || v[0] == '-' || !jsonInteger(v) {
-			return false // the decoder reads -0 as 0 (its canonical retry)
-		}
-		n, err := strconv.ParseUint(string(v), 10, intBits(f.kind))
-		if err != nil {
+		n, ok := parseUint(v, intBits(f.kind))
+		if !ok {
 			return false
 		}
 		switch f.kind {
@@ -385,6 +379,60 @@ func (f *fastField) set(p unsafe.Pointer, v []byte) bool {
 		return true
 	}
 	return false
+}
+
+// maxShortDigits is how many decimal digits any value fits in an int64.
+const maxShortDigits = 18
+
+// parseInt returns the value of the JSON integer v (no fraction, no
+// exponent) if it fits in a signed integer of the given size, as
+// strconv.ParseInt(v, 10, bits) would. Up to 18 digits it adds them up
+// itself (no such value overflows an int64); longer ones go to strconv.
+func parseInt(v []byte, bits int) (int64, bool) {
+	if !jsonInteger(v) {
+		return 0, false
+	}
+	d := v
+	if d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) > maxShortDigits {
+		n, err := strconv.ParseInt(string(v), 10, bits)
+		return n, err == nil
+	}
+	var n int64
+	for _, c := range d {
+		n = n*10 + int64(c-'0')
+	}
+	if v[0] == '-' {
+		n = -n
+	}
+	if lim := int64(1) << (bits - 1); bits < 64 && (n < -lim || n >= lim) {
+		return 0, false
+	}
+	return n, true
+}
+
+// parseUint returns the value of the JSON integer v if it is not negative
+// and fits in an unsigned integer of the given size, as
+// strconv.ParseUint(v, 10, bits) would; it reports false on a '-' even
+// for -0, which the decoder binds as 0 (its canonical retry).
+func parseUint(v []byte, bits int) (uint64, bool) {
+	if len(v) == 0 || v[0] == '-' || !jsonInteger(v) {
+		return 0, false
+	}
+	if len(v) > maxShortDigits {
+		n, err := strconv.ParseUint(string(v), 10, bits)
+		return n, err == nil
+	}
+	var n uint64
+	for _, c := range v {
+		n = n*10 + uint64(c-'0')
+	}
+	if bits < 64 && n >= 1<<bits {
+		return 0, false
+	}
+	return n, true
 }
 
 // intBits is the size in bits of an integer kind.

@@ -120,6 +120,11 @@ var bindCases = []bindCase{
 	{"ints", `{"i8":127,"i16":-32768,"i32":2147483647,"i64":-9223372036854775808}`, true,
 		bindInts{0, 127, -32768, 2147483647, -9223372036854775808}},
 	{"ints", `{"I":9223372036854775807}`, true, bindInts{I: 9223372036854775807}},
+	{"ints", `{"I":-999999999999999999,"i64":999999999999999999}`, true,
+		bindInts{I: -999999999999999999, I64: 999999999999999999}},
+	{"ints", `{"I":-1000000000000000000,"i64":1000000000000000000}`, true,
+		bindInts{I: -1000000000000000000, I64: 1000000000000000000}},
+	{"ints", `{"i32":999999999999999999}`, false, nil},
 	{"ints", `{"I":-0}`, true, bindInts{}},
 	{"ints", `{"I":0}`, true, bindInts{}},
 	{"ints", `{"i8":128}`, false, nil},
@@ -152,6 +157,9 @@ var bindCases = []bindCase{
 	{"uints", `{"u":0,"u8":255,"u16":65535,"u32":4294967295,"u64":18446744073709551615}`, true,
 		bindUints{0, 255, 65535, 4294967295, 18446744073709551615}},
 	{"uints", `{"u":18446744073709551615}`, true, bindUints{U: 18446744073709551615}},
+	{"uints", `{"u64":999999999999999999,"u32":1}`, true, bindUints{U64: 999999999999999999, U32: 1}},
+	{"uints", `{"u64":1000000000000000000}`, true, bindUints{U64: 1000000000000000000}},
+	{"uints", `{"u32":999999999999999999}`, false, nil},
 	{"uints", `{"u8":256}`, false, nil},
 	{"uints", `{"u16":65536}`, false, nil},
 	{"uints", `{"u32":4294967296}`, false, nil},
@@ -298,7 +306,8 @@ func TestFastBindMalformed(t *testing.T) {
 	t.Parallel()
 	fb := newFastBinder(reflect.TypeFor[bindInts]())
 	for _, raw := range []string{`{"I":1,"I":2}`, `{"I":1} {}`, `[1]`, `"I"`, ``, `{"I":1`, `{"I":1,}`, `{"I" 1}`, `{"I":1]`,
-		`{"`, `{"I`, `{"I\"`, `{"I":`, `{"I":}`, `{"x":}`, `{"x":1 `, `{`, ` `} {
+		`{"`, `{"I`, `{"I\"`, `{"I":`, `{"I":}`, `{"x":}`, `{"x":1 `, `{`, ` `,
+		`{"I":01}`, `{"I":+1}`, `{"I":-}`, `{"I":1x}`, `{"I":Infinity}`} {
 		var v bindInts
 		if fb.bind([]byte(raw), unsafe.Pointer(&v)) {
 			t.Errorf("%s: bound %+v, want a deferral", raw, v)
@@ -475,4 +484,27 @@ func FuzzFastBind(f *testing.F) {
 			runBindCase(t, binders, typ, raw)
 		}
 	})
+}
+
+// BenchmarkBindArguments binds {"a":40,"b":2} as a typed tool's handler
+// does (fast) and with the decoder alone.
+func BenchmarkBindArguments(b *testing.B) {
+	type add struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	raw := []byte(`{"a":40,"b":2}`)
+	for _, c := range []struct {
+		name string
+		fb   *fastBinder
+	}{{"fast", newFastBinder(reflect.TypeFor[add]())}, {"decoder", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if v, err := bindArguments[add](c.fb, raw); err != nil || v.B != 2 {
+					b.Fatal(v, err)
+				}
+			}
+		})
+	}
 }
