@@ -317,8 +317,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	st.typedOutput = !raw
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil
+	fast := newFastBinder(reflect.TypeFor[In]())
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
-		args, err := bindValidatedWith[In](req.Params.Arguments, bindCheckedOptions) // checkArguments passed
+		args, err := bindArguments[In](fast, req.Params.Arguments) // checkArguments passed
 		if err != nil {
 			return &CallToolResult{
 				Content: []Content{&TextContent{Text: fmt.Sprintf("Invalid arguments for tool %q: %v", tc.Name, bindError(err))}},
