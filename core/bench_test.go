@@ -173,10 +173,10 @@ func TestRequestAllocations(t *testing.T) {
 		budget float64
 		req    func(h http.Handler) *testReq
 	}{
-		{"2026-07-28", 14, func(http.Handler) *testReq {
+		{"2026-07-28", 12, func(http.Handler) *testReq {
 			return callReq(1, "add", map[string]any{"a": 40, "b": 2})
 		}},
-		{"2025-11-25 session", 13, func(h http.Handler) *testReq {
+		{"2025-11-25 session", 11, func(h http.Handler) *testReq {
 			sid := initialize(t, h, core.ProtocolVersion20251125, nil, nil)
 			return lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
 		}},

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpfn/mcpfn/core/internal/schema"
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -428,7 +429,9 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	r := &t.r
 	r.Content = t.slots[:0]
 	if !jsonwire.IsNull(b) {
-		t.text.Text = string(b)
+		// The text block and structuredContent are the same bytes: b is
+		// this function's own, and nothing writes to it after Marshal.
+		t.text.Text = unsafe.String(unsafe.SliceData(b), len(b))
 		t.slots[0] = &t.text
 		r.Content = t.slots[:]
 	}
