@@ -274,15 +274,27 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		s.serveBatch(w, r, body) // a batch is legacy (2025-03-26)
 		return
 	}
-	p := &post{}
-	m, x := &p.m, &p.x
+	m, _ := s.messages.Get().(*rpcMessage)
+	if m == nil {
+		m = new(rpcMessage)
+	}
+	defer s.recycle(m)
 	if id, perr := m.parse(body); perr != nil {
 		writeJSONError(w, http.StatusBadRequest, id, toWireError(perr))
 		return
 	}
+	p := &post{}
 	m.post = p
+	x := &p.x
 	x.w, x.acc, x.era = w, acc, s.eraOf(r.Header, m)
 	s.serve(r.Context(), x, r, m)
+}
+
+// recycle clears a served message for the next POST: every reference it
+// held (into the body, to its post) goes with it.
+func (s *Server) recycle(m *rpcMessage) {
+	*m = rpcMessage{}
+	s.messages.Put(m)
 }
 
 // serve answers one JSON-RPC message in the era of x, which the door

@@ -1,9 +1,13 @@
 package core_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -211,4 +215,48 @@ func TestCORSPreflight(t *testing.T) {
 	if exp := r.Header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, "WWW-Authenticate") || !strings.Contains(exp, "Mcp-Session-Id") {
 		t.Errorf("Expose-Headers = %q", exp)
 	}
+}
+
+// TestConcurrentMessages: requests of both eras served at once, on a server
+// that recycles the parsed form of every message, each get their own answer
+// (run with -race: a message used after it was recycled is a data race).
+func TestConcurrentMessages(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, quietBench())
+	sid := initialize(t, srv, legacyVersion, nil, nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				a, b := g*1000+i, i
+				args := map[string]any{"a": a, "b": b}
+				r := callReq(i+1, "add", args)
+				if g%2 == 1 {
+					r = lreq(fmt.Sprintf("g%d-%d", g, i), "tools/call", map[string]any{"name": "add", "arguments": args}, legacyVersion, sid)
+				}
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, r.httpRequest("/mcp"))
+				var env struct {
+					ID     json.RawMessage `json:"id"`
+					Result struct {
+						Content []struct {
+							Text string `json:"text"`
+						} `json:"content"`
+					} `json:"result"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil || len(env.Result.Content) != 1 {
+					t.Errorf("goroutine %d call %d: %s", g, i, rec.Body.Bytes())
+					return
+				}
+				wantID, _ := json.Marshal(r.msg["id"])
+				if got := env.Result.Content[0].Text; got != strconv.Itoa(a+b) || string(env.ID) != string(wantID) {
+					t.Errorf("goroutine %d call %d: id %s text %q, want id %s text %d", g, i, env.ID, got, wantID, a+b)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -26,16 +26,17 @@ type rpcMessage struct {
 	isError     bool
 
 	// post, when the message is the whole body of a POST, holds the
-	// exchange and the Request of the message in the same allocation.
+	// exchange and the Request of the message.
 	post *post
 }
 
-// post is what one POSTed message needs for its life, in one allocation:
-// the message, the exchange that answers it and its Request. They live as
-// long as the request (a handler may keep its Request, which keeps the
-// rest).
+// post is what one POSTed message needs for its life beyond its parsed
+// form, in one allocation: the exchange that answers it and its Request.
+// They live as long as the request (a handler may keep its Request, which
+// keeps the exchange). The parsed message itself is recycled once the
+// request is served (Server.servePost): nothing keeps it, and what the
+// Request takes from it are sub-slices of the body, never the message.
 type post struct {
-	m rpcMessage
 	x exchange
 	r Request
 }

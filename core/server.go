@@ -333,6 +333,10 @@ type Server struct {
 	infoMemo memo[*Implementation]     // decoded plain clientInfo objects
 	formMemo memo[[2]error]            // verdicts on form schemas
 
+	// messages recycles the parsed messages of POSTed bodies: a message
+	// is only used while it is served (see Server.servePost).
+	messages sync.Pool // *rpcMessage
+
 	advMu    sync.Mutex
 	advCache map[string]*serverTool // prepared advanced-mode tools
 	// unlisted serves, in advanced mode, legacy calls to tools the list
