@@ -174,17 +174,7 @@ func (s *Store) Create(ctx context.Context, rec *core.SessionRecord, lim core.Se
 	now := s.now()
 	pool, limit := s.pool(rec, lim)
 	wid := newWriteID()
-	_, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:           &s.table,
-			Item:                encode(rec, pool, 1, wid),
-			ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp <= :now"),
-			ExpressionAttributeNames: map[string]string{
-				"#pk": PartitionKey, "#exp": ExpiresAttribute},
-			ExpressionAttributeValues:           attrs{":now": attrN(now.UnixMilli())},
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-	})
+	err := createItem(ctx, s, encode(rec, pool, 1, wid), now)
 	if err != nil {
 		old, failed, cerr := s.conditionFailed(ctx, err, rec.ID)
 		switch {
@@ -374,17 +364,7 @@ func (s *Store) Update(ctx context.Context, rec *core.SessionRecord) error {
 	} else {
 		expr += " REMOVE #data"
 	}
-	_, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                           &s.table,
-			Key:                                 key(rec.ID),
-			UpdateExpression:                    aws.String(expr),
-			ConditionExpression:                 aws.String("#ver = :ver AND #exp > :now"),
-			ExpressionAttributeNames:            names,
-			ExpressionAttributeValues:           values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-	})
+	err := versionedUpdate(ctx, s, key(rec.ID), expr, names, values)
 	if err != nil {
 		old, failed, cerr := s.conditionFailed(ctx, err, rec.ID)
 		switch {
@@ -458,6 +438,43 @@ func (s *Store) conditionFailed(ctx context.Context, err error, id string) (*sto
 
 // withRetry calls call, and again while it fails with a throttling error,
 // up to the Store's MaxAttempts with jittered exponential backoff.
+// createItem sends the PutItem of a new item: it applies only where no
+// item lives at its key (none, or one expired before now), and a failed
+// condition returns the old item (see conditionFailed).
+func createItem(ctx context.Context, s *Store, item attrs, now time.Time) error {
+	_, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
+		return s.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:           &s.table,
+			Item:                item,
+			ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp <= :now"),
+			ExpressionAttributeNames: map[string]string{
+				"#pk": PartitionKey, "#exp": ExpiresAttribute},
+			ExpressionAttributeValues:           attrs{":now": attrN(now.UnixMilli())},
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+	})
+	return err
+}
+
+// versionedUpdate sends the UpdateItem of a versioned write of the item
+// at key: expr applies only while the item's version is values[":ver"] and
+// it has not expired (values[":now"]), and a failed condition returns the
+// old item (see conditionFailed). names must map #ver and #exp.
+func versionedUpdate(ctx context.Context, s *Store, key attrs, expr string, names map[string]string, values attrs) error {
+	_, err := withRetry(ctx, s, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
+		return s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                           &s.table,
+			Key:                                 key,
+			UpdateExpression:                    aws.String(expr),
+			ConditionExpression:                 aws.String("#ver = :ver AND #exp > :now"),
+			ExpressionAttributeNames:            names,
+			ExpressionAttributeValues:           values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+	})
+	return err
+}
+
 func withRetry[T any](ctx context.Context, s *Store, call func(context.Context) (T, error)) (T, error) {
 	delay := min(10*time.Millisecond, s.maxBackoff)
 	for attempt := 1; ; attempt++ {

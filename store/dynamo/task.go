@@ -108,18 +108,7 @@ func (t *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int)
 			return fmt.Errorf("dynamo: create task: %w", err)
 		}
 	}
-	_, err = withRetry(ctx, s, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
-		return s.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:           &s.table,
-			Item:                item,
-			ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp <= :now"),
-			ExpressionAttributeNames: map[string]string{
-				"#pk": PartitionKey, "#exp": ExpiresAttribute},
-			ExpressionAttributeValues:           attrs{":now": attrN(now.UnixMilli())},
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-	})
-	if err != nil {
+	if err = createItem(ctx, s, item, now); err != nil {
 		old, failed, cerr := t.conditionFailed(ctx, err, rec.ID)
 		switch {
 		case cerr != nil:
@@ -316,18 +305,7 @@ func (t *TaskStore) Update(ctx context.Context, rec *core.TaskRecord) error {
 		sets = append(sets, "#a"+i+" = :v"+i)
 	}
 	expr := "SET " + strings.Join(sets, ", ")
-	_, err = withRetry(ctx, s, func(ctx context.Context) (*dynamodb.UpdateItemOutput, error) {
-		return s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName:                           &s.table,
-			Key:                                 taskKey(rec.ID),
-			UpdateExpression:                    aws.String(expr),
-			ConditionExpression:                 aws.String("#ver = :ver AND #exp > :now"),
-			ExpressionAttributeNames:            names,
-			ExpressionAttributeValues:           values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-	})
-	if err != nil {
+	if err = versionedUpdate(ctx, s, taskKey(rec.ID), expr, names, values); err != nil {
 		old, failed, cerr := t.conditionFailed(ctx, err, rec.ID)
 		switch {
 		case cerr != nil:
