@@ -67,11 +67,14 @@ const responseHeadLen = len(`{"jsonrpc":"2.0","id":,"result":`)
 // enveloped returns the JSON-RPC response of the result res of the
 // request id when res was encoded in the buffer Request.resultBuffer
 // returned: then the response is the head, res where it already is, and
-// the closing brace, and nothing is copied.
+// the closing brace, and nothing is copied. res must be the encoder's
+// clipped result (cap equal to len): the brace then goes where no slice
+// of res reaches, so a caller holding a longer slice of the same buffer
+// (a middleware that returned a prefix of the result) sees nothing change.
 func (x *exchange) enveloped(id, res []byte) ([]byte, bool) {
 	h := x.head
 	x.head = nil
-	if len(h) != responseHeadLen+len(id) || len(res) == 0 || cap(h)-len(h) < len(res)+1 {
+	if len(h) != responseHeadLen+len(id) || len(res) == 0 || cap(res) != len(res) || cap(h)-len(h) < len(res)+1 {
 		return nil, false
 	}
 	msg := h[:len(h)+len(res)+1]
