@@ -34,21 +34,36 @@ type Options struct {
 	// core.ServerOptions.Authenticator (package auth), which every adapter
 	// shares.
 	Middleware func(http.Handler) http.Handler
-	// BodyReadTimeout bounds the time to receive a POST body, from the
-	// moment the handler starts (see LimitBodyRead): a client that trickles
-	// its body is answered 408 and disconnected. Zero means
-	// DefaultBodyReadTimeout; a negative value disables the bound.
+	// BodyReadTimeout bounds the time to receive a POST body: a client
+	// that trickles its body is answered 408 and disconnected. With
+	// NewHandler it counts from the moment the handler starts (see
+	// LimitBodyRead); with Serve and ServeListener from the start of the
+	// request (see ServeListener). Zero means DefaultBodyReadTimeout; a
+	// negative value disables the bound.
 	BodyReadTimeout time.Duration
 }
 
 // DefaultBodyReadTimeout is the BodyReadTimeout of a zero Options.
 const DefaultBodyReadTimeout = 30 * time.Second
 
+// The bounds of ServeListener's http.Server besides the body's.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
 // Handler returns an http.Handler serving srv at DefaultPath.
 func Handler(srv *core.Server) http.Handler { return NewHandler(srv, nil) }
 
 // NewHandler returns an http.Handler serving srv at opts.Path.
 func NewHandler(srv *core.Server, opts *Options) http.Handler {
+	return newHandler(srv, opts, false)
+}
+
+// newHandler is NewHandler; with ownServer, the http.Server is
+// ServeListener's, whose ReadTimeout bounds the body instead of
+// LimitBodyRead.
+func newHandler(srv *core.Server, opts *Options, ownServer bool) http.Handler {
 	if srv == nil {
 		panic("nethttp: nil server")
 	}
@@ -60,11 +75,9 @@ func NewHandler(srv *core.Server, opts *Options) http.Handler {
 	if opts != nil && opts.Middleware != nil {
 		h = opts.Middleware(h)
 	}
-	d := DefaultBodyReadTimeout
-	if opts != nil && opts.BodyReadTimeout != 0 {
-		d = opts.BodyReadTimeout
+	if !ownServer {
+		h = LimitBodyRead(h, bodyReadTimeout(opts))
 	}
-	h = LimitBodyRead(h, d)
 	if path == "*" {
 		return h
 	}
@@ -80,6 +93,14 @@ func NewHandler(srv *core.Server, opts *Options) http.Handler {
 	})
 }
 
+// bodyReadTimeout is opts.BodyReadTimeout with its default.
+func bodyReadTimeout(opts *Options) time.Duration {
+	if opts != nil && opts.BodyReadTimeout != 0 {
+		return opts.BodyReadTimeout
+	}
+	return DefaultBodyReadTimeout
+}
+
 // Serve listens on addr and serves srv until ctx is done. Then it closes
 // srv's long-lived streams (listen streams get their closing result) and
 // shuts the HTTP server down gracefully. It returns nil after a clean
@@ -93,8 +114,24 @@ func Serve(ctx context.Context, addr string, srv *core.Server, opts *Options) er
 }
 
 // ServeListener is Serve on an existing listener, which it closes.
+//
+// Its http.Server bounds the request headers to 10s and an idle keep-alive
+// connection to 2 minutes. The body bound (Options.BodyReadTimeout) is the
+// server's ReadTimeout: it counts from the start of the request, headers
+// included, and net/http clears it once the body has been read to its end
+// (at once for a request without a body), when it starts watching the
+// connection for the client going away, so that a long response (an SSE
+// stream) is not cut by it. That costs a request no deadline of its own,
+// as LimitBodyRead's does.
 func ServeListener(ctx context.Context, ln net.Listener, srv *core.Server, opts *Options) error {
-	hs := &http.Server{Handler: NewHandler(srv, opts), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler:           newHandler(srv, opts, true),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+	}
+	if d := bodyReadTimeout(opts); d > 0 {
+		hs.ReadTimeout = d
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
