@@ -124,6 +124,12 @@ func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
+	// A loopback address is written 127.x.x.x, or in IPv6 (::1, also
+	// IPv4-mapped) with leading zeros or colons: a name is none of these,
+	// and needs no parse (whose error allocates).
+	if host == "" || (host[0] != '1' && host[0] != '0' && host[0] != ':') {
+		return false
+	}
 	// netip parses without allocating; net.ParseIP, whose answers these
 	// are, takes no zone.
 	ip, err := netip.ParseAddr(host)
@@ -132,6 +138,9 @@ func isLoopbackHost(host string) bool {
 
 // splitHost returns the host part of host[:port].
 func splitHost(hostport string) string {
+	if strings.IndexByte(hostport, ':') < 0 {
+		return hostport // no port (net.SplitHostPort would fail)
+	}
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
@@ -317,6 +326,9 @@ type acceptance struct {
 }
 
 func parseAccept(h string) acceptance {
+	if h == "application/json, text/event-stream" {
+		return acceptance{json: true, sse: true} // what the spec tells clients to send
+	}
 	if strings.TrimSpace(h) == "" {
 		return acceptance{json: true, sse: true}
 	}

@@ -95,7 +95,8 @@ func TestIsLoopbackHost(t *testing.T) {
 		"::1", "[::1]", "[::1", "::1]", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "::1%lo",
 		"[::1%25lo]", "::1%25lo", "fe80::1", "::", "0.0.0.0", "128.0.0.1", "10.0.0.1", "localhost", "LOCALHOST", "localhost.",
 		"example.com", "", "[]", " 127.0.0.1", "127.0.0.1 ", "127.0.0.1:80", "::1:80", "1.2.3.4.5", "127.0.0.256", "::ffff:10.0.0.1",
-		"64:ff9b::7f00:1", "::127.0.0.1", "0:0:0:0:0:ffff:127.0.0.1"} {
+		"64:ff9b::7f00:1", "::127.0.0.1", "0:0:0:0:0:ffff:127.0.0.1", "0::1", "00::1", "1::", "a::1", "::FFFF:127.0.0.1",
+		"0:0:0:0:0:FFFF:7F00:1", "mcp.example.com", "x.lambda-url.us-east-1.on.aws"} {
 		if got, want := isLoopbackHost(h), old(h); got != want {
 			t.Errorf("isLoopbackHost(%q) = %v, net.ParseIP says %v", h, got, want)
 		}

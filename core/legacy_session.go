@@ -52,6 +52,9 @@ type Session struct {
 	// flight, when set, is the allocation the request that loaded the
 	// session registers itself in (see newInflight).
 	flight *inflight
+	// loaded is when the default store's record was read (Unix ns), for
+	// the first stale check only; 0 after it.
+	loaded int64
 }
 
 // ID returns the session id (the Mcp-Session-Id header).
@@ -309,10 +312,12 @@ func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Ses
 		// The default store copies the record into the Session's own
 		// allocation and shares its Data, which neither side writes.
 		o := &ownedSession{}
-		if err := ls.m.GetInto(id, time.Now(), (*memstore.Record)(&o.rec)); err != nil {
+		now := time.Now()
+		if err := ls.m.GetInto(id, now, (*memstore.Record)(&o.rec)); err != nil {
 			return nil, memstoreError(err)
 		}
 		o.Session.srv, o.Session.rec, o.Session.flight = s, &o.rec, &o.flight
+		o.Session.loaded = now.UnixNano()
 		sess = &o.Session
 	} else {
 		rec, err := s.store.Get(ctx, id)
@@ -453,9 +458,16 @@ func (sess *Session) touch(ctx context.Context) error {
 // session was last written.
 func (sess *Session) stale() bool {
 	s := sess.srv
-	now := time.Now()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	var now time.Time
+	if sess.loaded != 0 {
+		// The first question of the request that loaded the session,
+		// which asks it at once: the load's own clock reading will do.
+		now, sess.loaded = time.Unix(0, sess.loaded), 0
+	} else {
+		now = time.Now()
+	}
 	return now.Sub(sess.rec.LastUsed) > s.opts.SessionIdleTimeout/10
 }
 
