@@ -212,13 +212,14 @@ func (e *fastEncoder) agreesWithMarshal(t reflect.Type) bool {
 	return true
 }
 
-// encodeStack is how long an output encode builds on its stack before
-// copying it out at its exact size.
+// encodeStack bounds the estimated output that encode builds on its stack
+// and copies out at its exact length; a longer one is built in a slice of
+// the estimated size.
 const encodeStack = 256
 
 // encode returns the JSON encoding of the value at p, of the type e was
-// built for, in a new slice of its exact length (the one allocation
-// encode makes), and reports whether it wrote it; false means "not
+// built for, in a new slice (one allocation, unless escapes outgrow the
+// estimate), and reports whether it wrote it; false means "not
 // certain": the caller encodes with json.Marshal, which fails on a NaN or
 // infinite float (encode reports false on those) and writes a string
 // holding U+FFFD with the character as it is, where jsonwire.AppendString
