@@ -318,7 +318,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	st.typedOutput = !raw
 	// structuredContent only where an outputSchema is advertised.
 	structured := !raw && out != nil
-	fast := newFastBinder(reflect.TypeFor[In]())
+	fast, enc := newFastBinder(reflect.TypeFor[In]()), newFastEncoder(outType)
 	st.handler = func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		args, err := bindArguments[In](fast, req.Params.Arguments) // checkArguments passed
 		if err != nil {
@@ -338,7 +338,7 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 			}
 			return r, nil
 		}
-		r, err := typedResult(res, structured)
+		r, err := encodeResult(enc, &res, structured)
 		if err != nil {
 			return nil, serverFault{err}
 		}
@@ -419,6 +419,13 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding tool result: %w", err)
 	}
+	return bytesResult(b, structured), nil
+}
+
+// bytesResult is the result of a typed handler whose value encodes to b,
+// which becomes the result's own: its text block (none for null) and, when
+// structured, its structuredContent.
+func bytesResult(b []byte, structured bool) *CallToolResult {
 	// The result, its one content block and the block's slot in one
 	// allocation.
 	t := &struct {
@@ -430,7 +437,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	r.Content = t.slots[:0]
 	if !jsonwire.IsNull(b) {
 		// The text block and structuredContent are the same bytes: b is
-		// this function's own, and nothing writes to it after Marshal.
+		// the result's own, and nothing writes to it after its encoder.
 		t.text.Text = unsafe.String(unsafe.SliceData(b), len(b))
 		t.slots[0] = &t.text
 		r.Content = t.slots[:]
@@ -438,7 +445,7 @@ func typedResult(v any, structured bool) (*CallToolResult, error) {
 	if structured {
 		r.StructuredContent = json.RawMessage(b)
 	}
-	return r, nil
+	return r
 }
 
 // checkToolName enforces the spec's name rules: 1 to 128 characters of

@@ -162,7 +162,12 @@ func fastKind(t reflect.Type) bool {
 
 // hasUnmarshalMethod reports whether t or *t decodes itself.
 func hasUnmarshalMethod(t reflect.Type) bool {
-	for _, it := range [...]reflect.Type{jsonUnmarshalerType, jsonUnmarshalerFromType, textUnmarshalerType} {
+	return implementsAny(t, jsonUnmarshalerType, jsonUnmarshalerFromType, textUnmarshalerType)
+}
+
+// implementsAny reports whether t or *t implements one of the interfaces.
+func implementsAny(t reflect.Type, interfaces ...reflect.Type) bool {
+	for _, it := range interfaces {
 		if t.Implements(it) || reflect.PointerTo(t).Implements(it) {
 			return true
 		}
