@@ -347,7 +347,9 @@ var plainASCII = func() (t [256]bool) {
 }()
 
 // AppendString appends s as a JSON string, escaping as encoding/json does
-// (including <, > and & as \u escapes, so output is HTML-safe and identical).
+// (including <, > and & as \u escapes, so output is HTML-safe), except that
+// a U+FFFD in s is written \ufffd, as invalid UTF-8 is: the same string
+// once decoded, not the same bytes.
 func AppendString(b []byte, s string) []byte {
 	b = slices.Grow(b, len(s)+2)
 	b = append(b, '"')
