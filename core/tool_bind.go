@@ -81,26 +81,13 @@ func newFastBinder(t reflect.Type) *fastBinder {
 	if t.Kind() != reflect.Struct || hasUnmarshalMethod(t) {
 		return nil
 	}
+	fields, ok := scalarFields(t, fastKind)
+	if !ok {
+		return nil
+	}
 	b := &fastBinder{}
-	seen := map[string]bool{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		if sf.Anonymous {
-			return nil // embedded fields promote their own members
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, ok := fieldName(sf.Name, tag)
-		if !ok || seen[name] || !fastKind(sf.Type) {
-			return nil
-		}
-		seen[name] = true
-		b.fields = append(b.fields, fastField{name: name, kind: sf.Type.Kind(), off: sf.Offset})
+	for _, f := range fields {
+		b.fields = append(b.fields, fastField{name: f.name, kind: f.sf.Type.Kind(), off: f.sf.Offset})
 	}
 	if len(b.fields) > fastBinderMaxFields {
 		return nil
@@ -115,6 +102,44 @@ func newFastBinder(t reflect.Type) *fastBinder {
 		return nil
 	}
 	return b
+}
+
+// scalarField is a JSON member of a struct as newFastBinder and
+// newFastEncoder read it: the Go field and its JSON name.
+type scalarField struct {
+	sf   reflect.StructField
+	name string
+}
+
+// scalarFields returns the JSON members of the struct t in declaration
+// order, and false when the fast paths cannot be certain of them: an
+// embedded field (it promotes its own members), a tag fieldName cannot
+// read, two fields of one name, or a field whose type kindOK refuses.
+// Unexported fields and fields tagged "-" are skipped, as encoding/json
+// skips them.
+func scalarFields(t reflect.Type, kindOK func(reflect.Type) bool) ([]scalarField, bool) {
+	var fields []scalarField
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil, false
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, ok := fieldName(sf.Name, tag)
+		if !ok || seen[name] || !kindOK(sf.Type) {
+			return nil, false
+		}
+		seen[name] = true
+		fields = append(fields, scalarField{sf: sf, name: name})
+	}
+	return fields, true
 }
 
 // fieldName returns the JSON name of a struct field from its json tag as

@@ -84,37 +84,24 @@ func newFastEncoder(t reflect.Type) *fastEncoder {
 		if hasMarshalMethod(t) {
 			return nil
 		}
-		seen := map[string]bool{}
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			if sf.Anonymous {
-				return nil // embedded fields promote their own members
-			}
-			if !sf.IsExported() {
-				continue
-			}
-			tag := sf.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, ok := fieldName(sf.Name, tag)
-			if !ok || seen[name] || !encKind(sf.Type) {
-				return nil
-			}
-			seen[name] = true
+		fields, ok := scalarFields(t, encKind)
+		if !ok {
+			return nil
+		}
+		for _, f := range fields {
 			// json.Marshal of the name is the key encoding/json writes
 			// (HTML-escaped); agreesWithMarshal confirms it.
-			key, err := json.Marshal(name)
+			key, err := json.Marshal(f.name)
 			if err != nil {
 				return nil
 			}
-			_, opts, _ := strings.Cut(tag, ",")
+			_, opts, _ := strings.Cut(f.sf.Tag.Get("json"), ",")
 			e.fields = append(e.fields, encField{
 				key:   "," + string(key) + ":",
-				kind:  sf.Type.Kind(),
-				off:   sf.Offset,
+				kind:  f.sf.Type.Kind(),
+				off:   f.sf.Offset,
 				omit:  opts != "", // fieldName admits omitempty and omitzero only
-				index: i,
+				index: f.sf.Index[0],
 			})
 		}
 	case t.Kind() != reflect.String && encKind(t):
