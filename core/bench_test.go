@@ -166,17 +166,18 @@ func BenchmarkLegacySessionToolsCall(b *testing.B) {
 // allocation budgets (testing.AllocsPerRun, so not in parallel): the
 // message, its exchange and its Request share one allocation, a legacy
 // session's record and the request's in-flight record another, and the
-// result is encoded behind its response's head, not copied into it.
+// result is encoded behind its response's head, not copied into it, in a
+// recycled buffer.
 func TestRequestAllocations(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		budget float64
 		req    func(h http.Handler) *testReq
 	}{
-		{"2026-07-28", 12, func(http.Handler) *testReq {
+		{"2026-07-28", 11, func(http.Handler) *testReq {
 			return callReq(1, "add", map[string]any{"a": 40, "b": 2})
 		}},
-		{"2025-11-25 session", 11, func(h http.Handler) *testReq {
+		{"2025-11-25 session", 10, func(h http.Handler) *testReq {
 			sid := initialize(t, h, core.ProtocolVersion20251125, nil, nil)
 			return lreq(1, "tools/call", map[string]any{"name": "add", "arguments": map[string]any{"a": 40, "b": 2}}, core.ProtocolVersion20251125, sid)
 		}},

@@ -152,6 +152,10 @@ func (s *Server) reply(ctx context.Context, x *exchange, id, res []byte, err err
 			msg = jsonwire.AppendResult(make([]byte, 0, responseHeadLen+len(id)+len(res)+1), id, res)
 		}
 		x.finish(http.StatusOK, msg)
+		if ok {
+			// msg, and the result within it, were only the response's.
+			x.release(s)
+		}
 	case errors.Is(err, errParked):
 	case errors.Is(err, errCancelledByClient):
 		x.noResponse()

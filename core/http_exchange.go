@@ -43,6 +43,8 @@ type exchange struct {
 	// head is the head of the JSON-RPC response written by
 	// Request.resultBuffer, with room after it for the result.
 	head []byte
+	// pooled is the pooled buffer head was taken from, if it was.
+	pooled *[]byte
 }
 
 func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
@@ -83,6 +85,15 @@ func (x *exchange) enveloped(id, res []byte) ([]byte, bool) {
 	}
 	msg[len(msg)-1] = '}'
 	return msg, true
+}
+
+// release returns the pooled buffer of the response to srv, once the
+// response is written and nothing else holds it.
+func (x *exchange) release(srv *Server) {
+	if p := x.pooled; p != nil {
+		x.pooled = nil
+		srv.results.Put(p)
+	}
 }
 
 // flush pushes what was written to the client. Callers hold x.mu.

@@ -158,6 +158,9 @@ func (s *Server) buildChain() {
 		mw = append(mw, LogRequests(s.log, s.opts.RequestLogLevel))
 	}
 	mw = append(mw, s.opts.Middleware...)
+	// The request record keeps nothing of a result; a user's middleware
+	// may (see Request.resultBuffer).
+	s.poolResults = len(s.opts.Middleware) == 0
 	if len(mw) == 0 {
 		return
 	}

@@ -72,13 +72,31 @@ func (r *Request) resultBuffer(n int) []byte {
 	if r.x == nil {
 		return make([]byte, 0, n)
 	}
-	b := make([]byte, 0, responseHeadLen+len(r.ID)+n+1)
+	size := responseHeadLen + len(r.ID) + n + 1
+	var b []byte
+	if r.srv != nil && r.srv.poolResults && size <= pooledResultCap {
+		// Without a user's middleware nothing but the exchange keeps the
+		// result, and the exchange is done with it once it is written
+		// (an io.Writer retains nothing): Server.reply returns the buffer.
+		p, _ := r.srv.results.Get().(*[]byte)
+		if p == nil {
+			p = new([]byte)
+			*p = make([]byte, 0, pooledResultCap)
+		}
+		b, r.x.pooled = (*p)[:0], p
+	} else {
+		b = make([]byte, 0, size)
+	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, r.ID...)
 	b = append(b, `,"result":`...)
 	r.x.head = b
 	return b[len(b) : len(b) : cap(b)-1]
 }
+
+// pooledResultCap is the capacity of the pooled response buffers: a
+// typical result fits, a larger one grows into its own array.
+const pooledResultCap = 512
 
 // Modern reports whether the request speaks 2026-07-28 (no session, per-request
 // _meta) rather than a legacy revision.

@@ -336,6 +336,8 @@ type Server struct {
 	// messages recycles the parsed messages of POSTed bodies: a message
 	// is only used while it is served (see Server.servePost).
 	messages sync.Pool // *rpcMessage
+	// results recycles response buffers of results (Request.resultBuffer).
+	results sync.Pool // *[]byte
 
 	advMu    sync.Mutex
 	advCache map[string]*serverTool // prepared advanced-mode tools
@@ -349,6 +351,9 @@ type Server struct {
 	once     sync.Once
 	// chain is the middleware around serveRound; nil when there is none.
 	chain Handler
+	// poolResults: no middleware of the user's sees results, so their
+	// buffers can be recycled (Request.resultBuffer).
+	poolResults bool
 	// tk is the Tasks extension's machinery.
 	tk taskEngine
 }

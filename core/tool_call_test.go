@@ -1,9 +1,12 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strings"
@@ -519,6 +522,85 @@ func TestToolErrorResults(t *testing.T) {
 			r = era.call("nil_result").do(t, srv)
 			if e := r.wantError(t, http.StatusOK, core.CodeInternalError); str(e["message"]) != "Internal error" {
 				t.Errorf("the server's own fault: %s", r.Body)
+			}
+		})
+	}
+}
+
+// TestResultBuffersRecycled checks the recycling of response buffers
+// (Request.resultBuffer): results a user's middleware keeps stay intact,
+// and without such middleware, with or without the request record,
+// answers that reuse a buffer are each exactly their own, in both eras,
+// also for results too large for a recycled buffer.
+func TestResultBuffersRecycled(t *testing.T) {
+	t.Parallel()
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	newServer := func(opts *core.ServerOptions) *core.Server {
+		srv := core.NewServer(testImpl, opts)
+		core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, in echoArgs) (string, error) {
+			return in.Text, nil
+		})
+		return srv
+	}
+	texts := []string{"a", strings.Repeat("b", 40), "c", strings.Repeat("d", 600), "e", strings.Repeat("f", 200)}
+	calls := func(t *testing.T, srv *core.Server, check func(i int, body []byte)) {
+		sid := initialize(t, srv, core.ProtocolVersion20251125, nil, nil)
+		for round := 0; round < 3; round++ {
+			for i, text := range texts {
+				args := map[string]any{"text": text}
+				modern := callReq(i, "echo", args)
+				legacy := lreq(i, "tools/call", map[string]any{"name": "echo", "arguments": args}, core.ProtocolVersion20251125, sid)
+				for _, r := range []*testReq{modern, legacy} {
+					res := r.do(t, srv)
+					if got := textOf(res.result(t)); got != text {
+						t.Fatalf("call %d: text %.20q…, want %.20q…", i, got, text)
+					}
+					check(i, res.Body)
+				}
+			}
+		}
+	}
+	t.Run("kept by middleware", func(t *testing.T) {
+		t.Parallel()
+		var kept [][]byte
+		var copies [][]byte
+		keep := func(next core.Handler) core.Handler {
+			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+				out, err := next(ctx, c)
+				if err == nil && c.Method == "tools/call" {
+					kept = append(kept, out.Result)
+					copies = append(copies, append([]byte(nil), out.Result...))
+				}
+				return out, err
+			}
+		}
+		calls(t, newServer(&core.ServerOptions{Logger: slog.New(slog.DiscardHandler), Middleware: []core.Middleware{keep}}), func(int, []byte) {})
+		if len(kept) != 3*2*len(texts) {
+			t.Fatalf("middleware saw %d results, want %d", len(kept), 3*2*len(texts))
+		}
+		for i := range kept {
+			if !bytes.Equal(kept[i], copies[i]) {
+				t.Fatalf("result %d changed after its response: %.60s…, was %.60s…", i, kept[i], copies[i])
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		opts *core.ServerOptions
+	}{
+		{"no middleware", quietBench()},
+		{"request record", &core.ServerOptions{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var bodies [][]byte
+			calls(t, newServer(c.opts), func(i int, body []byte) { bodies = append(bodies, body) })
+			for i, b := range bodies {
+				if !bytes.Contains(b, []byte(`"text":"`+texts[(i/2)%len(texts)]+`"`)) {
+					t.Fatalf("response %d: %.80s…", i, b)
+				}
 			}
 		})
 	}
