@@ -85,7 +85,7 @@ func (r *Request) resultBuffer(n int) []byte {
 		}
 		b, r.x.pooled = (*p)[:0], p
 	} else {
-		b = make([]byte, 0, size)
+		b, r.x.pooled = make([]byte, 0, size), nil
 	}
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, r.ID...)

@@ -29,3 +29,25 @@ func TestEncodeCallToolResultText(t *testing.T) {
 		}
 	}
 }
+
+// TestResultBufferPooledFollowsHead: the pooled buffer an exchange returns
+// is always the one its response head is in. A request that encodes twice
+// (a round after input) into a buffer too large for the pool must not
+// return the first, which its earlier result may still reach.
+func TestResultBufferPooledFollowsHead(t *testing.T) {
+	t.Parallel()
+	s := NewServer(Implementation{Name: "t", Version: "1"}, nil)
+	if !s.poolResults {
+		t.Fatal("a server without middleware does not recycle result buffers")
+	}
+	x := &exchange{}
+	r := &Request{srv: s, x: x, ID: []byte("1")}
+	r.resultBuffer(16)
+	if x.pooled == nil || &(*x.pooled)[:1][0] != &x.head[0] {
+		t.Fatal("a small result is not encoded in a pooled buffer")
+	}
+	r.resultBuffer(pooledResultCap)
+	if x.pooled != nil {
+		t.Fatal("after a result too large for the pool, the exchange still names the earlier pooled buffer")
+	}
+}
