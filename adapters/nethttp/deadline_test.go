@@ -111,9 +111,11 @@ func testBodyReadTimeout(t *testing.T, serve func(*core.Server, *nethttp.Options
 	defer get.Close()
 
 	// The trickling client is answered within the bound (the test's own
-	// deadline is a failure bound, far above it).
-	c := trickle(t, addr)
+	// deadline is a failure bound, far above it), and not before it: the
+	// clock starts before the dial, because ServeListener's ReadTimeout
+	// counts from the moment net/http begins reading the connection.
 	start := time.Now()
+	c := trickle(t, addr)
 	c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
