@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -12,7 +14,7 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 )
 
-func benchServer(b *testing.B) string {
+func benchServer(b testing.TB) string {
 	srv := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.ServerOptions{
 		CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Hour, Scope: core.CacheScopePublic}},
 	})
@@ -30,6 +32,47 @@ func benchServer(b *testing.B) string {
 	b.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
 }
+
+// TestListToolsCachedAllocations holds a cached ListTools to one allocation,
+// the caller's copy of the page's tool list (testing.AllocsPerRun, so not
+// in parallel): the request it would have sent is not built on the heap.
+func TestListToolsCachedAllocations(t *testing.T) {
+	url := benchServer(t)
+	ctx := context.Background()
+	var posts atomic.Int64
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, HTTPClient: &http.Client{
+		Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPost {
+				posts.Add(1)
+			}
+			return http.DefaultTransport.RoundTrip(r)
+		}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := posts.Load()
+	n := testing.AllocsPerRun(100, func() {
+		tools, err := c.ListTools(ctx)
+		if err != nil || len(tools) != 1 || tools[0].Name != "add" {
+			t.Fatalf("ListTools = %v, %v", tools, err)
+		}
+	})
+	if got := posts.Load() - before; got != 0 {
+		t.Fatalf("%d requests reached the server: the list was not served from the cache", got)
+	}
+	if n > 1+raceAllocSlack {
+		t.Errorf("%v allocations per cached ListTools, budget 1 (+%d under the race detector)", n, raceAllocSlack)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // BenchmarkListToolsCached: tools/list served from the cache (ttlMs from the
 // server's hint).

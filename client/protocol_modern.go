@@ -168,6 +168,19 @@ func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, e
 		}
 		gen = cache.generation()
 	}
+	// The rounds keep their request beyond this call (a middleware's Call,
+	// an input round), so they get a copy on the heap: a cache hit above
+	// allocates nothing for it.
+	rc := *r
+	return p.fetch(ctx, &rc, useCache, src, gen)
+}
+
+// fetch sends r to the server (do missed the cache) and caches the result
+// when useCache allows, under src's credential and the cache generation gen
+// read before the request.
+func (p *modernProtocol) fetch(ctx context.Context, r *request, useCache bool, src credSource, gen uint64) (json.RawMessage, error) {
+	c := p.c
+	cache := c.cl.cache
 	var res json.RawMessage
 	var err error
 	rounds := 0
