@@ -135,6 +135,7 @@ func TestReportWithMCPFN(t *testing.T) {
 	for _, want := range []string{
 		"mcpfn 25.0 µs/req, 1.25x floor → PASS",
 		"mcpfn 30000 req/s, 3.00x mcp-go → PASS",
+		"≤ 1.15x floor in both eras (the project's bound), at 16 / 64 clients: modern 1.25x / 1.25x, legacy 1.25x / 1.25x → **FAIL**",
 		"| add | 64 | 3.00x | 1.00x | 0.31x |",
 	} {
 		if !strings.Contains(md, want) {
@@ -209,5 +210,45 @@ func TestMCPFNBuilds(t *testing.T) {
 	s.build(t.TempDir(), true)
 	if s.Bin == "" {
 		t.Fatalf("examples/bench did not build: %s", s.Skip)
+	}
+}
+
+func TestReportEraBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name           string
+		modern, legacy float64 // mcpfn's CPU µs/req; the floor's is 20
+		want           string
+	}{
+		{"both under", 22, 22.6, "modern 1.10x / 1.10x, legacy 1.13x / 1.13x → PASS"},
+		{"legacy over", 22, 23.4, "modern 1.10x / 1.10x, legacy 1.17x / 1.17x → **FAIL**"},
+		{"modern over", 23.4, 22, "modern 1.17x / 1.17x, legacy 1.10x / 1.10x → **FAIL**"},
+		{"legacy not measured", 22, 0, "modern 1.10x / 1.10x, legacy – / – → not judged"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res := fakeResults(true)
+			for _, n := range res.cfg.clients {
+				set := func(sc string, cpu float64) {
+					k := key{"mcpfn", sc, n}
+					if cpu == 0 {
+						delete(res.runs, k)
+						return
+					}
+					for i := range res.runs[k] {
+						res.runs[k][i].CPUPerReq = cpu
+					}
+				}
+				set("add", c.modern)
+				set("legacy-add", c.legacy)
+			}
+			line, ok := res.eraBound()
+			if !ok || !strings.Contains(line, c.want) {
+				t.Errorf("eraBound() = %q, %v; want it to contain %q", line, ok, c.want)
+			}
+		})
+	}
+	if line, ok := fakeResults(false).eraBound(); ok {
+		t.Errorf("judged without mcpfn: %q", line)
 	}
 }

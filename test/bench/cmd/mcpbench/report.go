@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -280,6 +281,9 @@ func (res *results) targets(p func(string, ...any)) {
 		lines = append(lines, fmt.Sprintf("- CPU per legacy tools/call add (2025-11-25, session on the memory store) at %d clients ≤ %.1fx floor (%.1f µs): mcpfn %.1f µs/req, %s floor → %s",
 			c, cpuTarget, floor.cpu, f.cpu, fmtRatio(r), passFail(r <= cpuTarget)))
 	}
+	if line, ok := res.eraBound(); ok {
+		lines = append(lines, line)
+	}
 	if g, ok := res.agg("mcpgo", "add", 64); ok {
 		if f, ok := res.agg("mcpfn", "add", 64); ok {
 			lines = append(lines, fmt.Sprintf("- p99 latency of modern tools/call add at 64 clients ≤ mcp-go's (%.2f ms): mcpfn %.2f ms → %s",
@@ -342,6 +346,43 @@ func (res *results) targets(p func(string, ...any)) {
 		}
 		p("\n")
 	}
+}
+
+// eraBound judges the project's bound on both eras: mcpfn's CPU per
+// tools/call add at most 1.15x the floor's, modern and legacy, at every
+// client count measured. It reports false when mcpfn was not measured.
+func (res *results) eraBound() (string, bool) {
+	const bound = 1.15
+	var parts, counts []string
+	pass, judged, missing := true, false, false
+	for _, c := range res.cfg.clients {
+		counts = append(counts, strconv.Itoa(c))
+	}
+	for _, sc := range []struct{ name, era string }{{"add", "modern"}, {"legacy-add", "legacy"}} {
+		var rs []string
+		for _, c := range res.cfg.clients {
+			_, okFloor := res.agg("floor", sc.name, c)
+			_, okMCPFN := res.agg("mcpfn", sc.name, c)
+			if !okFloor || !okMCPFN {
+				rs, missing = append(rs, "–"), true
+				continue
+			}
+			r := res.paired("mcpfn", "floor", sc.name, c, cpuOf)
+			rs = append(rs, fmtRatio(r))
+			pass = pass && r <= bound // false for NaN
+			judged = true
+		}
+		parts = append(parts, sc.era+" "+strings.Join(rs, " / "))
+	}
+	if !judged {
+		return "", false
+	}
+	verdict := passFail(pass)
+	if missing && pass {
+		verdict = "not judged: it needs both eras at every client count"
+	}
+	return fmt.Sprintf("- CPU per tools/call add ≤ %.2fx floor in both eras (the project's bound), at %s clients: %s → %s",
+		bound, strings.Join(counts, " / "), strings.Join(parts, ", "), verdict), true
 }
 
 func passFail(ok bool) string {
