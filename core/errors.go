@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/mcp"
@@ -32,6 +34,9 @@ const (
 	// CodeURLElicitationRequired is the 2025-11-25 error a tool returns when the
 	// user must complete a URL elicitation first.
 	CodeURLElicitationRequired = mcp.CodeURLElicitationRequired
+	// CodeLimitExceeded: the caller reached one of the server's bounds and
+	// may retry later (LimitExceededError).
+	CodeLimitExceeded = mcp.CodeLimitExceeded
 )
 
 // Error is the one protocol error type, mcp.Error: a JSON-RPC error object
@@ -62,6 +67,29 @@ func ServerError(format string, args ...any) *Error {
 func MissingCapabilityError(required *ClientCapabilities) *Error {
 	return NewError(CodeMissingRequiredClientCapability, "Missing required client capability").
 		WithData(map[string]any{"requiredCapabilities": required})
+}
+
+// LimitExceededError returns the error of a request refused because its
+// caller reached one of the server's bounds (its tasks, its task bytes,
+// its long-lived streams, busy task workers): a condition the client
+// caused or shares, which goes away by itself, so it is neither -32602
+// (nothing is wrong with the params) nor -32603 (nothing is wrong with the
+// server). The code is CodeLimitExceeded, data.reason is reason (a stable
+// machine-readable name, e.g. "too_many_tasks"), data.limit the bound
+// (when positive) and data.retryAfterMs the suggested wait; the response
+// is HTTP 429 with Retry-After in whole seconds (RFC 9110 §10.2.3), at
+// least 1. A middleware that limits rates can return it too.
+func LimitExceededError(reason string, limit int64, retryAfter time.Duration, format string, args ...any) *Error {
+	if retryAfter < time.Second {
+		retryAfter = time.Second
+	}
+	data := map[string]any{"reason": reason, "retryAfterMs": retryAfter.Milliseconds()}
+	if limit > 0 {
+		data["limit"] = limit
+	}
+	secs := (retryAfter + time.Second - 1) / time.Second
+	return NewError(CodeLimitExceeded, fmt.Sprintf(format, args...)).WithData(data).
+		WithHTTP(http.StatusTooManyRequests, http.Header{"Retry-After": {strconv.FormatInt(int64(secs), 10)}})
 }
 
 // ResourceNotFoundError returns the error for a missing resource: -32602 with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // JSON-RPC and MCP error codes (JSON-RPC 2.0 §5.1; 2026-07-28 basic/index
@@ -34,6 +35,15 @@ const (
 	// CodeURLElicitationRequired is the 2025-11-25 error a tool returns when
 	// the user must complete a URL elicitation first.
 	CodeURLElicitationRequired = -32042
+	// CodeLimitExceeded: the caller reached one of the server's bounds (its
+	// tasks, its task bytes, its long-lived streams, the task workers) and
+	// may try again later; data.reason names the bound, data.limit its
+	// value and data.retryAfterMs when to try again. It is an application
+	// code, outside -32768..-32000 as 2026-07-28 basic/index §Error Codes
+	// asks of codes an implementation defines for its own purposes (the
+	// specification defines none for this); mcpfn servers send it with HTTP
+	// 429 and Retry-After. ErrLimitExceeded matches it.
+	CodeLimitExceeded = -31429
 )
 
 // Error is the one protocol error type of both halves: a JSON-RPC error
@@ -150,7 +160,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Cause }
 
 // Is reports whether target is one of the code sentinels (ErrHeaderMismatch,
-// ErrMissingCapability, ErrUnsupportedVersion) for e's Code, or an *Error
+// ErrMissingCapability, ErrUnsupportedVersion, ErrLimitExceeded) for e's Code, or an *Error
 // with e's Code (and, if the target has one, e's Method): so
 // errors.Is(err, &mcp.Error{Code: mcp.CodeInvalidParams}) matches any
 // -32602.
@@ -222,6 +232,19 @@ func (e *Error) RequiredCapabilities() *ClientCapabilities {
 	return nil
 }
 
+// RetryAfter returns data.retryAfterMs of an error as a duration: when the
+// server suggests trying again (CodeLimitExceeded). It is 0 when Data has
+// none.
+func (e *Error) RetryAfter() time.Duration {
+	var d struct {
+		RetryAfterMs int64 `json:"retryAfterMs"`
+	}
+	if e.decodeData(&d) && d.RetryAfterMs > 0 {
+		return time.Duration(d.RetryAfterMs) * time.Millisecond
+	}
+	return 0
+}
+
 func (e *Error) decodeData(v any) bool {
 	return len(e.Data) > 0 && json.Unmarshal(e.Data, v) == nil
 }
@@ -259,4 +282,6 @@ var (
 	// ErrUnsupportedVersion matches -32022 (CodeUnsupportedProtocolVersion);
 	// see Error.Supported and Error.Requested.
 	ErrUnsupportedVersion error = codeSentinel{CodeUnsupportedProtocolVersion, "unsupported protocol version"}
+	// ErrLimitExceeded matches CodeLimitExceeded; see Error.RetryAfter.
+	ErrLimitExceeded error = codeSentinel{CodeLimitExceeded, "limit exceeded"}
 )
