@@ -277,7 +277,33 @@ func (s *Server) taskTarget(r *Request, params []byte, own func(k, v []byte) err
 	if !has {
 		return "", InvalidParamsError("Invalid params: taskId is required")
 	}
+	if !validTaskID(id) {
+		return "", errTaskNotFound() // no store holds it: none is asked
+	}
 	return id, nil
+}
+
+// maxTaskIDBytes bounds the task ids the server looks up. Core issues
+// 43-byte ids (newTaskID); the bound leaves room for a store of the
+// future, and is far below any store's key limit (DynamoDB: 2,048 bytes).
+const maxTaskIDBytes = 128
+
+// validTaskID reports whether id could have been issued by core: 1 to
+// maxTaskIDBytes bytes of the base64url alphabet. Requests naming any
+// other id are answered as for an unknown one without reading the store
+// (tasks.md §Error Handling: -32602), so that no client-chosen string of
+// any size or alphabet reaches a store key.
+func validTaskID(id string) bool {
+	if len(id) == 0 || len(id) > maxTaskIDBytes {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // errTaskNotFound is the answer for an unknown, expired or other
@@ -625,6 +651,9 @@ func (t *taskRun) takeStatus() (string, bool) {
 // error is a store failure (the task then ends failed when its lease
 // passes) or ErrTaskNotFound.
 func (s *Server) RunTask(ctx context.Context, id string) error {
+	if !validTaskID(id) {
+		return fmt.Errorf("core: run task: %w", ErrTaskNotFound)
+	}
 	run := &taskRun{id: id, runner: newTaskID()[:22]}
 	rec, err := s.claimTask(ctx, id, run)
 	if err != nil || rec == nil {

@@ -54,7 +54,7 @@ func (s *Server) watchTasks(ctx context.Context, r *Request, ids []string) (*tas
 		if len(kept) == maxWatchedTasks {
 			break
 		}
-		if _, dup := w.ids[id]; dup {
+		if _, dup := w.ids[id]; dup || !validTaskID(id) {
 			continue
 		}
 		rec, err := s.tk.store.Get(ctx, id)
