@@ -235,6 +235,14 @@ type ServerOptions struct {
 	// working task whose lease has passed is failed by the next request
 	// that reads it. Zero means DefaultTaskLease.
 	TaskLease time.Duration
+	// TaskClaimTimeout is how long a working task no run has claimed yet
+	// (just created, or resumed by tasks/update) waits for its runner: a
+	// task queued behind a busy pool, or an asynchronous invocation that
+	// Lambda holds back under throttling. Past it, the next reader fails
+	// the task ("no runner took it"). It is separate from TaskLease, which
+	// bounds the silence of a run that holds the task. Zero means
+	// DefaultTaskClaimTimeout.
+	TaskClaimTimeout time.Duration
 	// MaxTasksPerPrincipal bounds the unexpired tasks (any status) of one
 	// authenticated principal; a call that would create one more is
 	// answered -32603 (reason too_many_tasks). Zero means
@@ -301,8 +309,8 @@ func (o *ServerOptions) Validate() error {
 			return fmt.Errorf("core: CacheHints[%q]: invalid scope %q", m, h.Scope)
 		}
 	}
-	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
-		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskShutdownGrace or MaxTaskResultBytes")
+	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskClaimTimeout < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
+		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskClaimTimeout, TaskShutdownGrace or MaxTaskResultBytes")
 	}
 	if (o.ListToolsHandler == nil) != (o.CallToolHandler == nil) {
 		return fmt.Errorf("core: ListToolsHandler and CallToolHandler must be set together")

@@ -177,6 +177,13 @@ const (
 // sandbox) is failed at most this long after its last heartbeat.
 const DefaultTaskLease = 30 * time.Second
 
+// DefaultTaskClaimTimeout is how long a task no run has claimed waits for
+// its runner when ServerOptions.TaskClaimTimeout is zero: long enough for a
+// queue behind busy workers or an asynchronous invocation that Lambda
+// retries under throttling, short enough that a client polling a task no
+// runner will ever take learns it within minutes.
+const DefaultTaskClaimTimeout = 5 * time.Minute
+
 // DefaultMaxTaskResultBytes bounds the encoded result or error a task
 // keeps when ServerOptions.MaxTaskResultBytes is zero: below DynamoDB's
 // 400 KB item limit with room for the rest of the record. A larger result
