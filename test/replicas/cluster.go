@@ -25,6 +25,7 @@ import (
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
+	"github.com/mcpfn/mcpfn/test/replicas/storeproxy"
 )
 
 // SecretName is the Secrets Manager secret holding the signing keys.
@@ -57,6 +58,13 @@ type Config struct {
 	// ReplicaArgs are extra flags of every replica (examples/everything),
 	// e.g. -task-lease 2s.
 	ReplicaArgs []string
+	// ReplicaEnv are extra environment variables of every replica
+	// ("NAME=value").
+	ReplicaEnv []string
+	// StoreProxy puts a storeproxy between the replicas and DynamoDB
+	// (Cluster.Store), so that a test can count the replicas' store calls
+	// and cut the store off.
+	StoreProxy bool
 }
 
 // Cluster is dynalite, a session table, smfake, the replicas of
@@ -69,8 +77,11 @@ type Cluster struct {
 	URL string
 	// SMURL is smfake's URL; Table and Endpoint name the session table.
 	SMURL, Table, Endpoint string
-	started                time.Time
-	hs                     *http.Server
+	// Store is the proxy between the replicas and DynamoDB, when
+	// Config.StoreProxy asked for one.
+	Store   *storeproxy.Proxy
+	started time.Time
+	hs      *http.Server
 
 	mu       sync.Mutex
 	procs    []*proc // dynalite, smfake
@@ -138,6 +149,11 @@ func StartCluster(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	if err := dynamo.CreateTable(ctx, db, c.Table); err != nil {
 		return nil, fmt.Errorf("creating the session table: %w", err)
+	}
+	if cfg.StoreProxy {
+		if c.Store, err = storeproxy.New(c.Endpoint); err != nil {
+			return nil, err
+		}
 	}
 
 	// Secrets Manager.
@@ -231,9 +247,14 @@ func (c *Cluster) replicaEnv() []string {
 			env = append(env, kv)
 		}
 	}
+	endpoint := c.Endpoint
+	if c.Store != nil {
+		endpoint = c.Store.URL
+	}
+	env = append(env, c.cfg.ReplicaEnv...)
 	return append(env,
 		"MCPFN_DYNAMODB_TABLE="+c.Table,
-		"AWS_ENDPOINT_URL_DYNAMODB="+c.Endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB="+endpoint,
 		"MCPFN_KEYS_SECRET_ID="+SecretName,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER="+c.SMURL,
 		"AWS_REGION=us-east-1",
@@ -390,6 +411,9 @@ func (c *Cluster) Close() {
 		}
 	}
 	wg.Wait()
+	if c.Store != nil {
+		c.Store.Close()
+	}
 	for i := len(procs) - 1; i >= 0; i-- {
 		procs[i].stop(syscall.SIGTERM, 10*time.Second)
 	}

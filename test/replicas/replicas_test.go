@@ -46,6 +46,13 @@ func TestMain(m *testing.M) {
 // lines) is printed when the test fails.
 func newCluster(t *testing.T, n int, replicaArgs ...string) *Cluster {
 	t.Helper()
+	return newClusterWith(t, Config{Replicas: n, ReplicaArgs: replicaArgs})
+}
+
+// newClusterWith starts the cluster cfg describes (Replicas, ReplicaArgs,
+// ReplicaEnv, StoreProxy; the rest is filled in) for the test.
+func newClusterWith(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	root, err := moduleRoot()
 	if err != nil {
@@ -70,8 +77,9 @@ func newCluster(t *testing.T, n int, replicaArgs ...string) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := StartCluster(t.Context(), Config{Root: root, Work: work, Everything: bins.everything, SMFake: bins.smfake,
-		Replicas: n, DynamoEndpoint: endpoint, LogLevel: "info", Log: logf, ReplicaArgs: replicaArgs})
+	cfg.Root, cfg.Work, cfg.Everything, cfg.SMFake = root, work, bins.everything, bins.smfake
+	cfg.DynamoEndpoint, cfg.LogLevel, cfg.Log = endpoint, "info", logf
+	c, err := StartCluster(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

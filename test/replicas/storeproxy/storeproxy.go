@@ -1,0 +1,182 @@
+// Package storeproxy stands between the replicas and DynamoDB (dynalite) so
+// that tests can count what the replicas ask of the store and cut the store
+// off, as a failing network or a regional outage would.
+//
+// It is a reverse proxy for the DynamoDB JSON 1.0 protocol: each request is
+// one HTTP POST whose X-Amz-Target header names the operation
+// ("DynamoDB_20120810.GetItem"). Counts tallies the operations that reached
+// the store; Cut makes every request fail in transport until Restore, either
+// at once (the connection is closed, as a refused or reset connection
+// looks to the AWS SDK) or by holding it until Restore (a black hole, which
+// the SDK's timeouts end). Requests refused while cut are tallied
+// separately (Refused), and Observe hooks see every request's operation and
+// body, forwarded or refused, so a test can wait for an event (a write of a
+// given record) instead of sleeping.
+package storeproxy
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// Mode is how a cut store fails.
+type Mode int
+
+const (
+	// Up forwards every request.
+	Up Mode = iota
+	// Reset closes each request's connection without an answer.
+	Reset
+	// Hang holds each request, unanswered, until Restore, then closes it.
+	Hang
+)
+
+// Request is one request seen by the proxy.
+type Request struct {
+	// Op is the DynamoDB operation: "GetItem", "PutItem", "UpdateItem", ...
+	Op string
+	// Body is the request's JSON body.
+	Body []byte
+	// Refused reports whether the store was cut when it came.
+	Refused bool
+}
+
+// Proxy is the store proxy. Its zero value is not usable: build it with New.
+type Proxy struct {
+	target *url.URL
+	rp     *httputil.ReverseProxy
+	srv    *http.Server
+	// URL is the proxy's endpoint, for AWS_ENDPOINT_URL_DYNAMODB.
+	URL string
+
+	mu       sync.Mutex
+	mode     Mode
+	restored chan struct{} // closed by Restore
+	counts   map[string]int
+	refused  map[string]int
+	watchers []func(Request)
+}
+
+// New starts a proxy on a loopback port forwarding to endpoint (dynalite's
+// URL). Close stops it.
+func New(endpoint string) (*Proxy, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{target: u, counts: map[string]int{}, refused: map[string]int{}, restored: make(chan struct{})}
+	p.rp = httputil.NewSingleHostReverseProxy(u)
+	p.srv = &http.Server{Handler: p}
+	p.URL = "http://" + ln.Addr().String()
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+// Close stops the proxy, ending the requests it holds.
+func (p *Proxy) Close() {
+	p.Restore()
+	p.srv.Close()
+}
+
+// Cut makes the store unreachable in mode (Reset or Hang) until Restore.
+func (p *Proxy) Cut(mode Mode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode == Up {
+		p.restored = make(chan struct{})
+	}
+	p.mode = mode
+}
+
+// Restore makes the store reachable again; held requests are closed.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode != Up {
+		close(p.restored)
+	}
+	p.mode = Up
+}
+
+// Observe calls f (on the request's goroutine, so it must be quick) with
+// every request from now on.
+func (p *Proxy) Observe(f func(Request)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watchers = append(p.watchers, f)
+}
+
+// Counts returns how many requests of each operation reached the store.
+func (p *Proxy) Counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		c[k] = v
+	}
+	return c
+}
+
+// Refused returns how many requests of each operation were refused while
+// the store was cut.
+func (p *Proxy) Refused() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := make(map[string]int, len(p.refused))
+	for k, v := range p.refused {
+		c[k] = v
+	}
+	return c
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	op := r.Header.Get("X-Amz-Target")
+	if i := strings.LastIndexByte(op, '.'); i >= 0 {
+		op = op[i+1:]
+	}
+	p.mu.Lock()
+	mode, restored := p.mode, p.restored
+	if mode == Up {
+		p.counts[op]++
+	} else {
+		p.refused[op]++
+	}
+	watchers := p.watchers
+	p.mu.Unlock()
+	for _, f := range watchers {
+		f(Request{Op: op, Body: body, Refused: mode != Up})
+	}
+	if mode != Up {
+		if mode == Hang {
+			select {
+			case <-restored:
+			case <-r.Context().Done():
+			}
+		}
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Host = p.target.Host
+	p.rp.ServeHTTP(w, r)
+}
