@@ -219,10 +219,19 @@ type ServerOptions struct {
 	// a pool of TaskWorkers goroutines on the instance that created or
 	// resumed the task.
 	TaskRunner TaskRunner
-	// TaskWorkers bounds the tasks the in-process runner runs at once; a
-	// task started beyond it fails at once (ErrTaskRunnerBusy). Zero
-	// means DefaultTaskWorkers.
+	// TaskWorkers bounds the tasks the in-process runner runs at once.
+	// Tasks beyond it wait in a queue (16 per worker, all callers
+	// together) until a worker is free or their claim deadline
+	// (TaskClaimTimeout) passes; a call that finds the queue full is
+	// answered CodeLimitExceeded (reason task_workers_busy). Zero means
+	// DefaultTaskWorkers.
 	TaskWorkers int
+	// TaskWorkersPerPrincipal bounds the workers one principal's tasks
+	// hold at once (all anonymous callers count as one); its further
+	// tasks wait their turn, so that one caller's long tasks cannot
+	// take every worker. Freed workers go to the waiting principals in
+	// turn. Zero means a quarter of TaskWorkers (at least 1).
+	TaskWorkersPerPrincipal int
 	// TaskTTL is a task's time to live from its creation (its ttlMs): the
 	// store keeps it that long and then forgets it, whatever its status.
 	// Zero means DefaultTaskTTL.
@@ -252,6 +261,28 @@ type ServerOptions struct {
 	// callers together, likewise. Zero means DefaultMaxAnonymousTasks;
 	// negative, no bound.
 	MaxAnonymousTasks int
+	// MaxTaskBytesPerPrincipal bounds the bytes of caller input
+	// (arguments, capabilities, client information: TaskRecord.Charge)
+	// the unexpired tasks of one authenticated principal hold together;
+	// a call that would pass it is answered CodeLimitExceeded (reason
+	// too_many_task_bytes), one larger than the whole bound -32602. Zero
+	// means DefaultMaxTaskBytesPerPrincipal; negative, no bound.
+	MaxTaskBytesPerPrincipal int64
+	// MaxAnonymousTaskBytes bounds those of all anonymous callers
+	// together, likewise. Zero means DefaultMaxAnonymousTaskBytes;
+	// negative, no bound.
+	MaxAnonymousTaskBytes int64
+	// MaxTaskAnswerBytes bounds the answers (tasks/update
+	// inputResponses) one task holds at once; an update past it is
+	// refused with -32602 and changes nothing. Zero means
+	// DefaultMaxTaskAnswerBytes.
+	MaxTaskAnswerBytes int
+	// MaxLocalTaskStoreBytes bounds the encoded records of the
+	// in-process task store (used when TaskStore is nil): a call that
+	// would create a task past it is answered CodeLimitExceeded (reason
+	// task_store_full), whoever the caller. Zero means
+	// DefaultMaxLocalTaskStoreBytes; negative, no bound.
+	MaxLocalTaskStoreBytes int64
 	// TaskShutdownGrace is how long Close lets the in-process runner's
 	// tasks finish before it cancels them (a host's drain period). Zero
 	// cancels them at once.
@@ -308,6 +339,9 @@ func (o *ServerOptions) Validate() error {
 		if h.Scope != "" && h.Scope != CacheScopePrivate && h.Scope != CacheScopePublic {
 			return fmt.Errorf("core: CacheHints[%q]: invalid scope %q", m, h.Scope)
 		}
+	}
+	if o.TaskWorkersPerPrincipal < 0 || o.MaxTaskAnswerBytes < 0 {
+		return fmt.Errorf("core: negative TaskWorkersPerPrincipal or MaxTaskAnswerBytes")
 	}
 	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskClaimTimeout < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
 		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskClaimTimeout, TaskShutdownGrace or MaxTaskResultBytes")

@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/internal/memstore"
@@ -106,10 +109,13 @@ func missingTasks() *Error {
 
 // taskOpts are a server's task settings, defaults applied.
 type taskOpts struct {
-	ttl, poll, lease time.Duration
-	perPrincipal     int
-	anonymous        int
-	maxResult        int
+	ttl, poll, lease, claim time.Duration
+	perPrincipal            int
+	anonymous               int
+	perPrincipalBytes       int64
+	anonymousBytes          int64
+	maxResult               int
+	maxAnswers              int
 }
 
 // taskState is a server's task machinery.
@@ -134,12 +140,59 @@ func newTaskID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// taskLimit is the bound of p's unexpired tasks.
-func (s *Server) taskLimit(p *Principal) int {
+// taskLimits are the bounds of p's unexpired tasks.
+func (s *Server) taskLimits(p *Principal) TaskLimits {
 	if p == nil {
-		return s.tk.anonymous
+		return TaskLimits{Tasks: s.tk.anonymous, Bytes: s.tk.anonymousBytes}
 	}
-	return s.tk.perPrincipal
+	return TaskLimits{Tasks: s.tk.perPrincipal, Bytes: s.tk.perPrincipalBytes}
+}
+
+// taskOwner reports whether p may own tasks: anonymous callers (nil)
+// share the anonymous pool, while an authenticated principal needs a
+// client or a subject, or every token of its issuer would share one owner
+// and read, answer and cancel each other's tasks (the rule legacy
+// sessions follow: sessionOwner).
+func taskOwner(p *Principal) bool { return sessionOwner(p) }
+
+// errNoTaskOwner answers a call that must run as a task (TaskRequired) from
+// a caller that cannot own one: 403, as initialize answers such a caller
+// when sessions are required.
+func errNoTaskOwner() *Error {
+	return legacyError(http.StatusForbidden, CodeInvalidRequest,
+		"Forbidden: the credentials name no client or subject to own a task")
+}
+
+// taskCharge is what rec counts against its principal's bound of task
+// bytes: the caller's input it holds.
+func taskCharge(rec *TaskRecord) int64 {
+	n := len(rec.Arguments) + len(rec.ClientCapabilities) + len(rec.ClientInfo) + len(rec.InputState)
+	for k, v := range rec.InputResponses {
+		n += len(k) + len(v)
+	}
+	return int64(n)
+}
+
+// taskLimitExceeded is the answer to a creation a store refused by a
+// bound: CodeLimitExceeded with the bound's reason, and the wait until
+// the store expects room (at least the poll interval; the task TTL when
+// the store cannot tell).
+func (s *Server) taskLimitExceeded(le *TaskLimitError) *Error {
+	wait := s.tk.ttl
+	if !le.RetryAt.IsZero() {
+		wait = time.Until(le.RetryAt)
+	}
+	wait = max(wait, s.tk.poll)
+	var msg string
+	switch le.Reason {
+	case TaskLimitBytes:
+		msg = fmt.Sprintf("Too many task bytes: this caller's unexpired tasks hold the server's limit of %d bytes of arguments; retry once earlier tasks expire", le.Limit)
+	case TaskLimitStoreFull:
+		msg = "The server holds as many tasks as it can; retry later"
+	default:
+		msg = fmt.Sprintf("Too many tasks: this caller has the server's limit of %d unexpired tasks; retry once earlier tasks expire", le.Limit)
+	}
+	return LimitExceededError(le.Reason, le.Limit, wait, "%s", msg)
 }
 
 // wireTime is the ISO 8601 form of t on the wire.
@@ -215,6 +268,9 @@ func (s *Server) createTask(ctx context.Context, r *Request, st *serverTool, p *
 		ProtocolVersion: r.ProtocolVersion,
 		Status:          TaskWorking,
 		Created:         now, Updated: now, Expires: now.Add(s.tk.ttl),
+		// Until a run claims it, LeaseExpires is the time by which one
+		// must (TaskClaimTimeout).
+		LeaseExpires: now.Add(s.tk.claim),
 	}
 	if c := r.declaredCaps(); c != nil {
 		rec.ClientCapabilities, _ = json.Marshal(c)
@@ -231,23 +287,76 @@ func (s *Server) createTask(ctx context.Context, r *Request, st *serverTool, p *
 		}
 		rec.InputState, rec.Round = in.state, in.round
 	}
-	if err := s.tk.store.Create(ctx, rec, s.taskLimit(r.Principal)); err != nil {
+	rec.Charge = taskCharge(rec)
+	limits := s.taskLimits(r.Principal)
+	if limits.Bytes > 0 && rec.Charge > limits.Bytes {
+		// No wait makes room for it: the call itself is too large.
+		return nil, InvalidParamsError("Invalid params: the call's arguments (%d bytes) exceed the server's limit of task bytes (%d)", rec.Charge, limits.Bytes)
+	}
+	// Take a place in the in-process runner first: a record the runner
+	// then refused would count against the caller's bounds for its TTL.
+	var ticket *runTicket
+	if s.tk.local != nil {
+		var err error
+		if ticket, err = s.tk.local.reserve(rec.Principal); err != nil {
+			return nil, s.startError(ctx, rec, err)
+		}
+		defer ticket.release()
+	}
+	if err := s.tk.store.Create(ctx, rec, limits); err != nil {
+		var le *TaskLimitError
 		switch {
+		case errors.As(err, &le):
+			return nil, s.taskLimitExceeded(le)
 		case errors.Is(err, ErrTaskLimit):
-			return nil, NewError(CodeInternalError, "Too many tasks: this caller has reached the server's limit of tasks; retry once earlier tasks expire").
-				WithData(map[string]any{"reason": "too_many_tasks", "limit": s.taskLimit(r.Principal)})
+			return nil, s.taskLimitExceeded(&TaskLimitError{Reason: TaskLimitCount, Limit: int64(limits.Tasks)})
 		case errors.Is(err, ErrTaskTooLarge):
 			return nil, InvalidParamsError("Invalid params: the call is too large to run as a task")
 		}
 		s.log.ErrorContext(ctx, "task store: create failed", "error", err.Error())
 		return nil, internalf("the task could not be stored")
 	}
-	if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
-		s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
-		s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be started")})
-		return nil, internalf("the task could not be started")
+	var err error
+	if ticket != nil {
+		err = ticket.start(rec.ID, rec.LeaseExpires)
+	} else {
+		err = s.tk.runner.Start(ctx, rec.ID)
+	}
+	if err != nil {
+		s.finishTask(context.WithoutCancel(ctx), rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be started")})
+		return nil, s.startError(ctx, rec, err)
 	}
 	return s.encodeCreateTask(r, rec)
+}
+
+// startTask hands rec (resumed by tasks/update) to the runner: the
+// in-process pool queues it behind the principal's share of the workers
+// until its claim deadline (rec.LeaseExpires). An error is the answer for
+// the client (startError).
+func (s *Server) startTask(ctx context.Context, rec *TaskRecord) error {
+	var err error
+	if s.tk.local != nil {
+		err = s.tk.local.start(rec.Principal, rec.ID, rec.LeaseExpires)
+	} else {
+		err = s.tk.runner.Start(ctx, rec.ID)
+	}
+	if err != nil {
+		return s.startError(ctx, rec, err)
+	}
+	return nil
+}
+
+// startError is the answer to a task the runner did not take:
+// CodeLimitExceeded when it is busy (ErrTaskRunnerBusy), -32603 otherwise
+// (logged).
+func (s *Server) startError(ctx context.Context, rec *TaskRecord, err error) error {
+	switch {
+	case errors.Is(err, ErrTaskRunnerBusy):
+		s.log.WarnContext(ctx, "task runner: busy, task refused", "task", logTaskID(rec.ID))
+		return LimitExceededError("task_workers_busy", 0, s.tk.poll*5, "The server's task workers are busy; retry later")
+	}
+	s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
+	return internalf("the task could not be started")
 }
 
 // taskTarget reads the taskId of a tasks/* request, after checking that the
@@ -330,7 +439,7 @@ func (s *Server) loadTask(ctx context.Context, r *Request, id string) (*TaskReco
 	if err != nil {
 		return nil, s.taskStoreFailure(ctx, "get", err)
 	}
-	if rec.Principal != r.Principal.key() {
+	if rec.Principal != r.Principal.key() || !taskOwner(r.Principal) {
 		return nil, errTaskNotFound()
 	}
 	if s.runnerLost(rec, time.Now()) {
@@ -341,16 +450,19 @@ func (s *Server) loadTask(ctx context.Context, r *Request, id string) (*TaskReco
 	return rec, nil
 }
 
-// runnerLost reports whether a working task has no live runner: its lease
-// has passed, or no run claimed it within a lease of its last change.
+// runnerLost reports whether a working task has no live runner: the lease
+// of the run that claimed it has passed, or no run claimed it by its claim
+// deadline (both are LeaseExpires: a claim replaces the deadline by the
+// lease). A record without a deadline waits TaskClaimTimeout from its last
+// change.
 func (s *Server) runnerLost(rec *TaskRecord, now time.Time) bool {
 	if rec.Status != TaskWorking {
 		return false
 	}
-	if rec.Runner != "" {
+	if rec.Runner != "" || !rec.LeaseExpires.IsZero() {
 		return now.After(rec.LeaseExpires)
 	}
-	return now.Sub(rec.Updated) > s.tk.lease
+	return now.Sub(rec.Updated) > s.tk.claim
 }
 
 // failLost moves a working task whose runner is gone to failed (to
@@ -363,13 +475,18 @@ func (s *Server) failLost(ctx context.Context, rec *TaskRecord) *TaskRecord {
 			return rec
 		}
 		o := taskOutcome{status: TaskFailed, err: internalf("the task's runner stopped before the task finished")}
+		what := "task failed: its runner stopped"
+		if rec.Runner == "" {
+			o.err = internalf("no runner took the task within the server's claim timeout")
+			what = "task failed: no runner took it"
+		}
 		if rec.CancelRequested {
 			o = taskOutcome{status: TaskCancelled} // the client asked for it
 		}
 		setOutcome(rec, o, now)
 		err := s.tk.store.Update(ctx, rec)
 		if err == nil {
-			s.log.WarnContext(ctx, "task failed: its runner stopped", "task", logTaskID(rec.ID))
+			s.log.WarnContext(ctx, what, "task", logTaskID(rec.ID))
 			return rec
 		}
 		if !errors.Is(err, ErrTaskConflict) {
@@ -411,6 +528,15 @@ func (s *Server) ackTask(r *Request) []byte {
 
 // maxTaskAttempts bounds the compare-and-set retries of one transition.
 const maxTaskAttempts = 8
+
+// answerBytes is the size of the answers a task holds.
+func answerBytes(m map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
+}
 
 // updateTask answers tasks/update (tasks.md §Task Update Requests): the
 // answers to outstanding keys are kept, others ignored; once every
@@ -462,21 +588,25 @@ func (s *Server) updateTask(ctx context.Context, r *Request, params []byte) ([]b
 		if !took {
 			return s.ackTask(r), nil
 		}
+		if n := answerBytes(rec.InputResponses); n > s.tk.maxAnswers {
+			return nil, InvalidParamsError("Invalid params: the task's answers (%d bytes) exceed the server's limit of %d bytes", n, s.tk.maxAnswers)
+		}
 		now := time.Now()
 		rec.Updated = now
 		resume := len(rec.InputRequests) == 0
 		if resume {
 			rec.Status, rec.StatusMessage = TaskWorking, ""
-			rec.InputRequests, rec.Runner, rec.LeaseExpires = nil, "", time.Time{}
+			rec.InputRequests, rec.Runner = nil, ""
+			rec.LeaseExpires = now.Add(s.tk.claim) // the claim deadline
 		}
 		err := s.tk.store.Update(ctx, rec)
 		switch {
 		case err == nil:
 			s.publishTask(rec)
 			if resume {
-				if err := s.tk.runner.Start(ctx, rec.ID); err != nil {
-					s.log.ErrorContext(ctx, "task runner: start failed", "task", logTaskID(rec.ID), "error", err.Error())
-					s.finishTask(ctx, rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be resumed")})
+				if err := s.startTask(ctx, rec); err != nil {
+					// The answers are kept; the task reports the failure.
+					s.finishTask(context.WithoutCancel(ctx), rec.ID, "", taskOutcome{status: TaskFailed, err: internalf("the task could not be resumed")})
 				}
 			}
 			return s.ackTask(r), nil
@@ -572,10 +702,30 @@ func setOutcome(rec *TaskRecord, o taskOutcome, now time.Time) {
 		rec.StatusMessage = ""
 	case TaskFailed:
 		rec.Error, _ = json.Marshal(o.err)
-		rec.StatusMessage = o.err.Message
+		rec.StatusMessage = boundStatus(o.err.Message)
 	case TaskCancelled:
 		rec.StatusMessage = "Cancelled at the client's request"
 	}
+}
+
+// maxTaskStatusBytes bounds a task's statusMessage: a handler's progress
+// message (Request.NotifyProgress) or a failure's message is cut to it, at
+// a character boundary and marked with "…", so that no message can push
+// the record past the store's size limit (which would stop the lease's
+// renewal and lose the running task).
+const maxTaskStatusBytes = 2048
+
+// boundStatus cuts msg to maxTaskStatusBytes.
+func boundStatus(msg string) string {
+	if len(msg) <= maxTaskStatusBytes {
+		return msg
+	}
+	const mark = "…"
+	cut := maxTaskStatusBytes - len(mark)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + mark
 }
 
 // taskRun is one run of a task's handler in this process.
@@ -588,6 +738,21 @@ type taskRun struct {
 	cancelled bool   // the task was cancelled (not the run's context)
 	message   string // the latest status message the handler set
 	dirty     bool   // message not yet written
+	// leaseUntil is when the run's lease ends, as last written to the
+	// store (by the claim or a heartbeat).
+	leaseUntil time.Time
+}
+
+func (t *taskRun) setLease(until time.Time) {
+	t.mu.Lock()
+	t.leaseUntil = until
+	t.mu.Unlock()
+}
+
+func (t *taskRun) lease() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.leaseUntil
 }
 
 func (t *taskRun) cancelRequested() {
@@ -606,6 +771,7 @@ func (t *taskRun) wasCancelled() bool {
 // setStatus records a status message (progress of the handler), written to
 // the store with the next heartbeat.
 func (t *taskRun) setStatus(msg string) {
+	msg = boundStatus(msg)
 	t.mu.Lock()
 	if msg != t.message {
 		t.message, t.dirty = msg, true
@@ -646,10 +812,21 @@ func (t *taskRun) takeStatus() (string, bool) {
 // answers in Request.Input), a cancellation cancels it. When ctx ends
 // before the handler returns (a platform deadline) the task fails.
 //
-// ctx is the run's own context (detached from any client request); RunTask
-// returns when the handler has returned and the outcome is stored. An
-// error is a store failure (the task then ends failed when its lease
-// passes) or ErrTaskNotFound.
+// The outcome is stored before RunTask returns: a write that fails (the
+// store unreachable) is tried again with growing pauses for as long as
+// the run's lease allows, the lease being renewed meanwhile when the store
+// takes that smaller write, so that a short outage loses no result (a
+// client that finds the task failed would call the tool again and repeat
+// its effects). The run's log record ("mcp task run") names the status
+// stored, written only once it is stored.
+//
+// ctx is the run's own context (detached from any client request). When
+// it has a deadline (a platform's), RunTask tries to store the outcome
+// until at most finishGrace after it: runners leave that margin before
+// their own end (the Lambda adapter leaves 2 s). RunTask returns when the
+// handler has returned and the outcome is stored or given up. An error is
+// a store failure (the task then ends failed when its lease passes) or
+// ErrTaskNotFound.
 func (s *Server) RunTask(ctx context.Context, id string) error {
 	if !validTaskID(id) {
 		return fmt.Errorf("core: run task: %w", ErrTaskNotFound)
@@ -660,8 +837,8 @@ func (s *Server) RunTask(ctx context.Context, id string) error {
 		return err
 	}
 	if rec.CancelRequested {
-		s.finishTask(ctx, id, run.runner, taskOutcome{status: TaskCancelled})
-		return nil
+		_, err := s.finishTask(ctx, id, run.runner, taskOutcome{status: TaskCancelled})
+		return err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -694,9 +871,87 @@ func (s *Server) RunTask(ctx context.Context, id string) error {
 		// is not this run's to write.
 		return nil
 	}
-	err = s.finishTask(context.WithoutCancel(ctx), id, run.runner, o)
-	s.log.InfoContext(ctx, "mcp task run", "task", logTaskID(id), "tool", rec.Name, "status", string(o.status))
+	stored, err := s.finishRun(ctx, run, o)
+	switch {
+	case err != nil:
+		s.log.ErrorContext(ctx, "mcp task run: the outcome could not be stored", "task", logTaskID(id), "tool", rec.Name,
+			"outcome", string(o.status), "error", err.Error())
+	case stored != "":
+		s.log.InfoContext(ctx, "mcp task run", "task", logTaskID(id), "tool", rec.Name, "status", string(stored))
+	default:
+		s.log.InfoContext(ctx, "mcp task run: the task ended elsewhere", "task", logTaskID(id), "tool", rec.Name, "outcome", string(o.status))
+	}
 	return err
+}
+
+// finishGrace is how long after its context's deadline a run may still
+// try to store its outcome (see RunTask).
+const finishGrace = time.Second
+
+// Bounds of the pauses between attempts to store a run's outcome.
+const (
+	finishBackoffMin = 50 * time.Millisecond
+	finishBackoffMax = 2 * time.Second
+)
+
+// finishRun stores the outcome of run (finishTask), trying again after
+// transient failures until the run's lease (renewed meanwhile when the
+// store allows), the deadline of ctx plus finishGrace, or five leases
+// after the handler returned, whichever comes first; and at once when ctx
+// is cancelled without a deadline (the server closing). It returns the
+// status stored ("" when the task had ended otherwise: another run,
+// a reader that found the lease passed).
+func (s *Server) finishRun(ctx context.Context, run *taskRun, o taskOutcome) (TaskStatus, error) {
+	wctx := context.WithoutCancel(ctx)
+	hard := time.Now().Add(5 * s.tk.lease)
+	dl, hasDeadline := ctx.Deadline()
+	if hasDeadline && dl.Add(finishGrace).Before(hard) {
+		hard = dl.Add(finishGrace)
+	}
+	backoff := finishBackoffMin
+	for {
+		stored, err := s.finishTask(wctx, run.id, run.runner, o)
+		if err == nil || errors.Is(err, ErrTaskNotFound) {
+			return stored, err
+		}
+		now := time.Now()
+		if left := run.lease().Sub(now); left < s.tk.lease/3 {
+			s.renewLease(wctx, run, now)
+		}
+		until := run.lease()
+		if hard.Before(until) {
+			until = hard
+		}
+		pause := backoff/2 + mathrand.N(backoff/2+1)
+		if now.Add(pause).After(until) {
+			return "", err
+		}
+		s.log.WarnContext(ctx, "task outcome not stored yet; trying again", "task", logTaskID(run.id), "error", err.Error(), "retry_in", pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			if !hasDeadline {
+				t.Stop()
+				return "", err
+			}
+			<-t.C
+		}
+		backoff = min(2*backoff, finishBackoffMax)
+	}
+}
+
+// renewLease extends run's lease in the store, if the run still holds
+// the task.
+func (s *Server) renewLease(ctx context.Context, run *taskRun, now time.Time) {
+	rec, err := s.tk.store.Get(ctx, run.id)
+	if err != nil || rec.Runner != run.runner || rec.Terminal() {
+		return
+	}
+	rec.LeaseExpires = now.Add(s.tk.lease)
+	if s.tk.store.Update(ctx, rec) == nil {
+		run.setLease(rec.LeaseExpires)
+	}
 }
 
 // claimTask takes the task for run; nil, nil when it is not runnable.
@@ -710,10 +965,13 @@ func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskR
 		if rec.Status != TaskWorking || (rec.Runner != "" && now.Before(rec.LeaseExpires)) {
 			return nil, nil
 		}
-		if rec.Runner != "" {
+		if s.runnerLost(rec, now) {
 			// A run claimed it and stopped (a killed instance, a timed-out
 			// invocation that the platform retries): the task is lost, not
-			// run again from the top, whoever notices first.
+			// run again from the top, whoever notices first. Or no run
+			// claimed it by its claim deadline: whoever reads it fails it,
+			// a runner that comes later included, so that a client told
+			// the task failed never sees it run after all.
 			s.failLost(ctx, rec)
 			return nil, nil
 		}
@@ -721,6 +979,7 @@ func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskR
 		run.message = rec.StatusMessage
 		err = s.tk.store.Update(ctx, rec)
 		if err == nil {
+			run.setLease(rec.LeaseExpires)
 			return rec, nil
 		}
 		if !errors.Is(err, ErrTaskConflict) {
@@ -767,12 +1026,23 @@ func (s *Server) heartbeat(ctx context.Context, run *taskRun, stop <-chan struct
 			continue
 		}
 		rec.LeaseExpires = now.Add(s.tk.lease)
+		stored := rec.StatusMessage
 		if dirty {
 			rec.StatusMessage, rec.Updated = msg, now
 		}
-		switch err := s.tk.store.Update(ctx, rec); {
+		err = s.tk.store.Update(ctx, rec)
+		if errors.Is(err, ErrTaskTooLarge) && dirty {
+			// The message does not fit beside what the record holds: the
+			// lease is renewed without it (the task must not be lost for
+			// a progress message), and the message is dropped.
+			s.log.WarnContext(ctx, "task status message dropped: the record would exceed the store's size limit", "task", logTaskID(run.id))
+			rec.StatusMessage, dirty = stored, false
+			err = s.tk.store.Update(ctx, rec)
+		}
+		switch {
 		case err == nil:
 			renewed = now
+			run.setLease(rec.LeaseExpires)
 			if dirty {
 				s.publishTask(rec)
 			}
@@ -911,15 +1181,17 @@ func (s *Server) taskFailure(ctx context.Context, r *Request, rec *TaskRecord, e
 
 // finishTask writes a run's outcome with a compare-and-set, if the run
 // (runner; "" for a task no run holds) still holds the task and it is not
-// terminal. A cancellation requested meanwhile wins over the outcome.
-func (s *Server) finishTask(ctx context.Context, id, runner string, o taskOutcome) error {
+// terminal, and returns the status stored ("" when the task was not the
+// run's to finish). A cancellation requested meanwhile wins over the
+// outcome.
+func (s *Server) finishTask(ctx context.Context, id, runner string, o taskOutcome) (TaskStatus, error) {
 	for range maxTaskAttempts {
 		rec, err := s.tk.store.Get(ctx, id)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if rec.Terminal() || rec.Runner != runner {
-			return nil
+			return "", nil
 		}
 		now := time.Now()
 		if rec.CancelRequested && o.status != TaskCancelled {
@@ -938,13 +1210,13 @@ func (s *Server) finishTask(ctx context.Context, id, runner string, o taskOutcom
 		}
 		if err == nil {
 			s.publishTask(rec)
-			return nil
+			return rec.Status, nil
 		}
 		if !errors.Is(err, ErrTaskConflict) {
-			return err
+			return "", err
 		}
 	}
-	return ErrTaskConflict
+	return "", ErrTaskConflict
 }
 
 // setInputRequired moves rec to input_required with the handler's
@@ -1000,16 +1272,22 @@ func (s *Server) initTasks() {
 	t.ttl = cmp.Or(o.TaskTTL, DefaultTaskTTL)
 	t.poll = cmp.Or(o.TaskPollInterval, DefaultTaskPollInterval)
 	t.lease = cmp.Or(o.TaskLease, DefaultTaskLease)
+	t.claim = cmp.Or(o.TaskClaimTimeout, DefaultTaskClaimTimeout)
 	t.maxResult = cmp.Or(o.MaxTaskResultBytes, DefaultMaxTaskResultBytes)
+	t.maxAnswers = cmp.Or(o.MaxTaskAnswerBytes, DefaultMaxTaskAnswerBytes)
 	t.perPrincipal = cmp.Or(o.MaxTasksPerPrincipal, DefaultMaxTasksPerPrincipal)
 	t.anonymous = cmp.Or(o.MaxAnonymousTasks, DefaultMaxAnonymousTasks)
+	t.perPrincipalBytes = cmp.Or(o.MaxTaskBytesPerPrincipal, DefaultMaxTaskBytesPerPrincipal)
+	t.anonymousBytes = cmp.Or(o.MaxAnonymousTaskBytes, DefaultMaxAnonymousTaskBytes)
 	t.store = o.TaskStore
 	if t.store == nil {
-		t.store = &localTaskStore{m: memstore.Tasks{MaxBytes: memstore.DefaultMaxTaskBytes}}
+		t.store = &localTaskStore{m: memstore.Tasks{MaxBytes: memstore.DefaultMaxTaskBytes,
+			MaxTotalBytes: cmp.Or(o.MaxLocalTaskStoreBytes, DefaultMaxLocalTaskStoreBytes)}}
 	}
 	t.runner = o.TaskRunner
 	if t.runner == nil {
-		t.local = newInProcessRunner(s, cmp.Or(o.TaskWorkers, DefaultTaskWorkers))
+		workers := cmp.Or(o.TaskWorkers, DefaultTaskWorkers)
+		t.local = newInProcessRunner(s, workers, cmp.Or(o.TaskWorkersPerPrincipal, max(1, workers/4)))
 		t.runner = t.local
 	}
 	t.running = map[string]*taskRun{}

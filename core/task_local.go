@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,16 +22,17 @@ type localTaskStore struct {
 // taskStoreError translates internal/memstore's task errors into core's
 // sentinels, naming op.
 func taskStoreError(op string, err error) error {
-	switch err {
-	case nil:
+	var le *memstore.LimitError
+	switch {
+	case err == nil:
 		return nil
-	case memstore.ErrNotFound:
+	case err == memstore.ErrNotFound:
 		err = ErrTaskNotFound
-	case memstore.ErrConflict:
+	case err == memstore.ErrConflict:
 		err = ErrTaskConflict
-	case memstore.ErrTaskLimit:
-		err = ErrTaskLimit
-	case memstore.ErrTaskTooLarge:
+	case errors.As(err, &le):
+		err = &TaskLimitError{Reason: le.Reason, Limit: le.Limit, RetryAt: le.RetryAt}
+	case err == memstore.ErrTaskTooLarge:
 		err = ErrTaskTooLarge
 	}
 	return fmt.Errorf("memory: %s task: %w", op, err)
@@ -45,7 +47,7 @@ func encodeTask(rec *TaskRecord) (*memstore.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &memstore.Task{ID: rec.ID, Principal: rec.Principal, Data: b, Version: rec.Version, Expires: rec.Expires}, nil
+	return &memstore.Task{ID: rec.ID, Principal: rec.Principal, Charge: rec.Charge, Data: b, Version: rec.Version, Expires: rec.Expires}, nil
 }
 
 func decodeTask(t *memstore.Task) (*TaskRecord, error) {
@@ -57,12 +59,12 @@ func decodeTask(t *memstore.Task) (*TaskRecord, error) {
 	return rec, nil
 }
 
-func (l *localTaskStore) Create(ctx context.Context, rec *TaskRecord, limit int) error {
+func (l *localTaskStore) Create(ctx context.Context, rec *TaskRecord, limits TaskLimits) error {
 	t, err := encodeTask(rec)
 	if err != nil {
 		return err
 	}
-	if err := l.m.Create(t, limit, time.Now()); err != nil {
+	if err := l.m.Create(t, memstore.TaskLimits(limits), time.Now()); err != nil {
 		return taskStoreError("create", err)
 	}
 	rec.Version = t.Version

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcpfn/mcpfn/mcp"
@@ -20,12 +21,63 @@ var (
 	// the record's), or Create found the id in use. The caller re-reads
 	// and decides again.
 	ErrTaskConflict = errors.New("task changed concurrently")
-	// ErrTaskLimit: Create found the principal at its bound of tasks.
+	// ErrTaskLimit: Create found the principal at one of its bounds (the
+	// number or the bytes of its tasks: TaskLimits), or the store full.
+	// Stores return it as a *TaskLimitError, which says which bound and
+	// when to try again.
 	ErrTaskLimit = errors.New("too many tasks")
 	// ErrTaskTooLarge: the record exceeds the store's size limit (a
 	// DynamoDB item is at most 400 KB). Nothing was written.
 	ErrTaskTooLarge = errors.New("task record too large")
 )
+
+// TaskLimits bound the unexpired tasks (whatever their status) of the
+// principal a TaskStore.Create is for.
+type TaskLimits struct {
+	// Tasks bounds their number; zero or less means no bound.
+	Tasks int
+	// Bytes bounds the sum of their Charge; zero or less means no bound.
+	Bytes int64
+}
+
+// Reasons of a TaskLimitError.
+const (
+	// TaskLimitCount: the principal has TaskLimits.Tasks unexpired tasks.
+	TaskLimitCount = "too_many_tasks"
+	// TaskLimitBytes: the principal's unexpired tasks would charge more
+	// than TaskLimits.Bytes.
+	TaskLimitBytes = "too_many_task_bytes"
+	// TaskLimitStoreFull: the store holds as many bytes as it may (the
+	// in-memory store's bound of the whole process).
+	TaskLimitStoreFull = "task_store_full"
+)
+
+// TaskLimitError is the error a TaskStore's Create returns when a bound
+// refuses the task; errors.Is(err, ErrTaskLimit) holds for it. Core
+// answers the call with a CodeLimitExceeded error carrying Reason, Limit
+// and the wait until RetryAt.
+type TaskLimitError struct {
+	// Reason is TaskLimitCount, TaskLimitBytes or TaskLimitStoreFull.
+	Reason string
+	// Limit is the bound that refused: a number of tasks or of bytes.
+	Limit int64
+	// RetryAt is when the store expects room: the earliest expiry among
+	// the tasks that fill the bound. Zero when unknown.
+	RetryAt time.Time
+}
+
+func (e *TaskLimitError) Error() string {
+	switch e.Reason {
+	case TaskLimitBytes:
+		return fmt.Sprintf("the caller's tasks would hold more than %d bytes", e.Limit)
+	case TaskLimitStoreFull:
+		return fmt.Sprintf("the task store holds %d bytes, its bound", e.Limit)
+	}
+	return fmt.Sprintf("the caller has %d unexpired tasks, the bound", e.Limit)
+}
+
+// Is reports whether target is ErrTaskLimit.
+func (e *TaskLimitError) Is(target error) bool { return target == ErrTaskLimit }
 
 // TaskRecord is the stored form of a task of the Tasks extension
 // (io.modelcontextprotocol/tasks): what any instance needs to answer
@@ -38,6 +90,12 @@ var (
 // A TaskRecord holds the call's arguments and results, and the caller's
 // identity (never a credential).
 type TaskRecord struct {
+	// Charge is what the task counts against its principal's bound of
+	// task bytes (TaskLimits.Bytes): the bytes of the caller's input the
+	// record holds when it is created (arguments, capabilities, client
+	// information, answers gathered before the task). Core sets it
+	// before Create and never changes it; stores sum it per principal.
+	Charge int64 `json:"ch,omitempty"`
 	// ID is the taskId: 32 random bytes, base64url (tasks.md §Security
 	// Considerations: unguessable).
 	ID string `json:"id"`
@@ -135,11 +193,13 @@ func (r *TaskRecord) Terminal() bool { return r.Status.Terminal() }
 type TaskStore interface {
 	// Create stores a new record; its Version becomes 1. It returns
 	// ErrTaskConflict when the id is in use, ErrTaskTooLarge past the
-	// store's size limit, and ErrTaskLimit when rec.Principal already has
-	// limit records that have not expired (whatever their status; limit
-	// zero or less means no bound). Counting and inserting are one atomic
-	// step: concurrent Creates of one principal never exceed the limit.
-	Create(ctx context.Context, rec *TaskRecord, limit int) error
+	// store's size limit, and a *TaskLimitError (ErrTaskLimit) when
+	// rec.Principal already has limits.Tasks records that have not
+	// expired (whatever their status), or when their Charge and rec's
+	// would together exceed limits.Bytes, or when the store is full.
+	// Counting and inserting are one atomic step: concurrent Creates of
+	// one principal never exceed the limits.
+	Create(ctx context.Context, rec *TaskRecord, limits TaskLimits) error
 	// Get returns the record with the given id, read strongly consistent,
 	// or ErrTaskNotFound when it does not exist or has expired. The
 	// caller owns the returned record.
@@ -170,6 +230,27 @@ const (
 	DefaultMaxTasksPerPrincipal = 100
 	DefaultMaxAnonymousTasks    = 1000
 )
+
+// DefaultMaxTaskBytesPerPrincipal bounds the Charge (the caller's input:
+// arguments, capabilities, answers) of one authenticated principal's
+// unexpired tasks when ServerOptions.MaxTaskBytesPerPrincipal is zero;
+// DefaultMaxAnonymousTaskBytes bounds those of all anonymous callers
+// together. A task keeps its arguments for its whole TTL, so a count bound
+// alone lets a caller park count × 400 KB for an hour.
+const (
+	DefaultMaxTaskBytesPerPrincipal = 16 << 20
+	DefaultMaxAnonymousTaskBytes    = 16 << 20
+)
+
+// DefaultMaxTaskAnswerBytes bounds the answers (tasks/update
+// inputResponses) a task holds at once when
+// ServerOptions.MaxTaskAnswerBytes is zero.
+const DefaultMaxTaskAnswerBytes = 64 << 10
+
+// DefaultMaxLocalTaskStoreBytes bounds the encoded records of the
+// in-process task store a server uses when ServerOptions.TaskStore is nil:
+// past it, Create is refused (TaskLimitStoreFull), whoever the caller.
+const DefaultMaxLocalTaskStoreBytes = 128 << 20
 
 // DefaultTaskLease is how long a runner's claim on a task lasts without a
 // heartbeat when ServerOptions.TaskLease is zero; runners renew it every

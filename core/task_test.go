@@ -401,8 +401,9 @@ func TestTaskFloodHitsPrincipalBound(t *testing.T) {
 	for i := range 200 {
 		r := callReq(i, "job", map[string]any{"say": "x"}).withCaps(taskCaps).withHeader("X-Subject", "flooder").do(t, f.srv)
 		if e, ok := r.final(t)["error"].(map[string]any); ok {
-			if num(t, e["code"]) != core.CodeInternalError || at(e, "data", "reason") != "too_many_tasks" {
-				t.Fatalf("refusal = %v", e)
+			if num(t, e["code"]) != core.CodeLimitExceeded || at(e, "data", "reason") != "too_many_tasks" ||
+				r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+				t.Fatalf("refusal = HTTP %d %v", r.Status, e)
 			}
 			refused++
 		}
@@ -415,7 +416,7 @@ func TestTaskFloodHitsPrincipalBound(t *testing.T) {
 	for range 3 {
 		f.create(t, "job", map[string]any{})
 	}
-	callReq(9, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv).wantError(t, http.StatusOK, core.CodeInternalError)
+	callReq(9, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv).wantError(t, http.StatusTooManyRequests, core.CodeLimitExceeded)
 }
 
 // Polling tasks/get, however fast, runs nothing: the handler ran once.
@@ -446,13 +447,13 @@ type neverRunner struct{ started atomic.Int32 }
 
 func (r *neverRunner) Start(context.Context, string) error { r.started.Add(1); return nil }
 
-// A task whose runner never ran (or died without a heartbeat) is failed
-// after the lease, not working forever; an expired task is unknown.
+// A task whose runner never ran is failed after the claim timeout, not
+// working forever; an expired task is unknown.
 func TestTaskLostRunnerFails(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		runner := &neverRunner{}
-		f := newTaskFixture(t, &core.ServerOptions{TaskRunner: runner, TaskLease: 10 * time.Second, TaskTTL: time.Minute})
+		f := newTaskFixture(t, &core.ServerOptions{TaskRunner: runner, TaskClaimTimeout: 10 * time.Second, TaskTTL: time.Minute})
 		id := f.create(t, "job", map[string]any{})
 		if f.get(t, id)["status"] != "working" || runner.started.Load() != 1 {
 			t.Fatal("not handed to the runner")
@@ -544,18 +545,48 @@ func TestTaskDeferredAfterInput(t *testing.T) {
 	})
 }
 
-// The in-process pool is bounded: a task started when every worker is
-// busy fails at once, and the call says so.
+// The in-process pool is bounded: tasks beyond the workers wait in a
+// queue of 16 per worker; a call that finds the queue full is refused at
+// once with CodeLimitExceeded (429, task_workers_busy), and leaves no
+// task behind; the queued tasks run as workers free up.
 func TestTaskWorkersBounded(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		f := newTaskFixture(t, &core.ServerOptions{TaskWorkers: 2})
-		f.create(t, "job", map[string]any{"wait": true})
-		f.create(t, "job", map[string]any{"wait": true})
+		store := &memory.TaskStore{}
+		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskWorkers: 2, TaskWorkersPerPrincipal: 2})
+		var ids []string
+		for range 2 + 2*16 {
+			ids = append(ids, f.create(t, "job", map[string]any{"wait": true}))
+		}
 		<-f.started
 		<-f.started
-		callReq(3, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv).wantError(t, http.StatusOK, core.CodeInternalError)
+		synctest.Wait()
+		if len(f.started) != 0 {
+			t.Fatalf("%d more runs started with both workers busy", len(f.started))
+		}
+		r := callReq(3, "job", map[string]any{}).withCaps(taskCaps).do(t, f.srv)
+		e := r.wantError(t, http.StatusTooManyRequests, core.CodeLimitExceeded)
+		if at(e, "data", "reason") != "task_workers_busy" || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("refusal with a full queue = %v (Retry-After %q)", e, r.Header.Get("Retry-After"))
+		}
+		if n := store.Len(); n != len(ids) {
+			t.Fatalf("the store holds %d tasks, want %d: a refused call leaves no task", n, len(ids))
+		}
 		close(f.release)
+		done := make(chan struct{})
+		go func() { // the queued runs report their start too
+			for {
+				select {
+				case <-f.started:
+				case <-done:
+					return
+				}
+			}
+		}()
+		for _, id := range ids {
+			f.await(t, id, "completed")
+		}
+		close(done)
 	})
 }
 

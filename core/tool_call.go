@@ -202,6 +202,16 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		if !declared && st.taskSupport == TaskRequired {
 			return nil, missingTasks()
 		}
+		if declared && !taskOwner(r.Principal) {
+			// A caller that cannot own a task gets none: an optional
+			// tool runs synchronously (the server decides per request
+			// whether to create a task, tasks.md §Capability
+			// Negotiation), a required one is refused.
+			if st.taskSupport == TaskRequired {
+				return nil, errNoTaskOwner()
+			}
+			declared = false
+		}
 		switch {
 		case declared && st.deferTask:
 			r.taskPhase = taskPhasePre

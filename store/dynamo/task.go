@@ -74,26 +74,27 @@ func NewTaskStore(client Client, opts *Options) (*TaskStore, error) {
 // TableName returns the name of the table the TaskStore uses.
 func (t *TaskStore) TableName() string { return t.s.table }
 
-// Create implements core.TaskStore. With a limit, it first counts the task
+// Create implements core.TaskStore. With limits, it first counts the task
 // in its principal's task-count item (one strongly consistent GetItem and
 // one PutItem conditioned on the item's version; again while concurrent
-// Creates of the shard win), refusing with core.ErrTaskLimit when the
-// shard holds its share of unexpired tasks already; then it writes the
-// task item with one PutItem conditioned on the id being free. A record
+// Creates of the shard win), refusing with a *core.TaskLimitError when the
+// shard holds its share of unexpired tasks, or of their charged bytes,
+// already; then it writes the task item with one PutItem conditioned on
+// the id being free. A record
 // whose item would exceed [MaxItemBytes] is refused first, with
 // core.ErrTaskTooLarge, and nothing is written. When the task item cannot
 // be written the count is taken back (one conditional UpdateItem); when
 // the outcome is unknown (a timeout) it is kept until the task's expiry,
 // which errs on the side of the bound.
-func (t *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int) error {
+func (t *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limits core.TaskLimits) error {
 	if rec == nil || rec.ID == "" {
 		return errors.New("dynamo: create task: empty id")
 	}
 	s := t.s
 	now := s.now()
-	countKey, shardLimit := "", 0
-	if limit > 0 {
-		countKey, shardLimit = t.countShard(rec, limit)
+	countKey, shardLimits := "", core.TaskLimits{}
+	if limits.Tasks > 0 || limits.Bytes > 0 {
+		countKey, shardLimits = t.countShard(rec, limits)
 	}
 	wid := newWriteID()
 	item, err := encodeTask(rec, 1, wid, countKey)
@@ -104,7 +105,7 @@ func (t *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int)
 		return fmt.Errorf("dynamo: create task: the item would have %d bytes, DynamoDB's limit is %d: %w", n, MaxItemBytes, core.ErrTaskTooLarge)
 	}
 	if countKey != "" {
-		if err := t.count(ctx, countKey, shardLimit, rec, now); err != nil {
+		if err := t.count(ctx, countKey, shardLimits, rec, now); err != nil {
 			return fmt.Errorf("dynamo: create task: %w", err)
 		}
 	}
@@ -130,14 +131,18 @@ func (t *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int)
 }
 
 // countShard returns the task-count item that counts rec and the share of
-// limit that item may hold: a limit over the shard size is split into
-// ceil(limit/shardSize) shards by a hash of the task id, each holding
-// ceil(limit/shards).
-func (t *TaskStore) countShard(rec *core.TaskRecord, limit int) (string, int) {
-	shards, per := 1, limit
-	if t.shardSize > 0 && limit > t.shardSize {
+// limits that item may hold: a bound of tasks over the shard size is
+// split into ceil(limits.Tasks/shardSize) shards by a hash of the task id,
+// each holding ceil(limits.Tasks/shards) tasks and ceil(limits.Bytes/shards)
+// bytes.
+func (t *TaskStore) countShard(rec *core.TaskRecord, limits core.TaskLimits) (string, core.TaskLimits) {
+	shards, per := 1, limits
+	if limit := limits.Tasks; t.shardSize > 0 && limit > t.shardSize {
 		shards = (limit + t.shardSize - 1) / t.shardSize
-		per = (limit + shards - 1) / shards
+		per.Tasks = (limit + shards - 1) / shards
+		if per.Bytes > 0 {
+			per.Bytes = (limits.Bytes + int64(shards) - 1) / int64(shards)
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(rec.ID))
@@ -148,10 +153,10 @@ func (t *TaskStore) countShard(rec *core.TaskRecord, limit int) (string, int) {
 	return TaskCountKeyPrefix + "p#" + rec.Principal + "#" + shard, per
 }
 
-// count adds rec to the task-count item key, which may hold limit
+// count adds rec to the task-count item key, which may hold limits of
 // unexpired entries: read, drop the expired entries, check, write back
 // conditioned on the version read; again when another Create won.
-func (t *TaskStore) count(ctx context.Context, key string, limit int, rec *core.TaskRecord, now time.Time) error {
+func (t *TaskStore) count(ctx context.Context, key string, limits core.TaskLimits, rec *core.TaskRecord, now time.Time) error {
 	s := t.s
 	wid := newWriteID()
 	delay := 2 * time.Millisecond
@@ -164,18 +169,39 @@ func (t *TaskStore) count(ctx context.Context, key string, limit int, rec *core.
 			return nil // an earlier attempt of this very write landed
 		}
 		live := make(map[string]int64, len(c.entries)+1)
+		charges := make(map[string]int64, len(c.charges)+1)
+		var charged, first int64
 		for id, exp := range c.entries {
 			if exp > now.UnixMilli() {
 				live[id] = exp
+				if n := c.charges[id]; n != 0 {
+					charges[id] = n
+					charged += n
+				}
+				if first == 0 || exp < first {
+					first = exp
+				}
 			}
 		}
 		if _, dup := live[rec.ID]; dup {
 			return fmt.Errorf("id already in use: %w", core.ErrTaskConflict)
 		}
-		if len(live) >= limit {
-			return fmt.Errorf("%d unexpired tasks counted in %s, the limit: %w", len(live), key, core.ErrTaskLimit)
+		var retryAt time.Time
+		if first != 0 {
+			retryAt = time.UnixMilli(first)
+		}
+		if limits.Tasks > 0 && len(live) >= limits.Tasks {
+			return fmt.Errorf("%d unexpired tasks counted in %s: %w", len(live), key,
+				&core.TaskLimitError{Reason: core.TaskLimitCount, Limit: int64(limits.Tasks), RetryAt: retryAt})
+		}
+		if limits.Bytes > 0 && charged+rec.Charge > limits.Bytes {
+			return fmt.Errorf("%d bytes charged in %s: %w", charged, key,
+				&core.TaskLimitError{Reason: core.TaskLimitBytes, Limit: limits.Bytes, RetryAt: retryAt})
 		}
 		live[rec.ID] = rec.Expires.UnixMilli()
+		if rec.Charge != 0 {
+			charges[rec.ID] = rec.Charge
+		}
 		cond, values := "#ver = :ver", attrs{":ver": attrN(c.version)}
 		if c.version == 0 {
 			cond, values = "attribute_not_exists(#ver)", nil
@@ -183,7 +209,7 @@ func (t *TaskStore) count(ctx context.Context, key string, limit int, rec *core.
 		_, err = withRetry(ctx, s, func(ctx context.Context) (*dynamodb.PutItemOutput, error) {
 			return s.client.PutItem(ctx, &dynamodb.PutItemInput{
 				TableName:                 &s.table,
-				Item:                      encodeTaskCount(key, &taskCount{version: c.version + 1, wid: wid, entries: live}),
+				Item:                      encodeTaskCount(key, &taskCount{version: c.version + 1, wid: wid, entries: live, charges: charges}),
 				ConditionExpression:       aws.String(cond),
 				ExpressionAttributeNames:  map[string]string{"#ver": VersionAttribute},
 				ExpressionAttributeValues: values,
@@ -217,7 +243,7 @@ func (t *TaskStore) readCount(ctx context.Context, key string) (*taskCount, erro
 		return nil, err
 	}
 	if item == nil {
-		return &taskCount{entries: map[string]int64{}}, nil
+		return &taskCount{entries: map[string]int64{}, charges: map[string]int64{}}, nil
 	}
 	return decodeTaskCount(item)
 }
@@ -233,9 +259,9 @@ func (t *TaskStore) uncount(ctx context.Context, key string, rec *core.TaskRecor
 		return s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                &s.table,
 			Key:                      attrs{PartitionKey: attrS(key)},
-			UpdateExpression:         aws.String("REMOVE #tasks.#id SET #ver = #ver + :one, #wid = :wid"),
-			ConditionExpression:      aws.String("#tasks.#id = :exp"),
-			ExpressionAttributeNames: map[string]string{"#tasks": TaskEntriesAttribute, "#id": rec.ID, "#ver": VersionAttribute, "#wid": WriteAttribute},
+			UpdateExpression:         aws.String("REMOVE #tasks.#id, #charges.#id SET #ver = #ver + :one, #wid = :wid"),
+			ConditionExpression:      aws.String("#tasks.#id = :exp AND attribute_exists(#charges)"),
+			ExpressionAttributeNames: map[string]string{"#tasks": TaskEntriesAttribute, "#charges": TaskChargesAttribute, "#id": rec.ID, "#ver": VersionAttribute, "#wid": WriteAttribute},
 			ExpressionAttributeValues: attrs{":one": attrN(1), ":wid": attrS(newWriteID()),
 				":exp": attrN(rec.Expires.UnixMilli())},
 		})

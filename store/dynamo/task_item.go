@@ -36,6 +36,10 @@ const (
 	// TaskEntriesAttribute (M) of a task-count item maps each counted task
 	// id to its Expires (N, Unix ms) as of Create.
 	TaskEntriesAttribute = "tasks"
+	// TaskChargesAttribute (M) of a task-count item maps each counted task
+	// id with a non-zero TaskRecord.Charge to it (N, bytes), for the
+	// bound of a principal's task bytes.
+	TaskChargesAttribute = "charges"
 
 	// MaxItemBytes is DynamoDB's item size limit, 400 KB: the sum of the
 	// lengths of the attribute names and values. A task record whose item
@@ -61,6 +65,7 @@ const (
 //	pk     S  "tc#" + pool + "#" + shard
 //	ver    N  optimistic-concurrency counter
 //	tasks  M  task id -> Expires (N, Unix ms) of the unexpired tasks counted
+//	charges M task id -> Charge (N, bytes) of those with a charge (always present)
 //	ttl    N  the latest of those expiries, Unix s rounded up
 //	wid    S  random token of the last write
 
@@ -155,20 +160,26 @@ type taskCount struct {
 	version int64
 	wid     string
 	entries map[string]int64 // task id -> Expires, Unix ms
+	charges map[string]int64 // task id -> Charge, bytes (non-zero only)
 }
 
 func encodeTaskCount(key string, c *taskCount) attrs {
 	m := make(map[string]types.AttributeValue, len(c.entries))
+	ch := make(map[string]types.AttributeValue, len(c.charges))
 	var latest int64
 	for id, exp := range c.entries {
 		m[id] = attrN(exp)
 		latest = max(latest, exp)
+		if n := c.charges[id]; n != 0 {
+			ch[id] = attrN(n)
+		}
 	}
 	return attrs{
 		PartitionKey:         attrS(key),
 		VersionAttribute:     attrN(c.version),
 		WriteAttribute:       attrS(c.wid),
 		TaskEntriesAttribute: &types.AttributeValueMemberM{Value: m},
+		TaskChargesAttribute: &types.AttributeValueMemberM{Value: ch},
 		TTLAttribute:         attrN(ttlSeconds(time.UnixMilli(latest))),
 	}
 }
@@ -189,27 +200,39 @@ func decodeTaskCount(it attrs) (*taskCount, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &taskCount{version: ver, wid: wid, entries: map[string]int64{}}
-	v, ok := it[TaskEntriesAttribute]
+	c := &taskCount{version: ver, wid: wid}
+	if c.entries, err = getNumberMap(it, TaskEntriesAttribute); err != nil {
+		return nil, err
+	}
+	if c.charges, err = getNumberMap(it, TaskChargesAttribute); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// getNumberMap reads the M attribute name of integers (empty when absent).
+func getNumberMap(it attrs, name string) (map[string]int64, error) {
+	out := map[string]int64{}
+	v, ok := it[name]
 	if !ok {
-		return c, nil
+		return out, nil
 	}
 	m, ok := v.(*types.AttributeValueMemberM)
 	if !ok {
-		return nil, fmt.Errorf("malformed item: %s is %s, want M", TaskEntriesAttribute, typeName(v))
+		return nil, fmt.Errorf("malformed item: %s is %s, want M", name, typeName(v))
 	}
 	for _, id := range slices.Sorted(maps.Keys(m.Value)) {
 		n, ok := m.Value[id].(*types.AttributeValueMemberN)
 		if !ok {
-			return nil, fmt.Errorf("malformed item: %s[%q] is %s, want N", TaskEntriesAttribute, id, typeName(m.Value[id]))
+			return nil, fmt.Errorf("malformed item: %s[%q] is %s, want N", name, id, typeName(m.Value[id]))
 		}
-		exp, err := strconv.ParseInt(n.Value, 10, 64)
+		x, err := strconv.ParseInt(n.Value, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("malformed item: %s[%q] %q is not an integer", TaskEntriesAttribute, id, n.Value)
+			return nil, fmt.Errorf("malformed item: %s[%q] %q is not an integer", name, id, n.Value)
 		}
-		c.entries[id] = exp
+		out[id] = x
 	}
-	return c, nil
+	return out, nil
 }
 
 // itemSize is the size DynamoDB charges an item and compares with

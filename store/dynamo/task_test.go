@@ -70,20 +70,20 @@ func TestTaskCallBudget(t *testing.T) {
 		}
 		principal := "budget-" + storetest.NewID()
 		r := taskRecord(principal)
-		if err := s.Create(ctx, r, 0); err != nil || r.Version != 1 {
+		if err := s.Create(ctx, r, core.TaskLimits{Tasks: 0}); err != nil || r.Version != 1 {
 			t.Fatalf("Create = %v, version %d", err, r.Version)
 		}
 		check("Create without a limit", map[string]int{"PutItem": 1})
 		r2 := taskRecord(principal)
-		if err := s.Create(ctx, r2, 2); err != nil {
+		if err := s.Create(ctx, r2, core.TaskLimits{Tasks: 2}); err != nil {
 			t.Fatal(err)
 		}
 		check("Create with a limit", map[string]int{"GetItem": 1, "PutItem": 2})
-		if err := s.Create(ctx, taskRecord(principal), 2); err != nil {
+		if err := s.Create(ctx, taskRecord(principal), core.TaskLimits{Tasks: 2}); err != nil {
 			t.Fatal(err)
 		}
 		check("Create with a limit, count item present", map[string]int{"GetItem": 1, "PutItem": 2})
-		if err := s.Create(ctx, taskRecord(principal), 2); !errors.Is(err, core.ErrTaskLimit) {
+		if err := s.Create(ctx, taskRecord(principal), core.TaskLimits{Tasks: 2}); !errors.Is(err, core.ErrTaskLimit) {
 			t.Fatalf("Create over the limit = %v, want ErrTaskLimit", err)
 		}
 		check("Create over the limit", map[string]int{"GetItem": 1})
@@ -152,7 +152,7 @@ func TestTaskRoundTrip(t *testing.T) {
 	r.Round = 2
 	r.UsedKeys = []string{"k0", "k1"}
 	r.Runner, r.LeaseExpires, r.CancelRequested = "run-1", r.Created.Add(30*time.Second), true
-	if err := s.Create(ctx, r, 10); err != nil {
+	if err := s.Create(ctx, r, core.TaskLimits{Tasks: 10}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, r.ID)
@@ -210,7 +210,7 @@ func TestTasksAndSessionsShareTheTable(t *testing.T) {
 	// One id, two items.
 	tr := taskRecord(principal)
 	sr := &core.SessionRecord{ID: tr.ID, Principal: principal, Data: []byte(`{"v":"s"}`), LastUsed: time.Now(), Expires: time.Now().Add(time.Hour)}
-	if err := tasks.Create(ctx, tr, 5); err != nil {
+	if err := tasks.Create(ctx, tr, core.TaskLimits{Tasks: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sessions.Create(ctx, sr, core.SessionLimits{PerPrincipal: 1}); err != nil {
@@ -325,7 +325,7 @@ func TestTaskSizeLimit(t *testing.T) {
 
 	over := taskRecord("sam")
 	over.Arguments = big(dynamo.MaxItemBytes)
-	err := s.Create(ctx, over, 1)
+	err := s.Create(ctx, over, core.TaskLimits{Tasks: 1})
 	if !errors.Is(err, core.ErrTaskTooLarge) || !strings.Contains(err.Error(), "409600") {
 		t.Fatalf("Create of an oversized record = %v, want ErrTaskTooLarge naming the limit", err)
 	}
@@ -335,7 +335,7 @@ func TestTaskSizeLimit(t *testing.T) {
 	// The limit of 1 is still free.
 	under := taskRecord("sam")
 	under.Arguments = big(dynamo.MaxItemBytes - 2000)
-	if err := s.Create(ctx, under, 1); err != nil {
+	if err := s.Create(ctx, under, core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatalf("Create just under the limit: %v", err)
 	}
 	got, err := s.Get(ctx, under.ID)
@@ -381,7 +381,7 @@ func TestTaskLimitIsAtomic(t *testing.T) {
 			for i := range n {
 				wg.Go(func() {
 					<-start
-					errs[i] = stores[i%2].Create(context.Background(), taskRecord(principal), tc.limit)
+					errs[i] = stores[i%2].Create(context.Background(), taskRecord(principal), core.TaskLimits{Tasks: tc.limit})
 				})
 			}
 			close(start)
@@ -402,7 +402,7 @@ func TestTaskLimitIsAtomic(t *testing.T) {
 				t.Fatalf("%d Creates succeeded, want exactly the limit %d", ok, tc.limit)
 			}
 			// Another principal is not affected.
-			if err := stores[0].Create(context.Background(), taskRecord("other-"+principal), tc.limit); err != nil {
+			if err := stores[0].Create(context.Background(), taskRecord("other-"+principal), core.TaskLimits{Tasks: tc.limit}); err != nil {
 				t.Fatalf("another principal's Create: %v", err)
 			}
 		})
@@ -426,10 +426,10 @@ func TestTaskExpiry(t *testing.T) {
 
 	r := taskRecord("eve")
 	r.Expires = now().Add(1500 * time.Millisecond)
-	if err := s.Create(ctx, r, 1); err != nil {
+	if err := s.Create(ctx, r, core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, taskRecord("eve"), 1); !errors.Is(err, core.ErrTaskLimit) {
+	if err := s.Create(ctx, taskRecord("eve"), core.TaskLimits{Tasks: 1}); !errors.Is(err, core.ErrTaskLimit) {
 		t.Fatalf("second Create = %v, want ErrTaskLimit", err)
 	}
 	advance(1499 * time.Millisecond)
@@ -451,7 +451,7 @@ func TestTaskExpiry(t *testing.T) {
 	// The expired task no longer counts.
 	next := taskRecord("eve")
 	next.Expires = now().Add(time.Hour)
-	if err := s.Create(ctx, next, 1); err != nil {
+	if err := s.Create(ctx, next, core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatalf("Create after the expiry: %v", err)
 	}
 	// Its id can be used again (by anyone: ids are random, a reuse is a
@@ -459,7 +459,7 @@ func TestTaskExpiry(t *testing.T) {
 	again := taskRecord("")
 	again.ID = r.ID
 	again.Expires = now().Add(time.Hour)
-	if err := s.Create(ctx, again, 0); err != nil {
+	if err := s.Create(ctx, again, core.TaskLimits{Tasks: 0}); err != nil {
 		t.Fatalf("Create over an expired item: %v", err)
 	}
 	if got, err := s.Get(ctx, r.ID); err != nil || got.Principal != "" || got.Version != 1 {
@@ -468,7 +468,7 @@ func TestTaskExpiry(t *testing.T) {
 	// A live id is in use.
 	dup := taskRecord("")
 	dup.ID = r.ID
-	if err := s.Create(ctx, dup, 0); !errors.Is(err, core.ErrTaskConflict) {
+	if err := s.Create(ctx, dup, core.TaskLimits{Tasks: 0}); !errors.Is(err, core.ErrTaskConflict) {
 		t.Fatalf("Create over a live task = %v, want ErrTaskConflict", err)
 	}
 }
@@ -482,15 +482,15 @@ func TestTaskCreateConflictReleasesCount(t *testing.T) {
 	ctx := context.Background()
 	s := newTaskStore(t, client, table, nil)
 	a := taskRecord("") // anonymous, uncounted
-	if err := s.Create(ctx, a, 0); err != nil {
+	if err := s.Create(ctx, a, core.TaskLimits{Tasks: 0}); err != nil {
 		t.Fatal(err)
 	}
 	dup := taskRecord("kim")
 	dup.ID = a.ID
-	if err := s.Create(ctx, dup, 1); !errors.Is(err, core.ErrTaskConflict) {
+	if err := s.Create(ctx, dup, core.TaskLimits{Tasks: 1}); !errors.Is(err, core.ErrTaskConflict) {
 		t.Fatalf("Create over a live id = %v, want ErrTaskConflict", err)
 	}
-	if err := s.Create(ctx, taskRecord("kim"), 1); err != nil {
+	if err := s.Create(ctx, taskRecord("kim"), core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatalf("the refused Create kept its count: %v", err)
 	}
 }
@@ -505,7 +505,7 @@ func TestTaskRetriedWriteThatLanded(t *testing.T) {
 	for _, limit := range []int{0, 3} {
 		s := newTaskStore(t, &landedButFailed{Client: client}, table, &dynamo.Options{MaxAttempts: 3, MaxBackoff: 5 * time.Millisecond})
 		r := taskRecord("leo")
-		if err := s.Create(ctx, r, limit); err != nil {
+		if err := s.Create(ctx, r, core.TaskLimits{Tasks: limit}); err != nil {
 			t.Fatalf("limit %d: Create retried after landing: %v", limit, err)
 		}
 		r.StatusMessage = "half way"
@@ -557,7 +557,7 @@ func TestTaskMalformedItems(t *testing.T) {
 		dynamo.PartitionKey: S(dynamo.TaskCountKeyPrefix + "p#mal#0"), dynamo.VersionAttribute: N("1"), dynamo.TaskEntriesAttribute: S("x")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, r, 5); err == nil || !strings.Contains(err.Error(), "malformed item") {
+	if err := s.Create(ctx, r, core.TaskLimits{Tasks: 5}); err == nil || !strings.Contains(err.Error(), "malformed item") {
 		t.Errorf("Create with a malformed count item = %v", err)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -22,13 +24,23 @@ type TaskStore struct {
 	// it). Zero means 400 KiB, DynamoDB's item limit. Set it before the
 	// first use.
 	MaxBytes int
+	// MaxTotalBytes bounds the encoded records the store holds: a Create
+	// that would pass it is refused (a *core.TaskLimitError with reason
+	// core.TaskLimitStoreFull). Updates are never refused for it, since
+	// they record outcomes. Zero means no bound. Set it before the first
+	// use.
+	MaxTotalBytes int64
 
-	m memstore.Tasks
+	once sync.Once
+	m    memstore.Tasks
 }
 
 var _ core.TaskStore = (*TaskStore)(nil)
 
-func (s *TaskStore) tasks() *memstore.Tasks { return &s.m }
+func (s *TaskStore) tasks() *memstore.Tasks {
+	s.once.Do(func() { s.m.MaxTotalBytes = s.MaxTotalBytes })
+	return &s.m
+}
 
 // fits reports whether t is within MaxBytes.
 func (s *TaskStore) fits(t *memstore.Task) bool {
@@ -38,16 +50,17 @@ func (s *TaskStore) fits(t *memstore.Task) bool {
 // taskError names the operation in err and translates memstore's
 // sentinels into core's.
 func taskError(op string, err error) error {
-	switch err {
-	case nil:
+	var le *memstore.LimitError
+	switch {
+	case err == nil:
 		return nil
-	case memstore.ErrNotFound:
+	case err == memstore.ErrNotFound:
 		err = core.ErrTaskNotFound
-	case memstore.ErrConflict:
+	case err == memstore.ErrConflict:
 		err = core.ErrTaskConflict
-	case memstore.ErrTaskLimit:
-		err = core.ErrTaskLimit
-	case memstore.ErrTaskTooLarge:
+	case errors.As(err, &le):
+		err = &core.TaskLimitError{Reason: le.Reason, Limit: le.Limit, RetryAt: le.RetryAt}
+	case err == memstore.ErrTaskTooLarge:
 		err = core.ErrTaskTooLarge
 	}
 	return fmt.Errorf("memory: %s task: %w", op, err)
@@ -60,11 +73,11 @@ func encodeTask(rec *core.TaskRecord) (*memstore.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: encoding task: %w", err)
 	}
-	return &memstore.Task{ID: rec.ID, Principal: rec.Principal, Data: b, Version: rec.Version, Expires: rec.Expires}, nil
+	return &memstore.Task{ID: rec.ID, Principal: rec.Principal, Charge: rec.Charge, Data: b, Version: rec.Version, Expires: rec.Expires}, nil
 }
 
 // Create implements core.TaskStore.
-func (s *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int) error {
+func (s *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limits core.TaskLimits) error {
 	t, err := encodeTask(rec)
 	if err != nil {
 		return err
@@ -72,7 +85,7 @@ func (s *TaskStore) Create(ctx context.Context, rec *core.TaskRecord, limit int)
 	if !s.fits(t) {
 		return taskError("create", memstore.ErrTaskTooLarge)
 	}
-	if err := s.tasks().Create(t, limit, time.Now()); err != nil {
+	if err := s.tasks().Create(t, memstore.TaskLimits(limits), time.Now()); err != nil {
 		return taskError("create", err)
 	}
 	rec.Version = t.Version
@@ -111,3 +124,6 @@ func (s *TaskStore) Update(ctx context.Context, rec *core.TaskRecord) error {
 
 // Len returns the number of unexpired tasks.
 func (s *TaskStore) Len() int { return s.tasks().Len(time.Now()) }
+
+// Bytes returns the sum of the encoded sizes of the unexpired tasks.
+func (s *TaskStore) Bytes() int64 { return s.tasks().Bytes(time.Now()) }

@@ -35,6 +35,11 @@ func RunTasks(t *testing.T, newStore func(t *testing.T) core.TaskStore, maxBytes
 		{"LimitIgnoresExpired", testTaskLimitExpired},
 		{"NoLimit", testTaskNoLimit},
 		{"ConcurrentCreatesRespectLimit", testTaskConcurrentCreates},
+		{"LimitErrorSaysWhich", testTaskLimitError},
+		{"ByteLimitPerPrincipal", testTaskByteLimit},
+		{"ByteLimitAloneCounts", testTaskByteLimitAlone},
+		{"ChargeFixedAtCreate", testTaskChargeFixed},
+		{"ConcurrentCreatesRespectByteLimit", testTaskConcurrentByteLimit},
 		{"ConcurrentTransitionsOneWins", testTaskConcurrentCAS},
 		{"IsolatedRecords", testTaskIsolation},
 	}
@@ -73,7 +78,7 @@ func NewTaskRecord(principal string) *core.TaskRecord {
 
 func mustCreateTask(t *testing.T, s core.TaskStore, rec *core.TaskRecord, limit int) {
 	t.Helper()
-	if err := s.Create(context.Background(), rec, limit); err != nil {
+	if err := s.Create(context.Background(), rec, core.TaskLimits{Tasks: limit}); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 	if rec.Version != 1 {
@@ -157,7 +162,7 @@ func testTaskIDInUse(t *testing.T, s core.TaskStore) {
 	mustCreateTask(t, s, rec, 0)
 	dup := NewTaskRecord("other")
 	dup.ID = rec.ID
-	if err := s.Create(context.Background(), dup, 0); !errors.Is(err, core.ErrTaskConflict) {
+	if err := s.Create(context.Background(), dup, core.TaskLimits{}); !errors.Is(err, core.ErrTaskConflict) {
 		t.Fatalf("Create with an id in use = %v, want ErrTaskConflict", err)
 	}
 	got, err := s.Get(context.Background(), rec.ID)
@@ -228,7 +233,7 @@ func testTaskLimit(t *testing.T, s core.TaskStore) {
 		mustCreateTask(t, s, NewTaskRecord("p"), 3)
 	}
 	extra := NewTaskRecord("p")
-	if err := s.Create(ctx, extra, 3); !errors.Is(err, core.ErrTaskLimit) {
+	if err := s.Create(ctx, extra, core.TaskLimits{Tasks: 3}); !errors.Is(err, core.ErrTaskLimit) {
 		t.Fatalf("Create past the limit = %v, want ErrTaskLimit", err)
 	}
 	if taskExists(t, s, extra.ID) {
@@ -247,7 +252,7 @@ func testTaskLimitTerminal(t *testing.T, s core.TaskStore) {
 	if err := s.Update(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(ctx, NewTaskRecord("p"), 1); !errors.Is(err, core.ErrTaskLimit) {
+	if err := s.Create(ctx, NewTaskRecord("p"), core.TaskLimits{Tasks: 1}); !errors.Is(err, core.ErrTaskLimit) {
 		t.Fatalf("Create with a terminal unexpired task at the limit = %v, want ErrTaskLimit (the bound counts every unexpired task: results are kept for their TTL)", err)
 	}
 }
@@ -275,7 +280,7 @@ func testTaskConcurrentCreates(t *testing.T, s core.TaskStore) {
 		go func() {
 			defer wg.Done()
 			<-start
-			err := s.Create(context.Background(), NewTaskRecord("p"), limit)
+			err := s.Create(context.Background(), NewTaskRecord("p"), core.TaskLimits{Tasks: limit})
 			switch {
 			case err == nil:
 				ok.Add(1)
@@ -352,7 +357,7 @@ func testTaskTooLarge(t *testing.T, s core.TaskStore, maxBytes int) {
 	ctx := context.Background()
 	big := NewTaskRecord("p")
 	big.Result = json.RawMessage(`"` + strings.Repeat("x", maxBytes) + `"`)
-	if err := s.Create(ctx, big, 0); !errors.Is(err, core.ErrTaskTooLarge) {
+	if err := s.Create(ctx, big, core.TaskLimits{}); !errors.Is(err, core.ErrTaskTooLarge) {
 		t.Fatalf("Create of a record above %d bytes = %v, want ErrTaskTooLarge", maxBytes, err)
 	}
 	rec := NewTaskRecord("p")
@@ -364,5 +369,134 @@ func testTaskTooLarge(t *testing.T, s core.TaskStore, maxBytes int) {
 	got, _ := s.Get(ctx, rec.ID)
 	if got.Status != mcp.TaskWorking || got.Version != 1 {
 		t.Fatalf("a refused Update changed the record: %s v%d", got.Status, got.Version)
+	}
+}
+
+// chargedRecord is NewTaskRecord with the given Charge.
+func chargedRecord(principal string, charge int64) *core.TaskRecord {
+	r := NewTaskRecord(principal)
+	r.Charge = charge
+	return r
+}
+
+// wantLimitError checks that err is a *core.TaskLimitError (and
+// ErrTaskLimit) with reason and limit, whose RetryAt is retryAt at
+// millisecond precision.
+func wantLimitError(t *testing.T, err error, reason string, limit int64, retryAt time.Time) {
+	t.Helper()
+	var le *core.TaskLimitError
+	if !errors.Is(err, core.ErrTaskLimit) || !errors.As(err, &le) {
+		t.Fatalf("Create past the bound = %v, want a *core.TaskLimitError", err)
+	}
+	if le.Reason != reason || le.Limit != limit {
+		t.Fatalf("TaskLimitError = %+v, want reason %s and limit %d", le, reason, limit)
+	}
+	if le.RetryAt.UnixMilli() != retryAt.UnixMilli() {
+		t.Fatalf("TaskLimitError.RetryAt = %v, want %v (the earliest expiry of the tasks that fill the bound)", le.RetryAt, retryAt)
+	}
+}
+
+func testTaskLimitError(t *testing.T, s core.TaskStore) {
+	ctx := context.Background()
+	first := NewTaskRecord("p")
+	first.Expires = first.Expires.Add(-10 * time.Minute) // expires first
+	mustCreateTask(t, s, first, 2)
+	mustCreateTask(t, s, NewTaskRecord("p"), 2)
+	err := s.Create(ctx, NewTaskRecord("p"), core.TaskLimits{Tasks: 2})
+	wantLimitError(t, err, core.TaskLimitCount, 2, first.Expires)
+}
+
+func testTaskByteLimit(t *testing.T, s core.TaskStore) {
+	ctx := context.Background()
+	limits := core.TaskLimits{Tasks: 10, Bytes: 250}
+	a := chargedRecord("p", 100)
+	a.Expires = a.Expires.Add(-5 * time.Minute)
+	for _, r := range []*core.TaskRecord{a, chargedRecord("p", 100)} {
+		if err := s.Create(ctx, r, limits); err != nil {
+			t.Fatalf("Create within the byte bound: %v", err)
+		}
+	}
+	extra := chargedRecord("p", 100)
+	wantLimitError(t, s.Create(ctx, extra, limits), core.TaskLimitBytes, 250, a.Expires)
+	if taskExists(t, s, extra.ID) {
+		t.Fatal("a refused Create stored the task")
+	}
+	// What still fits is taken; other principals have bounds of their own.
+	if err := s.Create(ctx, chargedRecord("p", 50), limits); err != nil {
+		t.Fatalf("Create of the 50 bytes left: %v", err)
+	}
+	if err := s.Create(ctx, chargedRecord("q", 250), limits); err != nil {
+		t.Fatalf("Create of another principal: %v", err)
+	}
+	// A terminal task still charges its bytes; an expired one does not.
+	a.Status, a.Result = mcp.TaskCompleted, json.RawMessage(`{"content":[]}`)
+	if err := s.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, chargedRecord("p", 1), limits); !errors.Is(err, core.ErrTaskLimit) {
+		t.Fatalf("Create past the byte bound with a terminal task = %v, want ErrTaskLimit", err)
+	}
+	old := chargedRecord("r", 200)
+	old.Expires = time.Now().Add(-time.Second)
+	if err := s.Create(ctx, old, limits); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, chargedRecord("r", 200), limits); err != nil {
+		t.Fatalf("an expired task's bytes still count: %v", err)
+	}
+}
+
+func testTaskByteLimitAlone(t *testing.T, s core.TaskStore) {
+	ctx := context.Background()
+	limits := core.TaskLimits{Bytes: 100} // no bound of the number
+	if err := s.Create(ctx, chargedRecord("p", 60), limits); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Create(ctx, chargedRecord("p", 60), limits)
+	var le *core.TaskLimitError
+	if !errors.As(err, &le) || le.Reason != core.TaskLimitBytes {
+		t.Fatalf("Create past a byte bound without a count bound = %v, want reason %s", err, core.TaskLimitBytes)
+	}
+}
+
+func testTaskChargeFixed(t *testing.T, s core.TaskStore) {
+	ctx := context.Background()
+	limits := core.TaskLimits{Bytes: 200}
+	a := chargedRecord("p", 150)
+	if err := s.Create(ctx, a, limits); err != nil {
+		t.Fatal(err)
+	}
+	a.Charge = 0 // an Update does not change what the task is charged
+	if err := s.Update(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, chargedRecord("p", 100), limits); !errors.Is(err, core.ErrTaskLimit) {
+		t.Fatalf("Create after an Update that lowered Charge = %v, want ErrTaskLimit: the charge is fixed at Create", err)
+	}
+}
+
+func testTaskConcurrentByteLimit(t *testing.T, s core.TaskStore) {
+	const tries = 24
+	limits := core.TaskLimits{Tasks: 100, Bytes: 50}
+	var ok, limited atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range tries {
+		wg.Go(func() {
+			<-start
+			switch err := s.Create(context.Background(), chargedRecord("p", 10), limits); {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, core.ErrTaskLimit):
+				limited.Add(1)
+			default:
+				t.Errorf("Create: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if ok.Load() != 5 || limited.Load() != tries-5 {
+		t.Fatalf("%d concurrent Creates of 10 bytes at a bound of 50: %d stored, %d refused; want 5 and %d", tries, ok.Load(), limited.Load(), tries-5)
 	}
 }
