@@ -368,7 +368,7 @@ func TestTaskHugeStatusMessageKeepsTaskAlive(t *testing.T) {
 				Pad string `json:"pad"`
 			}) (string, error) {
 				req.NotifyProgress(ctx, 1, 2, strings.Repeat("é", 250_000)) // 500 KB
-				time.Sleep(20 * time.Second)                                  // many leases
+				time.Sleep(20 * time.Second)                                // many leases
 				return "still here", nil
 			}, &core.ToolOptions{TaskSupport: core.TaskOptional})
 		for _, pad := range []int{0, 390_000} { // and beside arguments that fill the record
