@@ -954,14 +954,49 @@ func (s *Server) renewLease(ctx context.Context, run *taskRun, now time.Time) {
 	}
 }
 
-// claimTask takes the task for run; nil, nil when it is not runnable.
+// claimTask takes the task for run; nil, nil when it is not runnable. A
+// store that fails (not a refusal: an error other than not found or a
+// conflict) is tried again with growing pauses for up to a lease, so that
+// a short outage at the start of a run does not leave the task to wait
+// for a claim that no runner will make again.
 func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskRecord, error) {
+	giveUp := time.Now().Add(s.tk.lease)
+	backoff := finishBackoffMin
+	for {
+		rec, err := s.claimOnce(ctx, id, run)
+		if err == nil || errors.Is(err, ErrTaskNotFound) || ctx.Err() != nil {
+			return rec, err
+		}
+		pause := backoff/2 + mathrand.N(backoff/2+1)
+		if time.Now().Add(pause).After(giveUp) {
+			return nil, err
+		}
+		s.log.WarnContext(ctx, "task not claimed yet: the store failed; trying again", "task", logTaskID(id), "error", err.Error(), "retry_in", pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		backoff = min(2*backoff, finishBackoffMax)
+	}
+}
+
+// claimOnce is one attempt of claimTask.
+func (s *Server) claimOnce(ctx context.Context, id string, run *taskRun) (*TaskRecord, error) {
 	for range maxTaskAttempts {
 		rec, err := s.tk.store.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		now := time.Now()
+		if rec.Status == TaskWorking && rec.Runner == run.runner {
+			// An earlier attempt's claim landed although its answer was
+			// lost.
+			run.setLease(rec.LeaseExpires)
+			return rec, nil
+		}
 		if rec.Status != TaskWorking || (rec.Runner != "" && now.Before(rec.LeaseExpires)) {
 			return nil, nil
 		}

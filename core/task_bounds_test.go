@@ -496,3 +496,33 @@ func TestTaskLocalStoreBytesBound(t *testing.T) {
 		}
 	})
 }
+
+// A store outage when a run starts does not strand the task: the claim is
+// tried again with growing pauses (for up to a lease), and the task runs
+// once the store is back. A failed claim used to end the run at once,
+// leaving the task unclaimed until no runner could take it.
+func TestTaskClaimSurvivesStoreOutage(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		store := newFaultyTaskStore()
+		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskRunner: &neverRunner{}})
+		id := f.create(t, "job", map[string]any{"say": "late"})
+		store.down.Store(true)
+		done := make(chan error, 1)
+		go func() { done <- f.srv.RunTask(context.Background(), id) }()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("RunTask returned during the outage: %v", err)
+		default:
+		}
+		store.down.Store(false)
+		if err := <-done; err != nil {
+			t.Fatalf("RunTask after the outage: %v", err)
+		}
+		if res := f.get(t, id); res["status"] != "completed" || f.calls.Load() != 1 {
+			t.Fatalf("after the outage: %v, %d runs", res, f.calls.Load())
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -78,7 +79,12 @@ func newClusterWith(t *testing.T, cfg Config) *Cluster {
 		t.Fatal(err)
 	}
 	cfg.Root, cfg.Work, cfg.Everything, cfg.SMFake = root, work, bins.everything, bins.smfake
-	cfg.DynamoEndpoint, cfg.LogLevel, cfg.Log = endpoint, "info", logf
+	cfg.DynamoEndpoint, cfg.LogLevel = endpoint, "info"
+	if cfg.Log != nil {
+		cfg.Log = io.MultiWriter(logf, cfg.Log) // a test watching the log
+	} else {
+		cfg.Log = logf
+	}
 	c, err := StartCluster(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
