@@ -250,7 +250,7 @@ const DefaultMaxTaskAnswerBytes = 64 << 10
 // DefaultMaxLocalTaskStoreBytes bounds the encoded records of the
 // in-process task store a server uses when ServerOptions.TaskStore is nil:
 // past it, Create is refused (TaskLimitStoreFull), whoever the caller.
-const DefaultMaxLocalTaskStoreBytes = 128 << 20
+const DefaultMaxLocalTaskStoreBytes = 64 << 20
 
 // DefaultTaskLease is how long a runner's claim on a task lasts without a
 // heartbeat when ServerOptions.TaskLease is zero; runners renew it every
