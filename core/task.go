@@ -307,7 +307,16 @@ func (s *Server) createTask(ctx context.Context, r *Request, st *serverTool, p *
 		var le *TaskLimitError
 		switch {
 		case errors.As(err, &le):
-			return nil, s.taskLimitExceeded(le)
+			// A sharded store refuses at a shard's share: the client is
+			// told the bound it was configured with.
+			c := *le
+			switch c.Reason {
+			case TaskLimitCount:
+				c.Limit = int64(limits.Tasks)
+			case TaskLimitBytes:
+				c.Limit = limits.Bytes
+			}
+			return nil, s.taskLimitExceeded(&c)
 		case errors.Is(err, ErrTaskLimit):
 			return nil, s.taskLimitExceeded(&TaskLimitError{Reason: TaskLimitCount, Limit: int64(limits.Tasks)})
 		case errors.Is(err, ErrTaskTooLarge):
