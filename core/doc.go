@@ -199,6 +199,13 @@
 // The record never holds tokens, headers, arguments, results, error messages
 // or the session id itself.
 //
+// Every string a client chooses is bounded before it is logged ([Truncate]):
+// names (the method, a header value, the principal) to [LogNameBytes], the
+// target to [LogURIBytes] and error texts to [LogErrorBytes], cut at a rune
+// boundary with a marker naming the original length, so that one request
+// cannot write a line of megabytes. Short strings are logged as they are,
+// at no cost.
+//
 // A handler can also send log messages to the client with [Request.Log]
 // (notifications/message, at the level the client asked for); the client
 // logging feature is deprecated in 2026-07-28 (SEP-2577) and still served.

@@ -205,7 +205,7 @@ func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, e
 func (s *Server) runChain(ctx context.Context, c *Call) (out *Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "middleware panicked", "method", c.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.log.ErrorContext(ctx, "middleware panicked", "method", Truncate(c.Method, LogNameBytes), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			out, err = nil, errors.New("panic")
 		}
 	}()
@@ -355,10 +355,14 @@ func targetOf(method string, params []byte) string {
 //	principal  string    the authenticated subject (Principal.Subject)
 //	client_id  string    the authenticated OAuth client (Principal.ClientID)
 //
-// It never logs tokens, headers, params, arguments, results or error
-// messages (a -32603's cause is logged apart, at error). The server installs
-// it outermost, before ServerOptions.Middleware, with ServerOptions.Logger
-// and RequestLogLevel, unless DisableRequestLog is set.
+// The method, version, principal and client_id are cut to LogNameBytes and
+// the target to LogURIBytes (Truncate): they are strings the client chose
+// (or its token carries), and one request must not make a line of
+// megabytes. It never logs tokens, headers, params, arguments, results or
+// error messages (a -32603's cause is logged apart, at error, cut to
+// LogErrorBytes). The server installs it outermost, before
+// ServerOptions.Middleware, with ServerOptions.Logger and RequestLogLevel,
+// unless DisableRequestLog is set.
 func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 	if logger == nil {
 		logger = slog.Default()
@@ -376,16 +380,20 @@ func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 			out, err := next(ctx, c)
 			d := time.Since(start)
 			var buf [11]slog.Attr
-			a := append(buf[:0], slog.String("method", c.Method))
+			// The method (a legacy method the server does not serve
+			// reaches the chain), the target, the version and the
+			// principal's names are strings a client chose or a token
+			// carried: bounded (Truncate), at no cost when short.
+			a := append(buf[:0], slog.String("method", Truncate(c.Method, LogNameBytes)))
 			if c.Target != "" {
-				a = append(a, slog.String("target", c.Target))
+				a = append(a, slog.String("target", Truncate(c.Target, LogURIBytes)))
 			}
 			era := "legacy"
 			if c.Modern() {
 				era = "modern"
 			}
 			status := out.Status(err)
-			a = append(a, slog.String("era", era), slog.String("version", c.ProtocolVersion), slog.String("status", status))
+			a = append(a, slog.String("era", era), slog.String("version", Truncate(c.ProtocolVersion, LogNameBytes)), slog.String("status", status))
 			if err != nil {
 				a = append(a, slog.Int("code", CodeOf(err)))
 			}
@@ -398,10 +406,10 @@ func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 			}
 			if p := c.Principal; p != nil {
 				if p.Subject != "" {
-					a = append(a, slog.String("principal", p.Subject))
+					a = append(a, slog.String("principal", Truncate(p.Subject, LogNameBytes)))
 				}
 				if p.ClientID != "" {
-					a = append(a, slog.String("client_id", p.ClientID))
+					a = append(a, slog.String("client_id", Truncate(p.ClientID, LogNameBytes)))
 				}
 			}
 			logger.LogAttrs(ctx, lv, "mcp request", a...)

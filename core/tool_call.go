@@ -254,7 +254,7 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 	var e *Error
 	var f serverFault
 	if s.opts.ToolErrorResults && !errors.As(err, &e) && !errors.As(err, &f) {
-		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", err.Error())
+		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", errText(err))
 		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: err.Error()}}, IsError: true}, nil)
 	}
 	return nil, err
