@@ -154,6 +154,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	r.targetFound = st != nil
 	if st == nil && s.opts.CallToolHandler != nil && r.era.callsUnlisted() {
 		st = s.unlisted // CallToolHandler receives the name and decides
 	}
