@@ -148,6 +148,13 @@ func TestLogBoundsHostileRequests(t *testing.T) {
 	callReq(1, "fail_with", map[string]any{"s": hostile}).do(t, srv2).result(t)
 	checkBounded(t, &lc2, "tool failed: reported as an isError result", "error", 2048, n+len("cannot use "))
 
+	// An authenticator's refusal whose cause quotes the credential (a
+	// token's kid or typ, as auth's do): logged at debug, bounded.
+	var lc4 logCapture
+	refuse := newFixture(t, &core.ServerOptions{Logger: lc4.logger(), Authenticator: refusing{cause: "kid " + hostile}})
+	callReq(1, "add", map[string]any{"a": 1, "b": 2}).do(t, refuse).wantError(t, http.StatusUnauthorized, core.CodeInvalidRequest)
+	checkBounded(t, &lc4, "request refused", "error", 2048, n+len("kid "))
+
 	// A principal is logged too: its subject is bounded like a name.
 	var lc3 logCapture
 	srv3 := newFixture(t, &core.ServerOptions{Logger: lc3.logger(), Authenticator: fixedSubject{subject: hostile}})
@@ -255,3 +262,16 @@ func FuzzTruncate(f *testing.F) {
 		}
 	})
 }
+
+// refusing refuses every request with a 401 whose cause is cause.
+type refusing struct{ cause string }
+
+func (refusing) Metadata(*http.Request) ([]byte, error) { return nil, nil }
+
+func (a refusing) Authenticate(r *http.Request) (context.Context, error) {
+	e := core.NewError(core.CodeInvalidRequest, "Unauthorized").WithHTTP(http.StatusUnauthorized, nil)
+	e.Cause = errors.New(a.cause)
+	return nil, e
+}
+
+func (refusing) Authorize(context.Context, core.Operation) error { return nil }
