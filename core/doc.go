@@ -150,12 +150,15 @@
 // adapter, after authentication and before the method's handler (see
 // [Middleware]): the first listed is the outermost. A middleware sees the
 // [Call] (method, target, era and protocol version, principal, legacy
-// session, the raw _meta and the HTTP headers, the JSON-RPC id and the
-// round) and the [Outcome] (result, isError, input_required, cancelled) or
-// the error, and may refuse the request with an error: an [*Error] is sent
-// as that JSON-RPC error, any other error as a -32603 whose text is logged,
-// never sent. A tracing middleware puts its span in the context next runs
-// in, so the handler's context carries it.
+// session, the raw _meta and the HTTP headers, the JSON-RPC id, the round,
+// and whether the server serves the method and has the target:
+// [Call.Served], [Call.TargetFound]) and the [Outcome] (result, isError,
+// input_required, cancelled) or the error, and may refuse the request with
+// an error: an [*Error] is sent as that JSON-RPC error, any other error as a
+// -32603 whose text is logged, never sent. A tracing middleware puts its
+// span in the context next runs in, so the handler's context carries it;
+// it names spans after the method and target only when the server serves
+// and has them, since other names are the client's choice.
 //
 //	srv := core.NewServer(impl, &core.ServerOptions{Middleware: []core.Middleware{
 //		func(next core.Handler) core.Handler {
@@ -198,6 +201,13 @@
 //
 // The record never holds tokens, headers, arguments, results, error messages
 // or the session id itself.
+//
+// Every string a client chooses is bounded before it is logged ([Truncate]):
+// names (the method, a header value, the principal) to [LogNameBytes], the
+// target to [LogURIBytes] and error texts to [LogErrorBytes], cut at a rune
+// boundary with a marker naming the original length, so that one request
+// cannot write a line of megabytes. Short strings are logged as they are,
+// at no cost.
 //
 // A handler can also send log messages to the client with [Request.Log]
 // (notifications/message, at the level the client asked for); the client

@@ -385,7 +385,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 			if err != nil {
 				var e *Error
 				if !errors.As(err, &e) {
-					s.log.ErrorContext(ctx, "request failed", "error", err.Error())
+					s.log.ErrorContext(ctx, "request failed", "error", errText(err))
 				}
 				out = append(out, appendErrorResponse(nil, m.id, toWireError(err)))
 			} else {

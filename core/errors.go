@@ -230,12 +230,12 @@ func appendErrorResponse(b, id []byte, e *Error) []byte {
 func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error) {
 	var e *Error
 	if !errors.As(err, &e) {
-		s.log.ErrorContext(ctx, "request failed", "error", err.Error())
+		s.log.ErrorContext(ctx, "request failed", "error", errText(err))
 	} else if e.Cause != nil && e.HTTPStatus() >= 500 {
 		// A server fault (the session store failed): say what happened.
-		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", e.Cause.Error())
+		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", errText(e.Cause))
 	} else if e.Cause != nil {
-		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", e.Cause.Error())
+		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", errText(e.Cause))
 	}
 	s.errorHeaders(ctx, x, e)
 	we := toWireError(err)
@@ -302,10 +302,10 @@ func (s *Server) writeHTTPError(ctx context.Context, w http.ResponseWriter, err 
 		}
 		copyHeader(w.Header(), e.HTTPHeader())
 		if e.Cause != nil {
-			s.log.DebugContext(ctx, "request refused", "status", status, "error", e.Cause.Error())
+			s.log.DebugContext(ctx, "request refused", "status", status, "error", errText(e.Cause))
 		}
 	} else {
-		s.log.ErrorContext(ctx, "authentication failed", "error", err.Error())
+		s.log.ErrorContext(ctx, "authentication failed", "error", errText(err))
 	}
 	writeJSONError(w, status, nil, toWireError(err))
 }

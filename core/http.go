@@ -32,7 +32,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !hostOK || (origin != "" && !s.originAllowed(r, origin)) {
 		s.log.WarnContext(r.Context(), "refused request from a foreign origin or host",
-			"origin", origin, "host", r.Host)
+			"origin", Truncate(origin, LogNameBytes), "host", Truncate(r.Host, LogNameBytes))
 		writeJSONError(w, http.StatusForbidden, nil, &Error{Code: CodeInvalidRequest, Message: "Forbidden: origin or host not allowed"})
 		return
 	}

@@ -111,6 +111,72 @@ func (c *Call) MetaString(key string) (string, bool) {
 	return v, ok
 }
 
+// Served reports whether the server serves the request's Method in its
+// era. A method it does not serve (one it does not know, or whose
+// capability it lacks) reaches the chain only from a legacy client, and
+// the round ends in -32601: the name is the client's choice, so a
+// middleware that names spans or labels metrics after the method uses one
+// fixed name for all of them (the otel module: "_OTHER").
+func (c *Call) Served() bool { return c.spec != nil }
+
+// TargetFound reports whether the server has the request's Target: a tool
+// it registered (AddTool) and serves in the request's era, or one its
+// ListToolsHandler lists; a prompt it registered; a resource it registered
+// or a URI one of its resource templates matches; for completion/complete,
+// the prompt, resource or resource template the ref names. It is false for
+// a method without a target and for a target the server does not have,
+// whose name is the client's choice: a middleware that names spans or
+// labels metrics after Target uses one fixed name for those, so that
+// invented names cannot create new ones without bound (a legacy call of an
+// unlisted tool, which CallToolHandler may serve under any name, is not
+// found either).
+//
+// What the server registered is known before next runs (a map lookup, or
+// a template match for a resource URI that is not registered); a tool only
+// ListToolsHandler lists is found by the call, which walks the list, so
+// TargetFound reports it once next has returned.
+func (c *Call) TargetFound() bool {
+	if c.Target == "" || c.spec == nil {
+		return false
+	}
+	return c.targetFound || c.srv.hasTarget(c.Request, c.Target)
+}
+
+// hasTarget reports whether the server's registry has target, the Target
+// of a request r of a served method (Call.TargetFound).
+func (s *Server) hasTarget(r *Request, target string) bool {
+	reg := s.reg.Load()
+	switch r.Method {
+	case "tools/call":
+		if s.opts.CallToolHandler != nil {
+			return false // advanced mode: the call finds it (findTool)
+		}
+		st := reg.tools[target]
+		return st != nil && r.era.serves(st)
+	case "prompts/get":
+		return reg.prompts[target] != nil
+	case "resources/read":
+		if reg.resources[target] != nil {
+			return true
+		}
+		for _, t := range reg.templates {
+			if t.re.MatchString(target) {
+				return true
+			}
+		}
+	case "completion/complete":
+		if reg.prompts[target] != nil || reg.resources[target] != nil {
+			return true
+		}
+		for _, t := range reg.templates {
+			if t.tmpl.URITemplate == target {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Outcome is how a round ended without a JSON-RPC error.
 type Outcome struct {
 	// Result is the encoded result object the request is answered with;
@@ -205,7 +271,7 @@ func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, e
 func (s *Server) runChain(ctx context.Context, c *Call) (out *Outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "middleware panicked", "method", c.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.log.ErrorContext(ctx, "middleware panicked", "method", Truncate(c.Method, LogNameBytes), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			out, err = nil, errors.New("panic")
 		}
 	}()
@@ -355,10 +421,14 @@ func targetOf(method string, params []byte) string {
 //	principal  string    the authenticated subject (Principal.Subject)
 //	client_id  string    the authenticated OAuth client (Principal.ClientID)
 //
-// It never logs tokens, headers, params, arguments, results or error
-// messages (a -32603's cause is logged apart, at error). The server installs
-// it outermost, before ServerOptions.Middleware, with ServerOptions.Logger
-// and RequestLogLevel, unless DisableRequestLog is set.
+// The method, version, principal and client_id are cut to LogNameBytes and
+// the target to LogURIBytes (Truncate): they are strings the client chose
+// (or its token carries), and one request must not make a line of
+// megabytes. It never logs tokens, headers, params, arguments, results or
+// error messages (a -32603's cause is logged apart, at error, cut to
+// LogErrorBytes). The server installs it outermost, before
+// ServerOptions.Middleware, with ServerOptions.Logger and RequestLogLevel,
+// unless DisableRequestLog is set.
 func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 	if logger == nil {
 		logger = slog.Default()
@@ -376,16 +446,20 @@ func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 			out, err := next(ctx, c)
 			d := time.Since(start)
 			var buf [11]slog.Attr
-			a := append(buf[:0], slog.String("method", c.Method))
+			// The method (a legacy method the server does not serve
+			// reaches the chain), the target, the version and the
+			// principal's names are strings a client chose or a token
+			// carried: bounded (Truncate), at no cost when short.
+			a := append(buf[:0], slog.String("method", Truncate(c.Method, LogNameBytes)))
 			if c.Target != "" {
-				a = append(a, slog.String("target", c.Target))
+				a = append(a, slog.String("target", Truncate(c.Target, LogURIBytes)))
 			}
 			era := "legacy"
 			if c.Modern() {
 				era = "modern"
 			}
 			status := out.Status(err)
-			a = append(a, slog.String("era", era), slog.String("version", c.ProtocolVersion), slog.String("status", status))
+			a = append(a, slog.String("era", era), slog.String("version", Truncate(c.ProtocolVersion, LogNameBytes)), slog.String("status", status))
 			if err != nil {
 				a = append(a, slog.Int("code", CodeOf(err)))
 			}
@@ -398,10 +472,10 @@ func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 			}
 			if p := c.Principal; p != nil {
 				if p.Subject != "" {
-					a = append(a, slog.String("principal", p.Subject))
+					a = append(a, slog.String("principal", Truncate(p.Subject, LogNameBytes)))
 				}
 				if p.ClientID != "" {
-					a = append(a, slog.String("client_id", p.ClientID))
+					a = append(a, slog.String("client_id", Truncate(p.ClientID, LogNameBytes)))
 				}
 			}
 			logger.LogAttrs(ctx, lv, "mcp request", a...)

@@ -62,6 +62,9 @@ type Request struct {
 	// middleware: a tools/call result with isError, a 2026-07-28
 	// input_required result.
 	isError, inputRes bool
+	// targetFound is noted by tools/call once it has found the tool (in
+	// advanced mode, by walking ListToolsHandler): Call.TargetFound.
+	targetFound bool
 }
 
 // resultBuffer returns an empty buffer with room for n bytes to encode the

@@ -154,6 +154,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	r.targetFound = st != nil
 	if st == nil && s.opts.CallToolHandler != nil && r.era.callsUnlisted() {
 		st = s.unlisted // CallToolHandler receives the name and decides
 	}
@@ -264,7 +265,7 @@ func (s *Server) toolFailure(ctx context.Context, r *Request, err error, b state
 	var e *Error
 	var f serverFault
 	if s.opts.ToolErrorResults && !errors.As(err, &e) && !errors.As(err, &f) {
-		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", err.Error())
+		s.log.DebugContext(ctx, "tool failed: reported as an isError result", "error", errText(err))
 		return r.encodeCallToolResult(&CallToolResult{Content: []Content{&TextContent{Text: err.Error()}}, IsError: true}, nil)
 	}
 	return nil, err

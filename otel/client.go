@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -47,7 +48,13 @@ import (
 // the resource URI and the round; on it, a tool or prompt name becomes a
 // value of its own only once a Call of it ended in neither -32601 nor
 // -32602, for at most 1000 names of each (then "_OTHER"), as on the
-// server, since a program may forward a model's choice of name.
+// server, since a program may forward a model's choice of name. For the
+// same reason the span is named after a tool or prompt only once it is
+// such a value: a Call of a name not yet answered starts as
+// "tools/call" (or "prompts/get") and is renamed when the server's answer
+// admits the name. The tool and prompt names and the resource URI are cut
+// as on the server (core.Truncate), and so is the status description, the
+// server's error message, to core.LogErrorBytes.
 // jsonrpc.request.id is not recorded: the client assigns the id after the
 // middleware runs. A sampler sees the span's name, kind and parent; the
 // attributes are set when the Call ends, on a span that records.
@@ -130,7 +137,18 @@ func (m *clientMW) names(method string) *targetNames {
 func (m *clientMW) send(ctx context.Context, c *client.Call, next client.Handler) (*client.Outcome, error) {
 	start := time.Now()
 	names := m.names(c.Method)
-	sctx, span := m.tr.Start(ctx, names.spanName(c.Method, c.Target), m.start...)
+	// A tool or prompt name is in the span's name once the server has
+	// answered a Call of it in neither -32601 nor -32602 (the names the
+	// histogram admits): a program may forward a model's choice of name,
+	// and invented names must not make new span names.
+	name, named := c.Method, true
+	if names != nil && c.Target != "" {
+		name, named = names.known(c.Target)
+		if !named {
+			name = c.Method
+		}
+	}
+	sctx, span := m.tr.Start(ctx, name, m.start...)
 	defer span.End()
 	m.prop.Inject(sctx, callCarrier{c})
 
@@ -138,7 +156,14 @@ func (m *clientMW) send(ctx context.Context, c *client.Call, next client.Handler
 
 	et, code := clientErrorType(err, out)
 	p := m.peerOf(c.URL)
+	target := ""
+	if names != nil {
+		target = names.admit(c.Target, code != "-32602" && code != "-32601")
+	}
 	if span.IsRecording() {
+		if !named && target == c.Target {
+			span.SetName(names.spanName(c.Method, c.Target))
+		}
 		var buf [maxSpanAttrs]attribute.KeyValue
 		a := m.attrs(buf[:0], c, p, et, code)
 		a = targetAttrs(a, c.Method, c.Target, true)
@@ -150,18 +175,16 @@ func (m *clientMW) send(ctx context.Context, c *client.Call, next client.Handler
 		}
 		span.SetAttributes(slices.Clone(a)...)
 		if et != "" {
-			span.SetStatus(codes.Error, clientErrorMessage(err, et))
+			// The server's message: bounded, as a hostile server may send
+			// megabytes.
+			span.SetStatus(codes.Error, core.Truncate(clientErrorMessage(err, et), core.LogErrorBytes))
 		}
 	}
 	if m.hist.Enabled(ctx) {
 		var k setKey
 		a := m.attrs(k[:0], c, p, et, code)
-		target := ""
-		if names != nil {
-			// The names a program sends may come from a model's choice:
-			// bounded as the server's are.
-			target = names.admit(c.Target, code != "-32602" && code != "-32601")
-		}
+		// The names a program sends may come from a model's choice:
+		// bounded as the server's are (admitted above).
 		a = targetAttrs(a, c.Method, target, false)
 		m.hist.Record(ctx, time.Since(start).Seconds(), m.sets.opts(&k, len(a))...)
 	}

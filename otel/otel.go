@@ -44,6 +44,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/mcpfn/mcpfn/core"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
@@ -112,6 +114,24 @@ type Options struct {
 	// of the session (2025-11-25 basic/transports, session management) and
 	// traces are read by more people than hold it.
 	RawSessionID bool
+	// IgnoreClientPropagation makes Middleware ignore the trace context
+	// and baggage the client sends, for a deployment that does not trust
+	// its clients: neither params._meta (traceparent, tracestate, baggage)
+	// nor the traceparent and baggage headers are read, so a client can
+	// neither choose the trace the server's spans join (nor their sampling,
+	// through a parent-based sampler) nor put baggage in the handler's
+	// context. The server span's parent is then a span the server's own
+	// HTTP instrumentation started, if one is in the context, else none (a
+	// new trace); a remote span context in the context (extracted from the
+	// request by something around the server) is ignored too. Baggage
+	// already in the context is left as it is. The X-Amzn-Trace-Id link
+	// stays (on Lambda, adapters/lambda sets it to the invocation's trace
+	// id): it is a link, never the parent.
+	//
+	// The default (false) is standard OpenTelemetry propagation: the
+	// client's trace context is the parent and its baggage is in the
+	// handler's context. ClientMiddleware does not read it.
+	IgnoreClientPropagation bool
 }
 
 func (o Options) tracer() trace.Tracer {
@@ -156,18 +176,28 @@ func (o Options) sessionID(id string) string {
 
 // spanName is `{mcp.method.name} {target}` with the tool or prompt name as
 // target; the resource URI is left out of the name, as the conventions
-// ask, to keep span names of low cardinality.
+// ask, to keep span names of low cardinality. The middlewares call it only
+// for a target the server has (the server's Call.TargetFound, the client's
+// admitted names): others are named by the method alone, so that invented
+// names make no new span names.
 func spanName(method, target string) string {
 	switch method {
 	case "tools/call", "prompts/get":
 		if target != "" {
-			return method + " " + target
+			return method + " " + core.Truncate(target, core.LogNameBytes)
 		}
 	}
 	return method
 }
 
-// targetAttrs appends the attributes naming the target of method.
+// otherMethod is the span name and the histogram's mcp.method.name of a
+// method the server does not serve, the conventions' fallback value: its
+// name is the client's choice.
+const otherMethod = "_OTHER"
+
+// targetAttrs appends the attributes naming the target of method, the
+// tool or prompt name cut to core.LogNameBytes and the resource URI to
+// core.LogURIBytes (a client may send megabytes of either).
 func targetAttrs(a []attribute.KeyValue, method, target string, withURI bool) []attribute.KeyValue {
 	if target == "" {
 		if method == "tools/call" {
@@ -177,19 +207,21 @@ func targetAttrs(a []attribute.KeyValue, method, target string, withURI bool) []
 	}
 	switch method {
 	case "tools/call":
-		a = append(a, KeyToolName.String(target), KeyOperationName.String("execute_tool"))
+		a = append(a, KeyToolName.String(core.Truncate(target, core.LogNameBytes)), KeyOperationName.String("execute_tool"))
 	case "prompts/get":
-		a = append(a, KeyPromptName.String(target))
+		a = append(a, KeyPromptName.String(core.Truncate(target, core.LogNameBytes)))
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if withURI {
-			a = append(a, KeyResourceURI.String(target))
+			a = append(a, KeyResourceURI.String(core.Truncate(target, core.LogURIBytes)))
 		}
 	}
 	return a
 }
 
-// requestID is the string form of a raw JSON-RPC id: a string's value, a
-// number's text; "" for null or absent (the conventions record neither).
+// requestID is the string form of a raw JSON-RPC id, cut to
+// core.LogNameBytes (the id is the client's choice, a string or a number
+// of any length): a string's value, a number's text; "" for null or
+// absent (the conventions record neither).
 func requestID(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -197,11 +229,11 @@ func requestID(raw json.RawMessage) string {
 	if raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			return s
+			return core.Truncate(s, core.LogNameBytes)
 		}
 		return ""
 	}
-	return string(raw)
+	return core.Truncate(string(raw), core.LogNameBytes)
 }
 
 // protoAttrs appends network.protocol.name/version and network.transport

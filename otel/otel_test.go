@@ -225,8 +225,10 @@ func TestClientServer(t *testing.T) {
 				{"tools/call fail", "Error:tool_error", "tool_error", "", ""},
 				{"tools/call boom", "Error:Internal error", "-32603", "-32603", ""},
 				// The conventions count -32603 and -32000..-32099 as the
-				// server's errors: an unknown tool is the client's.
-				{"tools/call nope", "Unset:", "-32602", "-32602", ""},
+				// server's errors: an unknown tool is the client's. Its
+				// name is the client's too: the span is named by the
+				// method (gen_ai.tool.name still says nope).
+				{"tools/call", "Unset:", "-32602", "-32602", ""},
 			}
 			if era.name == "modern" {
 				// Two requests, each a round: the client's retry carries the
@@ -455,7 +457,8 @@ func TestClientInjectsMeta(t *testing.T) {
 // TestHistogramCardinality: invented method and tool names do not become
 // series of the server histogram: legacy methods the server does not serve
 // are one series with mcp.method.name _OTHER, unknown tools one with
-// gen_ai.tool.name _OTHER; the spans keep the names.
+// gen_ai.tool.name _OTHER; nor span names (_OTHER and tools/call), while
+// the spans' attributes keep the names.
 func TestHistogramCardinality(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -485,11 +488,17 @@ func TestHistogramCardinality(t *testing.T) {
 		t.Errorf("series %v, want %v", series, want)
 	}
 	names := map[string]bool{}
+	asked := map[string]bool{}
 	for _, sp := range s.ended(trace.SpanKindServer) {
 		names[sp.Name()] = true
+		a := attrs(sp.Attributes())
+		asked[a["mcp.method.name"]+" "+a["gen_ai.tool.name"]] = true
 	}
-	if !names["x/invented7"] || !names["tools/call invented7"] {
-		t.Errorf("span names %v lack the invented names", names)
+	if want := map[string]bool{"_OTHER": true, "tools/call": true}; !maps.Equal(names, want) {
+		t.Errorf("span names %v, want %v", names, want)
+	}
+	if !asked["x/invented7 "] || !asked["tools/call invented7"] {
+		t.Errorf("span attributes %v lack the invented names", asked)
 	}
 }
 
@@ -839,7 +848,8 @@ func TestBatchElements(t *testing.T) {
 		got[a["jsonrpc.request.id"]] = sp.Name() + "|" + a["error.type"]
 		sessions[a["mcp.session.id"]] = true
 	}
-	want := map[string]string{"a": "tools/call echo|", "2": "tools/call nope|-32602", "3": "ping|"}
+	// nope is not the server's tool: its span is named by the method.
+	want := map[string]string{"a": "tools/call echo|", "2": "tools/call|-32602", "3": "ping|"}
 	if !maps.Equal(got, want) {
 		t.Errorf("batch spans by request id %v, want %v", got, want)
 	}

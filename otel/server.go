@@ -26,6 +26,19 @@ import (
 // the handler's context carrying it, and records the round's duration in
 // the mcp.server.operation.duration histogram.
 //
+// Span names have a bounded number of values whatever names clients
+// invent: a tool or prompt the server does not have (core.Call.TargetFound)
+// is named by the method alone ("tools/call"), and a method the server
+// does not serve (core.Call.Served; legacy requests only) is "_OTHER". A
+// tool only ListToolsHandler lists is found by the call: its span starts
+// as "tools/call" and is renamed when the round ends. The names asked for
+// are still the span's gen_ai.tool.name, gen_ai.prompt.name and
+// mcp.method.name. Every string the client chose is cut
+// (core.Truncate): mcp.method.name, the tool and prompt names and
+// jsonrpc.request.id to core.LogNameBytes (256), mcp.resource.uri to
+// core.LogURIBytes (1024), the status description to core.LogErrorBytes
+// (2048).
+//
 // The span's parent is the trace context of the request's params._meta
 // (traceparent, tracestate, baggage; MCP 2026-07-28 basic/index §_meta,
 // SEP-414), read in every era; without one, the span already in the
@@ -34,6 +47,8 @@ import (
 // transport context, the span links to the latter (the MCP conventions:
 // one MCP request may span several HTTP requests and the reverse).
 // Baggage from _meta, else from the header, is in the handler's context.
+// With Options.IgnoreClientPropagation none of the client's is read: the
+// parent is the server's own span already in the context, else none.
 // An X-Amzn-Trace-Id header with a Root and a Parent (AWS X-Ray; on
 // Lambda, adapters/lambda sets it to the invocation's trace id) is a link
 // too, so that the trace joins AWS's view of the invocation; it is never
@@ -48,8 +63,9 @@ import (
 // the client propagates (ClientMiddleware does), the client's round spans
 // being siblings under the caller's span.
 //
-// A sampler sees the span's name, kind, parent and links; the attributes
-// are set when the round ends, and only on a span that records.
+// A sampler sees the span's name (for a tool only ListToolsHandler lists,
+// "tools/call"), kind, parent and links; the attributes are set when the
+// round ends, and only on a span that records.
 //
 // Span attributes: mcp.method.name, mcp.protocol.version, mcp.session.id
 // (legacy sessions; see Options.RawSessionID), jsonrpc.request.id,
@@ -67,8 +83,8 @@ import (
 // session, request id, resource URI, round and addresses (their
 // cardinality is unbounded); on it, a method answered with -32601 (not
 // served) is recorded as mcp.method.name "_OTHER", and a tool or prompt
-// name becomes a value of its own only once a round of it ended in
-// neither -32601 nor -32602, for at most 1000 tool and 1000 prompt names
+// name is a value of its own only when the server has it
+// (core.Call.TargetFound), for at most 1000 tool and 1000 prompt names
 // (then "_OTHER"), so that a client cannot grow the number of series with
 // invented names.
 //
@@ -135,7 +151,13 @@ func (m *serverMW) names(method string) *targetNames {
 
 func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (out *core.Outcome, err error) {
 	start := time.Now()
-	pctx, link := serverParent(ctx, c, m.prop, m.opts.Propagator == nil)
+	var pctx context.Context
+	var link trace.SpanContext
+	if m.opts.IgnoreClientPropagation {
+		pctx = ownParent(ctx)
+	} else {
+		pctx, link = serverParent(ctx, c, m.prop, m.opts.Propagator == nil)
+	}
 	names := m.names(c.Method)
 	so := m.start
 	xray, hasXRay := xrayLink(c.Header)
@@ -161,7 +183,8 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	// parent; the attributes are set once the round has ended, and only
 	// on a span that records, so that a span dropped by the sampler (or a
 	// no-op provider's) costs no attribute.
-	sctx, span := m.tr.Start(pctx, names.spanName(c.Method, c.Target), so...)
+	name, named := serverSpanName(c, names)
+	sctx, span := m.tr.Start(pctx, name, so...)
 	defer func() {
 		if p := recover(); p != nil {
 			// A panic below is answered by the server as a -32603; the
@@ -187,10 +210,14 @@ func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (
 	}
 	isError := err == nil && out != nil && out.IsError
 	if span.IsRecording() {
+		if !named && c.TargetFound() {
+			// A tool only ListToolsHandler lists: the call found it.
+			span.SetName(names.spanName(c.Method, c.Target))
+		}
 		span.SetAttributes(m.spanAttrs(c, code, isError)...)
 		switch {
 		case err != nil && serverFault(code):
-			span.SetStatus(codes.Error, errorMessage(err))
+			span.SetStatus(codes.Error, core.Truncate(errorMessage(err), core.LogErrorBytes))
 		case isError:
 			span.SetStatus(codes.Error, "tool_error")
 		}
@@ -216,9 +243,11 @@ const maxSpanAttrs = 16
 // the stack).
 func (m *serverMW) spanAttrs(c *core.Call, code int, isError bool) []attribute.KeyValue {
 	var buf [maxSpanAttrs]attribute.KeyValue
-	a := append(buf[:0], KeyMethodName.String(c.Method))
+	// A method the server does not serve is the client's string, named
+	// "_OTHER" in the span's name and cut here (core.Truncate).
+	a := append(buf[:0], KeyMethodName.String(core.Truncate(c.Method, core.LogNameBytes)))
 	if c.ProtocolVersion != "" {
-		a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
+		a = append(a, KeyProtocolVersion.String(core.Truncate(c.ProtocolVersion, core.LogNameBytes)))
 	}
 	hr := c.HTTPRequest()
 	if hr != nil {
@@ -256,25 +285,24 @@ func (m *serverMW) spanAttrs(c *core.Call, code int, isError bool) []attribute.K
 func (m *serverMW) metricOpts(c *core.Call, names *targetNames, code int, isError bool) []metric.RecordOption {
 	var k setKey
 	a := append(k[:0], KeyMethodName.String(c.Method))
-	if code == core.CodeMethodNotFound {
+	if code == core.CodeMethodNotFound || !c.Served() {
 		// A method the server does not serve is a name the client chose:
 		// one series for all of them.
-		a[0] = KeyMethodName.String("_OTHER")
+		a[0] = KeyMethodName.String(otherMethod)
 	}
 	if c.ProtocolVersion != "" {
-		a = append(a, KeyProtocolVersion.String(c.ProtocolVersion))
+		a = append(a, KeyProtocolVersion.String(core.Truncate(c.ProtocolVersion, core.LogNameBytes)))
 	}
 	if hr := c.HTTPRequest(); hr != nil {
 		a = protoAttrs(a, hr.ProtoMajor, hr.ProtoMinor)
 	}
-	// A name the client sent that the server refused as unknown (or any
-	// -32602 of a name not yet seen) does not become a new series: the
-	// histogram's cardinality stays bounded whatever names a hostile
-	// client sends. Only tool and prompt names take a place in the
-	// bounded sets (a resource URI or completion ref does not).
+	// A name the server does not have (Call.TargetFound) does not become a
+	// new series: the histogram's cardinality stays bounded whatever names
+	// a hostile client sends. Only tool and prompt names take a place in
+	// the bounded sets (a resource URI or completion ref does not).
 	target := ""
 	if names != nil {
-		target = names.admit(c.Target, code != core.CodeInvalidParams && code != core.CodeMethodNotFound)
+		target = names.admit(c.Target, c.TargetFound())
 	}
 	a = targetAttrs(a, c.Method, target, false)
 	switch {
@@ -304,18 +332,45 @@ type targetNames struct {
 
 // spanName is `{method} {name}` (cached for a known name); method alone
 // when name is "" or t is nil (a method whose target is not in the span
-// name).
+// name). It is called for names the server has (or, on the client, has
+// answered), never for one a client invented.
 func (t *targetNames) spanName(method, name string) string {
 	if t == nil || name == "" {
 		return method
 	}
+	if s, ok := t.known(name); ok {
+		return s
+	}
+	return spanName(method, name)
+}
+
+// known returns the cached span name of a known name.
+func (t *targetNames) known(name string) (string, bool) {
+	if t == nil || name == "" {
+		return "", false
+	}
 	t.mu.RLock()
 	s, ok := t.names[name]
 	t.mu.RUnlock()
-	if ok {
-		return s
+	return s, ok
+}
+
+// serverSpanName is the name of the server span of c, and whether it is
+// final: `{method} {target}` for a target the server has, the method
+// alone for a target it does not have (yet: a tool only ListToolsHandler
+// lists is found by the call, and the span is renamed then), and "_OTHER"
+// for a method it does not serve, so that names a client invents make no
+// new span names.
+func serverSpanName(c *core.Call, names *targetNames) (string, bool) {
+	switch {
+	case !c.Served():
+		return otherMethod, true
+	case names == nil || c.Target == "":
+		return c.Method, true
+	case c.TargetFound():
+		return names.spanName(c.Method, c.Target), true
 	}
-	return method + " " + name
+	return c.Method, false
 }
 
 // admit returns name when it is known or, with add, becomes known within
@@ -365,6 +420,18 @@ func errorMessage(err error) string {
 		return e.Message
 	}
 	return "Internal error"
+}
+
+// ownParent is the context the server span starts in when the client's
+// trace context is ignored (Options.IgnoreClientPropagation): ctx, unless
+// its span context is a remote one (extracted from the request by
+// something around the server), which is dropped: the span is then a new
+// root.
+func ownParent(ctx context.Context) context.Context {
+	if trace.SpanContextFromContext(ctx).IsRemote() {
+		return trace.ContextWithSpanContext(ctx, trace.SpanContext{})
+	}
+	return ctx
 }
 
 // serverParent returns the context the server span starts in and the
