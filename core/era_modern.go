@@ -68,14 +68,14 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		return nil, headerMismatch("the " + HeaderProtocolVersion + " header is required")
 	}
 	if hv != version {
-		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params._meta %q", HeaderProtocolVersion, hv, version))
+		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params._meta %q", HeaderProtocolVersion, Truncate(hv, LogNameBytes), Truncate(version, LogNameBytes)))
 	}
 	hm, present, repeated := headerValue(h, canonMethod)
 	if !present || repeated {
 		return nil, headerMismatch("the " + HeaderMethod + " header is required")
 	}
 	if hm != m.method {
-		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match method %q", HeaderMethod, hm, m.method))
+		return nil, headerMismatch(fmt.Sprintf("%s header %q does not match method %q", HeaderMethod, Truncate(hm, LogNameBytes), Truncate(m.method, LogNameBytes)))
 	}
 	if !isModernVersion(version) || !s.servesModern() {
 		return nil, NewError(CodeUnsupportedProtocolVersion, fmt.Sprintf("Unsupported protocol version %q", version)).
@@ -104,7 +104,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 			return nil, headerMismatch("the " + HeaderName + " header holds invalid characters")
 		}
 		if has && dec != body {
-			return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params.%s", HeaderName, dec, spec.nameParam))
+			return nil, headerMismatch(fmt.Sprintf("%s header %q does not match params.%s", HeaderName, Truncate(dec, LogURIBytes), spec.nameParam))
 		}
 	}
 	caps, err := s.decodeCaps(meta.caps)

@@ -95,7 +95,7 @@ func LimitExceededError(reason string, limit int64, retryAfter time.Duration, fo
 // ResourceNotFoundError returns the error for a missing resource: -32602 with
 // data.uri in 2026-07-28, translated to -32002 for legacy clients.
 func ResourceNotFoundError(uri string) *Error {
-	e := NewError(CodeInvalidParams, "Resource not found: "+uri).WithData(map[string]any{"uri": uri})
+	e := NewError(CodeInvalidParams, "Resource not found: "+Truncate(uri, LogURIBytes)).WithData(map[string]any{"uri": uri})
 	e.Cause = errResourceNotFound
 	return e
 }
@@ -123,7 +123,7 @@ func invalidRequest(msg string) *Error {
 
 // methodNotFound is the -32601 answer to a method the era does not serve.
 func methodNotFound(method string) *Error {
-	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + method}
+	return &Error{Code: CodeMethodNotFound, Message: "Method not found: " + Truncate(method, LogNameBytes)}
 }
 
 // metaError is the -32602 / 400 answer to a malformed request _meta.

@@ -288,7 +288,7 @@ func (s *Server) createSession(ctx context.Context, p *Principal, d sessionData)
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
 	for _, id := range evicted {
-		s.log.InfoContext(ctx, "evicted least recently used session", "session", id)
+		s.log.InfoContext(ctx, "evicted least recently used session", "session", sessionDigest(id))
 		s.endLocalSession(id)
 	}
 	return &Session{srv: s, rec: rec, d: &d}, nil

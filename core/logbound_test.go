@@ -275,3 +275,26 @@ func (a refusing) Authenticate(r *http.Request) (context.Context, error) {
 }
 
 func (refusing) Authorize(context.Context, core.Operation) error { return nil }
+
+// An answer never multiplies what a request sent: the error of an unknown
+// tool, prompt or method echoes the name cut to LogNameBytes (a tool name
+// has at most 128 characters), not 900 KiB twice (message and data).
+func TestUnknownNamesEchoedBounded(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(core.Implementation{Name: "t", Version: "1"}, &core.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "", nil })
+	srv.AddPrompt(&core.Prompt{Name: "p"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) { return nil, nil })
+	for name, r := range map[string]*testReq{
+		"tool":               callReq(1, hostile, map[string]any{}),
+		"prompt":             mreq(1, "prompts/get", map[string]any{"name": hostile}),
+		"method":             mreq(1, hostile, map[string]any{}),
+		"mismatched tool":    callReq(1, hostile, map[string]any{}).withHeader(core.HeaderName, "x"),
+		"mismatched method":  mreq(1, hostile, map[string]any{}).withHeader("Mcp-Method", "x"),
+		"mismatched version": mreq(1, "tools/list", map[string]any{}).withMeta(core.MetaProtocolVersion, hostile),
+	} {
+		res := r.do(t, srv)
+		if len(res.Body) > 4<<10 {
+			t.Errorf("an unknown %s of 900 KiB: an answer of %d bytes", name, len(res.Body))
+		}
+	}
+}

@@ -78,7 +78,8 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 	}
 	sp := s.reg.Load().prompts[req.Name]
 	if sp == nil {
-		return nil, NewError(CodeInvalidParams, "Unknown prompt: "+req.Name).WithData(map[string]any{"name": req.Name})
+		name := Truncate(req.Name, LogNameBytes) // echoed cut, as an unknown tool's
+		return nil, NewError(CodeInvalidParams, "Unknown prompt: "+name).WithData(map[string]any{"name": name})
 	}
 	for _, a := range sp.prompt.Arguments {
 		if _, ok := req.Arguments[a.Name]; a.Required && !ok {

@@ -1219,7 +1219,7 @@ func (s *Server) taskFailure(ctx context.Context, r *Request, rec *TaskRecord, e
 	if ctx.Err() != nil {
 		return taskOutcome{status: TaskFailed, err: internalf("the tool was interrupted")}
 	}
-	s.log.ErrorContext(ctx, "task tool failed", "task", logTaskID(rec.ID), "tool", rec.Name, "error", err.Error())
+	s.log.ErrorContext(ctx, "task tool failed", "task", logTaskID(rec.ID), "tool", rec.Name, "error", errText(err))
 	return taskOutcome{status: TaskFailed, err: internalf("the tool failed")}
 }
 

@@ -159,8 +159,11 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		st = s.unlisted // CallToolHandler receives the name and decides
 	}
 	if st == nil {
-		return nil, NewError(CodeInvalidParams, fmt.Sprintf("Unknown tool: %s", p.Name)).
-			WithData(map[string]any{"name": p.Name})
+		// A tool name is at most 128 characters (2025-11-25
+		// server/tools §Tool names): a longer one is echoed cut, so that
+		// an answer never multiplies what a request sent.
+		name := Truncate(p.Name, LogNameBytes)
+		return nil, NewError(CodeInvalidParams, "Unknown tool: "+name).WithData(map[string]any{"name": name})
 	}
 	// Arguments are decoded into a value tree only when needed: for header
 	// checks, and for validation that the fast path cannot prove.
