@@ -169,6 +169,7 @@ var callToolResultType = reflect.TypeFor[*CallToolResult]()
 // ServerOptions.ToolErrorResults to report it as an isError result with its
 // message, as go-sdk does (see ToolFunc).
 func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out], opts ...*ToolOptions) {
+	checkServer("AddTool", s, t)
 	st, err := newTypedTool(t, h, toolOptions("AddTool", t, opts))
 	if err != nil {
 		panic(err.Error())
@@ -190,6 +191,7 @@ type SessionToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest
 // behaves differently for the two eras. Prefer explicit handles in arguments
 // (the stateless way) for new tools.
 func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out], opts ...*ToolOptions) {
+	checkServer("AddSessionTool", s, t)
 	if t == nil || h == nil {
 		panic("core: AddSessionTool: nil tool or handler")
 	}
@@ -213,6 +215,17 @@ func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out],
 	}
 	st.needsSession = needs
 	s.addTool(st)
+}
+
+// checkServer panics, naming the registration and the tool, when s is nil.
+func checkServer(fn string, s *Server, t *Tool) {
+	if s == nil {
+		name := ""
+		if t != nil {
+			name = t.Name
+		}
+		panic(fmt.Sprintf("core: %s %q: nil *Server: build one with NewServer", fn, name))
+	}
 }
 
 // RemoveTools unregisters the named tools and notifies listeners.
