@@ -140,6 +140,13 @@ type ServerOptions struct {
 	// capabilities a call needs itself (Request.RequireCapabilities).
 	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
+	// SkipOutputValidation sends every tool's results (typed tools, and
+	// CallToolHandler's for a listed tool) without checking their
+	// structuredContent against the tool's outputSchema, for handlers
+	// that validate their own results. By default a result that does not
+	// conform is answered -32603 (see ToolOptions.SkipOutputValidation,
+	// the same per typed tool).
+	SkipOutputValidation bool
 
 	// Keys provides the HMAC keys that seal requestState. When nil, the
 	// server generates a random key of its own (PerProcessKeys reports it):

@@ -94,27 +94,6 @@ func objectSubschemas(v any, isSchema bool) any {
 	return v
 }
 
-// Nullable makes a schema also accept null.
-func Nullable(raw json.RawMessage) json.RawMessage {
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return raw
-	}
-	switch t := m["type"].(type) {
-	case string:
-		m["type"] = []any{t, "null"}
-	case []any:
-		m["type"] = append(t, "null")
-	default:
-		return raw
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return raw
-	}
-	return b
-}
-
 // Normalize turns a schema given as any JSON value (json.RawMessage,
 // []byte, string, map, *jsonschema.Schema, struct) into compact JSON.
 func Normalize(v any) (json.RawMessage, error) {
