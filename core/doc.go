@@ -9,11 +9,12 @@
 // ([Tool] is mcp.Tool, [Error] is mcp.Error), so server code names them
 // either way. Beyond mcp, core imports only the standard library and three
 // libraries: github.com/invopop/jsonschema to derive schemas from Go types,
-// github.com/google/jsonschema-go to validate arguments (JSON Schema 2020-12
-// and draft-07), and github.com/go-json-experiment/json to decode them with
-// encoding/json/v2 semantics. Platform adapters (adapters/nethttp,
-// adapters/lambda, adapters/gcf) and stores (store/memory, store/dynamo,
-// store/secretsmanager) depend on it, never the reverse.
+// github.com/google/jsonschema-go to validate arguments and results (JSON
+// Schema 2020-12 and draft-07), and github.com/go-json-experiment/json to
+// decode them with encoding/json/v2 semantics. Platform adapters
+// (adapters/nethttp, adapters/lambda, adapters/gcf) and stores
+// (store/memory, store/dynamo, store/secretsmanager) depend on it, never the
+// reverse.
 //
 // # Quick start
 //
@@ -53,7 +54,8 @@
 // optional last argument of [AddTool]): a result is sent as
 // structuredContent only where its outputSchema is advertised, so a result
 // of an interface type such as any is text only unless [Tool].OutputSchema
-// supplies a schema.
+// supplies a schema. A result whose structuredContent does not conform to
+// its outputSchema is answered -32603 (see [AddTool]).
 //
 // Tools and forms ([NewForm]) read one tag dialect, the `jsonschema` struct
 // tag: key=value items as invopop/jsonschema reads them
@@ -61,11 +63,12 @@
 // a value escaped as \,), or a bare description as the official Go SDK
 // writes it (`jsonschema:"the city, in English"`). A tag that starts as a
 // description but has a later item that reads as a keyword is a registration
-// error, and so is a recursive type (derived schemas are inline): write its
-// schema by hand in [Tool].InputSchema. Runtime values (context, request
-// _meta, HTTP headers, the principal, the session, the answers of a multi
-// round-trip request) travel in [CallToolRequest] and never appear in
-// schemas.
+// error, and so are a key or value the dialect does not read (the panic
+// names the field and the fix) and a recursive type (derived schemas are
+// inline): write its schema by hand in [Tool].InputSchema. Runtime values
+// (context, request _meta, HTTP headers, the principal, the session, the
+// answers of a multi round-trip request) travel in [CallToolRequest] and
+// never appear in schemas.
 //
 // A handler's error decides the outcome: a [ToolError] is a result with
 // isError the model can act on; an [*Error] (see [InvalidParamsError],

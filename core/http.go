@@ -11,6 +11,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -103,6 +104,99 @@ func (s *Server) originAllowed(r *http.Request, origin string) bool {
 		return true
 	}
 	return strings.EqualFold(u.Host, r.Host) // same origin
+}
+
+// checkAllowedOrigin reports why an AllowedOrigins entry can never equal
+// an Origin header, which originAllowed compares byte for byte: browsers
+// serialize an origin as scheme://host[:port] (RFC 6454 §6.2, the URL
+// Standard's origin serialization), with the scheme and host in lower
+// case, a host name in its ASCII (punycode) form, an IPv6 address in
+// brackets in its canonical form, no port when it is the scheme's default,
+// and no path, query, user or trailing slash. "*" allows any origin.
+// "null", the opaque origin of every sandboxed or file document, is
+// refused: allowing it would allow them all. The error says what to write,
+// when that can be told.
+func checkAllowedOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	const form = "an origin is scheme://host[:port] exactly as browsers send it in the Origin header (lower case, no path, no trailing slash, no default port), or \"*\""
+	if o == "null" {
+		return errors.New(`"null" is the opaque origin every sandboxed or file:// document sends: allowing it would allow them all`)
+	}
+	scheme, rest, ok := strings.Cut(o, "://")
+	if !ok || !originSchemeOK(strings.ToLower(scheme)) || strings.ContainsAny(o, " \t\r\n,") {
+		return errors.New(form)
+	}
+	// Whatever follows the authority (a path, even "/", a query, a
+	// fragment) and a user are never part of an origin.
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	host, port := rest, ""
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return errors.New(form + ": the IPv6 address has no closing ']'")
+		}
+		host, port = rest[:end+1], rest[end+1:]
+		if port != "" && port[0] != ':' {
+			return errors.New(form)
+		}
+		port = strings.TrimPrefix(port, ":")
+		a, err := netip.ParseAddr(host[1 : len(host)-1])
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return errors.New(form + ": the host is not an IPv6 address")
+		}
+		host = "[" + a.String() + "]"
+	} else if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		host, port = rest[:i], rest[i+1:]
+	}
+	if host == "" {
+		return errors.New(form + ": the host is missing")
+	}
+	for _, c := range host {
+		if c >= 0x80 {
+			return errors.New(form + ": browsers send a host name in its ASCII form: write the punycode (xn--...) name")
+		}
+	}
+	host = strings.ToLower(host)
+	if !strings.HasPrefix(host, "[") && strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" {
+		return errors.New(form + ": the host holds characters a host name does not")
+	}
+	scheme = strings.ToLower(scheme)
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' || port[0] == '+' {
+			return errors.New(form + ": port " + strconv.Quote(port) + " is not a port number (1-65535, no leading zero)")
+		}
+		if defaultPort[scheme] == port {
+			port = "" // browsers leave out the default port
+		}
+	}
+	want := scheme + "://" + host
+	if port != "" {
+		want += ":" + port
+	}
+	if want != o {
+		return errors.New(form + ": did you mean " + strconv.Quote(want) + "?")
+	}
+	return nil
+}
+
+// defaultPort holds the ports browsers leave out of an origin.
+var defaultPort = map[string]string{"http": "80", "https": "443", "ws": "80", "wss": "443"}
+
+// originSchemeOK reports whether s is a URL scheme (RFC 3986 §3.1), in
+// lower case.
+func originSchemeOK(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789+.-") == ""
 }
 
 // servedOnLoopback reports whether the request arrived on a loopback address.

@@ -86,10 +86,14 @@ type ServerOptions struct {
 	// DefaultMaxRequestBytes.
 	MaxRequestBytes int64
 	// AllowedOrigins lists the exact Origin values (scheme://host[:port])
-	// accepted from browsers, or "*" for any. A request without Origin is
-	// always accepted. When nil, a server reached on a loopback address
-	// accepts loopback origins on any port, and any server accepts its own
-	// origin (the request's Host); others get 403.
+	// accepted from browsers, or "*" for any. An entry is compared byte for
+	// byte with the Origin header, so it is written as browsers send it:
+	// lower case, no path or trailing slash, no default port, a host name
+	// in its ASCII (xn--) form ("https://app.example.com",
+	// "http://localhost:5173"); Validate refuses any other, and "null". A
+	// request without Origin is always accepted. When nil, a server reached
+	// on a loopback address accepts loopback origins on any port, and any
+	// server accepts its own origin (the request's Host); others get 403.
 	AllowedOrigins []string
 	// AllowedHosts lists extra Host values (host or host:port) accepted by a
 	// server reached on a loopback address, which otherwise accepts only
@@ -140,6 +144,13 @@ type ServerOptions struct {
 	// capabilities a call needs itself (Request.RequireCapabilities).
 	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
+	// SkipOutputValidation sends every tool's results (typed tools, and
+	// CallToolHandler's for a listed tool) without checking their
+	// structuredContent against the tool's outputSchema, for handlers
+	// that validate their own results. By default a result that does not
+	// conform is answered -32603 (see ToolOptions.SkipOutputValidation,
+	// the same per typed tool).
+	SkipOutputValidation bool
 
 	// Keys provides the HMAC keys that seal requestState. When nil, the
 	// server generates a random key of its own (PerProcessKeys reports it):
@@ -348,6 +359,11 @@ func (o *ServerOptions) Validate() error {
 	}
 	if (o.ListToolsHandler == nil) != (o.CallToolHandler == nil) {
 		return fmt.Errorf("core: ListToolsHandler and CallToolHandler must be set together")
+	}
+	for i, origin := range o.AllowedOrigins {
+		if err := checkAllowedOrigin(origin); err != nil {
+			return fmt.Errorf("core: AllowedOrigins[%d] %q: %w", i, origin, err)
+		}
 	}
 	return nil
 }

@@ -1150,6 +1150,9 @@ func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) 
 	if res == nil {
 		return taskOutcome{status: TaskFailed, err: internalf("the tool returned no result")}
 	}
+	if e := s.checkOutput(ctx, st, res); e != nil {
+		return taskOutcome{status: TaskFailed, err: e}
+	}
 	return s.taskResult(res)
 }
 

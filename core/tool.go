@@ -50,6 +50,16 @@ type ToolOptions struct {
 	// where the handler calls Request.StartTask. Without it the task is
 	// created before the handler runs.
 	DeferTask bool
+	// SkipOutputValidation sends the tool's results without checking
+	// their structuredContent against the outputSchema, for a tool whose
+	// handler validates its own results. By default a result whose
+	// structuredContent does not conform to a schema the tool declares
+	// (Tool.OutputSchema, or a derived schema with constraints from
+	// jsonschema tags) is answered -32603 instead; the results of a
+	// schema derived from the Go type alone are never validated, as they
+	// conform by construction (see AddTool). ServerOptions.SkipOutputValidation
+	// does the same for every tool of a server.
+	SkipOutputValidation bool
 }
 
 // toolOptions returns the one *ToolOptions of a registration, or the zero
@@ -132,8 +142,13 @@ type serverTool struct {
 	// structured output (outputSchema came in 2025-06-18).
 	legacy0326JSON json.RawMessage
 	input          *schema.Compiled
-	headers        []headerParam
-	raw            bool // a typed tool returning *CallToolResult: its results are its own
+	// output validates the structuredContent of results against the
+	// outputSchema (checkOutput); nil when no check is needed: no schema,
+	// a schema derived from the result type alone (exact by
+	// construction), or validation skipped.
+	output  *schema.Compiled
+	headers []headerParam
+	raw     bool // a typed tool returning *CallToolResult: its results are its own
 	// typedOutput: the server builds the tool's results from a typed
 	// handler's return value, with structuredContent exactly where an
 	// outputSchema is advertised (legacyOutput in the legacy revisions).
@@ -155,10 +170,21 @@ type serverTool struct {
 var callToolResultType = reflect.TypeFor[*CallToolResult]()
 
 // AddTool registers a typed tool, replacing any tool of the same name, and
-// notifies clients listening for tool list changes. It panics if the
-// definition is invalid (a bad name, an input schema without an object root,
-// an invalid x-mcp-header, a structured output policy that cannot be met): a
-// registration error is a programming error, and the message names the tool.
+// notifies clients listening for tool list changes. It panics if s, t or h
+// is nil or the definition is invalid (a bad name, an input schema without
+// an object root, an invalid x-mcp-header, a structured output policy that
+// cannot be met, a jsonschema tag the dialect does not read, a field type
+// with no JSON Schema): a registration error is a programming error, and
+// the message names the tool, the field and the fix.
+//
+// Results are held to the tool's outputSchema (2026-07-28 server/tools,
+// "Output Schema"): a result whose structuredContent does not conform is
+// answered -32603 (the fault is the server's), its detail logged. A schema
+// derived from Out alone describes what encoding/json writes for every
+// value of Out, so those results are sent without a check; a supplied
+// Tool.OutputSchema, or a derived one with constraints from jsonschema
+// tags (minimum, enum, ...), is checked on every result unless
+// ToolOptions.SkipOutputValidation is set.
 // opts, at most one, say how the server treats the tool (nil or none: the
 // defaults of ToolOptions):
 //
@@ -169,6 +195,7 @@ var callToolResultType = reflect.TypeFor[*CallToolResult]()
 // ServerOptions.ToolErrorResults to report it as an isError result with its
 // message, as go-sdk does (see ToolFunc).
 func AddTool[In, Out any](s *Server, t *Tool, h ToolFunc[In, Out], opts ...*ToolOptions) {
+	checkServer("AddTool", s, t)
 	st, err := newTypedTool(t, h, toolOptions("AddTool", t, opts))
 	if err != nil {
 		panic(err.Error())
@@ -190,6 +217,7 @@ type SessionToolFunc[In, Out any] func(ctx context.Context, req *CallToolRequest
 // behaves differently for the two eras. Prefer explicit handles in arguments
 // (the stateless way) for new tools.
 func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out], opts ...*ToolOptions) {
+	checkServer("AddSessionTool", s, t)
 	if t == nil || h == nil {
 		panic("core: AddSessionTool: nil tool or handler")
 	}
@@ -213,6 +241,17 @@ func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out],
 	}
 	st.needsSession = needs
 	s.addTool(st)
+}
+
+// checkServer panics, naming the registration and the tool, when s is nil.
+func checkServer(fn string, s *Server, t *Tool) {
+	if s == nil {
+		name := ""
+		if t != nil {
+			name = t.Name
+		}
+		panic(fmt.Sprintf("core: %s %q: nil *Server: build one with NewServer", fn, name))
+	}
 }
 
 // RemoveTools unregisters the named tools and notifies listeners.
@@ -247,10 +286,11 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	if err != nil {
 		return nil, fail("input schema: %v", err)
 	}
-	// Output schema.
+	// Output schema, and the check of results against it.
 	outType := reflect.TypeFor[Out]()
 	raw := outType == callToolResultType
 	var out json.RawMessage
+	var check *schema.Compiled
 	switch {
 	case tc.OutputSchema != nil:
 		if o.StructuredOutput == OutputDisabled {
@@ -263,6 +303,10 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 			// Tool.outputSchema is a JSON object in every revision's schema.
 			return nil, fail("output schema: must be a JSON Schema object, not %s", out)
 		}
+		// A schema the user wrote must be valid; it is resolved now.
+		if check, err = schema.Compile(out, true); err != nil {
+			return nil, fail("output schema: %v", err)
+		}
 	case raw:
 		if o.StructuredOutput == OutputRequired {
 			return nil, fail("structured output is required but the handler returns a *CallToolResult and no OutputSchema was supplied")
@@ -271,31 +315,23 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 	default:
 		// An interface type (any, error, a type of the user's) has no JSON
 		// Schema, and json.RawMessage derives one that describes nothing
-		// (true): their results stay unstructured unless an OutputSchema
-		// is supplied.
+		// ({}): their results stay unstructured unless an OutputSchema is
+		// supplied. A derived schema fits what encoding/json writes (a nil
+		// pointer, slice or map as null: schema.Output); one that is exact
+		// needs no check of results.
 		if outType.Kind() != reflect.Interface {
-			if out, err = schema.For(outType); err != nil {
+			var exact bool
+			if out, exact, err = schema.Output(outType); err != nil {
 				return nil, fail("output schema: %v", err)
 			}
 			if schema.AcceptsAnything(out) {
 				out = nil
+			} else if !exact {
+				check, _ = schema.Compile(out, false) // resolved on the first result
 			}
 		}
-		if out == nil {
-			if o.StructuredOutput == OutputRequired {
-				return nil, fail("structured output is required but %v has no JSON Schema: supply Tool.OutputSchema", outType)
-			}
-			break
-		}
-		switch outType.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map:
-			out = schema.Nullable(out) // a nil result is sent as null
-		}
-	}
-	if out != nil && tc.OutputSchema != nil {
-		// A schema the user wrote must be valid; derived ones are.
-		if _, err := schema.Compile(out, true); err != nil {
-			return nil, fail("output schema: %v", err)
+		if out == nil && o.StructuredOutput == OutputRequired {
+			return nil, fail("structured output is required but %v has no JSON Schema: supply Tool.OutputSchema", outType)
 		}
 	}
 	derivedInput := tc.InputSchema == nil
@@ -308,6 +344,9 @@ func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*se
 		return nil, fail("%v", err)
 	}
 	st.raw = raw
+	if !o.SkipOutputValidation {
+		st.output = check
+	}
 	st.required = o.RequiredCapabilities
 	switch o.TaskSupport {
 	case "", TaskForbidden, TaskOptional, TaskRequired:

@@ -248,6 +248,11 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 		if res == nil {
 			return nil, errors.New("tool handler returned no result")
 		}
+		if st.output != nil {
+			if e := s.checkOutput(ctx, st, res); e != nil {
+				return nil, e
+			}
+		}
 	}
 	return r.encodeCallToolResult(res, st)
 }
@@ -346,6 +351,13 @@ func (s *Server) advancedTool(t *Tool) (*serverTool, error) {
 	st, err = prepareTool(&tc, true)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	if out, _ := tc.OutputSchema.(json.RawMessage); out != nil {
+		// Compiled once per prepared tool, so that CallToolHandler's
+		// results are checked against it (checkOutput).
+		if st.output, err = schema.Compile(out, true); err != nil {
+			return nil, fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
 	}
 	st.handler = s.opts.CallToolHandler
 	s.advMu.Lock()

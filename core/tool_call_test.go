@@ -134,7 +134,11 @@ func TestAdvancedMode(t *testing.T) {
 			},
 			CallToolHandler: func(ctx context.Context, req *core.CallToolRequest) (*core.CallToolResult, error) {
 				called = append(called, tag+":"+req.Params.Name)
-				return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: tag + " called " + req.Params.Name}}}, nil
+				res := &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: tag + " called " + req.Params.Name}}}
+				if req.Params.Name == "delta" {
+					res.StructuredContent = tag + " called delta" // delta declares an outputSchema: a string
+				}
+				return res, nil
 			},
 		})
 	}

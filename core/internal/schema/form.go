@@ -77,6 +77,9 @@ func reflectFormField(f reflect.StructField) (map[string]any, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if err := checkFormTag(f, st); err != nil {
+		return nil, false, err
+	}
 	// tag reads key from the jsonschema tag, else from the older tag of the
 	// same name (title:"...", minimum:"1"), kept for compatibility.
 	tag := func(key string) string {

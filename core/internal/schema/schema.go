@@ -12,24 +12,11 @@ import (
 // For derives the JSON Schema of t with invopop/jsonschema, configured so
 // that the root is inline (no $ref, no $defs) and carries no $schema or $id.
 // Reflection happens once per tool, at registration. A recursive type is an
-// error (an inline schema of it would be infinite); jsonschema tags follow
-// the dialect described in tag.go.
+// error (an inline schema of it would be infinite), and so is a tag or a
+// type the generator would misread (checkType); jsonschema tags follow the
+// dialect described in tag.go.
 func For(t reflect.Type) (json.RawMessage, error) {
-	if err := checkNotRecursive(t); err != nil {
-		return nil, err
-	}
-	r := &jsonschema.Reflector{
-		Anonymous:      true,
-		DoNotReference: true,
-		ExpandedStruct: true,
-	}
-	s := r.ReflectFromType(t)
-	if err := applyTagDescriptions(t, s); err != nil {
-		return nil, err
-	}
-	s.Version = ""
-	s.ID = ""
-	b, err := json.Marshal(s)
+	b, err := reflectType(t)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +30,26 @@ func For(t reflect.Type) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.Marshal(objectSubschemas(v, false))
+}
+
+// reflectType checks t (checkType) and returns the schema invopop
+// reflects from it, with the bare descriptions of the tag dialect.
+func reflectType(t reflect.Type) ([]byte, error) {
+	if err := checkType(t); err != nil {
+		return nil, err
+	}
+	r := &jsonschema.Reflector{
+		Anonymous:      true,
+		DoNotReference: true,
+		ExpandedStruct: true,
+	}
+	s := r.ReflectFromType(t)
+	if err := applyTagDescriptions(t, s); err != nil {
+		return nil, err
+	}
+	s.Version = ""
+	s.ID = ""
+	return json.Marshal(s)
 }
 
 // objectSubschemas replaces boolean subschemas by their object forms (true:
@@ -85,27 +92,6 @@ func objectSubschemas(v any, isSchema bool) any {
 		return x
 	}
 	return v
-}
-
-// Nullable makes a schema also accept null.
-func Nullable(raw json.RawMessage) json.RawMessage {
-	var m map[string]any
-	if json.Unmarshal(raw, &m) != nil {
-		return raw
-	}
-	switch t := m["type"].(type) {
-	case string:
-		m["type"] = []any{t, "null"}
-	case []any:
-		m["type"] = append(t, "null")
-	default:
-		return raw
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return raw
-	}
-	return b
 }
 
 // Normalize turns a schema given as any JSON value (json.RawMessage,

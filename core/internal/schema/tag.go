@@ -22,8 +22,9 @@ import (
 //     included, provided no later item could be read as a keyword; an
 //     ambiguous tag is a registration error.
 
-// schemaFlags are the jsonschema tag items without '=' invopop reads.
-var schemaFlags = map[string]bool{"-": true, "required": true, "Nullable": true, "inline": true}
+// schemaFlags are the jsonschema tag items without '=' of the dialect
+// (invopop reads "-", "required" and "nullable").
+var schemaFlags = toolFlags
 
 // schemaTag is a parsed jsonschema struct tag.
 type schemaTag struct {
@@ -61,7 +62,7 @@ func parseSchemaTag(f reflect.StructField) (schemaTag, error) {
 	if first := items[0]; !strings.Contains(first, "=") && !schemaFlags[strings.TrimSpace(first)] {
 		for _, it := range items[1:] {
 			if strings.Contains(it, "=") || schemaFlags[strings.TrimSpace(it)] {
-				return st, fmt.Errorf("field %s: jsonschema tag %q is ambiguous: it starts as a description but %q reads as a keyword; write jsonschema:\"description=...\" with commas escaped as \\,", f.Name, tag, it)
+				return st, fmt.Errorf("jsonschema tag %q is ambiguous: it starts as a description but %q reads as a keyword; write jsonschema:\"description=...\" with commas escaped as \\,", tag, it)
 			}
 		}
 		st.desc = strings.ReplaceAll(tag, `\,`, ",")
@@ -87,47 +88,6 @@ func (st schemaTag) get(key string) (string, bool) {
 
 // errRecursive is wrapped by the error For returns for a recursive type.
 var errRecursive = errors.New("recursive type")
-
-// checkNotRecursive refuses a type that contains itself: derived schemas are
-// inline (no $ref), so a recursive type has no finite schema. The error names
-// the path of fields that leads back.
-func checkNotRecursive(t reflect.Type) error {
-	var onPath []reflect.Type
-	var path []string
-	var walk func(t reflect.Type) error
-	walk = func(t reflect.Type) error {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || t.Implements(customSchemaType) || reflect.PointerTo(t).Implements(customSchemaType) {
-			return nil
-		}
-		for _, p := range onPath {
-			if p == t {
-				return fmt.Errorf("%w: %v contains itself through %s; a derived schema is inline and cannot describe recursion: supply Tool.InputSchema/OutputSchema written by hand, or give the type a JSONSchema() *jsonschema.Schema method", errRecursive, t, strings.Join(path, "."))
-			}
-		}
-		onPath = append(onPath, t)
-		defer func() { onPath = onPath[:len(onPath)-1] }()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() && !f.Anonymous {
-				continue
-			}
-			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "-" {
-				continue
-			}
-			path = append(path, f.Name)
-			err := walk(f.Type)
-			path = path[:len(path)-1]
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return walk(t)
-}
 
 var customSchemaType = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 
@@ -170,7 +130,7 @@ func applyTagDescriptions(t reflect.Type, s *jsonschema.Schema) error {
 		}
 		st, err := parseSchemaTag(f)
 		if err != nil {
-			return err
+			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
 		name := f.Name
 		if jname != "" {

@@ -132,3 +132,76 @@ func (c *Compiled) Validate(v any) error {
 }
 
 var schemaPathRE = regexp.MustCompile(`validating (/[^:]*): `)
+
+// Mismatch says where an instance failed its schema.
+type Mismatch struct {
+	// KeywordLocation is the JSON pointer, in the schema, of the keyword
+	// that failed (JSON Schema 2020-12 §12.3.1 "keywordLocation"): it
+	// names nothing of the instance's values.
+	KeywordLocation string
+	// Keyword is the keyword that failed ("" when the validator did not
+	// say).
+	Keyword string
+	// Detail is the validator's message, which may quote the instance's
+	// values: for the operator's log, not for the client.
+	Detail string
+}
+
+// Check validates v; it returns nil when v is valid, else where it failed.
+// The error is that of a schema that does not resolve.
+func (c *Compiled) Check(v any) (*Mismatch, error) {
+	r, err := c.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if verr := r.Validate(v); verr != nil {
+		return mismatchOf(verr), nil
+	}
+	return nil, nil
+}
+
+// mismatchOf reads the validator's error (google/jsonschema-go): each
+// schema on the way wraps the next as "validating <its location>: %w"
+// ("root" for the root), and the innermost error names its keyword first
+// ("required: ...", "type: ...").
+func mismatchOf(err error) *Mismatch {
+	m := &Mismatch{Detail: err.Error()}
+	loc := ""
+	for e := err; e != nil; {
+		inner := errors.Unwrap(e)
+		if inner == nil {
+			m.Keyword = keywordOf(e.Error())
+			break
+		}
+		if at, ok := strings.CutPrefix(e.Error(), "validating "); ok {
+			if at, ok = strings.CutSuffix(at, ": "+inner.Error()); ok {
+				switch {
+				case at == "root":
+					loc = ""
+				case strings.HasPrefix(at, "/"):
+					loc = at
+				}
+			}
+		}
+		e = inner
+	}
+	m.KeywordLocation = loc
+	if m.Keyword != "" {
+		m.KeywordLocation += "/" + m.Keyword
+	}
+	return m
+}
+
+var keywordRE = regexp.MustCompile(`^[a-zA-Z$]+`)
+
+// keywordOf returns the keyword a validator message starts with.
+func keywordOf(msg string) string {
+	if strings.HasPrefix(msg, "unexpected additional properties") {
+		return "additionalProperties"
+	}
+	k := keywordRE.FindString(msg)
+	if k == "" || !strings.HasPrefix(msg[len(k):], ":") && !strings.HasPrefix(msg[len(k):], "[") {
+		return ""
+	}
+	return k
+}
