@@ -43,7 +43,10 @@ wait_line() {
   echo "auth.sh: timed out waiting for $2 in $1" >&2; cat "$1" >&2; return 1
 }
 
-port=$(( 20000 + RANDOM % 20000 ))
+# The server's port is part of its resource URI, so it is chosen here, below
+# Linux's ephemeral range (32768 and up), where outgoing connections cannot
+# hold it; a port some other process listens on is skipped (start_notes).
+port=$(( 20000 + RANDOM % 12000 ))
 for tokens in jwt introspection; do
   # Each round writes files of its own: a file left by the round before
   # (naming a server that was killed) must never be read as this one's.
@@ -57,17 +60,31 @@ for tokens in jwt introspection; do
   endpoint=$(sed -n 's/.*"introspection_endpoint":"\([^"]*\)".*/\1/p' "$as")
   id=$(sed -n 's/.*"client_id":"\([^"]*\)".*/\1/p' "$as")
   secret=$(sed -n 's/.*"client_secret":"\([^"]*\)".*/\1/p' "$as")
-  port=$((port + 1))
-  resource="http://127.0.0.1:$port/mcp"
   if [ "$tokens" = jwt ]; then
     args=(-jwt-issuer "$issuer")
   else
     args=(-introspection-issuer "$issuer" -introspection-endpoint "$endpoint" -introspection-client-id "$id")
   fi
-  MCPFN_INTROSPECTION_SECRET="$secret" "$work/notes" -addr "127.0.0.1:$port" -resource "$resource" "${args[@]}" \
-    > "$work/notes-$tokens.out" 2> "$notes_err" &
-  pids+=($!)
-  wait_line "$notes_err" "serving MCP"
+  for attempt in 1 2 3 4 5; do
+    port=$((port + 1))
+    resource="http://127.0.0.1:$port/mcp"
+    MCPFN_INTROSPECTION_SECRET="$secret" "$work/notes" -addr "127.0.0.1:$port" -resource "$resource" "${args[@]}" \
+      > "$work/notes-$tokens.out" 2> "$notes_err" &
+    notes_pid=$!
+    for _ in $(seq 1 100); do
+      grep -q "serving MCP" "$notes_err" 2>/dev/null && break
+      kill -0 "$notes_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q "serving MCP" "$notes_err"; then
+      pids+=("$notes_pid")
+      break
+    fi
+    wait "$notes_pid" 2>/dev/null || true
+    grep -q "address already in use" "$notes_err" || { echo "auth.sh: the server did not start:" >&2; cat "$notes_err" >&2; exit 1; }
+    echo "auth.sh: port $port is in use, trying the next" >&2
+  done
+  grep -q "serving MCP" "$notes_err" || { echo "auth.sh: no free port after 5 attempts" >&2; exit 1; }
   for sdk in v1 v2; do
     echo "interop-auth: $sdk client, $tokens tokens, $resource"
     if ! (cd "$CACHE" && "$node" auth-client.mjs "$sdk" "$resource"); then
