@@ -132,12 +132,12 @@ broken misspelt-env-var function.tf 's/MCPFN_KEYS_SECRET_ID  = /MCPFN_KEY_SECRET
 broken wrong-ttl-attribute sessions.tf 's/attribute_name = "ttl"/attribute_name = "exp"/' \
   'time to live on exp, want ttl' --test
 broken tasks-runner-not-lambda function.tf 's/MCPFN_TASK_RUNNER        = var.tasks ? "lambda" : "none"/MCPFN_TASK_RUNNER        = var.tasks ? "none" : "none"/' \
-  'want lambda by default: Lambda freezes the invocation that created a task' --test
+  'MCPFN_TASK_RUNNER = none, want lambda by default' --test
 broken tasks-off-by-default variables.tf '/^variable "tasks" {/,/^}/ s/default     = true/default     = false/' \
-  'want lambda by default: Lambda freezes the invocation that created a task' --test
+  'MCPFN_TASK_RUNNER = none, want lambda by default' --test
 broken no-tasks-runner-unset function.tf 's/var.tasks ? "lambda" : "none"/var.tasks ? "lambda" : null/' \
-  'with tasks = false, want none (the kit then refuses task tools at init)' --test
-broken misspelt-claim-timeout function.tf 's/MCPFN_TASK_CLAIM_TIMEOUT = var.task_claim_timeout/MCPFN_TASK_CLAIM_TIMOUT  = var.task_claim_timeout/' \
+  'MCPFN_TASK_RUNNER = (unset) with tasks = false, want none' --test
+broken misspelt-claim-timeout function.tf 's/MCPFN_TASK_CLAIM_TIMEOUT = var.task_claim_timeout/MCPFN_TASKS_CLAIM_TIMOUT = var.task_claim_timeout/' \
   'MCPFN_TASK_CLAIM_TIMEOUT = (unset), want 900' --test
 broken claim-timeout-unbounded variables.tf 's/ \&\& var.task_claim_timeout <= 21600 \&\& / \&\& /' \
   'Missing expected failure' --test
