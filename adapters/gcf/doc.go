@@ -35,6 +35,13 @@
 // receives a state sealed with a key it does not have logs that too, at
 // level warn, at most once a minute; the answer on the wire is the same
 // -32602 error. Use a shared session store (your own core.SessionStore)
-// when legacy sessions must survive a change of instance. A server built
-// without a Logger logs to slog.Default().
+// when legacy sessions must survive a change of instance.
+//
+// The tasks of the Tasks extension live in the instance's memory unless
+// ServerOptions.TaskStore names a store every instance shares: a poll that
+// reaches another instance gets -32602 (unknown task). [Handler] logs one
+// warning at init for a server with task tools and no TaskStore, naming
+// the fixes (a shared TaskStore, or one instance: deploy/gcfenv refuses to
+// start such a server unless MCPFN_MAX_INSTANCES=1 says the function runs
+// one). A server built without a Logger logs to slog.Default().
 package gcf

@@ -121,7 +121,10 @@
 // The tasks need a store that every instance shares (store/dynamo's
 // TaskStore): the invocation that runs a task is rarely the one that
 // created it. deploy/lambdaenv wires the runner and the store with
-// MCPFN_TASK_RUNNER=lambda and MCPFN_DYNAMODB_TABLE.
+// MCPFN_DYNAMODB_TABLE (the Lambda runner is its default on Lambda). A
+// server with task tools but the in-process runner (whose tasks Lambda
+// freezes with the sandbox) or tasks in the instance's memory makes [Wrap]
+// log one error at init naming the fix.
 //
 // # Buffered and streaming responses
 //

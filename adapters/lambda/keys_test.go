@@ -10,6 +10,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/store/memory"
 )
 
 var testImpl = core.Implementation{Name: "keys-test", Version: "1.0.0"}
@@ -130,6 +131,71 @@ func TestStreamingMismatch(t *testing.T) {
 					if !strings.Contains(w[i], s) {
 						t.Errorf("warning %d does not say %q: %s", i, s, w[i])
 					}
+				}
+			}
+		})
+	}
+}
+
+// errorLines returns the lines of a text log at level ERROR.
+func errorLines(log string) []string {
+	var out []string
+	for l := range strings.Lines(log) {
+		if strings.Contains(l, "level=ERROR") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestPerProcessTasksError: wrapping a server with task tools whose tasks
+// would run in the invocation that created them (no TaskRunner: Lambda
+// freezes the sandbox after the response), or live in the instance's
+// memory (no TaskStore: another instance finds no task), logs one error
+// at init, naming the fixes; a server with a shared store and another
+// runner, or with no task tools, gets none.
+func TestPerProcessTasksError(t *testing.T) {
+	t.Parallel()
+	taskTool := func(s *core.Server) *core.Server {
+		core.AddTool(s, &core.Tool{Name: "job"}, func(context.Context, *core.CallToolRequest, struct{}) (string, error) { return "", nil },
+			&core.ToolOptions{TaskSupport: core.TaskRequired})
+		return s
+	}
+	keys := core.StaticKeys{core.NewRandomKey("shared")}
+	for name, c := range map[string]struct {
+		srv  *core.Server
+		want []string // nil: no error
+	}{
+		"in-process runner": {taskTool(core.NewServer(testImpl, &core.ServerOptions{Keys: keys, TaskStore: &memory.TaskStore{}})),
+			[]string{"freezes", "MCPFN_TASK_RUNNER=lambda", "MCPFN_DYNAMODB_TABLE", "tasks = true", "taskrunner"}},
+		"per-process store": {taskTool(core.NewServer(testImpl, &core.ServerOptions{Keys: keys, TaskRunner: queueRunner(make(chan string, 1))})),
+			[]string{"memory", "instances", "MCPFN_DYNAMODB_TABLE", "TaskStore"}},
+		"both": {taskTool(core.NewServer(testImpl, &core.ServerOptions{Keys: keys})),
+			[]string{"freezes", "MCPFN_TASK_RUNNER=lambda", "MCPFN_DYNAMODB_TABLE", "TaskStore"}},
+		"shared": {taskTool(core.NewServer(testImpl, &core.ServerOptions{Keys: keys, TaskStore: &memory.TaskStore{},
+			TaskRunner: queueRunner(make(chan string, 1))})), nil},
+		"no task tools": {core.NewServer(testImpl, &core.ServerOptions{Keys: keys}), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logs mcptest.LogBuffer
+			fn := lambda.Wrap(c.srv, &lambda.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			for range 3 {
+				fn(context.Background(), urlGet)
+			}
+			errs := errorLines(logs.String())
+			if c.want == nil {
+				if len(errs) != 0 {
+					t.Errorf("Wrap logged errors:\n%s", logs.String())
+				}
+				return
+			}
+			if len(errs) != 1 {
+				t.Fatalf("Wrap and 3 invocations logged %d errors, want 1:\n%s", len(errs), logs.String())
+			}
+			for _, want := range c.want {
+				if !strings.Contains(errs[0], want) {
+					t.Errorf("the error does not name %s: %s", want, errs[0])
 				}
 			}
 		})

@@ -57,6 +57,14 @@ type Options struct {
 // (no ServerOptions.Keys: [core.Server.PerProcessKeys]), Wrap logs one
 // warning naming the fix, since Lambda runs many instances of a function and
 // a multi round-trip request whose retry reaches another instance fails.
+// When h is a [*core.Server] with task tools ([core.Server.ServesTasks])
+// whose tasks would run on the in-process runner
+// ([core.Server.InProcessTaskRunner]) or live in the instance's memory
+// ([core.Server.PerProcessTasks]), Wrap logs one error naming the fix:
+// Lambda freezes a sandbox once its response is sent, and the next request
+// for a task may reach another instance (see "Tasks" in the package
+// documentation). Both are checked when Wrap is called: add the tools
+// first.
 //
 // The returned function takes the raw event and returns the integration's
 // response: [events.APIGatewayProxyResponse], [events.APIGatewayV2HTTPResponse],
@@ -89,6 +97,14 @@ func Wrap(h http.Handler, opts *Options) func(context.Context, json.RawMessage) 
 	if srv != nil && srv.PerProcessKeys() {
 		a.opts.Logger.Warn(perProcessKeysWarning)
 	}
+	if srv != nil && srv.ServesTasks() {
+		switch {
+		case srv.InProcessTaskRunner():
+			a.opts.Logger.Error(inProcessTasksError)
+		case srv.PerProcessTasks():
+			a.opts.Logger.Error(perProcessTasksError)
+		}
+	}
 	return a.invoke
 }
 
@@ -99,6 +115,23 @@ const perProcessKeysWarning = "lambda: no shared signing keys: this instance sea
 	"fails with \"Invalid or expired requestState\"; share the keys: set MCPFN_KEYS_SECRET_ID to a Secrets Manager secret " +
 	"(deploy/lambdaenv; the mcp-lambda Terraform module sets it), or ServerOptions.Keys to core.StaticKeys from a secret " +
 	"or a core.KeyProvider such as store/secretsmanager"
+
+// inProcessTasksError is the error Wrap logs for a server with task tools
+// and the in-process runner. An error, not a warning: unlike per-process
+// keys, which fail only a retry that changes instance, it fails every task
+// that outlives the response that created it, on one instance as on many.
+const inProcessTasksError = "lambda: task tools, but no task runner for Lambda: each task would run in the invocation that created it, " +
+	"which Lambda freezes once the response is sent, so the task stops mid-run and is failed once its lease passes; " +
+	"run each task in an asynchronous invocation of the function, with the tasks in a store every instance shares: " +
+	"MCPFN_DYNAMODB_TABLE with MCPFN_TASK_RUNNER=lambda (deploy/lambdaenv; the mcp-lambda Terraform module's tasks = true), " +
+	"or ServerOptions.TaskRunner from adapters/lambda/taskrunner with ServerOptions.TaskStore from store/dynamo"
+
+// perProcessTasksError is the error Wrap logs for a server with task tools
+// whose tasks live in the instance's memory, with a runner of its own.
+const perProcessTasksError = "lambda: task tools, but the tasks live in this instance's memory (no ServerOptions.TaskStore), " +
+	"and Lambda runs many instances: a poll, update or cancel, or the invocation that runs the task, that reaches another instance " +
+	"finds no task (-32602); keep the tasks in a store every instance shares: MCPFN_DYNAMODB_TABLE (deploy/lambdaenv; " +
+	"the mcp-lambda Terraform module sets it), or ServerOptions.TaskStore from store/dynamo"
 
 // Start runs h as a Lambda function until the process ends, like
 // lambdaurl.Start: it is awslambda.StartHandlerFunc(Wrap(h, opts)). Start

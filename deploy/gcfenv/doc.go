@@ -71,9 +71,25 @@
 //	                       tasks of the Tasks extension run on the instance that
 //	                       created or resumed them, and live in its memory
 //	                       (core's in-memory TaskStore). A poll that reaches
-//	                       another instance gets -32602 (unknown task): for
-//	                       tasks across instances, set TaskStore on the options
-//	                       [Load] returns to a shared store.
+//	                       another instance would get -32602 (unknown task), so
+//	                       [Handler] (and [Start]) refuse a server with task
+//	                       tools unless MCPFN_MAX_INSTANCES=1; for tasks across
+//	                       instances, set TaskStore on the options [Load]
+//	                       returns to a shared store.
+//	MCPFN_MAX_INSTANCES    The function's bound on instances, the same number
+//	                       as its --max-instances (a whole number; 0 or unset:
+//	                       no bound the kit knows of). 1 says that one instance
+//	                       serves every request: its memory is then every
+//	                       instance's, [Load] names store/memory's TaskStore,
+//	                       and task tools are served. During a new revision's
+//	                       rollout the old instance's tasks end with it. Set
+//	                       by: Terraform (var.max_instance_count).
+//	MCPFN_TASK_CLAIM_TIMEOUT
+//	                       How long a working task no run has claimed waits
+//	                       for its runner (core.ServerOptions.TaskClaimTimeout):
+//	                       whole seconds (300) or a Go duration (5m),
+//	                       positive. Default: core.DefaultTaskClaimTimeout.
+//	                       Set by: you.
 //
 // MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING belong to
 // deploy/lambdaenv: set here, they are an error rather than being ignored
@@ -91,7 +107,13 @@
 // receives a state sealed by another logs it at level warn (at most one a
 // minute); the client gets -32602 "Invalid or expired requestState" either
 // way. Legacy sessions live in each instance unless you set a shared
-// SessionStore.
+// SessionStore. The tasks of the Tasks extension live in each instance's
+// memory too, and must be readable through any instance as soon as they
+// are created (tasks.md §Task Creation): [Handler] refuses a server with
+// task tools, naming the fixes, unless MCPFN_MAX_INSTANCES=1 says the
+// function runs one instance (the mcp-gcf module's max_instance_count = 1);
+// a program that sets a shared TaskStore on the options [Load] returns and
+// calls gcf.Handler itself serves them on any number of instances.
 //
 // # Rotation
 //

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
@@ -99,6 +100,40 @@ func boolVar(name string) (bool, error) {
 		return false, fmt.Errorf("%s: %q is not 1 or 0 (true or false)", name, v)
 	}
 	return b, nil
+}
+
+// durationVar parses a duration variable: unset or empty is zero (the
+// default of the option it sets); otherwise a positive Go duration (90s,
+// 5m) or a whole number of seconds (300).
+func durationVar(name string) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	s := v
+	if strings.Trim(s, "0123456789") == "" {
+		s += "s"
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration (seconds, or a Go duration such as 5m)", name, v)
+	}
+	return d, nil
+}
+
+// maxInstances parses MCPFN_MAX_INSTANCES: the function's bound on
+// instances (--max-instances), a whole number; unset or 0 means no bound
+// the kit knows of.
+func maxInstances() (int, error) {
+	v := os.Getenv("MCPFN_MAX_INSTANCES")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("MCPFN_MAX_INSTANCES: %q is not a whole number of instances (the function's --max-instances)", v)
+	}
+	return n, nil
 }
 
 // authFromEnv returns the OAuth protected resource the MCPFN_AUTH_*

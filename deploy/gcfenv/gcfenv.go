@@ -1,6 +1,7 @@
 package gcfenv
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/store/memory"
 )
 
 // Load returns the server options the environment describes (see the
@@ -20,9 +22,11 @@ import (
 // it; so is a variable of deploy/lambdaenv that has no meaning here
 // (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING,
 // MCPFN_TASK_RUNNER other than inprocess). TaskStore and TaskRunner stay
-// nil: the tasks of the Tasks extension live and run in the instance. Load makes
-// no network call. It reads the environment on every call and returns new
-// options each time.
+// nil: the tasks of the Tasks extension run in the instance and live in
+// its memory; with MCPFN_MAX_INSTANCES=1 TaskStore is store/memory's
+// TaskStore, the same store named, since the one instance's memory is
+// every instance's. Load makes no network call. It reads the environment
+// on every call and returns new options each time.
 func Load() (*core.ServerOptions, error) {
 	for _, name := range []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING"} {
 		if os.Getenv(name) != "" {
@@ -69,13 +73,30 @@ func Load() (*core.ServerOptions, error) {
 	} else if keys != nil {
 		opts.Keys = keys
 	}
+	if opts.TaskClaimTimeout, err = durationVar("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
+		return nil, err
+	}
+	instances, err := maxInstances()
+	if err != nil {
+		return nil, err
+	}
+	if instances == 1 {
+		// One instance: its memory is every instance's, and a task it
+		// keeps there is readable through any request (the store is the
+		// server's default one, named so that adapters/gcf and Handler
+		// see that the operator chose it).
+		opts.TaskStore = &memory.TaskStore{}
+	}
 	return opts, nil
 }
 
 // Handler returns the HTTP function of an MCP server configured by the
 // environment: Load, core.NewServer with impl and the loaded options,
 // setup (when not nil) to add the tools, resources and prompts, and
-// gcf.Handler. It returns Load's error.
+// gcf.Handler. It returns Load's error, and an error naming the fix for a
+// server with task tools (ToolOptions.TaskSupport) unless
+// MCPFN_MAX_INSTANCES=1: the tasks live in the instance's memory, which
+// other instances cannot read.
 func Handler(impl core.Implementation, setup func(*core.Server)) (func(w http.ResponseWriter, r *http.Request), error) {
 	opts, err := Load()
 	if err != nil {
@@ -85,8 +106,25 @@ func Handler(impl core.Implementation, setup func(*core.Server)) (func(w http.Re
 	if setup != nil {
 		setup(srv)
 	}
+	if srv.ServesTasks() && srv.PerProcessTasks() {
+		srv.Close()
+		return nil, errTasksInMemory
+	}
 	return gcf.Handler(srv), nil
 }
+
+// errTasksInMemory is Handler's refusal of a server with task tools whose
+// tasks would live in one of many instances' memory: a poll that reaches
+// another instance would get -32602 (unknown task), where the Tasks
+// extension makes a task readable as soon as its CreateTaskResult is sent
+// (tasks.md §Task Creation). A refusal rather than a warning: a Cloud
+// Function that does not start says so at deployment, while a warning
+// leaves clients with tasks that vanish at random.
+var errTasksInMemory = errors.New("the server has task tools (ToolOptions.TaskSupport), and the kit keeps tasks in the " +
+	"instance's memory, but Cloud Functions run many instances: a tasks/get, tasks/update or tasks/cancel that reaches " +
+	"another instance would find no task (-32602); run one instance and say so: max_instance_count = 1 in the mcp-gcf " +
+	"Terraform module (it sets MCPFN_MAX_INSTANCES), or --max-instances=1 with MCPFN_MAX_INSTANCES=1; or keep the tasks " +
+	"in a store every instance shares: ServerOptions.TaskStore on the options Load returns, served with gcf.Handler")
 
 // Start registers an MCP server configured by the environment as the HTTP
 // function entryPoint (the --entry-point of gcloud functions deploy, and

@@ -23,7 +23,8 @@ import (
 
 var vars = []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS",
 	"MCPFN_LOG_LEVEL", "MCPFN_LOG_FORMAT", "MCPFN_STREAMING", "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL",
-	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER"}
+	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER", "MCPFN_TASK_CLAIM_TIMEOUT",
+	"MCPFN_MAX_INSTANCES"}
 
 // setenv clears the variables Load reads, then sets kv (name, value...).
 func setenv(t *testing.T, kv ...string) {
@@ -158,6 +159,10 @@ func TestErrors(t *testing.T) {
 		"a Lambda secret":    {[]string{"MCPFN_KEYS_SECRET_ID", "keys"}, "MCPFN_KEYS_SECRET_ID"},
 		"Lambda streaming":   {[]string{"MCPFN_STREAMING", "1"}, "MCPFN_STREAMING"},
 		"Lambda task runner": {[]string{"MCPFN_TASK_RUNNER", "lambda"}, "MCPFN_TASK_RUNNER"},
+		"bad instances":      {[]string{"MCPFN_MAX_INSTANCES", "one"}, "MCPFN_MAX_INSTANCES"},
+		"negative instances": {[]string{"MCPFN_MAX_INSTANCES", "-1"}, "MCPFN_MAX_INSTANCES"},
+		"bad claim timeout":  {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "soon"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
+		"zero claim timeout": {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "0s"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			setenv(t, c.kv...)

@@ -36,19 +36,39 @@
 //	                       reaches another instance must start a new session.
 //	                       The same table holds the tasks of the Tasks
 //	                       extension (dynamo.TaskStore, under their own key
-//	                       prefix); without it tasks live in each instance.
+//	                       prefix); without it tasks live in each instance,
+//	                       and Start refuses task tools on Lambda.
 //	                       Set by: Terraform (the table it creates).
 //	MCPFN_TASK_RUNNER      Where the tasks of the Tasks extension
-//	                       (io.modelcontextprotocol/tasks) run: inprocess (the
-//	                       default) in the invocation that created or resumed
-//	                       the task, which Lambda freezes once its response is
-//	                       sent; lambda in an asynchronous invocation of this
-//	                       function (FunctionName AWS_LAMBDA_FUNCTION_NAME), so
-//	                       that a task outlives the request that created it;
-//	                       it needs MCPFN_DYNAMODB_TABLE (the invocation reads
-//	                       the task from there) and lambda:InvokeFunction on
-//	                       the function. Set by: Terraform ("lambda" with
-//	                       var.tasks = true, with the grant).
+//	                       (io.modelcontextprotocol/tasks) run: lambda in an
+//	                       asynchronous invocation of this function
+//	                       (FunctionName AWS_LAMBDA_FUNCTION_NAME), so that a
+//	                       task outlives the request that created it; it needs
+//	                       MCPFN_DYNAMODB_TABLE (the invocation reads the task
+//	                       from there) and lambda:InvokeFunction on the
+//	                       function. inprocess in the process that created or
+//	                       resumed the task: right for a process that keeps
+//	                       running after its response (a net/http server), not
+//	                       on Lambda, which freezes the invocation once its
+//	                       response is sent. none: the deployment runs no
+//	                       tasks. Default: lambda on Lambda
+//	                       (AWS_LAMBDA_FUNCTION_NAME set) with
+//	                       MCPFN_DYNAMODB_TABLE, inprocess otherwise. [Start]
+//	                       refuses a server with task tools where they cannot
+//	                       run safely: on Lambda with inprocess or without the
+//	                       table, anywhere with none (see Tasks below). Set by:
+//	                       Terraform (lambda with var.tasks, the default, with
+//	                       the grant; none with tasks = false).
+//	MCPFN_TASK_CLAIM_TIMEOUT
+//	                       How long a working task no run has claimed waits
+//	                       for its runner (core.ServerOptions.TaskClaimTimeout),
+//	                       apart from the lease of a running task: an
+//	                       asynchronous invocation that Lambda holds back
+//	                       under throttling (reserved concurrency) runs late,
+//	                       not never. Whole seconds (300) or a Go duration
+//	                       (5m), positive. Default: core.DefaultTaskClaimTimeout
+//	                       (5 minutes). Set by: Terraform
+//	                       (var.task_claim_timeout).
 //	MCPFN_KEYS_SECRET_ID   Secrets Manager secret (name or ARN) holding the HMAC
 //	                       keys that seal the requestState of multi round-trip
 //	                       requests, shared by every instance and rotated with
@@ -99,6 +119,10 @@
 //	AWS_LAMBDA_LOG_FORMAT  JSON makes the logs JSON lines; otherwise they are
 //	                       text lines. Logs go to stderr (CloudWatch Logs). Set
 //	                       by: Lambda (the function's log format).
+//	AWS_LAMBDA_FUNCTION_NAME
+//	                       The function's name: the Lambda runner invokes it,
+//	                       and its presence means the process runs on Lambda
+//	                       (the default of MCPFN_TASK_RUNNER). Set by: Lambda.
 //	AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 //	                       The region and the execution role's credentials,
 //	                       read by [LambdaAWSConfig] when a table or a secret is
@@ -123,4 +147,23 @@
 // receives a requestState sealed by another logs, at level warn (at most
 // one a minute), that the state names a key it does not have; the client
 // gets -32602 "Invalid or expired requestState" either way.
+//
+// # Tasks
+//
+// A task must outlive the request that created it, and be readable from
+// every instance once its CreateTaskResult is sent (tasks.md §Task
+// Creation). On Lambda the invocation that created it is frozen once its
+// response is sent, so by default the kit runs each task in an
+// asynchronous invocation of the function (MCPFN_TASK_RUNNER=lambda) and
+// keeps it in the table (MCPFN_DYNAMODB_TABLE), where any instance reads
+// it. [Start] checks the server once setup has added the tools: a server
+// with task tools (ToolOptions.TaskSupport) on Lambda without the table, or
+// with MCPFN_TASK_RUNNER=inprocess, and a server with task tools under
+// MCPFN_TASK_RUNNER=none, end the function at init with an error naming
+// the fix, rather than serve tasks that fail once their lease passes or
+// that another instance does not know. A server without task tools starts
+// whatever these variables say. A program that wires the server itself
+// from [Load] gets the same configuration; adapters/lambda logs an error
+// at init for a server whose tasks would run in process or live in the
+// instance's memory.
 package lambdaenv

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
@@ -101,6 +102,25 @@ func boolVar(name string) (bool, error) {
 		return false, fmt.Errorf("%s: %q is not 1 or 0 (true or false)", name, v)
 	}
 	return b, nil
+}
+
+// durationVar parses a duration variable: unset or empty is zero (the
+// default of the option it sets); otherwise a positive Go duration (90s,
+// 5m) or a whole number of seconds (300, what the Terraform modules give).
+func durationVar(name string) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	s := v
+	if strings.Trim(s, "0123456789") == "" {
+		s += "s"
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration (seconds, or a Go duration such as 5m)", name, v)
+	}
+	return d, nil
 }
 
 // authFromEnv returns the OAuth protected resource the MCPFN_AUTH_*

@@ -25,13 +25,18 @@ import (
 type Config struct {
 	// Server holds Logger, AllowedOrigins, Authenticator (MCPFN_AUTH_*),
 	// SessionStore and TaskStore (MCPFN_DYNAMODB_TABLE), TaskRunner
-	// (MCPFN_TASK_RUNNER) and Keys (MCPFN_KEYS_SECRET_ID or
+	// (MCPFN_TASK_RUNNER, and its default on Lambda), TaskClaimTimeout
+	// (MCPFN_TASK_CLAIM_TIMEOUT) and Keys (MCPFN_KEYS_SECRET_ID or
 	// MCPFN_STATE_KEY); the fields the environment does not set are zero.
 	// Pass it to core.NewServer.
 	Server *core.ServerOptions
 	// Lambda holds Streaming (MCPFN_STREAMING) and the same Logger. Pass
 	// it to lambda.Start or lambda.Wrap.
 	Lambda *lambda.Options
+
+	// taskRunner is the kind MCPFN_TASK_RUNNER names (or its default),
+	// for Start's check of the server's task tools.
+	taskRunner string
 }
 
 // Options configures Load. A nil *Options means the zero value.
@@ -97,6 +102,10 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 	}
 	runner, err := taskRunnerKind(table)
 	if err != nil {
+		return nil, err
+	}
+	cfg.taskRunner = runner
+	if cfg.Server.TaskClaimTimeout, err = durationVar("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
 		return nil, err
 	}
 	if table == "" && secretID == "" {
@@ -184,7 +193,11 @@ func LambdaAWSConfig(context.Context) (aws.Config, error) {
 // resources and prompts, and lambda.Start. Start never returns. A
 // configuration error is written to stderr, naming the variable, and ends
 // the process with status 1, which Lambda reports as an init error
-// (Runtime.ExitError) with the message in the function's logs.
+// (Runtime.ExitError) with the message in the function's logs. So does a
+// server with task tools (ToolOptions.TaskSupport) that the environment
+// cannot run safely: on Lambda without MCPFN_DYNAMODB_TABLE or with
+// MCPFN_TASK_RUNNER=inprocess (Lambda freezes the invocation that created
+// a task), and anywhere with MCPFN_TASK_RUNNER=none.
 //
 // Use Load for anything Start does not cover (server instructions, other
 // options, middleware).
@@ -197,7 +210,8 @@ func Start(impl core.Implementation, setup func(*core.Server)) {
 	lambda.Start(srv, lopts)
 }
 
-// newServer is Start up to lambda.Start.
+// newServer is Start up to lambda.Start: it also refuses a server whose
+// task tools the deployment cannot run safely (checkTasks).
 func newServer(ctx context.Context, impl core.Implementation, setup func(*core.Server)) (*core.Server, *lambda.Options, error) {
 	cfg, err := Load(ctx, nil)
 	if err != nil {
@@ -206,6 +220,10 @@ func newServer(ctx context.Context, impl core.Implementation, setup func(*core.S
 	srv := core.NewServer(impl, cfg.Server)
 	if setup != nil {
 		setup(srv)
+	}
+	if err := checkTasks(srv, cfg.taskRunner); err != nil {
+		srv.Close()
+		return nil, nil, err
 	}
 	return srv, cfg.Lambda, nil
 }

@@ -37,7 +37,7 @@ import (
 // vars are the variables Load reads; setenv clears them all.
 var vars = []string{"MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS",
 	"MCPFN_LOG_LEVEL", "MCPFN_STREAMING", "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL",
-	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER"}
+	"MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH", "MCPFN_TASK_RUNNER", "MCPFN_TASK_CLAIM_TIMEOUT"}
 
 // setenv clears the variables Load reads, gives the process the AWS
 // environment of a Lambda function (dummy credentials, no endpoint
@@ -251,6 +251,10 @@ func TestErrors(t *testing.T) {
 			"MCPFN_DYNAMODB_TABLE"},
 		"lambda runner without the function name": {[]string{"MCPFN_TASK_RUNNER", "lambda", "MCPFN_DYNAMODB_TABLE", "sessions"},
 			"AWS_LAMBDA_FUNCTION_NAME"},
+		"zero claim timeout":     {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "0"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
+		"negative claim timeout": {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "-1m"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
+		"bad claim timeout":      {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "soon"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
+		"huge claim timeout":     {[]string{"MCPFN_TASK_CLAIM_TIMEOUT", "99999999999999"}, "MCPFN_TASK_CLAIM_TIMEOUT"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			setenv(t, c.kv...)

@@ -29,6 +29,11 @@ func TestStartChild(t *testing.T) {
 			func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) {
 				return in.A + in.B, nil
 			})
+		if os.Getenv("LAMBDAENV_TEST_TASKS") == "1" {
+			core.AddTool(s, &core.Tool{Name: "job", Description: "Runs as a task."},
+				func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "done", nil },
+				&core.ToolOptions{TaskSupport: core.TaskRequired})
+		}
 	})
 }
 
@@ -104,7 +109,8 @@ func startChild(t *testing.T, api *runtimeAPI, env ...string) (*exec.Cmd, *mcpte
 	cmd.Stderr = stderr
 	cmd.Env = append(os.Environ(), "LAMBDAENV_TEST_CHILD=1", "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"),
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=test", "_LAMBDA_SERVER_PORT=",
-		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=", "AWS_LAMBDA_LOG_FORMAT=")
+		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=", "AWS_LAMBDA_LOG_FORMAT=",
+		"MCPFN_TASK_RUNNER=", "MCPFN_TASK_CLAIM_TIMEOUT=", "AWS_LAMBDA_FUNCTION_NAME=", "LAMBDAENV_TEST_TASKS=")
 	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -196,5 +202,41 @@ func TestStartConfigError(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the function did not exit")
+	}
+}
+
+// TestStartUnsafeTasks: a function on Lambda whose server has task tools
+// but no table for them ends at init with status 1 and a message naming
+// MCPFN_DYNAMODB_TABLE, before it takes an invocation; without the task
+// tool, the same environment serves.
+func TestStartUnsafeTasks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a child process")
+	}
+	api := newRuntimeAPI(t, functionURLEvent(t))
+	cmd, stderr := startChild(t, api, "AWS_LAMBDA_FUNCTION_NAME=calc", "LAMBDAENV_TEST_TASKS=1")
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "MCPFN_DYNAMODB_TABLE") ||
+			!strings.Contains(stderr.String(), "task tools") {
+			t.Errorf("exit %d (%v), stderr %q; want 1 naming the task tools and MCPFN_DYNAMODB_TABLE", code, err, stderr)
+		}
+	case res := <-api.response:
+		t.Fatalf("the function served an invocation: %s", res.body)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the function did not exit")
+	}
+
+	api = newRuntimeAPI(t, functionURLEvent(t))
+	_, stderr = startChild(t, api, "AWS_LAMBDA_FUNCTION_NAME=calc")
+	select {
+	case res := <-api.response:
+		if !bytes.Contains(res.body, []byte(`\"text\":\"3\"`)) {
+			t.Errorf("tools/call add 1 2: %s", res.body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no response from the function without task tools; stderr:\n%s", stderr)
 	}
 }

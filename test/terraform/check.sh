@@ -14,8 +14,9 @@
 #     public URL without auth; the mock tests for a wrong invoke_mode (the provider's validator)
 #     and for broken wiring that validates (an invoke mode or MCPFN_STREAMING that ignores
 #     streaming, a wrong IAM resource, a misspelt environment variable, a wrong TTL attribute, a
-#     dropped refusal, tasks without MCPFN_TASK_RUNNER, a self-invocation grant on any function or
-#     without tasks).
+#     dropped refusal, tasks off by default or without MCPFN_TASK_RUNNER=lambda, no tasks without
+#     MCPFN_TASK_RUNNER=none, a self-invocation grant on any function or without tasks, a task
+#     claim timeout misspelt or unbounded); validate for a task claim timeout the module refuses.
 #  5. examples/own-function, whose module source is the git URL of a release, in a copy whose
 #     source is rewritten to this checkout's modules/mcp-lambda (exactly that one line: the
 #     rewrite is checked, and refuses a source it does not expect): validate, plan, tofu test.
@@ -130,8 +131,16 @@ broken misspelt-env-var function.tf 's/MCPFN_KEYS_SECRET_ID  = /MCPFN_KEY_SECRET
   '- MCPFN_KEY_SECRET_ID   = ' --test
 broken wrong-ttl-attribute sessions.tf 's/attribute_name = "ttl"/attribute_name = "exp"/' \
   'time to live on exp, want ttl' --test
-broken tasks-runner-unset function.tf 's/task_wiring = var.tasks ? { MCPFN_TASK_RUNNER = "lambda" } : {}/task_wiring = var.tasks ? {} : {}/' \
-  '+ MCPFN_TASK_RUNNER     = "lambda"' --test
+broken tasks-runner-not-lambda function.tf 's/MCPFN_TASK_RUNNER        = var.tasks ? "lambda" : "none"/MCPFN_TASK_RUNNER        = var.tasks ? "none" : "none"/' \
+  'MCPFN_TASK_RUNNER = none, want lambda by default' --test
+broken tasks-off-by-default variables.tf '/^variable "tasks" {/,/^}/ s/default     = true/default     = false/' \
+  'MCPFN_TASK_RUNNER = none, want lambda by default' --test
+broken no-tasks-runner-unset function.tf 's/var.tasks ? "lambda" : "none"/var.tasks ? "lambda" : null/' \
+  'MCPFN_TASK_RUNNER = (unset) with tasks = false, want none' --test
+broken misspelt-claim-timeout function.tf 's/MCPFN_TASK_CLAIM_TIMEOUT = var.task_claim_timeout/MCPFN_TASKS_CLAIM_TIMOUT = var.task_claim_timeout/' \
+  'MCPFN_TASK_CLAIM_TIMEOUT = (unset), want 900' --test
+broken claim-timeout-unbounded variables.tf 's/ \&\& var.task_claim_timeout <= 21600 \&\& / \&\& /' \
+  'Missing expected failure' --test
 broken self-invoke-any-function iam.tf 's/resources = \[aws_lambda_function.this.arn\]/resources = ["*"]/' \
   'SelfInvoke must name the function'"'"'s own unqualified ARN' --test
 broken self-invoke-without-tasks iam.tf 's/count = var.tasks ? 1 : 0/count = 1/' \
@@ -151,6 +160,19 @@ module "mcp" {
 }
 EOF
 check_broken bad-architecture "$work/bad-architecture/root" 'architecture must be arm64 or x86_64.'
+
+# A task claim timeout past the longest Lambda keeps an asynchronous event.
+mkdir -p "$work/bad-claim-timeout/root"
+cp -r "$MODULE" "$work/bad-claim-timeout/mcp-lambda"
+cat > "$work/bad-claim-timeout/root/main.tf" <<'EOF'
+module "mcp" {
+  source             = "../mcp-lambda"
+  name               = "bad-claim-timeout"
+  zip_path           = "lambda.zip"
+  task_claim_timeout = 86400
+}
+EOF
+check_broken bad-claim-timeout "$work/bad-claim-timeout/root" 'task_claim_timeout must be null or a whole number of seconds from 1 to 21600'
 
 # A public URL without auth, as a copy-paste of authorization_type = "NONE" would make it: plan
 # refuses it (allow_unauthenticated is the explicit opt-in).

@@ -190,8 +190,8 @@ func stringsOf(t *testing.T, r hcl.Range, v cty.Value) []string {
 // a bool variable is its default, and a variable existing_* (bring your
 // own table or secret) is null, the module creating its own. The local
 // values are whatever evaluates with those, and jsonencode, coalesce, join,
-// split, length and min exist. Evaluating a reference in it shows which
-// resource attribute the reference names.
+// split, length, min, floor, tostring and merge exist. Evaluating a reference in
+// it shows which resource attribute the reference names.
 func (m *module) fakes() *hcl.EvalContext {
 	return m.fakesWith(nil)
 }
@@ -260,6 +260,9 @@ func (m *module) fakesWith(set map[string]cty.Value) *hcl.EvalContext {
 		"split":      stdlib.SplitFunc,
 		"length":     stdlib.LengthFunc,
 		"min":        stdlib.MinFunc,
+		"floor":      stdlib.FloorFunc,
+		"tostring":   stdlib.MakeToFunc(cty.String),
+		"merge":      stdlib.MergeFunc,
 	}}
 	// Local values that evaluate in this context (a few passes, for locals
 	// that use other locals); the others are left out.

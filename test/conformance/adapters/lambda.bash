@@ -55,6 +55,10 @@ serve_lambda() {
   MCPFN_STATE_KEY=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
   export MCPFN_STATE_KEY
   if [ "$streaming" = 1 ]; then export MCPFN_STREAMING=1; else unset MCPFN_STREAMING; fi
+  # Tasks run in the copy that created them (the in-process runner), not in
+  # an asynchronous invocation (the kit's default on Lambda): lambdafront
+  # serves no Invoke API, and its copies keep running after a response.
+  export MCPFN_TASK_RUNNER=inprocess
 
   # The log is read for the URL below; a log left in $work by an earlier
   # run would give its URL before tee has truncated the file.

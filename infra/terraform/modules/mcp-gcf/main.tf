@@ -19,9 +19,12 @@ locals {
   }
 
   # What the deploy kit reads (besides MCPFN_STATE_KEY, from the secret).
+  # MCPFN_MAX_INSTANCES is the bound of service_config: with 1, the kit
+  # serves task tools, whose tasks live in the one instance's memory.
   wiring = merge({ for k, v in local.auth_settings : k => v if v != null }, {
     MCPFN_ALLOWED_ORIGINS = join(",", var.allowed_origins)
     MCPFN_LOG_LEVEL       = var.log_level
+    MCPFN_MAX_INSTANCES   = tostring(var.max_instance_count)
   })
 }
 

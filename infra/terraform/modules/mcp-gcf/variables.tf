@@ -68,9 +68,14 @@ variable "timeout_seconds" {
 }
 
 variable "max_instance_count" {
-  description = "Most instances at once (a bound on what a public function can cost). Legacy sessions live in each instance (the deploy kit has no shared store on Google Cloud), so clients of 2025-* revisions may lose their session when served by another instance: keep it at 1 for them, or give the server a shared SessionStore in your code."
+  description = "Most instances at once (a bound on what a public function can cost), also given to the deploy kit as MCPFN_MAX_INSTANCES. Legacy sessions and the tasks of the Tasks extension live in each instance (the deploy kit has no shared store on Google Cloud): clients of 2025-* revisions may lose their session when served by another instance, and a task polled through another instance is unknown (-32602), so the kit refuses to start a server with task tools unless this is 1. Keep it at 1 for them, or give the server a shared SessionStore and TaskStore in your code."
   type        = number
   default     = 10
+
+  validation {
+    condition     = var.max_instance_count >= 1 && floor(var.max_instance_count) == var.max_instance_count
+    error_message = "max_instance_count must be a whole number of instances, at least 1."
+  }
 }
 
 variable "public" {
@@ -128,16 +133,16 @@ variable "log_level" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function. Refused: those the module sets (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, and those of auth), and the Lambda kit's MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING, which the Cloud Functions kit refuses to start with."
+  description = "Extra environment variables of the function. Refused: those the module sets (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_MAX_INSTANCES, and those of auth), and the Lambda kit's MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID and MCPFN_STREAMING, which the Cloud Functions kit refuses to start with."
   type        = map(string)
   default     = {}
 
   validation {
     condition = alltrue([for k in keys(var.environment) : !contains([
-      "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL",
+      "MCPFN_STATE_KEY", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL", "MCPFN_MAX_INSTANCES",
       "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING",
       "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
     ], k)])
-    error_message = "environment must not set the variables the module wires (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH: use the module's variables) nor the Lambda kit's (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING: not read on Cloud Functions)."
+    error_message = "environment must not set the variables the module wires (MCPFN_STATE_KEY, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_MAX_INSTANCES, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH: use the module's variables) nor the Lambda kit's (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING: not read on Cloud Functions)."
   }
 }

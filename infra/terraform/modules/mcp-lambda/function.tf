@@ -41,10 +41,16 @@ locals {
   }
   auth_wiring = { for k, v in local.auth_settings : k => v if v != null }
 
-  # With var.tasks, a task runs in an asynchronous invocation of this
-  # function (the deploy kit's lambda runner); without, the variable is
-  # unset and the kit's default applies.
-  task_wiring = var.tasks ? { MCPFN_TASK_RUNNER = "lambda" } : {}
+  # With var.tasks (the default), a task runs in an asynchronous invocation
+  # of this function (the deploy kit's lambda runner), which the role may
+  # invoke (iam.tf); without, none: the kit refuses at init a server with
+  # task tools, whose tasks would otherwise freeze with the invocation that
+  # created them. The claim timeout is the kit's default unless given.
+  task_settings = {
+    MCPFN_TASK_RUNNER        = var.tasks ? "lambda" : "none"
+    MCPFN_TASK_CLAIM_TIMEOUT = var.task_claim_timeout == null ? null : tostring(var.task_claim_timeout)
+  }
+  task_wiring = { for k, v in local.task_settings : k => v if v != null }
 }
 
 resource "aws_cloudwatch_log_group" "function" {

@@ -124,9 +124,20 @@ variable "allowed_origins" {
 }
 
 variable "tasks" {
-  description = "Whether tasks (the MCP Tasks extension, io.modelcontextprotocol/tasks) run in asynchronous invocations of this function: MCPFN_TASK_RUNNER=lambda, and the role may call lambda:InvokeFunction on this function, and on nothing else. A task then outlives the request that created it; each run of it is bounded by timeout (at most 900 s). Task records share the session table (their own key prefix). false: MCPFN_TASK_RUNNER is unset, the deploy kit's default (inprocess: a task runs in the invocation that created it, which Lambda freezes once the response is sent)."
+  description = "Whether tasks (the MCP Tasks extension, io.modelcontextprotocol/tasks) run in asynchronous invocations of this function: MCPFN_TASK_RUNNER=lambda, and the role may call lambda:InvokeFunction on this function, and on nothing else. A task then outlives the request that created it; each run of it is bounded by timeout (at most 900 s). Task records share the session table (their own key prefix). true is the default: Lambda freezes the invocation that created a task once its response is sent, so a task cannot run there. false (a server without task tools, for a role that cannot invoke the function): MCPFN_TASK_RUNNER=none, and the deploy kit refuses at init a server that registers task tools, naming this variable."
   type        = bool
-  default     = false
+  default     = true
+}
+
+variable "task_claim_timeout" {
+  description = "Seconds a task no run has claimed yet waits for its run (MCPFN_TASK_CLAIM_TIMEOUT, core.ServerOptions.TaskClaimTimeout), apart from the lease of a running task: under throttling (reserved_concurrent_executions) Lambda holds the asynchronous invocation back and retries it, so the task runs late rather than never; past this wait the next request that reads it fails it. From 1 to 21600 (6 hours, the longest Lambda keeps an asynchronous event). null: the deploy kit's default (core.DefaultTaskClaimTimeout, 300 s)."
+  type        = number
+  default     = null
+
+  validation {
+    condition     = var.task_claim_timeout == null ? true : var.task_claim_timeout >= 1 && var.task_claim_timeout <= 21600 && floor(var.task_claim_timeout) == var.task_claim_timeout
+    error_message = "task_claim_timeout must be null or a whole number of seconds from 1 to 21600 (6 hours, the longest Lambda keeps an asynchronous event)."
+  }
 }
 
 variable "log_level" {
@@ -152,16 +163,16 @@ variable "log_retention_days" {
 }
 
 variable "environment" {
-  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER and, with auth, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH) and MCPFN_STATE_KEY (a key in the function's configuration) are refused: use the module's variables."
+  description = "Extra environment variables of the function. The variables this module sets (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER, MCPFN_TASK_CLAIM_TIMEOUT and, with auth, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH) and MCPFN_STATE_KEY (a key in the function's configuration) are refused: use the module's variables."
   type        = map(string)
   default     = {}
 
   validation {
     condition = alltrue([for k in keys(var.environment) : !contains([
-      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL", "MCPFN_TASK_RUNNER",
+      "MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STATE_KEY", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL", "MCPFN_TASK_RUNNER", "MCPFN_TASK_CLAIM_TIMEOUT",
       "MCPFN_AUTH_RESOURCE", "MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH",
     ], k)])
-    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables (auth for the token check, tasks for MCPFN_TASK_RUNNER)."
+    error_message = "environment must not set the variables the module wires (MCPFN_DYNAMODB_TABLE, MCPFN_KEYS_SECRET_ID, MCPFN_STATE_KEY, MCPFN_STREAMING, MCPFN_ALLOWED_ORIGINS, MCPFN_LOG_LEVEL, MCPFN_TASK_RUNNER, MCPFN_TASK_CLAIM_TIMEOUT, MCPFN_AUTH_RESOURCE, MCPFN_AUTH_ISSUER, MCPFN_AUTH_JWKS_URL, MCPFN_AUTH_SCOPES, MCPFN_AUTH_METADATA_URL, MCPFN_AUTH_METADATA_PATH): use the module's variables (auth for the token check, tasks for MCPFN_TASK_RUNNER, task_claim_timeout for MCPFN_TASK_CLAIM_TIMEOUT)."
   }
 }
 

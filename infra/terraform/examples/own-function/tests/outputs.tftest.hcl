@@ -80,11 +80,11 @@ run "aws_iam" {
     error_message = "mcp_endpoint = ${output.mcp_endpoint}, invoke_mode = ${output.invoke_mode}"
   }
   assert {
-    condition     = toset(keys(output.environment)) == toset(["MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL"])
+    condition     = toset(keys(output.environment)) == toset(["MCPFN_DYNAMODB_TABLE", "MCPFN_KEYS_SECRET_ID", "MCPFN_STREAMING", "MCPFN_ALLOWED_ORIGINS", "MCPFN_LOG_LEVEL", "MCPFN_TASK_RUNNER"])
     error_message = "environment: ${jsonencode(output.environment)}"
   }
   assert {
-    condition     = output.environment["MCPFN_DYNAMODB_TABLE"] == "my-mcp-server-sessions" && output.environment["MCPFN_STREAMING"] == "1" && output.region == "us-east-1"
+    condition     = output.environment["MCPFN_DYNAMODB_TABLE"] == "my-mcp-server-sessions" && output.environment["MCPFN_STREAMING"] == "1" && output.environment["MCPFN_TASK_RUNNER"] == "lambda" && output.region == "us-east-1"
     error_message = "environment: ${jsonencode(output.environment)}"
   }
 }

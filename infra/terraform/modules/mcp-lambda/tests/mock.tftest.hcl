@@ -8,12 +8,16 @@
 #   - the Function URL's invoke mode (and the REST API's integration) matches
 #     MCPFN_STREAMING;
 #   - the role's statements name exactly the table, its indexes, the secret
-#     (and the log group, and a KMS key when given, and with tasks the
-#     function itself for lambda:InvokeFunction), and nothing else;
+#     (and the log group, and a KMS key when given, and with tasks, the
+#     default, the function itself for lambda:InvokeFunction), and nothing
+#     else;
+#   - tasks run in asynchronous invocations by default (MCPFN_TASK_RUNNER
+#     lambda), and with tasks = false the kit is told none (it then refuses
+#     task tools at init) and the role cannot invoke the function;
 #   - the table's time-to-live attribute is store/dynamo's TTLAttribute
 #     (test/terraform/tftest_test.go compares the literal below with it);
 #   - the refusals: NONE without auth, auth with AWS_IAM, conflicting
-#     variables.
+#     variables, a task claim timeout out of range.
 #
 # The mocks give computed ARNs the shape AWS gives them (the provider
 # validates some references as ARNs); everything else the mocks make up.
@@ -88,7 +92,8 @@ variables {
   zip_path = "tests/empty.zip"
 }
 
-# The defaults: the module's own table and secret, streaming, AWS_IAM.
+# The defaults: the module's own table and secret, streaming, AWS_IAM, and
+# tasks in asynchronous invocations of the function.
 run "defaults" {
   command = apply
 
@@ -99,8 +104,13 @@ run "defaults" {
       MCPFN_STREAMING       = "1"
       MCPFN_ALLOWED_ORIGINS = ""
       MCPFN_LOG_LEVEL       = "info"
+      MCPFN_TASK_RUNNER     = "lambda"
     })
     error_message = "environment: ${jsonencode(aws_lambda_function.this.environment[0].variables)}"
+  }
+  assert {
+    condition     = lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_RUNNER", "(unset)") == "lambda"
+    error_message = "MCPFN_TASK_RUNNER = ${lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_RUNNER", "(unset)")}, want lambda by default: Lambda freezes the invocation that created a task"
   }
   assert {
     condition     = output.environment == aws_lambda_function.this.environment[0].variables
@@ -131,8 +141,20 @@ run "defaults" {
     error_message = "the role's policies are not wired as expected"
   }
   assert {
-    condition     = length(aws_iam_role_policy.tasks) == 0 && length(data.aws_iam_policy_document.tasks) == 0
-    error_message = "without tasks the role must not be able to invoke the function"
+    condition     = length(aws_iam_role_policy.tasks) == 1 && aws_iam_role_policy.tasks[0].role == aws_iam_role.function.id
+    error_message = "the self-invocation policy is not attached to the function's role"
+  }
+  assert {
+    condition = [for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = toset(s.actions), resources = toset(s.resources) }] == [{
+      sid       = "SelfInvoke"
+      actions   = toset(["lambda:InvokeFunction"])
+      resources = toset(["arn:aws:lambda:us-east-1:123456789012:function:mock"])
+    }]
+    error_message = "self-invocation statements: ${jsonencode([for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = s.actions, resources = s.resources }])}"
+  }
+  assert {
+    condition     = one(data.aws_iam_policy_document.tasks[0].statement).resources == toset([aws_lambda_function.this.arn])
+    error_message = "SelfInvoke must name the function's own unqualified ARN"
   }
   assert {
     condition     = aws_dynamodb_table.sessions[0].ttl[0].attribute_name == "ttl" && aws_dynamodb_table.sessions[0].ttl[0].enabled
@@ -152,14 +174,14 @@ run "defaults" {
   }
 }
 
-# Tasks: MCPFN_TASK_RUNNER=lambda, and exactly lambda:InvokeFunction on the
-# function itself, in a policy of its own on the function's role; the rest
-# of the environment and of the role is that of the defaults.
-run "tasks" {
+# No tasks: MCPFN_TASK_RUNNER=none (the deploy kit refuses task tools at
+# init), and the role cannot invoke the function; the rest of the
+# environment and of the role is that of the defaults.
+run "no_tasks" {
   command = apply
 
   variables {
-    tasks = true
+    tasks = false
   }
 
   assert {
@@ -169,25 +191,17 @@ run "tasks" {
       MCPFN_STREAMING       = "1"
       MCPFN_ALLOWED_ORIGINS = ""
       MCPFN_LOG_LEVEL       = "info"
-      MCPFN_TASK_RUNNER     = "lambda"
+      MCPFN_TASK_RUNNER     = "none"
     })
     error_message = "environment: ${jsonencode(aws_lambda_function.this.environment[0].variables)}"
   }
   assert {
-    condition     = length(aws_iam_role_policy.tasks) == 1 && aws_iam_role_policy.tasks[0].role == aws_iam_role.function.id
-    error_message = "the self-invocation policy is not attached to the function's role"
+    condition     = lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_RUNNER", "(unset)") == "none"
+    error_message = "MCPFN_TASK_RUNNER = ${lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_RUNNER", "(unset)")} with tasks = false, want none (the kit then refuses task tools at init)"
   }
   assert {
-    condition = [for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = toset(s.actions), resources = toset(s.resources) }] == [{
-      sid       = "SelfInvoke"
-      actions   = toset(["lambda:InvokeFunction"])
-      resources = toset(["arn:aws:lambda:us-east-1:123456789012:function:mock"])
-    }]
-    error_message = "self-invocation statements: ${jsonencode([for s in data.aws_iam_policy_document.tasks[0].statement : { sid = s.sid, actions = s.actions, resources = s.resources }])}"
-  }
-  assert {
-    condition     = one(data.aws_iam_policy_document.tasks[0].statement).resources == toset([aws_lambda_function.this.arn])
-    error_message = "SelfInvoke must name the function's own unqualified ARN"
+    condition     = length(aws_iam_role_policy.tasks) == 0 && length(data.aws_iam_policy_document.tasks) == 0
+    error_message = "without tasks the role must not be able to invoke the function"
   }
   assert {
     condition = { for s in data.aws_iam_policy_document.function.statement : s.sid => toset(s.resources) } == {
@@ -197,6 +211,63 @@ run "tasks" {
     }
     error_message = "role statements: ${jsonencode([for s in data.aws_iam_policy_document.function.statement : { sid = s.sid, resources = s.resources }])}"
   }
+}
+
+# The claim timeout of an unclaimed task, in whole seconds as the kit reads
+# them; unset in the defaults (the kit's default applies).
+run "task_claim_timeout" {
+  command = apply
+
+  variables {
+    task_claim_timeout = 900
+  }
+
+  assert {
+    condition     = lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_CLAIM_TIMEOUT", "(unset)") == "900"
+    error_message = "MCPFN_TASK_CLAIM_TIMEOUT = ${lookup(aws_lambda_function.this.environment[0].variables, "MCPFN_TASK_CLAIM_TIMEOUT", "(unset)")}, want 900"
+  }
+}
+
+run "task_claim_timeout_zero_refused" {
+  command = plan
+
+  variables {
+    task_claim_timeout = 0
+  }
+
+  expect_failures = [var.task_claim_timeout]
+}
+
+run "task_claim_timeout_past_event_age_refused" {
+  command = plan
+
+  variables {
+    task_claim_timeout = 21601
+  }
+
+  expect_failures = [var.task_claim_timeout]
+}
+
+run "task_claim_timeout_fraction_refused" {
+  command = plan
+
+  variables {
+    task_claim_timeout = 1.5
+  }
+
+  expect_failures = [var.task_claim_timeout]
+}
+
+run "task_claim_timeout_in_environment_refused" {
+  command = plan
+
+  variables {
+    environment = {
+      MCPFN_TASK_CLAIM_TIMEOUT = "60"
+    }
+  }
+
+  expect_failures = [var.environment]
 }
 
 run "tasks_runner_in_environment_refused" {
@@ -333,6 +404,7 @@ run "oauth" {
       MCPFN_AUTH_RESOURCE   = "https://mcp.example.com/mcp"
       MCPFN_AUTH_ISSUER     = "https://auth.example.com"
       MCPFN_AUTH_SCOPES     = "mcp:tools mcp:read"
+      MCPFN_TASK_RUNNER     = "lambda"
     })
     error_message = "environment: ${jsonencode(aws_lambda_function.this.environment[0].variables)}"
   }
