@@ -28,6 +28,9 @@ const (
 type hub struct {
 	mu   sync.Mutex
 	subs map[*subscription]struct{}
+
+	// tasks reads the tasks listen streams watch, for all of them.
+	tasks taskPoller
 }
 
 // subscription is one listener's pending changes.
@@ -172,21 +175,19 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 	if p.Notifications != nil {
 		want = *p.Notifications
 	}
-	reg := s.reg.Load()
-	var got SubscriptionFilter
-	var kinds changeKind
-	tw, taskIDs, err := s.watchTasks(ctx, r, want.TaskIDs)
-	if err != nil {
-		return nil, err
+	if len(want.TaskIDs) > 0 && !r.declaresTasks() {
+		return nil, missingTasks()
 	}
-	defer s.unwatchTasks(tw)
 	if isBuffered(ctx) {
-		s.unwatchTasks(tw)
-		tw, taskIDs = nil, nil
 		// Nothing can reach the client before the response ends: honour no
 		// notification type, acknowledge, and end gracefully at once.
 		want = SubscriptionFilter{}
 	}
+	reg := s.reg.Load()
+	var got SubscriptionFilter
+	var kinds changeKind
+	tw, taskIDs := s.watchTasks(ctx, r, want.TaskIDs)
+	defer s.unwatchTasks(tw)
 	if want.ToolsListChanged && s.hasTools(reg) {
 		got.ToolsListChanged, kinds = true, kinds|changeTools
 	}
@@ -238,23 +239,9 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		defer t.Stop()
 		stop = t.C
 	}
-	var taskTick, taskWake <-chan time.Time
 	var taskWoken <-chan struct{}
 	if tw != nil {
-		t := time.NewTicker(s.tk.poll)
-		defer t.Stop()
-		taskTick, taskWoken = t.C, tw.wake
-		first := make(chan time.Time, 1)
-		first <- time.Now() // terminal tasks are reported at once
-		taskWake = first
-	}
-	sendTasks := func() bool {
-		for _, msg := range s.taskMessages(ctx, tw, idMeta) {
-			if x.send(ctx, msg) != nil {
-				return false
-			}
-		}
-		return true
+		taskWoken = tw.wake
 	}
 	var tick <-chan time.Time
 	if s.opts.StreamKeepAlive > 0 {
@@ -277,18 +264,11 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 					return nil, nil
 				}
 			}
-		case <-taskTick:
-			if !sendTasks() {
-				return nil, nil
-			}
-		case <-taskWake:
-			taskWake = nil
-			if !sendTasks() {
-				return nil, nil
-			}
 		case <-taskWoken:
-			if !sendTasks() {
-				return nil, nil
+			for _, msg := range s.taskMessages(tw, idMeta) {
+				if x.send(ctx, msg) != nil {
+					return nil, nil
+				}
 			}
 		case <-stop:
 			return s.endListen(r, idMeta), nil
