@@ -13,15 +13,22 @@ import (
 )
 
 type getStream struct {
-	sub   *subscription
 	ended chan struct{}
 	once  sync.Once
+	// slot is the stream's place among the long-lived streams
+	// (ServerOptions.MaxStreamsPerPrincipal); guarded by local.mu. A
+	// stream that replaces its session's GET stream takes it over.
+	slot *streamSlot
 }
 
 func (g *getStream) end() { g.once.Do(func() { close(g.ended) }) }
 
 // serveLegacyGet serves the GET stream of a legacy session: server
 // notifications unrelated to a request (list changes, resource updates).
+// It counts among the caller's long-lived streams: beyond its bound the GET
+// is answered 429 with Retry-After and a -31429 error, which a 2025-11-25
+// client takes as "not now" (405 would tell it the server offers no GET
+// stream at all; docs/design.md, "Bounds, and why").
 func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	ctx := hr.Context()
 	if !parseAccept(hr.Header.Get("Accept")).sse {
@@ -48,11 +55,16 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 	// id outlives sess: alive may replace sess with nil when the session
 	// ends, and the cleanup below must still find the stream.
 	id := sess.rec.ID
-	g := &getStream{sub: s.hub.subscribe(changeTools|changePrompts|changeResources, nil), ended: make(chan struct{})}
-	g.sub.allURIs = true
-	defer s.hub.unsubscribe(g.sub)
-	s.local.addStream(id, g)
-	defer s.local.dropStream(id, g)
+	g := &getStream{ended: make(chan struct{})}
+	err = s.local.addStream(id, g, func() (*streamSlot, error) { return s.acquireStream(PrincipalFromContext(ctx)) })
+	if err != nil {
+		s.replyError(ctx, newExchange(w, acceptance{json: true}, eraLegacy), nil, err)
+		return
+	}
+	defer func() { s.releaseStream(s.local.dropStream(id, g)) }()
+	sub := &subscription{kinds: changeTools | changePrompts | changeResources, wake: make(chan struct{}, 1), allURIs: true}
+	s.hub.add(sub)
+	defer s.hub.unsubscribe(sub)
 	x := newExchange(w, acceptance{sse: true}, eraLegacy)
 	x.header = sessionHeader(id)
 	x.open()
@@ -97,8 +109,8 @@ func (s *Server) serveLegacyGet(w http.ResponseWriter, hr *http.Request) {
 			if x.comment() != nil {
 				return
 			}
-		case <-g.sub.wake:
-			kinds, uris := g.sub.take()
+		case <-sub.wake:
+			kinds, uris := sub.take()
 			if len(uris) > 0 {
 				var ok bool
 				if sess, ok = alive(); !ok {
@@ -287,27 +299,41 @@ func (s *Server) endLocalSession(id string) {
 }
 
 // addStream makes g the GET stream of session id, ending the one it replaces:
-// one GET stream per session, so a message goes to one stream.
-func (l *local) addStream(id string, g *getStream) {
+// one GET stream per session, so a message goes to one stream. g takes
+// over the place of the stream it replaces among the long-lived streams;
+// otherwise acquire gives it one, or the error that refuses g.
+func (l *local) addStream(id string, g *getStream, acquire func() (*streamSlot, error)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if old := l.streams[id]; old != nil {
+		old.end()
+		g.slot, old.slot = old.slot, nil
+	} else {
+		sl, err := acquire()
+		if err != nil {
+			return err
+		}
+		g.slot = sl
+	}
 	if l.streams == nil {
 		l.streams = map[string]*getStream{}
 	}
-	if old := l.streams[id]; old != nil {
-		old.end()
-	}
 	l.streams[id] = g
+	return nil
 }
 
 // dropStream forgets g as the GET stream of session id, unless another
-// stream replaced it meanwhile.
-func (l *local) dropStream(id string, g *getStream) {
+// stream replaced it meanwhile, and returns the place g still holds (nil
+// when its replacement took it over).
+func (l *local) dropStream(id string, g *getStream) *streamSlot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.streams[id] == g {
 		delete(l.streams, id)
 	}
+	sl := g.slot
+	g.slot = nil
+	return sl
 }
 
 // takeStream removes and returns the GET stream of session id.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -28,6 +29,72 @@ const (
 type hub struct {
 	mu   sync.Mutex
 	subs map[*subscription]struct{}
+
+	// streams counts the long-lived streams of this process.
+	streams streamSlots
+	// tasks reads the tasks listen streams watch, for all of them.
+	tasks taskPoller
+}
+
+// streamSlots counts the long-lived streams of this process
+// (subscriptions/listen and legacy GET streams together), by caller, for
+// ServerOptions.MaxStreamsPerPrincipal, MaxAnonymousStreams and
+// MaxStreams. Its map holds only callers with an open stream: at most one
+// entry per open stream.
+type streamSlots struct {
+	mu    sync.Mutex
+	byKey map[string]int // principal key ("" for anonymous callers) -> streams
+	total int
+}
+
+// streamSlot is one open stream's place in streamSlots.
+type streamSlot struct{ key string }
+
+// acquireStream takes a place for a long-lived stream of p, or returns
+// the -31429 error of the bound it would pass.
+func (s *Server) acquireStream(p *Principal) (*streamSlot, error) {
+	key := p.key()
+	mine := cmp.Or(s.opts.MaxStreamsPerPrincipal, DefaultMaxStreamsPerPrincipal)
+	if p == nil {
+		mine = cmp.Or(s.opts.MaxAnonymousStreams, DefaultMaxAnonymousStreams)
+	}
+	all := cmp.Or(s.opts.MaxStreams, DefaultMaxStreams)
+	retry := s.opts.StreamKeepAlive
+	if retry <= 0 {
+		retry = DefaultStreamKeepAlive
+	}
+	c := &s.hub.streams
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case mine >= 0 && c.byKey[key] >= mine:
+		return nil, LimitExceededError("too_many_streams", int64(mine), retry,
+			"Too many streams: this caller already holds %d long-lived streams (subscriptions/listen, GET) on this server instance, its limit; close one, or retry later", mine)
+	case all >= 0 && c.total >= all:
+		return nil, LimitExceededError("instance_streams_full", int64(all), retry,
+			"Too many streams: this server instance holds its limit of %d long-lived streams (subscriptions/listen, GET); retry later", all)
+	}
+	if c.byKey == nil {
+		c.byKey = map[string]int{}
+	}
+	c.byKey[key]++
+	c.total++
+	return &streamSlot{key: key}, nil
+}
+
+// releaseStream gives back the place of a stream that ended; nil does
+// nothing.
+func (s *Server) releaseStream(sl *streamSlot) {
+	if sl == nil {
+		return
+	}
+	c := &s.hub.streams
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total--
+	if c.byKey[sl.key]--; c.byKey[sl.key] <= 0 {
+		delete(c.byKey, sl.key)
+	}
 }
 
 // subscription is one listener's pending changes.
@@ -160,7 +227,9 @@ func changeMessages(kinds changeKind, uris []string, paramsFor func(uri string) 
 // acknowledgement, then carries the requested change notifications, each
 // tagged with the subscription id (the request's id), until the client closes
 // it, the server closes, or the request's deadline nears (then it ends with
-// the listen result, gracefully).
+// the listen result, gracefully). It counts among the caller's long-lived
+// streams (acquireStream): beyond a bound it is refused at once, before
+// any store read, with -31429.
 func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	var p struct {
 		Notifications *SubscriptionFilter `json:"notifications"`
@@ -172,21 +241,25 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 	if p.Notifications != nil {
 		want = *p.Notifications
 	}
-	reg := s.reg.Load()
-	var got SubscriptionFilter
-	var kinds changeKind
-	tw, taskIDs, err := s.watchTasks(ctx, r, want.TaskIDs)
-	if err != nil {
-		return nil, err
+	if len(want.TaskIDs) > 0 && !r.declaresTasks() {
+		return nil, missingTasks()
 	}
-	defer s.unwatchTasks(tw)
 	if isBuffered(ctx) {
-		s.unwatchTasks(tw)
-		tw, taskIDs = nil, nil
 		// Nothing can reach the client before the response ends: honour no
 		// notification type, acknowledge, and end gracefully at once.
 		want = SubscriptionFilter{}
+	} else {
+		slot, err := s.acquireStream(r.Principal)
+		if err != nil {
+			return nil, err
+		}
+		defer s.releaseStream(slot)
 	}
+	reg := s.reg.Load()
+	var got SubscriptionFilter
+	var kinds changeKind
+	tw, taskIDs := s.watchTasks(ctx, r, want.TaskIDs)
+	defer s.unwatchTasks(tw)
 	if want.ToolsListChanged && s.hasTools(reg) {
 		got.ToolsListChanged, kinds = true, kinds|changeTools
 	}
@@ -238,23 +311,9 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 		defer t.Stop()
 		stop = t.C
 	}
-	var taskTick, taskWake <-chan time.Time
 	var taskWoken <-chan struct{}
 	if tw != nil {
-		t := time.NewTicker(s.tk.poll)
-		defer t.Stop()
-		taskTick, taskWoken = t.C, tw.wake
-		first := make(chan time.Time, 1)
-		first <- time.Now() // terminal tasks are reported at once
-		taskWake = first
-	}
-	sendTasks := func() bool {
-		for _, msg := range s.taskMessages(ctx, tw, idMeta) {
-			if x.send(ctx, msg) != nil {
-				return false
-			}
-		}
-		return true
+		taskWoken = tw.wake
 	}
 	var tick <-chan time.Time
 	if s.opts.StreamKeepAlive > 0 {
@@ -277,18 +336,11 @@ func (s *Server) listen(ctx context.Context, r *Request, params []byte) ([]byte,
 					return nil, nil
 				}
 			}
-		case <-taskTick:
-			if !sendTasks() {
-				return nil, nil
-			}
-		case <-taskWake:
-			taskWake = nil
-			if !sendTasks() {
-				return nil, nil
-			}
 		case <-taskWoken:
-			if !sendTasks() {
-				return nil, nil
+			for _, msg := range s.taskMessages(tw, idMeta) {
+				if x.send(ctx, msg) != nil {
+					return nil, nil
+				}
 			}
 		case <-stop:
 			return s.endListen(r, idMeta), nil

@@ -54,6 +54,14 @@ const (
 	// DefaultStreamKeepAlive is the interval of SSE keep-alive comments on
 	// long-lived streams.
 	DefaultStreamKeepAlive = 15 * time.Second
+	// DefaultMaxStreamsPerPrincipal bounds the long-lived streams one
+	// authenticated principal holds open on an instance.
+	DefaultMaxStreamsPerPrincipal = 16
+	// DefaultMaxAnonymousStreams bounds the long-lived streams anonymous
+	// callers together hold open on an instance.
+	DefaultMaxAnonymousStreams = 100
+	// DefaultMaxStreams bounds the long-lived streams of an instance.
+	DefaultMaxStreams = 1000
 )
 
 // Methods whose complete results carry cache hints.
@@ -122,6 +130,25 @@ type ServerOptions struct {
 	// a dead one. Zero means DefaultStreamKeepAlive; negative disables them.
 	// It is not a ping: the server sends no JSON-RPC request.
 	StreamKeepAlive time.Duration
+	// MaxStreamsPerPrincipal bounds the long-lived streams
+	// (subscriptions/listen and legacy GET streams, counted together) one
+	// authenticated principal holds open on this instance. The stream
+	// beyond is refused at once with LimitExceededError (HTTP 429, -31429,
+	// data.reason "too_many_streams", Retry-After the keep-alive
+	// interval, within which a dead stream is noticed); the open ones keep
+	// delivering. A legacy GET stream that replaces the GET stream of its
+	// session (one per session) takes over its place. Zero means
+	// DefaultMaxStreamsPerPrincipal; negative, no bound.
+	MaxStreamsPerPrincipal int
+	// MaxAnonymousStreams bounds the long-lived streams of all anonymous
+	// callers together on this instance, likewise. Zero means
+	// DefaultMaxAnonymousStreams; negative, no bound.
+	MaxAnonymousStreams int
+	// MaxStreams bounds the long-lived streams of this instance, all
+	// callers together; the stream beyond is refused likewise, with
+	// data.reason "instance_streams_full". Zero means DefaultMaxStreams;
+	// negative, no bound.
+	MaxStreams int
 
 	// CompletionHandler answers completion/complete. When nil, the
 	// completions capability is not advertised.

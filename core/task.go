@@ -126,9 +126,8 @@ type taskState struct {
 	// running are the runs of this process, by task id: tasks/cancel
 	// through this instance reaches them at once, without waiting for the
 	// run's next read of the store.
-	mu       sync.Mutex
-	running  map[string]*taskRun
-	watchers map[*taskWatch]struct{} // listen streams watching tasks
+	mu      sync.Mutex
+	running map[string]*taskRun
 }
 
 func errorsIsNotFound(err error) bool { return errors.Is(err, ErrTaskNotFound) }
