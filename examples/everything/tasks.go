@@ -27,7 +27,7 @@ func addTaskTools(s *core.Server) {
 		})
 
 	type computeArgs struct {
-		Seconds float64 `json:"seconds,omitempty" jsonschema:"description=How long to work, in seconds (at most 300)"`
+		Seconds float64 `json:"seconds,omitempty" jsonschema:"description=How long to work\\, in seconds (at most 300)"`
 		Label   string  `json:"label,omitempty"`
 	}
 	core.AddTool(s, &core.Tool{Name: "slow_compute", Description: "Works for the given seconds, then answers; a task when the client declares the tasks extension."},
