@@ -237,15 +237,40 @@ func emulatorEnv(env []string, timeout time.Duration) []string {
 	return append(out, "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(secs))
 }
 
+// handedOut are the ports freePorts returned in this process: the kernel
+// may give a port it gave a moment ago (the listener that found it free is
+// closed before the emulator binds it), and emulators of a pool start
+// concurrently, so two of them could be handed the same port and one would
+// answer the other's invocations.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freePorts returns n loopback ports that were free, none handed out
+// before in this process.
 func freePorts(n int) ([]int, error) {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
 	ports := make([]int, 0, n)
-	for range n {
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			return nil, errors.New("no free port not handed out before")
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
 		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		port := l.Addr().(*net.TCPAddr).Port
+		if handedOut.ports[port] {
+			continue
+		}
+		handedOut.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports, nil
 }
