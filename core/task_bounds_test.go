@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -528,4 +529,26 @@ func TestTaskClaimSurvivesStoreOutage(t *testing.T) {
 			t.Fatalf("after the outage: %v, %d runs", res, f.calls.Load())
 		}
 	})
+}
+
+// LimitExceededError is the answer to a bound: -31429 with reason, limit
+// and retryAfterMs, and HTTP 429 with Retry-After in whole seconds, at
+// least 1.
+func TestLimitExceededError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		wait  time.Duration
+		after string
+		ms    float64
+	}{{0, "1", 1000}, {1500 * time.Millisecond, "2", 1500}, {time.Hour, "3600", 3600000}} {
+		e := core.LimitExceededError("too_many_widgets", 7, tc.wait, "Too many widgets: %d", 7)
+		var data map[string]any
+		if err := json.Unmarshal(e.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if e.Code != core.CodeLimitExceeded || e.Message != "Too many widgets: 7" || e.HTTPStatus() != http.StatusTooManyRequests ||
+			e.HTTPHeader().Get("Retry-After") != tc.after || data["reason"] != "too_many_widgets" || data["limit"] != float64(7) || data["retryAfterMs"] != tc.ms {
+			t.Errorf("LimitExceededError(wait %v) = %+v, data %v, Retry-After %q", tc.wait, e, data, e.HTTPHeader().Get("Retry-After"))
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestContentRoundTrip: every block type marshals to its type member and
@@ -257,5 +258,24 @@ func TestErrorMatching(t *testing.T) {
 	bad := &Error{Code: CodeUnsupportedProtocolVersion, Data: json.RawMessage(`[1]`)}
 	if bad.Supported() != nil || bad.Requested() != "" || bad.RequiredCapabilities() != nil || (&Error{}).Supported() != nil {
 		t.Error("accessors of data without the member")
+	}
+}
+
+// A limit error decoded from the wire matches ErrLimitExceeded and says
+// when to retry.
+func TestLimitExceededError(t *testing.T) {
+	t.Parallel()
+	var e Error
+	if err := json.Unmarshal([]byte(`{"code":-31429,"message":"Too many tasks","data":{"reason":"too_many_tasks","limit":100,"retryAfterMs":2500}}`), &e); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(fmt.Errorf("call: %w", &e), ErrLimitExceeded) || errors.Is(&e, ErrHeaderMismatch) {
+		t.Error("errors.Is does not match the limit error by its code")
+	}
+	if got := e.RetryAfter(); got != 2500*time.Millisecond {
+		t.Errorf("RetryAfter = %v, want 2.5s", got)
+	}
+	if got := NewError(CodeInternalError, "x").RetryAfter(); got != 0 {
+		t.Errorf("RetryAfter of an error without data = %v", got)
 	}
 }
