@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 	"github.com/mcpfn/mcpfn/internal/memstore"
@@ -710,31 +709,18 @@ func setOutcome(rec *TaskRecord, o taskOutcome, now time.Time) {
 		rec.StatusMessage = ""
 	case TaskFailed:
 		rec.Error, _ = json.Marshal(o.err)
-		rec.StatusMessage = boundStatus(o.err.Message)
+		rec.StatusMessage = Truncate(o.err.Message, maxTaskStatusBytes)
 	case TaskCancelled:
 		rec.StatusMessage = "Cancelled at the client's request"
 	}
 }
 
 // maxTaskStatusBytes bounds a task's statusMessage: a handler's progress
-// message (Request.NotifyProgress) or a failure's message is cut to it, at
-// a character boundary and marked with "…", so that no message can push
-// the record past the store's size limit (which would stop the lease's
-// renewal and lose the running task).
+// message (Request.NotifyProgress) or a failure's message is cut to it
+// (Truncate: at a character boundary, marked with the original length),
+// so that no message can push the record past the store's size limit
+// (which would stop the lease's renewal and lose the running task).
 const maxTaskStatusBytes = 2048
-
-// boundStatus cuts msg to maxTaskStatusBytes.
-func boundStatus(msg string) string {
-	if len(msg) <= maxTaskStatusBytes {
-		return msg
-	}
-	const mark = "…"
-	cut := maxTaskStatusBytes - len(mark)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + mark
-}
 
 // taskRun is one run of a task's handler in this process.
 type taskRun struct {
@@ -779,7 +765,7 @@ func (t *taskRun) wasCancelled() bool {
 // setStatus records a status message (progress of the handler), written to
 // the store with the next heartbeat.
 func (t *taskRun) setStatus(msg string) {
-	msg = boundStatus(msg)
+	msg = Truncate(msg, maxTaskStatusBytes)
 	t.mu.Lock()
 	if msg != t.message {
 		t.message, t.dirty = msg, true

@@ -182,9 +182,9 @@ func (s *Tasks) Create(t *Task, limits TaskLimits, now time.Time) error {
 		return "", 0
 	}
 	if reason, _ := over(); reason != "" {
-		s.sweepPrincipal(t.Principal, now)
+		first := s.sweepPrincipal(t.Principal, now)
 		if reason, limit := over(); reason != "" {
-			return &LimitError{Reason: reason, Limit: limit, RetryAt: s.sweepPrincipal(t.Principal, now)}
+			return &LimitError{Reason: reason, Limit: limit, RetryAt: first}
 		}
 	}
 	size := int64(len(t.Data))
