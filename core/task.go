@@ -882,11 +882,40 @@ func (s *Server) RunTask(ctx context.Context, id string) error {
 // try to store its outcome (see RunTask).
 const finishGrace = time.Second
 
-// Bounds of the pauses between attempts to store a run's outcome.
+// Bounds of the pauses between attempts of a run's store writes (its
+// claim, its outcome).
 const (
-	finishBackoffMin = 50 * time.Millisecond
-	finishBackoffMax = 2 * time.Second
+	storeBackoffMin = 50 * time.Millisecond
+	storeBackoffMax = 2 * time.Second
 )
+
+// storeBackoff spaces the attempts of a run's store write that failed:
+// pauses doubling from storeBackoffMin to storeBackoffMax, each drawn
+// from its upper half, so that the runs of instances that failed together
+// do not try again together.
+type storeBackoff struct{ d time.Duration }
+
+// next returns the next pause.
+func (b *storeBackoff) next() time.Duration {
+	if b.d == 0 {
+		b.d = storeBackoffMin
+	}
+	p := b.d/2 + mathrand.N(b.d/2+1)
+	b.d = min(2*b.d, storeBackoffMax)
+	return p
+}
+
+// pause waits d, or until ctx ends (false).
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // finishRun stores the outcome of run (finishTask), trying again after
 // transient failures until the run's lease (renewed meanwhile when the
@@ -898,11 +927,16 @@ const (
 func (s *Server) finishRun(ctx context.Context, run *taskRun, o taskOutcome) (TaskStatus, error) {
 	wctx := context.WithoutCancel(ctx)
 	hard := time.Now().Add(5 * s.tk.lease)
-	dl, hasDeadline := ctx.Deadline()
-	if hasDeadline && dl.Add(finishGrace).Before(hard) {
-		hard = dl.Add(finishGrace)
+	// A platform's deadline does not stop the pauses (the attempts go on
+	// until finishGrace past it); a cancellation without one does.
+	waitCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		waitCtx = wctx
+		if dl.Add(finishGrace).Before(hard) {
+			hard = dl.Add(finishGrace)
+		}
 	}
-	backoff := finishBackoffMin
+	var backoff storeBackoff
 	for {
 		stored, err := s.finishTask(wctx, run.id, run.runner, o)
 		if err == nil || errors.Is(err, ErrTaskNotFound) {
@@ -916,22 +950,14 @@ func (s *Server) finishRun(ctx context.Context, run *taskRun, o taskOutcome) (Ta
 		if hard.Before(until) {
 			until = hard
 		}
-		pause := backoff/2 + mathrand.N(backoff/2+1)
-		if now.Add(pause).After(until) {
+		d := backoff.next()
+		if now.Add(d).After(until) {
 			return "", err
 		}
-		s.log.WarnContext(ctx, "task outcome not stored yet; trying again", "task", logTaskID(run.id), "error", err.Error(), "retry_in", pause)
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			if !hasDeadline {
-				t.Stop()
-				return "", err
-			}
-			<-t.C
+		s.log.WarnContext(ctx, "task outcome not stored yet; trying again", "task", logTaskID(run.id), "error", err.Error(), "retry_in", d)
+		if !pause(waitCtx, d) {
+			return "", err
 		}
-		backoff = min(2*backoff, finishBackoffMax)
 	}
 }
 
@@ -955,25 +981,20 @@ func (s *Server) renewLease(ctx context.Context, run *taskRun, now time.Time) {
 // for a claim that no runner will make again.
 func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskRecord, error) {
 	giveUp := time.Now().Add(s.tk.lease)
-	backoff := finishBackoffMin
+	var backoff storeBackoff
 	for {
 		rec, err := s.claimOnce(ctx, id, run)
 		if err == nil || errors.Is(err, ErrTaskNotFound) || ctx.Err() != nil {
 			return rec, err
 		}
-		pause := backoff/2 + mathrand.N(backoff/2+1)
-		if time.Now().Add(pause).After(giveUp) {
+		d := backoff.next()
+		if time.Now().Add(d).After(giveUp) {
 			return nil, err
 		}
-		s.log.WarnContext(ctx, "task not claimed yet: the store failed; trying again", "task", logTaskID(id), "error", err.Error(), "retry_in", pause)
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		s.log.WarnContext(ctx, "task not claimed yet: the store failed; trying again", "task", logTaskID(id), "error", err.Error(), "retry_in", d)
+		if !pause(ctx, d) {
 			return nil, ctx.Err()
 		}
-		backoff = min(2*backoff, finishBackoffMax)
 	}
 }
 
