@@ -271,17 +271,22 @@ func testTaskNoLimit(t *testing.T, s core.TaskStore) {
 }
 
 func testTaskConcurrentCreates(t *testing.T, s core.TaskStore) {
-	const limit, tries = 5, 24
+	concurrentCreates(t, s, core.TaskLimits{Tasks: 5}, 0, 5)
+}
+
+// concurrentCreates starts 24 Creates of one principal's tasks charging
+// charge at once, under limits, and checks that exactly want are stored
+// and the others refused with ErrTaskLimit.
+func concurrentCreates(t *testing.T, s core.TaskStore, limits core.TaskLimits, charge int64, want int32) {
+	t.Helper()
+	const tries = 24
 	var ok, limited atomic.Int32
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range tries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
-			err := s.Create(context.Background(), NewTaskRecord("p"), core.TaskLimits{Tasks: limit})
-			switch {
+			switch err := s.Create(context.Background(), chargedRecord("p", charge), limits); {
 			case err == nil:
 				ok.Add(1)
 			case errors.Is(err, core.ErrTaskLimit):
@@ -289,12 +294,13 @@ func testTaskConcurrentCreates(t *testing.T, s core.TaskStore) {
 			default:
 				t.Errorf("Create: %v", err)
 			}
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
-	if ok.Load() != limit || limited.Load() != tries-limit {
-		t.Fatalf("%d concurrent Creates at limit %d: %d stored, %d refused; want %d and %d", tries, limit, ok.Load(), limited.Load(), limit, tries-limit)
+	if ok.Load() != want || limited.Load() != tries-want {
+		t.Fatalf("%d concurrent Creates charging %d at %+v: %d stored, %d refused; want %d and %d",
+			tries, charge, limits, ok.Load(), limited.Load(), want, tries-want)
 	}
 }
 
@@ -476,27 +482,5 @@ func testTaskChargeFixed(t *testing.T, s core.TaskStore) {
 }
 
 func testTaskConcurrentByteLimit(t *testing.T, s core.TaskStore) {
-	const tries = 24
-	limits := core.TaskLimits{Tasks: 100, Bytes: 50}
-	var ok, limited atomic.Int32
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for range tries {
-		wg.Go(func() {
-			<-start
-			switch err := s.Create(context.Background(), chargedRecord("p", 10), limits); {
-			case err == nil:
-				ok.Add(1)
-			case errors.Is(err, core.ErrTaskLimit):
-				limited.Add(1)
-			default:
-				t.Errorf("Create: %v", err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if ok.Load() != 5 || limited.Load() != tries-5 {
-		t.Fatalf("%d concurrent Creates of 10 bytes at a bound of 50: %d stored, %d refused; want 5 and %d", tries, ok.Load(), limited.Load(), tries-5)
-	}
+	concurrentCreates(t, s, core.TaskLimits{Tasks: 100, Bytes: 50}, 10, 5)
 }
