@@ -40,6 +40,13 @@
 //   resume         a slow_compute task is handed off (serializeReference),
 //                  the session and client closed, and resumed (resumeTask)
 //                  on a fresh connection to completion
+//   limit          slow_compute called with 190 KiB arguments, again and again:
+//                  once the anonymous pool holds the server's bound of task
+//                  bytes (16 MiB), the call is refused, and the package
+//                  surfaces the refusal as a JSON-RPC error with code -31429,
+//                  data.reason "too_many_task_bytes" and data.retryAfterMs,
+//                  sent with HTTP 429 and Retry-After; the tasks created
+//                  before it settle completed
 //   schemas        every task request sent and every task result received
 //                  passes the package's V2 schemas; every tasks/* request and
 //                  task-creating tools/call declares the extension
@@ -184,6 +191,8 @@ async function rawDispatch(request, options = {}) {
   }
   const body = await readBody(res);
   ex.doneAt = performance.now();
+  ex.status = res.status;
+  ex.retryAfter = res.headers.get('retry-after');
   ex.contentType = (res.headers.get('content-type') ?? '').split(';')[0];
   let msg;
   try {
@@ -373,6 +382,37 @@ try {
   else pass('resume', `task ${reference.taskId.slice(0, 8)}… resumed on a new connection, "${textOf(outcome.result)}"`);
 } catch (e) {
   fail('resume', e.stack);
+}
+
+// E: a bound of the server (task bytes of the anonymous pool) reached.
+try {
+  const label = 'x'.repeat(190 << 10); // the record holds it twice (arguments, result): under 400 KiB
+  const created = [];
+  let refusal;
+  for (let i = 0; i < 120 && !refusal; i++) {
+    try {
+      const execution = await session.callTool('slow_compute', { seconds: 0, label }, { task: { preference: 'require' } });
+      if (execution.kind !== 'task') throw new Error('an immediate result, want a task');
+      created.push(execution);
+    } catch (e) {
+      refusal = e;
+    }
+  }
+  const outcomes = await Promise.all(created.map((x) => x.settle().then((r) => r.outcome)));
+  const refused = exchanges.filter((e) => e.method === 'tools/call' && e.response?.error).at(-1);
+  const p = [];
+  if (!refusal) p.push('120 calls of 190 KiB all became tasks (the bound is 16 MiB)');
+  else {
+    if (refusal.code !== -31429) p.push(`the package raised ${refusal.constructor?.name} code ${refusal.code}: ${refusal.message}`);
+    if (refusal.data?.reason !== 'too_many_task_bytes' || !(refusal.data?.retryAfterMs > 0)) p.push(`data ${JSON.stringify(refusal.data)}`);
+    if (refused?.status !== 429 || !/^[1-9][0-9]*$/.test(refused?.retryAfter ?? '')) p.push(`HTTP ${refused?.status}, Retry-After ${JSON.stringify(refused?.retryAfter)}`);
+  }
+  if (created.length < 40) p.push(`only ${created.length} tasks before the refusal`);
+  if (outcomes.some((o) => o.status !== 'completed')) p.push(`outcomes of the tasks before the refusal: ${[...new Set(outcomes.map((o) => o.status + ' ' + (o.error?.message ?? '')))].join(', ')}`);
+  if (p.length) fail('limit', p.join('; '));
+  else pass('limit', `${created.length} tasks of 190 KiB, then ${refusal.constructor?.name} ${refusal.code} (${refusal.data.reason}, retry after ${refusal.data.retryAfterMs} ms; HTTP ${refused.status}, Retry-After ${refused.retryAfter})`);
+} catch (e) {
+  fail('limit', e.stack);
 }
 
 await close();
