@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,20 @@ func newTaskTools() *taskTools {
 // Function URL event, and returns the JSON-RPC result (or fails).
 func (sb *sandbox) rpc(method, name string, params map[string]any) map[string]any {
 	sb.t.Helper()
+	res := sb.send(method, name, params)
+	var out struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.Body), &out); err != nil || out.Result == nil {
+		sb.t.Fatalf("%s: %d %s", method, res.StatusCode, res.Body)
+	}
+	return out.Result
+}
+
+// send sends the request of rpc and returns the Function URL response.
+func (sb *sandbox) send(method, name string, params map[string]any) events.LambdaFunctionURLResponse {
+	sb.t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{
@@ -117,14 +132,7 @@ func (sb *sandbox) rpc(method, name string, params map[string]any) map[string]an
 	if !ok {
 		sb.t.Fatalf("%s: response %T", method, v)
 	}
-	var out struct {
-		Result map[string]any `json:"result"`
-		Error  map[string]any `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(res.Body), &out); err != nil || out.Result == nil {
-		sb.t.Fatalf("%s: %d %s", method, res.StatusCode, res.Body)
-	}
-	return out.Result
+	return res
 }
 
 func (sb *sandbox) create(tool string, args map[string]any) string {
@@ -353,3 +361,31 @@ func TestTaskEventFrozen(t *testing.T) {
 }
 
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A bound the caller reached reaches it through the Function URL as it
+// does through net/http: HTTP 429 with Retry-After, and the -31429
+// JSON-RPC error naming the bound.
+func TestTaskLimitThroughFunctionURL(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, nil, newTaskTools(), &core.ServerOptions{MaxAnonymousTasks: 1})
+	sb.create("work", map[string]any{"text": "a"})
+	res := sb.send("tools/call", "work", map[string]any{"name": "work", "arguments": map[string]any{"text": "b"}})
+	var out struct {
+		Error struct {
+			Code int `json:"code"`
+			Data struct {
+				Reason string `json:"reason"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(res.Body), &out)
+	retry := ""
+	for k, v := range res.Headers {
+		if strings.EqualFold(k, "Retry-After") {
+			retry = v
+		}
+	}
+	if res.StatusCode != http.StatusTooManyRequests || retry == "" || out.Error.Code != core.CodeLimitExceeded || out.Error.Data.Reason != "too_many_tasks" {
+		t.Fatalf("the call past the bound: HTTP %d, Retry-After %q, body %s", res.StatusCode, retry, res.Body)
+	}
+}
