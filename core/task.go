@@ -905,6 +905,19 @@ func (b *storeBackoff) next() time.Duration {
 	return p
 }
 
+// maxStoreCall bounds one attempt of a run's store work (storeCall).
+const maxStoreCall = 10 * time.Second
+
+// storeCall bounds one attempt of a run's store work (its claim, a
+// heartbeat, an attempt to store its outcome) to a third of the lease, at
+// most maxStoreCall: a store that never answers (a network that drops
+// packets rather than refusing them) must not hold a run, its worker and
+// Server.Close for ever; the attempt fails, and is tried again as a store
+// failure is.
+func (s *Server) storeCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, max(min(s.tk.lease/3, maxStoreCall), 100*time.Millisecond))
+}
+
 // pause waits d, or until ctx ends (false).
 func pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -938,7 +951,9 @@ func (s *Server) finishRun(ctx context.Context, run *taskRun, o taskOutcome) (Ta
 	}
 	var backoff storeBackoff
 	for {
-		stored, err := s.finishTask(wctx, run.id, run.runner, o)
+		actx, cancel := s.storeCall(wctx)
+		stored, err := s.finishTask(actx, run.id, run.runner, o)
+		cancel()
 		if err == nil || errors.Is(err, ErrTaskNotFound) {
 			return stored, err
 		}
@@ -964,6 +979,8 @@ func (s *Server) finishRun(ctx context.Context, run *taskRun, o taskOutcome) (Ta
 // renewLease extends run's lease in the store, if the run still holds
 // the task.
 func (s *Server) renewLease(ctx context.Context, run *taskRun, now time.Time) {
+	ctx, cancel := s.storeCall(ctx)
+	defer cancel()
 	rec, err := s.tk.store.Get(ctx, run.id)
 	if err != nil || rec.Runner != run.runner || rec.Terminal() {
 		return
@@ -983,7 +1000,9 @@ func (s *Server) claimTask(ctx context.Context, id string, run *taskRun) (*TaskR
 	giveUp := time.Now().Add(s.tk.lease)
 	var backoff storeBackoff
 	for {
-		rec, err := s.claimOnce(ctx, id, run)
+		actx, cancel := s.storeCall(ctx)
+		rec, err := s.claimOnce(actx, id, run)
+		cancel()
 		if err == nil || errors.Is(err, ErrTaskNotFound) || ctx.Err() != nil {
 			return rec, err
 		}
@@ -1054,56 +1073,69 @@ func (s *Server) heartbeat(ctx context.Context, run *taskRun, stop <-chan struct
 			return
 		case <-t.C:
 		}
-		rec, err := s.tk.store.Get(ctx, run.id)
-		if err != nil {
-			if errors.Is(err, ErrTaskNotFound) {
-				run.cancel()
-				return
-			}
-			continue // a store hiccup: the lease covers a few
-		}
-		if rec.Runner != run.runner || rec.Terminal() {
-			run.cancel()
+		var done bool
+		if renewed, done = s.beat(ctx, run, renewed); done {
 			return
-		}
-		if rec.CancelRequested {
-			run.cancelRequested()
-			return
-		}
-		now := time.Now()
-		msg, dirty := run.takeStatus()
-		if !dirty && now.Sub(renewed) < s.tk.lease/3 {
-			continue
-		}
-		rec.LeaseExpires = now.Add(s.tk.lease)
-		stored := rec.StatusMessage
-		if dirty {
-			rec.StatusMessage, rec.Updated = msg, now
-		}
-		err = s.tk.store.Update(ctx, rec)
-		if errors.Is(err, ErrTaskTooLarge) && dirty {
-			// The message does not fit beside what the record holds: the
-			// lease is renewed without it (the task must not be lost for
-			// a progress message), and the message is dropped.
-			s.log.WarnContext(ctx, "task status message dropped: the record would exceed the store's size limit", "task", logTaskID(run.id))
-			rec.StatusMessage, dirty = stored, false
-			err = s.tk.store.Update(ctx, rec)
-		}
-		switch {
-		case err == nil:
-			renewed = now
-			run.setLease(rec.LeaseExpires)
-			if dirty {
-				s.publishTask(rec)
-			}
-		case dirty:
-			run.mu.Lock()
-			if run.message == msg {
-				run.dirty = true // written on the next beat
-			}
-			run.mu.Unlock()
 		}
 	}
+}
+
+// beat is one heartbeat, its store calls bounded by storeCall; renewed is
+// when the lease was last renewed. It returns the time of the renewal it
+// made (or renewed), and whether the run is over (cancelled, lost, gone).
+func (s *Server) beat(ctx context.Context, run *taskRun, renewed time.Time) (time.Time, bool) {
+	ctx, cancel := s.storeCall(ctx)
+	defer cancel()
+	rec, err := s.tk.store.Get(ctx, run.id)
+	if err != nil {
+		if errors.Is(err, ErrTaskNotFound) {
+			run.cancel()
+			return renewed, true
+		}
+		return renewed, false // a store hiccup: the lease covers a few
+	}
+	if rec.Runner != run.runner || rec.Terminal() {
+		run.cancel()
+		return renewed, true
+	}
+	if rec.CancelRequested {
+		run.cancelRequested()
+		return renewed, true
+	}
+	now := time.Now()
+	msg, dirty := run.takeStatus()
+	if !dirty && now.Sub(renewed) < s.tk.lease/3 {
+		return renewed, false
+	}
+	rec.LeaseExpires = now.Add(s.tk.lease)
+	stored := rec.StatusMessage
+	if dirty {
+		rec.StatusMessage, rec.Updated = msg, now
+	}
+	err = s.tk.store.Update(ctx, rec)
+	if errors.Is(err, ErrTaskTooLarge) && dirty {
+		// The message does not fit beside what the record holds: the
+		// lease is renewed without it (the task must not be lost for a
+		// progress message), and the message is dropped.
+		s.log.WarnContext(ctx, "task status message dropped: the record would exceed the store's size limit", "task", logTaskID(run.id))
+		rec.StatusMessage, dirty = stored, false
+		err = s.tk.store.Update(ctx, rec)
+	}
+	switch {
+	case err == nil:
+		run.setLease(rec.LeaseExpires)
+		if dirty {
+			s.publishTask(rec)
+		}
+		return now, false
+	case dirty:
+		run.mu.Lock()
+		if run.message == msg {
+			run.dirty = true // written on the next beat
+		}
+		run.mu.Unlock()
+	}
+	return renewed, false
 }
 
 // runHandler runs the handler of the task's tool once and returns the

@@ -27,6 +27,9 @@ type faultyTaskStore struct {
 
 	gets, creates, updates atomic.Int64
 	down                   atomic.Bool
+	// hang, when set, makes calls wait unanswered until their context
+	// ends (as a network that drops packets does).
+	hang atomic.Bool
 	// failUpdate, when set, decides whether an Update that reaches the
 	// store fails (before it is applied).
 	mu         sync.Mutex
@@ -35,28 +38,40 @@ type faultyTaskStore struct {
 
 var errStoreDown = errors.New("task store unreachable")
 
+// fault is the failure of a call while the store is down or hangs.
+func (s *faultyTaskStore) fault(ctx context.Context) error {
+	if s.hang.Load() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if s.down.Load() {
+		return errStoreDown
+	}
+	return nil
+}
+
 func newFaultyTaskStore() *faultyTaskStore { return &faultyTaskStore{inner: &memory.TaskStore{}} }
 
 func (s *faultyTaskStore) Create(ctx context.Context, rec *core.TaskRecord, limits core.TaskLimits) error {
 	s.creates.Add(1)
-	if s.down.Load() {
-		return errStoreDown
+	if err := s.fault(ctx); err != nil {
+		return err
 	}
 	return s.inner.Create(ctx, rec, limits)
 }
 
 func (s *faultyTaskStore) Get(ctx context.Context, id string) (*core.TaskRecord, error) {
 	s.gets.Add(1)
-	if s.down.Load() {
-		return nil, errStoreDown
+	if err := s.fault(ctx); err != nil {
+		return nil, err
 	}
 	return s.inner.Get(ctx, id)
 }
 
 func (s *faultyTaskStore) Update(ctx context.Context, rec *core.TaskRecord) error {
 	s.updates.Add(1)
-	if s.down.Load() {
-		return errStoreDown
+	if err := s.fault(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	f := s.failUpdate
@@ -551,4 +566,27 @@ func TestLimitExceededError(t *testing.T) {
 			t.Errorf("LimitExceededError(wait %v) = %+v, data %v, Retry-After %q", tc.wait, e, data, e.HTTPHeader().Get("Retry-After"))
 		}
 	}
+}
+
+// A store that never answers (calls that hang until their context ends)
+// does not hold a run for ever: each attempt of the run's store work is
+// bounded (a third of the lease, at most 10 s), fails, and is tried again;
+// once the store answers again the task completes with its result. Without
+// the bound a heartbeat's read waited for ever, and the run with it.
+func TestTaskRunSurvivesHangingStore(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		store := newFaultyTaskStore()
+		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store})
+		id := f.create(t, "job", map[string]any{"wait": true, "say": "patient"})
+		<-f.started
+		store.hang.Store(true)
+		close(f.release) // the handler returns while every call hangs
+		time.Sleep(6 * time.Second)
+		store.hang.Store(false)
+		res := f.await(t, id, "completed")
+		if got := textOf(res["result"].(map[string]any)); !strings.Contains(got, "done patient") || f.calls.Load() != 1 {
+			t.Fatalf("after the store hung: %q, %d runs", got, f.calls.Load())
+		}
+	})
 }

@@ -136,7 +136,7 @@ func TestTaskSurvivesStoreOutage(t *testing.T) {
 
 	// The claim.
 	id := createTask(t, a, "slow_compute", map[string]any{"seconds": 0.5, "label": "claim"})
-	c.Store.Cut(storeproxy.Reset)
+	c.Store.Cut()
 	outage("claim", claims)
 	tk, _ := waitTask(t, []string{a}, id, 60*time.Second, func(tk *task) bool { return terminal(tk.Status) })
 	if tk.Status != "completed" || !strings.Contains(tk.text(), "claim") {
@@ -150,7 +150,7 @@ func TestTaskSurvivesStoreOutage(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the run's claim never reached the store")
 	}
-	c.Store.Cut(storeproxy.Reset) // the handler returns about 2 s from now
+	c.Store.Cut() // the handler returns about 2 s from now
 	outage("outcome", finishes)
 	tk, _ = waitTask(t, []string{a}, id, 60*time.Second, func(tk *task) bool { return terminal(tk.Status) })
 	if tk.Status != "completed" || !strings.Contains(tk.text(), "outcome") {

@@ -277,7 +277,7 @@ func TestListenAcrossReplicasStoreCut(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	c.Store.Cut(storeproxy.Reset)
+	c.Store.Cut()
 	select {
 	case <-refusedGets:
 	case <-t.Context().Done():

@@ -5,10 +5,10 @@
 // It is a reverse proxy for the DynamoDB JSON 1.0 protocol: each request is
 // one HTTP POST whose X-Amz-Target header names the operation
 // ("DynamoDB_20120810.GetItem"). Counts tallies the operations that reached
-// the store; Cut makes every request fail in transport until Restore, either
-// at once (the connection is closed, as a refused or reset connection
-// looks to the AWS SDK) or by holding it until Restore (a black hole, which
-// the SDK's timeouts end). Requests refused while cut are tallied
+// the store; Cut makes every request fail in transport until Restore (its
+// connection is closed unanswered, as a refused or reset connection looks
+// to the AWS SDK). A store that hangs rather than refuses is tested in
+// core (TestTaskRunSurvivesHangingStore). Requests refused while cut are tallied
 // separately (Refused), and Observe hooks see every request's operation and
 // body, forwarded or refused, so a test can wait for an event (a write of a
 // given record) instead of sleeping.
@@ -23,18 +23,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-)
-
-// Mode is how a cut store fails.
-type Mode int
-
-const (
-	// Up forwards every request.
-	Up Mode = iota
-	// Reset closes each request's connection without an answer.
-	Reset
-	// Hang holds each request, unanswered, until Restore, then closes it.
-	Hang
 )
 
 // Request is one request seen by the proxy.
@@ -56,8 +44,7 @@ type Proxy struct {
 	URL string
 
 	mu       sync.Mutex
-	mode     Mode
-	restored chan struct{} // closed by Restore
+	cut      bool
 	counts   map[string]int
 	refused  map[string]int
 	watchers []func(Request)
@@ -74,7 +61,7 @@ func New(endpoint string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{target: u, counts: map[string]int{}, refused: map[string]int{}, restored: make(chan struct{})}
+	p := &Proxy{target: u, counts: map[string]int{}, refused: map[string]int{}}
 	p.rp = httputil.NewSingleHostReverseProxy(u)
 	p.srv = &http.Server{Handler: p}
 	p.URL = "http://" + ln.Addr().String()
@@ -82,30 +69,21 @@ func New(endpoint string) (*Proxy, error) {
 	return p, nil
 }
 
-// Close stops the proxy, ending the requests it holds.
-func (p *Proxy) Close() {
-	p.Restore()
-	p.srv.Close()
-}
+// Close stops the proxy.
+func (p *Proxy) Close() { p.srv.Close() }
 
-// Cut makes the store unreachable in mode (Reset or Hang) until Restore.
-func (p *Proxy) Cut(mode Mode) {
+// Cut makes the store unreachable until Restore.
+func (p *Proxy) Cut() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.mode == Up {
-		p.restored = make(chan struct{})
-	}
-	p.mode = mode
+	p.cut = true
+	p.mu.Unlock()
 }
 
-// Restore makes the store reachable again; held requests are closed.
+// Restore makes the store reachable again.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.mode != Up {
-		close(p.restored)
-	}
-	p.mode = Up
+	p.cut = false
+	p.mu.Unlock()
 }
 
 // Observe calls f (on the request's goroutine, so it must be quick) with
@@ -150,24 +128,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		op = op[i+1:]
 	}
 	p.mu.Lock()
-	mode, restored := p.mode, p.restored
-	if mode == Up {
-		p.counts[op]++
-	} else {
+	cut := p.cut
+	if cut {
 		p.refused[op]++
+	} else {
+		p.counts[op]++
 	}
 	watchers := p.watchers
 	p.mu.Unlock()
 	for _, f := range watchers {
-		f(Request{Op: op, Body: body, Refused: mode != Up})
+		f(Request{Op: op, Body: body, Refused: cut})
 	}
-	if mode != Up {
-		if mode == Hang {
-			select {
-			case <-restored:
-			case <-r.Context().Done():
-			}
-		}
+	if cut {
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {
 				c.Close()
