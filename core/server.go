@@ -596,6 +596,11 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// MaxRequestBytes returns the largest request body the server reads
+// (ServerOptions.MaxRequestBytes with its default): an adapter that must
+// buffer a body before handing it over reads at most one byte more.
+func (s *Server) MaxRequestBytes() int64 { return s.opts.MaxRequestBytes }
+
 // update applies fn to a copy of the registry and publishes it.
 func (s *Server) update(fn func(*registry)) {
 	s.mu.Lock()

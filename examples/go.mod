@@ -63,6 +63,7 @@ require (
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 	github.com/lestrrat-go/option v1.0.1 // indirect
 	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner v0.1.0 // indirect
+	github.com/mcpfn/mcpfn/adapters/workers v0.1.0
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0 // indirect
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -132,3 +133,5 @@ replace (
 replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
 
 replace github.com/mcpfn/mcpfn/otel => ../otel
+
+replace github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers

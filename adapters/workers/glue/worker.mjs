@@ -1,0 +1,272 @@
+// worker.mjs: the entry module of a Worker built with
+// github.com/mcpfn/mcpfn/adapters/workers. It starts Go instances from
+// app.wasm (with Go's wasm_exec.js), hands each request to the instance and
+// carries out, in that request's own context, what Go posts to the request:
+// Workers tie every promise, timer and stream to the request whose code
+// created it, and Go's scheduler resumes goroutines from whichever callback
+// is running, so Go never touches a request's JavaScript objects itself.
+import { WorkerEntrypoint } from "cloudflare:workers";
+import "./wasm_exec.js";
+import wasm from "./app.wasm";
+
+export { McpfnState } from "./state.mjs";
+
+// TICK_MS is the period at which a pending request resumes Go's scheduler
+// (Go's own timers may belong to a request that has ended) and drains its
+// queue.
+const TICK_MS = 2;
+
+// ENV_BYTES bounds the string bindings handed to Go as its environment:
+// wasm_exec.js writes argv and the environment below 12 KiB of linear
+// memory.
+const ENV_BYTES = 7000;
+
+let seq = 0;
+let shared = null; // the instance requests share, unless MCPFN_GO_INSTANCE=request
+
+function stringBindings(env) {
+  const out = {};
+  let size = 0;
+  for (const [k, v] of Object.entries(env)) {
+    if (typeof v !== "string") continue;
+    size += k.length + v.length + 2;
+    out[k] = v;
+  }
+  if (size > ENV_BYTES) {
+    throw new Error(`mcpfn: the Worker's string bindings take ${size} bytes; Go's environment holds at most ${ENV_BYTES}`);
+  }
+  return out;
+}
+
+// start starts a Go instance. Go's runtime reads random bytes and the
+// clock as it starts, which Workers allow only inside a request: start is
+// called from one.
+function start(env) {
+  const go = new globalThis.Go();
+  go.argv = ["worker"];
+  go.env = stringBindings(env);
+  const s = { go, api: null, dead: false, live: new Set() };
+  s.ready = WebAssembly.instantiate(wasm, go.importObject).then((inst) => {
+    globalThis.__mcpfnRegister = (api) => { s.api = api; };
+    let exit;
+    try {
+      exit = go.run(inst); // runs main until it blocks in workers.Serve
+    } finally {
+      delete globalThis.__mcpfnRegister;
+    }
+    exit.then(() => { s.dead = true; }, () => { s.dead = true; });
+    if (!s.api || go.exited) {
+      s.dead = true;
+      throw new Error("mcpfn: the Go program exited before it called workers.Serve");
+    }
+    return s;
+  });
+  s.ready.catch(() => { s.dead = true; });
+  return s;
+}
+
+function instance(env) {
+  if (env.MCPFN_GO_INSTANCE === "request") return start(env).ready;
+  if (!shared || shared.dead) shared = start(env);
+  return shared.ready;
+}
+
+// enter calls into Go. A Go exit (os.Exit, an unrecovered panic) or a trap
+// ends the instance: its pending requests fail and the next request starts
+// a fresh one.
+function enter(s, fn) {
+  if (s.dead) return;
+  try {
+    fn();
+  } catch (e) {
+    console.error("mcpfn: the Go instance failed:", e && e.stack ? e.stack : String(e));
+    s.dead = true;
+  }
+  if (s.go.exited) s.dead = true;
+}
+
+// run hands one request (kind "fetch" or "task") to the instance and
+// settles with what Go posts for it.
+function run(s, kind, init) {
+  return new Promise((resolve, reject) => {
+    const rq = { id: ++seq, kind, queue: [], resolve, reject, ctrl: null, settled: false, done: false, cancelled: false, timer: 0, ...init };
+    rq.post = function () { rq.queue.push(Array.from(arguments)); };
+    if (init.env.MCPFN_GLUE_UNSAFE_DIRECT === "1") {
+      // For the adapter's own tests only: carry out each action at once,
+      // in whatever context Go runs, and never tick: what the queue and
+      // the tick prevent, shown failing.
+      rq.post = function () { act(s, rq, Array.from(arguments)); };
+    }
+    s.live.add(rq);
+    enter(s, () => s.api[kind](rq));
+    pump(s, rq);
+    if (!rq.done && init.env.MCPFN_GLUE_UNSAFE_DIRECT !== "1") {
+      rq.timer = setInterval(() => {
+        enter(s, () => s.api.tick());
+        pump(s, rq);
+      }, TICK_MS);
+    }
+  });
+}
+
+function settle(rq, v) {
+  if (rq.settled) return;
+  rq.settled = true;
+  rq.resolve(v);
+}
+
+function finish(s, rq) {
+  rq.done = true;
+  if (rq.timer) clearInterval(rq.timer);
+  rq.timer = 0;
+  s.live.delete(rq);
+}
+
+// pump carries out the actions Go posted to rq, in rq's context.
+function pump(s, rq) {
+  while (rq.queue.length > 0) {
+    const a = rq.queue.shift();
+    try {
+      act(s, rq, a);
+    } catch (e) {
+      console.error(`mcpfn: action ${a[0]} failed:`, e && e.stack ? e.stack : String(e));
+    }
+  }
+  if (s.dead && !rq.done) fail(s, rq);
+}
+
+function fail(s, rq) {
+  if (!rq.settled) {
+    if (rq.kind === "fetch") {
+      settle(rq, new Response("internal server error\n", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } }));
+    } else {
+      rq.settled = true;
+      rq.reject(new Error("mcpfn: the Go instance ended during the run"));
+    }
+  } else if (rq.ctrl && !rq.cancelled) {
+    rq.ctrl.error(new Error("mcpfn: the Go instance ended"));
+  }
+  finish(s, rq);
+}
+
+function act(s, rq, a) {
+  switch (a[0]) {
+    case "full": // status, headers, body
+      settle(rq, new Response(a[3] ?? null, { status: a[1], headers: a[2] }));
+      finish(s, rq);
+      break;
+    case "head": { // status, headers, first bytes: the stream starts
+      const stream = new ReadableStream({
+        start(c) { rq.ctrl = c; },
+        cancel() {
+          if (rq.done) return;
+          rq.cancelled = true;
+          enter(s, () => s.api.cancel(rq.id));
+          finish(s, rq);
+        },
+      });
+      if (a[3]) rq.ctrl.enqueue(a[3]);
+      settle(rq, new Response(stream, { status: a[1], headers: a[2] }));
+      break;
+    }
+    case "chunk":
+      if (rq.ctrl && !rq.cancelled) rq.ctrl.enqueue(a[1]);
+      break;
+    case "end":
+      if (rq.ctrl && !rq.cancelled) rq.ctrl.close();
+      finish(s, rq);
+      break;
+    case "abort":
+      if (rq.ctrl && !rq.cancelled) rq.ctrl.error(new Error("mcpfn: the handler panicked"));
+      finish(s, rq);
+      break;
+    case "result":
+      settle(rq, a[1]);
+      finish(s, rq);
+      break;
+    case "error":
+      if (!rq.settled) {
+        rq.settled = true;
+        rq.reject(new Error(a[1]));
+      }
+      finish(s, rq);
+      break;
+    case "call": { // binding, object, method, arg, callback
+      const [, binding, object, method, arg, cb] = a;
+      const back = (err, v) => {
+        enter(s, () => cb(err, v));
+        pump(s, rq);
+      };
+      Promise.resolve()
+        .then(() => {
+          const ns = rq.env[binding];
+          if (!ns || typeof ns.idFromName !== "function") {
+            throw new Error(`no Durable Object namespace is bound as ${binding}`);
+          }
+          return ns.get(ns.idFromName(object))[method](arg);
+        })
+        .then((v) => back(null, String(v)), (e) => back(String(e && e.message ? e.message : e), null));
+      break;
+    }
+    default:
+      throw new Error(`unknown action ${a[0]}`);
+  }
+}
+
+// readBody reads at most max+1 bytes of the body: the server answers 413
+// past max without this isolate holding more.
+async function readBody(request, max) {
+  if (!request.body) return null;
+  const reader = request.body.getReader();
+  const chunks = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    n += value.length;
+    if (n > max) {
+      reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const size = Math.min(n, max + 1);
+  const body = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    const part = c.subarray(0, size - off);
+    body.set(part, off);
+    off += part.length;
+    if (off >= size) break;
+  }
+  return body;
+}
+
+function startFailed(e) {
+  console.error("mcpfn:", e && e.stack ? e.stack : String(e));
+  return new Response("internal server error: the Go instance did not start\n", { status: 500, headers: { "content-type": "text/plain; charset=utf-8" } });
+}
+
+export default {
+  async fetch(request, env) {
+    let s;
+    try {
+      s = await instance(env);
+    } catch (e) {
+      return startFailed(e);
+    }
+    const body = await readBody(request, s.api.maxBody);
+    return run(s, "fetch", { env, method: request.method, url: request.url, headers: Array.from(request.headers), body });
+  },
+};
+
+// McpfnTasks runs tasks: the task's Durable Object calls run(taskId)
+// through a service binding to this entry point (MCPFN_TASKS) when its
+// alarm fires. It is not reachable from the internet. A run that throws
+// is retried by the alarm.
+export class McpfnTasks extends WorkerEntrypoint {
+  async run(taskId) {
+    const s = await instance(this.env);
+    return run(s, "task", { env: this.env, taskId: String(taskId) });
+  }
+}
