@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # unit.sh: `go test -race` over every package of every module of go.work
 # (the pattern "work"), with the local emulators the tests use: dynalite
-# (DynamoDB) and the AWS Lambda runtime interface emulator. Tests that need
+# (DynamoDB), the AWS Lambda runtime interface emulator and workerd. Tests that need
 # them are required here (MCPFN_REQUIRE_*=1), so a missing emulator fails
 # instead of skipping.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 MCPFN_RIE=$(test/lambdafront/install-rie.sh)
-export MCPFN_RIE MCPFN_REQUIRE_RIE=1 MCPFN_REQUIRE_DYNAMO=1
+export MCPFN_RIE MCPFN_REQUIRE_RIE=1 MCPFN_REQUIRE_DYNAMO=1 MCPFN_REQUIRE_WORKERD=1
 exec test/dynalite/with.sh go test -race -count=1 work

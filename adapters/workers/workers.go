@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -80,7 +83,17 @@ type host struct {
 	mu     sync.Mutex
 	live   map[int]*request // by the glue's request id
 	recent *request         // the request most recently started, for I/O outside any request
+
+	localAddr net.Addr // MCPFN_LOCAL_ADDR, when set: see localAddrVar
 }
+
+// localAddrVar names the string binding that tells the adapter the address
+// workerd listens on (a local run: the configuration `mcpfn package
+// workers` writes sets it). A Worker cannot see its socket, and core's DNS
+// rebinding protection answers a server reached on loopback only for
+// loopback Host names (http.LocalAddrContextKey); on Cloudflare's edge the
+// binding is unset and every Host reaches the Worker's routes.
+const localAddrVar = "MCPFN_LOCAL_ADDR"
 
 func newHost(srv *core.Server, opts *Options) *host {
 	h := &host{srv: srv, log: opts.Logger, live: map[int]*request{}, taskDeadline: opts.TaskDeadline}
@@ -91,6 +104,13 @@ func newHost(srv *core.Server, opts *Options) *host {
 		h.taskDeadline = 14 * time.Minute
 	}
 	h.maxBody = srv.MaxRequestBytes()
+	if a := os.Getenv(localAddrVar); a != "" {
+		if ap, err := netip.ParseAddrPort(a); err == nil {
+			h.localAddr = net.TCPAddrFromAddrPort(ap)
+		} else {
+			h.log.Error("workers: ignoring "+localAddrVar+": not ip:port", "value", a)
+		}
+	}
 	path := opts.Path
 	if path == "" {
 		path = DefaultPath
@@ -156,6 +176,9 @@ func (h *host) fetch(_ js.Value, args []js.Value) any {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := h.add(rq, cancel)
 	ctx = context.WithValue(ctx, requestKey{}, r)
+	if h.localAddr != nil {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, h.localAddr)
+	}
 	req, err := newHTTPRequest(ctx, rq)
 	if err != nil {
 		cancel()

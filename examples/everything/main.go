@@ -1,3 +1,5 @@
+//go:build !(js && wasm)
+
 // Command everything is the conformance fixture: the server the official MCP
 // conformance suite (@modelcontextprotocol/conformance) is run against. One
 // process serves the 2026-07-28 and the 2025-* scenario sets.

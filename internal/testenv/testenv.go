@@ -47,6 +47,13 @@ var (
 		Require: "MCPFN_REQUIRE_RIE",
 		Run:     "MCPFN_RIE=$(test/lambdafront/install-rie.sh) go test",
 	}
+	// Workerd is the open-source Workers runtime, installed from npm by
+	// test/workers/install.sh, which the tests run themselves.
+	Workerd = Emulator{
+		Name:    "workerd (Cloudflare Workers runtime)",
+		Require: "MCPFN_REQUIRE_WORKERD",
+		Run:     "go test",
+	}
 )
 
 // SkipShort skips the test under -short, which runs without emulators.

@@ -16,6 +16,14 @@ export { McpfnState } from "./state.mjs";
 // queue.
 const TICK_MS = 2;
 
+// KEEPALIVE_MS is how long a streamed event-stream response may stay
+// silent before the glue writes an SSE comment (":", which clients ignore).
+// Workers learn that a client went away only when a write to its stream
+// fails: the comment is what cancels the handler of a silent stream whose
+// client disconnected.
+const KEEPALIVE_MS = 1000;
+const KEEPALIVE = new TextEncoder().encode(":\n\n");
+
 // ENV_BYTES bounds the string bindings handed to Go as its environment:
 // wasm_exec.js writes argv and the environment below 12 KiB of linear
 // memory.
@@ -89,7 +97,7 @@ function enter(s, fn) {
 // settles with what Go posts for it.
 function run(s, kind, init) {
   return new Promise((resolve, reject) => {
-    const rq = { id: ++seq, kind, queue: [], resolve, reject, ctrl: null, settled: false, done: false, cancelled: false, timer: 0, ...init };
+    const rq = { id: ++seq, kind, queue: [], resolve, reject, ctrl: null, settled: false, done: false, cancelled: false, timer: 0, sse: false, wrote: 0, ...init };
     rq.post = function () { rq.queue.push(Array.from(arguments)); };
     if (init.env.MCPFN_GLUE_UNSAFE_DIRECT === "1") {
       // For the adapter's own tests only: carry out each action at once,
@@ -102,11 +110,19 @@ function run(s, kind, init) {
     pump(s, rq);
     if (!rq.done && init.env.MCPFN_GLUE_UNSAFE_DIRECT !== "1") {
       rq.timer = setInterval(() => {
+        if (rq.sse && !rq.cancelled && Date.now() - rq.wrote >= KEEPALIVE_MS) write(rq, KEEPALIVE);
         enter(s, () => s.api.tick());
         pump(s, rq);
       }, TICK_MS);
     }
   });
+}
+
+// write enqueues bytes on rq's stream.
+function write(rq, b) {
+  if (!rq.ctrl || rq.cancelled) return;
+  rq.ctrl.enqueue(b);
+  rq.wrote = Date.now();
 }
 
 function settle(rq, v) {
@@ -165,12 +181,15 @@ function act(s, rq, a) {
           finish(s, rq);
         },
       });
-      if (a[3]) rq.ctrl.enqueue(a[3]);
-      settle(rq, new Response(stream, { status: a[1], headers: a[2] }));
+      const response = new Response(stream, { status: a[1], headers: a[2] });
+      rq.sse = (response.headers.get("content-type") || "").startsWith("text/event-stream");
+      rq.wrote = Date.now();
+      if (a[3]) write(rq, a[3]);
+      settle(rq, response);
       break;
     }
     case "chunk":
-      if (rq.ctrl && !rq.cancelled) rq.ctrl.enqueue(a[1]);
+      write(rq, a[1]);
       break;
     case "end":
       if (rq.ctrl && !rq.cancelled) rq.ctrl.close();

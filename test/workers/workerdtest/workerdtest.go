@@ -1,0 +1,179 @@
+// Package workerdtest runs Workers built with the adapter inside workerd,
+// the open-source Workers runtime, for the tests of test/workers.
+package workerdtest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/testenv"
+)
+
+var (
+	installOnce sync.Once
+	workerdPath string
+	installErr  error
+)
+
+// root is the repository's root directory.
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
+}
+
+// Binary returns the path of the pinned workerd, installing it once; a
+// failed install ends the test as testenv.Workerd.Missing does.
+func Binary(t testing.TB) string {
+	t.Helper()
+	testenv.Workerd.SkipShort(t)
+	installOnce.Do(func() {
+		out, err := exec.Command(filepath.Join(root(), "test/workers/install.sh")).Output()
+		if err != nil {
+			installErr = fmt.Errorf("test/workers/install.sh: %v", err)
+			return
+		}
+		workerdPath = strings.TrimSpace(string(out))
+	})
+	if installErr != nil {
+		testenv.Workerd.Missing(t, installErr.Error())
+	}
+	return workerdPath
+}
+
+var packages sync.Map // package path → *pkgResult
+
+type pkgResult struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// Package builds pkg (an import path or ./dir relative to the repository
+// root) into a Worker directory with test/workers/package.sh, once per test
+// process, and returns the directory.
+func Package(t testing.TB, pkg string) string {
+	t.Helper()
+	v, _ := packages.LoadOrStore(pkg, &pkgResult{})
+	r := v.(*pkgResult)
+	r.once.Do(func() {
+		dir, err := os.MkdirTemp("", "workerdtest-")
+		if err != nil {
+			r.err = err
+			return
+		}
+		cmd := exec.Command(filepath.Join(root(), "test/workers/package.sh"), dir, pkg)
+		cmd.Dir = root()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			r.err = fmt.Errorf("package.sh %s: %v\n%s", pkg, err, out)
+			return
+		}
+		r.dir = dir
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.dir
+}
+
+// Worker is a running workerd.
+type Worker struct {
+	// URL is the base URL of its HTTP socket, as http://127.0.0.1:PORT.
+	URL  string
+	logs *syncBuffer
+	cmd  *exec.Cmd
+}
+
+// Logs returns what workerd printed so far (the Worker's console).
+func (w *Worker) Logs() string { return w.logs.String() }
+
+// Start runs the Worker directory dir (from Package) in workerd, with the
+// given text bindings added, until the test ends.
+func Start(t testing.TB, dir string, bindings map[string]string) *Worker {
+	t.Helper()
+	bin := Binary(t)
+	cfg, err := os.ReadFile(filepath.Join(dir, "workerd.capnp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra strings.Builder
+	for k, v := range bindings {
+		q, _ := json.Marshal(v)
+		fmt.Fprintf(&extra, "(name = %q, text = %s),\n    ", k, q)
+	}
+	conf := strings.Replace(string(cfg), "# extra bindings", extra.String(), 1)
+	f, err := os.CreateTemp(dir, "test-*.capnp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	f.WriteString(conf)
+	f.Close()
+
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{logs: &syncBuffer{}}
+	cmd := exec.Command(bin, "serve", f.Name(), "--socket-addr", "http=127.0.0.1:0", "--control-fd", "3")
+	cmd.ExtraFiles = []*os.File{ctlW}
+	cmd.Stdout, cmd.Stderr = w.logs, w.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctlW.Close()
+	w.cmd = cmd
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ctlR.Close()
+		if t.Failed() {
+			t.Logf("workerd output:\n%s", w.Logs())
+		}
+	})
+	sc := bufio.NewScanner(ctlR)
+	for sc.Scan() {
+		var ev struct {
+			Event, Socket string
+			Port          int
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "listen" && ev.Socket == "http" {
+			w.URL = fmt.Sprintf("http://127.0.0.1:%d", ev.Port)
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return w
+		}
+	}
+	t.Fatalf("workerd did not listen; its output:\n%s", w.Logs())
+	return nil
+}
+
+// PID returns workerd's process id.
+func (w *Worker) PID() int { return w.cmd.Process.Pid }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
