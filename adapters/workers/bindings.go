@@ -33,14 +33,9 @@ var current *host
 // or a context derived from it); a ctx of no request borrows an active
 // request's. It returns when the call settles or ctx ends.
 func Call(ctx context.Context, binding, object, method, arg string) (string, error) {
-	r, _ := ctx.Value(requestKey{}).(*request)
-	if r == nil && current != nil {
-		current.mu.Lock()
-		r = current.recent
-		current.mu.Unlock()
-	}
-	if r == nil {
-		return "", ErrNoRequest
+	r, err := requestFor(ctx)
+	if err != nil {
+		return "", err
 	}
 	type result struct {
 		v   string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -278,5 +279,24 @@ func TestMemoryBounded(t *testing.T) {
 	t.Logf("after %d requests: Go heap in use %.1f MiB, Go runtime memory %.1f MiB", n, float64(s.HeapInuse)/(1<<20), float64(s.Sys)/(1<<20))
 	if s.Sys > 48<<20 {
 		t.Errorf("Go runtime holds %d bytes after %d requests, want at most 48 MiB (an isolate has 128 MB)", s.Sys, n)
+	}
+}
+
+// TestTransport calls a loopback server from a tool through
+// workers.Transport: the body arrives, a body past the bound is an error,
+// and a redirect is not followed.
+func TestTransport(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/small", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(bytes.Repeat([]byte("x"), 4096)) })
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/small", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	w := startServer(t, nil)
+	for path, want := range map[string]string{"/small": `"200 hello"`, "/big": "over 1024 bytes", "/moved": `"302 `} {
+		got := string(result(t, post(t, w, "fetch", map[string]string{"url": srv.URL + path}, nil)))
+		if !strings.Contains(got, want) {
+			t.Errorf("GET %s: %s, want %s", path, got, want)
+		}
 	}
 }

@@ -16,7 +16,12 @@ cat > "$dir/workerd.capnp" <<'CAPNP'
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
-  services = [ (name = "main", worker = .worker) ],
+  services = [
+    (name = "main", worker = .worker),
+    # A local run may call services on this machine (an authorization
+    # server on loopback); workerd's default network is public only.
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
   sockets = [ (name = "http", address = "127.0.0.1:8787", http = (), service = "main") ],
 );
 
@@ -28,6 +33,7 @@ const worker :Workerd.Worker = (
     (name = "app.wasm", wasm = embed "app.wasm"),
   ],
   compatibilityDate = "2026-11-01",
+  globalOutbound = "internet",
   bindings = [
     # extra bindings
     (name = "MCPFN_LOCAL_ADDR", text = "127.0.0.1:8787"),

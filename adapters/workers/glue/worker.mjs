@@ -227,16 +227,32 @@ function act(s, rq, a) {
         .then((v) => back(null, String(v)), (e) => back(String(e && e.message ? e.message : e), null));
       break;
     }
+    case "fetch": { // method, url, headers, body, max response bytes, callback
+      const [, method, url, headers, body, max, cb] = a;
+      const back = (err, status, hs, b) => {
+        enter(s, () => cb(err, status, hs, b));
+        pump(s, rq);
+      };
+      fetch(url, { method, headers, body: body ?? undefined, redirect: "manual" })
+        .then(async (resp) => {
+          const b = await readBody(resp, max);
+          if (b && b.length > max) throw new Error(`response body over ${max} bytes`);
+          back(null, resp.status, Array.from(resp.headers), b ?? new Uint8Array(0));
+        })
+        .catch((e) => back(String(e && e.message ? e.message : e), 0, [], null));
+      break;
+    }
     default:
       throw new Error(`unknown action ${a[0]}`);
   }
 }
 
-// readBody reads at most max+1 bytes of the body: the server answers 413
-// past max without this isolate holding more.
-async function readBody(request, max) {
-  if (!request.body) return null;
-  const reader = request.body.getReader();
+// readBody reads at most max+1 bytes of a request's or response's body:
+// past max, the reader answers 413 or fails without this isolate holding
+// more.
+async function readBody(message, max) {
+  if (!message.body) return null;
+  const reader = message.body.getReader();
   const chunks = [];
   let n = 0;
   for (;;) {

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -25,6 +26,10 @@ type countArgs struct {
 }
 
 type none struct{}
+
+type fetchArgs struct {
+	URL string `json:"url"`
+}
 
 // Stats is what the stats tool returns.
 type Stats struct {
@@ -77,6 +82,22 @@ func main() {
 			go func() { panic("crash: a goroutine panicked") }()
 			<-ctx.Done()
 			return "", ctx.Err()
+		})
+	core.AddTool(srv, &core.Tool{Name: "fetch", Description: "GET a URL through workers.Transport (1 KiB at most, no redirects)."},
+		func(ctx context.Context, req *core.CallToolRequest, in fetchArgs) (string, error) {
+			c := &http.Client{Transport: &workers.Transport{MaxResponseBytes: 1024},
+				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			hr, err := http.NewRequestWithContext(ctx, "GET", in.URL, nil)
+			if err != nil {
+				return "", err
+			}
+			resp, err := c.Do(hr)
+			if err != nil {
+				return "error: " + err.Error(), nil
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Sprintf("%d %s", resp.StatusCode, b), nil
 		})
 	workers.Serve(srv, &workers.Options{Middleware: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
