@@ -34,6 +34,16 @@
 // are Durable Objects ([ServerOptions]): sessions, tasks and signing keys
 // survive it.
 //
+// # Start-up
+//
+// The Go instance starts in the first request of an isolate (Go's runtime
+// needs randomness and a clock, which Workers give only inside a request).
+// The string binding MCPFN_EAGER_START=1 starts it while the isolate
+// starts instead, so that the first request finds main done; it needs a
+// main (and package initialisers) that read no crypto/rand before Serve,
+// and falls back to a start in the first request, logging why, otherwise.
+// MCPFN_GO_INSTANCE=request starts a fresh instance for every request.
+//
 // # Bindings
 //
 // The Worker's string bindings (vars and secrets) are the Go program's

@@ -300,3 +300,24 @@ func TestTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestEagerStart starts Go while the isolate starts (MCPFN_EAGER_START=1):
+// examples/workers starts there, and the test server, whose initialiser
+// reads crypto/rand (refused at global scope), starts in its first request
+// instead, with the reason in the log. Both then serve.
+func TestEagerStart(t *testing.T) {
+	eager := map[string]string{"MCPFN_EAGER_START": "1", "MCPFN_LOCAL_ADDR": "127.0.0.1:8787"}
+	ex := workerdtest.Start(t, workerdtest.Package(t, "./examples/workers"), eager)
+	got := string(result(t, post(t, ex, "add", map[string]int{"left": 2, "right": 40}, nil)))
+	if got != "42" {
+		t.Errorf("examples/workers, eager: add = %s", got)
+	}
+	if strings.Contains(ex.Logs(), "eager start failed") {
+		t.Errorf("examples/workers did not start eagerly:\n%s", ex.Logs())
+	}
+	ts := startServer(t, map[string]string{"MCPFN_EAGER_START": "1"})
+	getStats(t, ts)
+	if !strings.Contains(ts.Logs(), "random bytes read at global scope") {
+		t.Errorf("the test server read crypto/rand at start, yet the log does not say why it did not start eagerly:\n%s", ts.Logs())
+	}
+}

@@ -5,7 +5,7 @@
 // Workers tie every promise, timer and stream to the request whose code
 // created it, and Go's scheduler resumes goroutines from whichever callback
 // is running, so Go never touches a request's JavaScript objects itself.
-import { WorkerEntrypoint } from "cloudflare:workers";
+import { WorkerEntrypoint, env as startEnv } from "cloudflare:workers";
 import "./wasm_exec.js";
 import wasm from "./app.wasm";
 
@@ -71,6 +71,87 @@ function start(env) {
   });
   s.ready.catch(() => { s.dead = true; });
   return s;
+}
+
+// startEager starts the shared instance while the isolate starts (global
+// scope), with MCPFN_EAGER_START=1: the first request then finds main
+// done. At global scope Workers refuse crypto.getRandomValues and timers,
+// and clocks read 0. Go's runtime reads random bytes once as it starts, to
+// seed its own generator (map hash seeds, not secrets): that one read is
+// served from Math.random, and any further read at global scope (crypto/rand
+// in a package initialiser or main) fails the start, which then happens in
+// the first request instead. A timer Go sets at global scope is dropped:
+// the first request's tick re-enters Go, which runs every timer that is due.
+function startEager(env) {
+  const go = new globalThis.Go();
+  go.argv = ["worker"];
+  go.env = stringBindings(env);
+  const s = { go, api: null, dead: false, live: new Set(), eager: true };
+  const imp = go.importObject.gojs;
+  const random = imp["runtime.getRandomData"];
+  const timeout = imp["runtime.scheduleTimeoutEvent"];
+  const nanotime = imp["runtime.nanotime1"];
+  let phase = "start", seeded = false, clock = 0, refused = "";
+  // Go's monotonic clock must not read 0, and must never go back: at
+  // global scope it counts up a microsecond a reading; afterwards it is
+  // the real clock (epoch-based, far ahead), never below the last reading.
+  imp["runtime.nanotime1"] = (sp) => {
+    sp >>>= 0;
+    const mem = new DataView(go._inst.exports.mem.buffer);
+    if (phase === "start") {
+      clock += 1000;
+      mem.setBigInt64(sp + 8, BigInt(clock), true);
+      return;
+    }
+    nanotime(sp);
+    const now = Number(new DataView(go._inst.exports.mem.buffer).getBigInt64(sp + 8, true));
+    if (now <= clock) {
+      clock += 1;
+      new DataView(go._inst.exports.mem.buffer).setBigInt64(sp + 8, BigInt(clock), true);
+    } else {
+      clock = now;
+    }
+  };
+  imp["runtime.getRandomData"] = (sp) => {
+    if (phase !== "start") return random(sp);
+    if (seeded) {
+      refused = "random bytes read at global scope (crypto/rand in an initialiser or main)";
+      throw new Error(refused);
+    }
+    seeded = true;
+    sp >>>= 0;
+    const mem = new DataView(go._inst.exports.mem.buffer);
+    const ptr = Number(mem.getBigInt64(sp + 8, true)), len = Number(mem.getBigInt64(sp + 16, true));
+    const b = new Uint8Array(go._inst.exports.mem.buffer, ptr, len);
+    for (let i = 0; i < len; i++) b[i] = Math.floor(Math.random() * 256);
+  };
+  imp["runtime.scheduleTimeoutEvent"] = (sp) => {
+    if (phase !== "start") return timeout(sp);
+    sp >>>= 0;
+    const mem = new DataView(go._inst.exports.mem.buffer);
+    mem.setInt32(sp + 16, go._nextCallbackTimeoutID++, true);
+  };
+  const inst = new WebAssembly.Instance(wasm, go.importObject);
+  globalThis.__mcpfnRegister = (api) => { s.api = api; };
+  try {
+    go.run(inst).then(() => { s.dead = true; }, () => { s.dead = true; });
+  } finally {
+    delete globalThis.__mcpfnRegister;
+    phase = "served";
+  }
+  if (refused) throw new Error(refused);
+  if (!s.api || go.exited) throw new Error("mcpfn: the Go program exited before it called workers.Serve");
+  s.ready = Promise.resolve(s);
+  return s;
+}
+
+if (startEnv && startEnv.MCPFN_EAGER_START === "1" && startEnv.MCPFN_GO_INSTANCE !== "request") {
+  try {
+    shared = startEager(startEnv);
+  } catch (e) {
+    console.error("mcpfn: eager start failed; starting in the first request:", e && e.stack ? e.stack : String(e));
+    shared = null;
+  }
 }
 
 function instance(env) {
