@@ -6,14 +6,14 @@ import (
 	"context"
 
 	"github.com/mcpfn/mcpfn/adapters/workers"
-	"github.com/mcpfn/mcpfn/core"
 )
 
 // main, built for js/wasm, serves the fixture as a Cloudflare Worker
-// (`mcpfn package workers`): the conformance door of test/conformance's
-// workers adapter.
+// (`mcpfn package workers`), with sessions, tasks and keys shared through
+// Durable Objects and a secret: the conformance door of test/conformance's
+// workers and workers-fresh adapters.
 func main() {
-	srv := newServer(&core.ServerOptions{})
+	srv := newServer(workers.ServerOptions(nil))
 	go watchResource(context.Background(), srv)
 	workers.Serve(srv, nil)
 }
