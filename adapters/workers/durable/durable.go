@@ -24,14 +24,25 @@ const MaxRecordBytes = 1 << 20
 // the string it returns. workers.Call is one.
 type Caller func(ctx context.Context, binding, object, method, arg string) (string, error)
 
+// MaxPrefixBytes bounds a store's Prefix.
+const MaxPrefixBytes = 64
+
 type store struct {
 	call    Caller
 	binding string
+	prefix  string
 }
 
-func (s store) op(ctx context.Context, object string, arg any) (*reply, error) {
+func (s store) op(ctx context.Context, object string, arg map[string]any) (*reply, error) {
 	if s.call == nil {
 		return nil, errors.New("durable: nil Caller")
+	}
+	if len(s.prefix) > MaxPrefixBytes {
+		return nil, fmt.Errorf("durable: a Prefix of %d bytes, at most %d", len(s.prefix), MaxPrefixBytes)
+	}
+	if s.prefix != "" {
+		arg["px"] = s.prefix
+		object = s.prefix + object
 	}
 	b, err := json.Marshal(arg)
 	if err != nil {
@@ -83,6 +94,10 @@ type Sessions struct {
 	// Binding is the McpfnState namespace's binding; empty means
 	// DefaultBinding.
 	Binding string
+	// Prefix starts the name of every object the store uses, so that
+	// several stores (several servers, or tests) share a namespace without
+	// sharing objects. At most MaxPrefixBytes.
+	Prefix string
 }
 
 var _ core.SessionStore = (*Sessions)(nil)
@@ -98,7 +113,7 @@ type sessionWire struct {
 	Ver       int64  `json:"ver,omitempty"`
 }
 
-func (s *Sessions) st() store { return store{s.Call, s.Binding} }
+func (s *Sessions) st() store { return store{s.Call, s.Binding, s.Prefix} }
 
 // Create implements core.SessionStore.
 func (s *Sessions) Create(ctx context.Context, rec *core.SessionRecord, lim core.SessionLimits) ([]string, error) {
@@ -186,11 +201,15 @@ type Tasks struct {
 	// Binding is the McpfnState namespace's binding; empty means
 	// DefaultBinding.
 	Binding string
+	// Prefix starts the name of every object the store uses, so that
+	// several stores (several servers, or tests) share a namespace without
+	// sharing objects. At most MaxPrefixBytes.
+	Prefix string
 }
 
 var _ core.TaskStore = (*Tasks)(nil)
 
-func (s *Tasks) st() store { return store{s.Call, s.Binding} }
+func (s *Tasks) st() store { return store{s.Call, s.Binding, s.Prefix} }
 
 func encodeTask(rec *core.TaskRecord) (string, error) {
 	v := rec.Version
@@ -291,13 +310,17 @@ type Runner struct {
 	// Binding is the McpfnState namespace's binding; empty means
 	// DefaultBinding.
 	Binding string
+	// Prefix starts the name of every object the store uses, so that
+	// several stores (several servers, or tests) share a namespace without
+	// sharing objects. At most MaxPrefixBytes.
+	Prefix string
 }
 
 var _ core.TaskRunner = (*Runner)(nil)
 
 // Start implements core.TaskRunner: it asks the task's object to run it.
 func (s *Runner) Start(ctx context.Context, id string) error {
-	r, err := store{s.Call, s.Binding}.op(ctx, "t:"+id, map[string]any{"op": "taskSchedule", "id": id})
+	r, err := store{s.Call, s.Binding, s.Prefix}.op(ctx, "t:"+id, map[string]any{"op": "taskSchedule", "id": id})
 	if err != nil {
 		return fmt.Errorf("durable: scheduling task %s: %w", id, err)
 	}

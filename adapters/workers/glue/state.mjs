@@ -20,10 +20,15 @@ import { DurableObject } from "cloudflare:workers";
 // The largest record (session data or task record) an object keeps, in
 // bytes of its JSON: under the 2 MB a SQLite-backed object's value holds.
 export const MAX_RECORD_BYTES = 1 << 20;
-// A run that fails is tried again this many times, after 1, 2, 4, ... s.
+// A run is tried at most this many times, again after 1, 2, 4, ... s (the
+// string binding MCPFN_TASK_RETRY_MS sets the first pause).
 const RUN_ATTEMPTS = 6;
 const MAX_ID = 128;
 const MAX_PRINCIPAL = 512;
+
+// prefix is the object-name prefix of the store that sent a (see
+// durable's Prefix): every object it names for that store carries it.
+const prefix = (a) => str(a.px ?? "", 64, "prefix");
 
 const ok = (v = {}) => JSON.stringify({ ok: true, ...v });
 const no = (error, v = {}) => JSON.stringify({ ok: false, error, ...v });
@@ -70,9 +75,15 @@ export class McpfnState extends DurableObject {
   async sessionCreate(a) {
     const id = str(a.id, MAX_ID, "id");
     const pool = str(a.pool, MAX_PRINCIPAL, "pool");
+    const px = prefix(a);
     const rec = a.rec;
     if (JSON.stringify(rec).length > MAX_RECORD_BYTES) return no("too_large");
     const now = num(a.now, "now"), limit = num(a.limit, "limit");
+    const put = JSON.parse(await this.stub(px + "s:" + id).op(JSON.stringify({ op: "sessionPut", px, pool, rec })));
+    if (!put.ok) return JSON.stringify(put);
+    // Read the pool after the session's object is written: other creates
+    // may have run while this one waited, and each decides on what is
+    // stored when it resumes (no await between this read and the write).
     const lru = (await this.ctx.storage.get("lru")) ?? {};
     for (const [k, v] of Object.entries(lru)) if (v.ex <= now) delete lru[k];
     lru[id] = { lu: num(rec.lu, "lastUsed"), ex: num(rec.ex, "expires") };
@@ -86,8 +97,7 @@ export class McpfnState extends DurableObject {
       }
     }
     await this.ctx.storage.put("lru", lru);
-    await this.stub("s:" + id).op(JSON.stringify({ op: "sessionPut", pool, rec }));
-    await Promise.all(evicted.map((k) => this.stub("s:" + k).op(JSON.stringify({ op: "sessionDelete", id: k, quiet: true }))));
+    await Promise.all(evicted.map((k) => this.stub(px + "s:" + k).op(JSON.stringify({ op: "sessionDelete", px, id: k, quiet: true }))));
     return ok({ evicted });
   }
 
@@ -103,8 +113,9 @@ export class McpfnState extends DurableObject {
   }
 
   async sessionPut(a) {
+    if (await this.live()) return no("conflict");
     const rec = { ...a.rec, ver: 1 };
-    await this.ctx.storage.put({ rec, pool: a.pool });
+    await this.ctx.storage.put({ rec, pool: a.pool, px: prefix(a) });
     await this.arm(rec.ex, null);
     return ok();
   }
@@ -128,18 +139,18 @@ export class McpfnState extends DurableObject {
     Object.assign(rec, { data: a.data, lu: num(a.lu, "lastUsed"), luNs: str(a.luNs, 32, "lastUsed"), ex: num(a.ex, "expires"), exNs: str(a.exNs, 32, "expires"), ver: rec.ver + 1 });
     await this.ctx.storage.put("rec", rec);
     await this.arm(rec.ex, null);
-    const pool = await this.ctx.storage.get("pool");
-    await this.stub("sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: rec.id, lu: rec.lu, ex: rec.ex }));
+    const { pool, px } = await this.ctx.storage.get(["pool", "px"]).then(Object.fromEntries);
+    await this.stub(px + "sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: rec.id, lu: rec.lu, ex: rec.ex }));
     return ok({ ver: rec.ver });
   }
 
   async sessionDelete(a) {
     const rec = await this.live();
-    const pool = await this.ctx.storage.get("pool");
+    const { pool, px } = await this.ctx.storage.get(["pool", "px"]).then(Object.fromEntries);
     await this.ctx.storage.deleteAll();
     await this.ctx.storage.deleteAlarm();
     if (!a.quiet && pool !== undefined) {
-      await this.stub("sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: str(a.id, MAX_ID, "id"), delete: true }));
+      await this.stub(px + "sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: str(a.id, MAX_ID, "id"), delete: true }));
     }
     return rec ? ok() : no("not_found");
   }
@@ -171,7 +182,7 @@ export class McpfnState extends DurableObject {
     await this.ctx.storage.put("tasks", tasks);
     let put;
     try {
-      put = JSON.parse(await this.stub("t:" + id).op(JSON.stringify({ op: "taskPut", rec, ex, ver: 1 })));
+      put = JSON.parse(await this.stub(prefix(a) + "t:" + id).op(JSON.stringify({ op: "taskPut", rec, ex, ver: 1 })));
     } catch (e) {
       put = null;
       var failure = e;
@@ -248,10 +259,10 @@ export class McpfnState extends DurableObject {
     const ex = task ? task.ex : rec ? rec.ex : 0;
     if (ex <= now) {
       // Expired: the record goes (a session also leaves its pool).
-      const pool = await this.ctx.storage.get("pool");
+      const { pool, px } = await this.ctx.storage.get(["pool", "px"]).then(Object.fromEntries);
       await this.ctx.storage.deleteAll();
       if (rec && pool !== undefined) {
-        await this.stub("sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: rec.id, delete: true }));
+        await this.stub(px + "sp:" + pool).op(JSON.stringify({ op: "poolTouch", id: rec.id, delete: true }));
       }
       return;
     }
@@ -268,7 +279,8 @@ export class McpfnState extends DurableObject {
           await this.ctx.storage.put("run", null);
           await this.arm(ex, null);
         } else {
-          run.at = Date.now() + 1000 * 2 ** (run.attempts - 1);
+          const base = Number(this.env.MCPFN_TASK_RETRY_MS) > 0 ? Number(this.env.MCPFN_TASK_RETRY_MS) : 1000;
+          run.at = Date.now() + base * 2 ** (run.attempts - 1);
           await this.ctx.storage.put("run", run);
           await this.arm(ex, run);
         }
