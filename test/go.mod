@@ -54,6 +54,7 @@ require (
 	github.com/lestrrat-go/iter v1.0.2 // indirect
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 	github.com/lestrrat-go/option v1.0.1 // indirect
+	github.com/mcpfn/mcpfn/adapters/workers v0.1.0
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
@@ -79,3 +80,5 @@ replace (
 replace github.com/mcpfn/mcpfn/auth => ../auth
 
 replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
+
+replace github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers

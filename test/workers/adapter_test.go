@@ -15,6 +15,9 @@ import (
 	"github.com/mcpfn/mcpfn/test/workers/workerdtest"
 )
 
+// testKey is the MCPFN_STATE_KEY of the Workers the tests run.
+const testKey = "c2VjcmV0LWtleS1vZi10aGUtd29ya2Vycy10ZXN0cy0wMQ=="
+
 // crossContext are workerd's reports of a promise or I/O object used from
 // another request's context, and of a request whose code hung.
 var crossContext = []string{"different request context", "had hung", "on behalf of a different request"}
@@ -306,7 +309,7 @@ func TestTransport(t *testing.T) {
 // reads crypto/rand (refused at global scope), starts in its first request
 // instead, with the reason in the log. Both then serve.
 func TestEagerStart(t *testing.T) {
-	eager := map[string]string{"MCPFN_EAGER_START": "1", "MCPFN_LOCAL_ADDR": "127.0.0.1:8787"}
+	eager := map[string]string{"MCPFN_EAGER_START": "1", "MCPFN_LOCAL_ADDR": "127.0.0.1:8787", "MCPFN_STATE_KEY": testKey}
 	ex := workerdtest.Start(t, workerdtest.Package(t, "./examples/workers"), eager)
 	got := string(result(t, post(t, ex, "add", map[string]int{"left": 2, "right": 40}, nil)))
 	if got != "42" {
