@@ -3,12 +3,7 @@
 package workers
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/mcpfn/mcpfn/adapters/workers/durable"
 	"github.com/mcpfn/mcpfn/core"
@@ -43,38 +38,11 @@ func ServerOptions(opts *core.ServerOptions) *core.ServerOptions {
 		o.TaskRunner = &durable.Runner{Call: Call}
 	}
 	if o.Keys == nil {
-		keys, err := stateKeys(os.Getenv(StateKeyVar))
+		keys, err := durable.ParseKeys(StateKeyVar, os.Getenv(StateKeyVar))
 		if err != nil {
 			panic("workers: " + err.Error())
 		}
 		o.Keys = keys
 	}
 	return &o
-}
-
-// stateKeys parses the MCPFN_STATE_KEY secret; a key's id is derived from
-// it (a truncated SHA-256), as package deploy/lambdaenv derives it.
-func stateKeys(v string) (core.StaticKeys, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, fmt.Errorf("the secret %s is not set: `openssl rand -base64 32 | wrangler secret put %s`", StateKeyVar, StateKeyVar)
-	}
-	var keys core.StaticKeys
-	for i, k := range strings.Split(v, ",") {
-		secret, err := base64.StdEncoding.DecodeString(strings.TrimSpace(k))
-		if err != nil {
-			return nil, fmt.Errorf("%s: key %d is not standard base64: %v", StateKeyVar, i+1, err)
-		}
-		if len(secret) < core.MinKeyBytes {
-			return nil, fmt.Errorf("%s: key %d has %d bytes, at least %d required", StateKeyVar, i+1, len(secret), core.MinKeyBytes)
-		}
-		sum := sha256.Sum256(secret)
-		id := "env-" + hex.EncodeToString(sum[:4])
-		for _, prev := range keys {
-			if prev.ID == id {
-				return nil, fmt.Errorf("%s: key %d is listed twice", StateKeyVar, i+1)
-			}
-		}
-		keys = append(keys, core.Key{ID: id, Secret: secret})
-	}
-	return keys, nil
 }
