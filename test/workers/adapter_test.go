@@ -264,7 +264,7 @@ func TestMemoryBounded(t *testing.T) {
 			defer wg.Done()
 			for i := g; i < n; i += workers {
 				tool, args := "stats", any(map[string]any{})
-				if i%4 == 0 {
+				if i%10 == 0 {
 					tool, args = "count", map[string]int{"to": 1}
 				}
 				resp := post(t, w, tool, args, nil)

@@ -15,6 +15,8 @@ export { McpfnState } from "./state.mjs";
 // (Go's own timers may belong to a request that has ended) and drains its
 // queue.
 const TICK_MS = 2;
+// MAX_TICK_MS is the longest pause of an idle request's tick.
+const MAX_TICK_MS = 64;
 
 // KEEPALIVE_MS is how long a streamed event-stream response may stay
 // silent before the glue writes an SSE comment (":", which clients ignore).
@@ -53,7 +55,7 @@ function start(env) {
   const go = new globalThis.Go();
   go.argv = ["worker"];
   go.env = stringBindings(env);
-  const s = { go, api: null, dead: false, live: new Set() };
+  const s = { go, api: null, dead: false, live: new Set(), entered: 0 };
   s.ready = WebAssembly.instantiate(wasm, go.importObject).then((inst) => {
     globalThis.__mcpfnRegister = (api) => { s.api = api; };
     let exit;
@@ -86,7 +88,7 @@ function startEager(env) {
   const go = new globalThis.Go();
   go.argv = ["worker"];
   go.env = stringBindings(env);
-  const s = { go, api: null, dead: false, live: new Set(), eager: true };
+  const s = { go, api: null, dead: false, live: new Set(), entered: 0, eager: true };
   const imp = go.importObject.gojs;
   const random = imp["runtime.getRandomData"];
   const timeout = imp["runtime.scheduleTimeoutEvent"];
@@ -165,6 +167,7 @@ function instance(env) {
 // a fresh one.
 function enter(s, fn) {
   if (s.dead) return;
+  s.entered = Date.now();
   try {
     fn();
   } catch (e) {
@@ -189,14 +192,25 @@ function run(s, kind, init) {
     s.live.add(rq);
     enter(s, () => s.api[kind](rq));
     pump(s, rq);
-    if (!rq.done && init.env.MCPFN_GLUE_UNSAFE_DIRECT !== "1") {
-      rq.timer = setInterval(() => {
-        if (rq.sse && !rq.cancelled && Date.now() - rq.wrote >= KEEPALIVE_MS) write(rq, KEEPALIVE);
-        enter(s, () => s.api.tick());
-        pump(s, rq);
-      }, TICK_MS);
-    }
+    if (!rq.done && init.env.MCPFN_GLUE_UNSAFE_DIRECT !== "1") tick(s, rq, TICK_MS);
   });
+}
+
+// tick keeps a pending request going from a timer of its own context: it
+// re-enters Go (unless another request did within TICK_MS: one entry runs
+// every goroutine that is ready), writes a keep-alive on a silent event
+// stream, and carries out what Go posted. A request whose queue stays
+// empty ticks less and less often, down to every MAX_TICK_MS, so that many
+// idle streams cost little; anything posted brings it back to TICK_MS.
+function tick(s, rq, period) {
+  rq.timer = setTimeout(() => {
+    if (rq.done) return;
+    if (rq.sse && !rq.cancelled && Date.now() - rq.wrote >= KEEPALIVE_MS) write(rq, KEEPALIVE);
+    if (Date.now() - s.entered >= TICK_MS) enter(s, () => s.api.tick());
+    const busy = rq.queue.length > 0;
+    pump(s, rq);
+    if (!rq.done) tick(s, rq, busy ? TICK_MS : Math.min(period * 2, MAX_TICK_MS));
+  }, period);
 }
 
 // write enqueues bytes on rq's stream.
@@ -214,7 +228,7 @@ function settle(rq, v) {
 
 function finish(s, rq) {
   rq.done = true;
-  if (rq.timer) clearInterval(rq.timer);
+  if (rq.timer) clearTimeout(rq.timer);
   rq.timer = 0;
   s.live.delete(rq);
 }
