@@ -14,6 +14,7 @@ require (
 	github.com/mcpfn/mcpfn/adapters/gcf v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda v0.1.0
 	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner v0.1.0
+	github.com/mcpfn/mcpfn/adapters/workers v0.1.0
 	github.com/mcpfn/mcpfn/auth v0.1.0
 	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
 	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
@@ -72,6 +73,7 @@ replace (
 	github.com/mcpfn/mcpfn/adapters/gcf => ../adapters/gcf
 	github.com/mcpfn/mcpfn/adapters/lambda => ../adapters/lambda
 	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner => ../adapters/lambda/taskrunner
+	github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers
 	github.com/mcpfn/mcpfn/deploy/lambdaenv => ../deploy/lambdaenv
 	github.com/mcpfn/mcpfn/store/dynamo => ../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../store/secretsmanager

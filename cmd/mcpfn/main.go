@@ -1,6 +1,6 @@
 // Command mcpfn is a command-line MCP client for Streamable HTTP servers of
 // either era (2026-07-28, or the initialize-based 2025 revisions), and the
-// packager of Go functions for AWS Lambda.
+// packager of Go functions for AWS Lambda and Cloudflare Workers.
 //
 //	mcpfn discover URL            what the server offers: its server/discover
 //	                              (or initialize) result
@@ -16,6 +16,10 @@
 //	mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
 //	                              a provided.al2023 deployment package of the
 //	                              main package at PATH (default: .)
+//	mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
+//	                              a Cloudflare Worker directory (app.wasm, Go's
+//	                              wasm_exec.js, the glue, wrangler.toml and
+//	                              workerd.capnp) of the main package at PATH
 //	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
@@ -44,6 +48,10 @@
 //	-arch, -o                   package lambda: the architecture (arm64, the
 //	                            default, or amd64) and the zip to write
 //	                            (default lambda-ARCH.zip)
+//	-o, -name, -dev-key         package workers: the directory to write
+//	                            (default dist), the Worker's name (default:
+//	                            the package directory's name), and a
+//	                            generated MCPFN_STATE_KEY in workerd.capnp
 //
 // Output has two modes. When stdout is a terminal, mcpfn prints text for
 // people: tools, resources and prompts as tables, results as their text,
@@ -111,12 +119,14 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn [flags] read URL URI
        mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
+       mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
        mcpfn --version | --help
 run mcpfn --help for the flags, the output modes and the exit codes
 `
 
 const help = `mcpfn: a command-line client for MCP servers over Streamable HTTP (2026-07-28
-and the 2025 revisions), and the packager of Go functions for AWS Lambda.
+and the 2025 revisions), and the packager of Go functions for AWS Lambda and
+Cloudflare Workers.
 
 commands:
   mcpfn [flags] discover URL           what the server offers (server/discover, or
@@ -135,6 +145,13 @@ commands:
                                        runtime with the go command on PATH, and write a
                                        reproducible zip holding bootstrap (default
                                        lambda-ARCH.zip; arm64 is the default)
+  mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
+                                       compile the main package at PATH (default: the
+                                       current directory) to js/wasm with the go command
+                                       on PATH, and write a Worker directory (default
+                                       dist): app.wasm, Go's wasm_exec.js, the adapter's
+                                       glue, wrangler.toml (npx wrangler deploy) and
+                                       workerd.capnp (npx workerd serve), reproducibly
   mcpfn --version                      this program's version and the protocol
                                        revisions it speaks
   mcpfn --help                         this text
@@ -162,6 +179,11 @@ flags (before or after the command word):
                               none for JSON); they are printed on stderr
   -arch arm64|amd64           package lambda: the architecture (default arm64)
   -o FILE.zip                 package lambda: the zip to write (default lambda-ARCH.zip)
+  -o DIR                      package workers: the directory to write (default dist)
+  -name NAME                  package workers: the Worker's name (default: the package
+                              directory's name, as lower case letters, digits, hyphens)
+  -dev-key                    package workers: put a generated MCPFN_STATE_KEY in
+                              workerd.capnp, for local runs only
 
 output:
   On a terminal, text for people: tools, resources and prompts as tables, results
@@ -170,7 +192,8 @@ output:
   the same when piped, for a pager). Piped, or with --json: exactly one JSON
   document on stdout, the server's result as received ({"tools":[...]} for tools,
   {"prompts":[...]} for prompts, {"resources":[...],"resourceTemplates":[...]} for
-  resources, the zip's name, size and sha256 for package lambda). Diagnostics and
+  resources, the zip's name, size and sha256 for package lambda, the files and
+  the wasm's size for package workers). Diagnostics and
   elicitation prompts always go to stderr, and so does each status change of a task
   a tool answers with (the call waits for it; an interrupt or --timeout cancels
   it). Server text never reaches the terminal as control characters: they are
@@ -207,7 +230,9 @@ type config struct {
 	version  bool
 	help     bool
 	arch     string // package lambda
-	out      string // package lambda
+	out      string // package lambda and workers
+	name     string // package workers
+	devKey   bool   // package workers
 	// set records the flags given, by canonical name, for the checks of
 	// which command takes which.
 	set  map[string]bool
@@ -216,7 +241,7 @@ type config struct {
 
 // Flags that only some commands take.
 var (
-	packageFlags = []string{"arch", "o"}
+	packageFlags = []string{"arch", "o", "name", "dev-key"}
 	serverFlags  = []string{"mode", "header", "token", "oauth", "answer", "session", "no-initialize", "insecure", "log-level"}
 )
 
@@ -338,6 +363,14 @@ func parseArgs(argv []string) (*config, error) {
 				return nil, err
 			}
 			cfg.arch = v
+		case "name":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.name = v
+		case "dev-key":
+			cfg.devKey = true
 		case "o":
 			v, err := needVal()
 			if err != nil {
@@ -448,8 +481,16 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 				return bad("--" + f + " is not a flag of package")
 			}
 		}
+		if len(a) >= 2 && a[1] == "workers" {
+			return packageWorkersCmd(ctx, cfg, e, stderr, bad)
+		}
 		if len(a) < 2 || a[1] != "lambda" {
-			return bad("package takes a target: package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]")
+			return bad("package takes a target: package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH], or package workers [-o DIR] [-name NAME] [-dev-key] [PATH]")
+		}
+		for _, f := range []string{"name", "dev-key"} {
+			if cfg.set[f] {
+				return bad("-" + f + " is a flag of package workers")
+			}
 		}
 		if len(a) > 3 {
 			return bad("package lambda takes one PATH")
@@ -476,7 +517,7 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	}
 	for _, f := range packageFlags {
 		if cfg.set[f] {
-			return bad("-" + f + " is a flag of package lambda")
+			return bad("-" + f + " is a flag of package")
 		}
 	}
 	var args json.RawMessage

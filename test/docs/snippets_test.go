@@ -58,8 +58,9 @@ var harnessVars = map[string]string{
 
 // snippetKind says how a Go block is compiled: "file" (a complete file,
 // as is), "decls" (top-level declarations, imports added), "body"
-// (statements, wrapped in a function), "skip" (not compiled; the marker
-// must say why).
+// (statements, wrapped in a function), "wasm" (a complete file for
+// GOOS=js GOARCH=wasm, as a Worker's main.go), "skip" (not compiled; the
+// marker must say why).
 func snippetKind(b block) string {
 	if b.mark != "" {
 		return b.mark
@@ -83,7 +84,7 @@ func snippetSource(b block, name string) ([]byte, error) {
 	// A line directive makes the compiler report positions in the
 	// Markdown file: the block's first line is the one after the fence.
 	directive := fmt.Sprintf("//line %s:%d\n", b.file, b.line+1)
-	if kind == "file" {
+	if kind == "file" || kind == "wasm" {
 		return []byte(directive + b.text), nil
 	}
 	var head, tail string
@@ -179,6 +180,7 @@ func TestGoBlocksCompile(t *testing.T) {
 	t.Parallel()
 	dir, env := workspace(t)
 	where := map[string]block{}
+	var wasm []string // the packages of the wasm blocks
 	n := 0
 	for _, f := range docFiles(t) {
 		for _, b := range blocks(f, readFile(t, f)) {
@@ -202,6 +204,9 @@ func TestGoBlocksCompile(t *testing.T) {
 				t.Fatal(err)
 			}
 			where[name] = b
+			if snippetKind(b) == "wasm" {
+				wasm = append(wasm, "./"+name)
+			}
 		}
 	}
 	if n < 2 {
@@ -210,6 +215,17 @@ func TestGoBlocksCompile(t *testing.T) {
 	cmd := exec.Command("go", "vet", "./...")
 	cmd.Dir, cmd.Env = dir, env
 	out, err := cmd.CombinedOutput()
+	if len(wasm) > 0 {
+		// A Worker's files build for js/wasm only (go vet ./... above left
+		// them out by their build constraint).
+		cmd := exec.Command("go", append([]string{"vet"}, wasm...)...)
+		cmd.Dir, cmd.Env = dir, append(env, "GOOS=js", "GOARCH=wasm")
+		wout, werr := cmd.CombinedOutput()
+		out = append(out, wout...)
+		if err == nil {
+			err = werr
+		}
+	}
 	if err == nil {
 		return
 	}
