@@ -55,7 +55,6 @@ require (
 	github.com/lestrrat-go/iter v1.0.2 // indirect
 	github.com/lestrrat-go/jwx/v2 v2.1.7 // indirect
 	github.com/lestrrat-go/option v1.0.1 // indirect
-	github.com/mcpfn/mcpfn/adapters/workers v0.1.0
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
@@ -73,7 +72,6 @@ replace (
 	github.com/mcpfn/mcpfn/adapters/gcf => ../adapters/gcf
 	github.com/mcpfn/mcpfn/adapters/lambda => ../adapters/lambda
 	github.com/mcpfn/mcpfn/adapters/lambda/taskrunner => ../adapters/lambda/taskrunner
-	github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers
 	github.com/mcpfn/mcpfn/deploy/lambdaenv => ../deploy/lambdaenv
 	github.com/mcpfn/mcpfn/store/dynamo => ../store/dynamo
 	github.com/mcpfn/mcpfn/store/secretsmanager => ../store/secretsmanager
