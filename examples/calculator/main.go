@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"log"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -37,8 +38,13 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log.Printf("calculator: serving MCP on http://%s/mcp", *addr)
-	if err := nethttp.Serve(ctx, *addr, srv, nil); err != nil {
+	// Listen first, so that the line names the real port (-addr 127.0.0.1:0).
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("calculator: serving MCP on http://%s/mcp", ln.Addr())
+	if err := nethttp.ServeListener(ctx, ln, srv, nil); err != nil {
 		log.Fatal(err)
 	}
 }
