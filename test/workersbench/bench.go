@@ -329,8 +329,11 @@ func (a *artifacts) servers() ([]server, error) {
 	if err != nil {
 		return nil, err
 	}
-	lazy := strings.Replace(string(conf), "# extra bindings", "", 1)
-	eager := strings.Replace(string(conf), "# extra bindings", `(name = "MCPFN_EAGER_START", text = "1"),`, 1)
+	// examples/workers keeps its state in Durable Objects and needs the
+	// key that seals request state.
+	key := `(name = "MCPFN_STATE_KEY", text = "YmVuY2gta2V5LW9mLXRoZS13b3JrZXJzLWJlbmNobWFyaw=="), `
+	lazy := strings.Replace(string(conf), "# extra bindings", key, 1)
+	eager := strings.Replace(string(conf), "# extra bindings", key+`(name = "MCPFN_EAGER_START", text = "1"),`, 1)
 	ts, err := os.ReadFile(filepath.Join(a.tsDir, "workerd.capnp"))
 	if err != nil {
 		return nil, err
