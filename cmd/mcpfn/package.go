@@ -102,6 +102,32 @@ func lambdaArch(goarch string) string {
 	return goarch
 }
 
+// buildSetup resolves what every package command needs before it builds:
+// the output path (defaultOut when out is empty; relative to dir), the go
+// command on PATH (goCmd, default "go") and the build environment (env,
+// default the process's) for goos/goarch without cgo. what names the
+// command in errors.
+func buildSetup(out, defaultOut, dir, goCmd string, env []string, what, goos, goarch string) (string, string, []string, error) {
+	if out == "" {
+		out = defaultOut
+	}
+	if !filepath.IsAbs(out) && dir != "" {
+		out = filepath.Join(dir, out)
+	}
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	goPath, err := exec.LookPath(goCmd)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("the go command (%s) is not on PATH: package %s builds with the Go toolchain; install it from https://go.dev/dl/", goCmd, what)
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append(env[:len(env):len(env)], "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	return out, goPath, env, nil
+}
+
 // packageLambda builds p and writes its zip.
 func packageLambda(ctx context.Context, p lambdaPackage) (*lambdaResult, error) {
 	arch, ok := goarch(p.Arch)
@@ -115,26 +141,10 @@ func packageLambda(ctx context.Context, p lambdaPackage) (*lambdaResult, error) 
 	if strings.Contains(pkg, "...") {
 		return nil, fmt.Errorf("%s names several packages: give the one main package of the function", pkg)
 	}
-	out := p.Out
-	if out == "" {
-		out = "lambda-" + arch + ".zip"
-	}
-	if !filepath.IsAbs(out) && p.Dir != "" {
-		out = filepath.Join(p.Dir, out)
-	}
-	goCmd := p.GoCmd
-	if goCmd == "" {
-		goCmd = "go"
-	}
-	goPath, err := exec.LookPath(goCmd)
+	out, goPath, env, err := buildSetup(p.Out, "lambda-"+arch+".zip", p.Dir, p.GoCmd, p.Env, "lambda", "linux", arch)
 	if err != nil {
-		return nil, fmt.Errorf("the go command (%s) is not on PATH: package lambda builds with the Go toolchain; install it from https://go.dev/dl/", goCmd)
+		return nil, err
 	}
-	env := p.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(env[:len(env):len(env)], "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
 	stderr := p.Stderr
 	if stderr == nil {
 		stderr = io.Discard

@@ -133,26 +133,10 @@ func packageWorkers(ctx context.Context, p workersPackage) (*workersResult, erro
 	if p.Name != "" && !validWorkerName(p.Name) {
 		return nil, fmt.Errorf("-name %q is not a Worker name: lower case letters, digits and single hyphens, at most 63", p.Name)
 	}
-	out := p.Out
-	if out == "" {
-		out = "dist"
-	}
-	if !filepath.IsAbs(out) && p.Dir != "" {
-		out = filepath.Join(p.Dir, out)
-	}
-	goCmd := p.GoCmd
-	if goCmd == "" {
-		goCmd = "go"
-	}
-	goPath, err := exec.LookPath(goCmd)
+	out, goPath, env, err := buildSetup(p.Out, "dist", p.Dir, p.GoCmd, p.Env, "workers", "js", "wasm")
 	if err != nil {
-		return nil, fmt.Errorf("the go command (%s) is not on PATH: package workers builds with the Go toolchain; install it from https://go.dev/dl/", goCmd)
+		return nil, err
 	}
-	env := p.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(env[:len(env):len(env)], "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0")
 	stderr := p.Stderr
 	if stderr == nil {
 		stderr = io.Discard
