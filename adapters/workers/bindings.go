@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"syscall/js"
+	"time"
 )
 
 // Env returns the Worker's string binding (a var or a secret) called name,
@@ -23,7 +24,20 @@ type CallError struct{ Message string }
 
 func (e *CallError) Error() string { return "workers: Durable Object call: " + e.Message }
 
-// hostOf is set by Serve; Call uses it for I/O outside any request.
+// DefaultCallTimeout bounds Call and Transport.RoundTrip when their
+// context has no deadline: a promise of a request that has ended never
+// settles, and the goroutine waiting on it would wait forever.
+const DefaultCallTimeout = 30 * time.Second
+
+// bounded returns ctx with DefaultCallTimeout when it has no deadline.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultCallTimeout)
+}
+
+// current is set by Serve; Call uses it for I/O outside any request.
 var current *host
 
 // Call calls the RPC method method of the Durable Object named object in
@@ -31,8 +45,11 @@ var current *host
 // with one string argument, and returns the string it returns. The call is
 // made in the context of the request ctx belongs to (a request's context,
 // or a context derived from it); a ctx of no request borrows an active
-// request's. It returns when the call settles or ctx ends.
+// request's. It returns when the call settles or ctx ends (at most
+// DefaultCallTimeout when ctx has no deadline).
 func Call(ctx context.Context, binding, object, method, arg string) (string, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	r, err := requestFor(ctx)
 	if err != nil {
 		return "", err

@@ -24,7 +24,8 @@ const DefaultMaxResponseBytes = 8 << 20
 //
 // Redirects are not followed (fetch's redirect: "manual"): a 3xx reaches
 // the caller, whose http.Client decides. The body of a response is read
-// whole, at most MaxResponseBytes; a longer one is an error.
+// whole, at most MaxResponseBytes; a longer one is an error. A request
+// whose context has no deadline gets DefaultCallTimeout.
 type Transport struct {
 	// MaxResponseBytes bounds a response body; zero means
 	// DefaultMaxResponseBytes.
@@ -33,7 +34,8 @@ type Transport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+	ctx, cancel := bounded(req.Context())
+	defer cancel()
 	r, err := requestFor(ctx)
 	if err != nil {
 		return nil, err
