@@ -49,6 +49,13 @@ var (
 // receivers), never on its pointer.
 var selfSchemaTypes = []reflect.Type{customSchemaType, extendSchemaType, aliasSchemaType, propAliasType}
 
+// selfSchemaMethods are the names of selfSchemaTypes' methods, in order.
+// They are spelled out rather than read with reflect.Type.Method: a
+// program that calls Method keeps every exported method of every type it
+// converts to an interface, because the linker can no longer prove one
+// unused (on js/wasm that alone linked libyaml and the TLS stack).
+var selfSchemaMethods = []string{"JSONSchema", "JSONSchemaExtend", "JSONSchemaAlias", "JSONSchemaProperty"}
+
 // describesItself reports whether t supplies or changes its own schema
 // through one of invopop's methods.
 func describesItself(t reflect.Type) bool {
@@ -72,9 +79,9 @@ func checkReceivers(t reflect.Type) error {
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return nil
 	}
-	for _, m := range selfSchemaTypes {
+	for i, m := range selfSchemaTypes {
 		if !t.Implements(m) && reflect.PointerTo(t).Implements(m) {
-			name := m.Method(0).Name
+			name := selfSchemaMethods[i]
 			return fmt.Errorf("method %s of %v has a pointer receiver: the schema generator reads it on %v only and would ignore it; declare func (%v) %s", name, reflect.PointerTo(t), t, t, name)
 		}
 	}
