@@ -226,7 +226,7 @@ func report(w io.Writer, cfg config, a *artifacts, res *results) error {
 func kb(n int64) string { return fmt.Sprintf("%d KB", (n+500)/1000) }
 
 const (
-	groupTLS    = "TLS, X.509 and public-key crypto (linked by net/http's client and server)"
+	groupTLS    = "TLS, X.509 and public-key crypto (the package initialisation of crypto/tls and what it imports, which importing net/http links)"
 	groupJSONv1 = "encoding/json v1 (a second JSON stack beside go-json-experiment)"
 	groupSchema = "run-time schema derivation (invopop/jsonschema, go/ast+go/parser, yaml)"
 )
@@ -253,9 +253,11 @@ func avoidable(pkg string) verdict {
 		"crypto/internal/fips140/tls12", "crypto/internal/fips140/tls13", "crypto/internal/fips140/aes/gcm",
 		"crypto/internal/fips140/aes", "crypto/internal/fips140/drbg", "crypto/internal/fips140/chacha20poly1305", "crypto/chacha20poly1305",
 		"crypto/des", "crypto/rc4", "crypto/aes", "crypto/cipher", "crypto/md5", "crypto/sha1", "crypto/internal/fips140/sha3", "crypto/sha3",
-		"encoding/asn1", "encoding/pem", "math/big", "vendor/golang.org/x/crypto", "golang.org/x/crypto/cryptobyte",
+		"encoding/asn1", "encoding/pem", "vendor/golang.org/x/crypto", "golang.org/x/crypto/cryptobyte",
 		"vendor/golang.org/x/net/http2/hpack", "vendor/golang.org/x/net/idna", "vendor/golang.org/x/text"):
-		return verdict{groupTLS, "yes: TLS/X.509/public-key crypto via net/http"}
+		return verdict{groupTLS, "yes: crypto package init linked by net/http's import of crypto/tls"}
+	case has("math/big"):
+		return verdict{"", "no: input validation (jsonschema-go checks numbers with big.Rat)"}
 	case has("encoding/json"):
 		return verdict{groupJSONv1, "yes: second JSON stack"}
 	case has("github.com/invopop", "go/ast", "go/parser", "go/scanner", "go/token", "go/doc", "go/build",
