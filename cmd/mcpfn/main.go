@@ -20,6 +20,10 @@
 //	                              a Cloudflare Worker directory (app.wasm, Go's
 //	                              wasm_exec.js, the glue, wrangler.toml and
 //	                              workerd.capnp) of the main package at PATH
+//	mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
+//	                              a new module in DIR: a typed tool, its test,
+//	                              the target's entry point and what it deploys
+//	                              with
 //	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
@@ -120,6 +124,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
+       mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
        mcpfn --version | --help
 run mcpfn --help for the flags, the output modes and the exit codes
 `
@@ -152,6 +157,14 @@ commands:
                                        dist): app.wasm, Go's wasm_exec.js, the adapter's
                                        glue, wrangler.toml (npx wrangler deploy) and
                                        workerd.capnp (npx workerd serve), reproducibly
+  mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
+                                       a new Go module in DIR (which must not exist or
+                                       be empty): one typed tool (tools.go), its test
+                                       (tools_test.go, both eras, in process), the
+                                       target's entry point (default target http) and
+                                       what it deploys with (infra/ with Terraform for
+                                       lambda and gcf); then go mod tidy. -module sets
+                                       the module path (default: DIR's name)
   mcpfn --version                      this program's version and the protocol
                                        revisions it speaks
   mcpfn --help                         this text
@@ -233,6 +246,8 @@ type config struct {
 	out      string // package lambda and workers
 	name     string // package workers
 	devKey   bool   // package workers
+	target   string // new
+	module   string // new
 	// set records the flags given, by canonical name, for the checks of
 	// which command takes which.
 	set  map[string]bool
@@ -242,6 +257,7 @@ type config struct {
 // Flags that only some commands take.
 var (
 	packageFlags = []string{"arch", "o", "name", "dev-key"}
+	newFlags     = []string{"target", "module"}
 	serverFlags  = []string{"mode", "header", "token", "oauth", "answer", "session", "no-initialize", "insecure", "log-level"}
 )
 
@@ -371,6 +387,18 @@ func parseArgs(argv []string) (*config, error) {
 			cfg.name = v
 		case "dev-key":
 			cfg.devKey = true
+		case "target":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.target = v
+		case "module":
+			v, err := needVal()
+			if err != nil {
+				return nil, err
+			}
+			cfg.module = v
 		case "o":
 			v, err := needVal()
 			if err != nil {
@@ -474,6 +502,14 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
+	}
+	if a[0] == "new" {
+		return newCmd(ctx, cfg, e, stdout, stderr, bad)
+	}
+	for _, f := range newFlags {
+		if cfg.set[f] {
+			return bad("-" + f + " is a flag of new")
+		}
 	}
 	if a[0] == "package" {
 		for _, f := range serverFlags {
