@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // PipeBytes bounds the response bytes a handler may write ahead of the
@@ -291,15 +292,12 @@ func (t *transport) serverRequest(req *http.Request, host string) (*http.Request
 // close (the transport does, when the handler returns), and which fails
 // reads after the handler closed it or returned.
 type requestBody struct {
-	mu     sync.Mutex
 	rc     io.ReadCloser
-	closed bool
+	closed atomic.Bool
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed.Load() {
 		return 0, http.ErrBodyReadAfterClose
 	}
 	return b.rc.Read(p)
@@ -310,11 +308,7 @@ func (b *requestBody) Close() error {
 	return nil
 }
 
-func (b *requestBody) close() {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-}
+func (b *requestBody) close() { b.closed.Store(true) }
 
 // responseWriter is the http.ResponseWriter of one request: it buffers up
 // to chunkBytes, then sends the headers (once) and writes into the pipe the
