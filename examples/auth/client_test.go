@@ -1,76 +1,33 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	mcpclient "github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/mcp"
+	"github.com/mcpfn/mcpfn/mcptest"
 )
 
-// exchange is one HTTP request the client sent and the status it got.
-type exchange struct {
-	method string
-	url    *url.URL
-	form   url.Values // POST form bodies (token requests)
-	status int
-}
-
-// recorder is a RoundTripper that keeps every request the client (MCP and
-// OAuth alike) sends on the wire, with its response status.
-type recorder struct {
-	mu  sync.Mutex
-	log []exchange
-}
-
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	x := exchange{method: req.Method, url: req.URL}
-	if req.Body != nil && req.Header.Get("Content-Type") == "application/x-www-form-urlencoded" {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		x.form, _ = url.ParseQuery(string(b))
-		req.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err == nil {
-		x.status = resp.StatusCode
-	}
-	r.mu.Lock()
-	r.log = append(r.log, x)
-	r.mu.Unlock()
-	return resp, err
-}
-
-// find returns the exchanges whose path ends with suffix, sent with method.
-func (r *recorder) find(method, suffix string) []exchange {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []exchange
-	for _, x := range r.log {
-		if x.method == method && strings.HasSuffix(x.url.Path, suffix) {
+// find returns the exchanges rec recorded whose path ends with suffix,
+// sent with method.
+func find(rec *mcptest.Recorder, method, suffix string) []mcptest.Exchange {
+	var out []mcptest.Exchange
+	for _, x := range rec.Exchanges() {
+		if u, err := url.Parse(x.URL); err == nil && x.Method == method && strings.HasSuffix(u.Path, suffix) {
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func (r *recorder) client() *http.Client {
-	return &http.Client{Transport: r, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // scopeSet is a scope parameter as a sorted list.
@@ -143,8 +100,10 @@ func TestClientAuthorization(t *testing.T) {
 				}
 				endpoint := startExample(t, cfg)
 
-				rec := &recorder{}
-				hc := rec.client()
+				// Every request the client sends, MCP and OAuth alike.
+				rec := &mcptest.Recorder{}
+				hc := &http.Client{Transport: rec.Wrap(http.DefaultTransport),
+					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 				const redirect = "http://127.0.0.1:1/callback" // never reached: Headless reads the Location
 				src := oauth.New(oauth.Config{HTTPClient: hc, RedirectURL: redirect, Authorize: oauth.Headless(hc), ClientName: "clientauth-test"})
 				c, err := mcpclient.Connect(ctx, endpoint, &mcpclient.Options{Mode: mode, HTTPClient: hc, TokenSource: src})
@@ -172,9 +131,9 @@ func TestClientAuthorization(t *testing.T) {
 				// The MCP endpoint answered 401, then 403 twice, each
 				// followed by a successful retry.
 				var challenges []int
-				for _, x := range rec.find(http.MethodPost, "/mcp") {
-					if x.status == 401 || x.status == 403 {
-						challenges = append(challenges, x.status)
+				for _, x := range find(rec, http.MethodPost, "/mcp") {
+					if x.Status == 401 || x.Status == 403 {
+						challenges = append(challenges, x.Status)
 					}
 				}
 				if !slices.Equal(challenges, []int{401, 403, 403}) {
@@ -182,10 +141,10 @@ func TestClientAuthorization(t *testing.T) {
 				}
 				// Metadata: the resource's document (as the challenge
 				// named it), then the authorization server's.
-				if n := len(rec.find(http.MethodGet, "/.well-known/oauth-protected-resource/mcp")); n == 0 {
+				if n := len(find(rec, http.MethodGet, "/.well-known/oauth-protected-resource/mcp")); n == 0 {
 					t.Error("protected resource metadata never fetched")
 				}
-				if n := len(rec.find(http.MethodPost, "/register")); n != 1 {
+				if n := len(find(rec, http.MethodPost, "/register")); n != 1 {
 					t.Errorf("%d registrations, want 1 (kept across step-ups)", n)
 				}
 
@@ -201,30 +160,32 @@ func TestClientAuthorization(t *testing.T) {
 						want[i] = scopeSet(strings.Join(want[i], " ") + " offline_access")
 					}
 				}
-				authz := rec.find(http.MethodGet, "/authorize")
+				authz := find(rec, http.MethodGet, "/authorize")
 				if len(authz) != len(want) {
 					t.Fatalf("%d authorization requests, want %d", len(authz), len(want))
 				}
 				for i, x := range authz {
-					q := x.url.Query()
+					u, _ := url.Parse(x.URL)
+					q := u.Query()
 					if got := scopeSet(q.Get("scope")); !slices.Equal(got, want[i]) {
 						t.Errorf("authorization %d: scope %v, want %v", i+1, got, want[i])
 					}
 					if q.Get("resource") != endpoint || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("state") == "" {
 						t.Errorf("authorization %d: %v", i+1, q)
 					}
-					if x.status != http.StatusFound {
-						t.Errorf("authorization %d: status %d", i+1, x.status)
+					if x.Status != http.StatusFound {
+						t.Errorf("authorization %d: status %d", i+1, x.Status)
 					}
 				}
 				var codes int
-				for _, x := range rec.find(http.MethodPost, "/token") {
-					if x.form.Get("grant_type") != "authorization_code" {
+				for _, x := range find(rec, http.MethodPost, "/token") {
+					form, _ := url.ParseQuery(string(x.Body))
+					if form.Get("grant_type") != "authorization_code" {
 						continue
 					}
 					codes++
-					if x.form.Get("resource") != endpoint || x.form.Get("code_verifier") == "" || x.status != 200 {
-						t.Errorf("token request: %v → %d", x.form, x.status)
+					if form.Get("resource") != endpoint || form.Get("code_verifier") == "" || x.Status != 200 {
+						t.Errorf("token request: %v → %d", form, x.Status)
 					}
 				}
 				if codes != len(want) {

@@ -3,74 +3,119 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/mcp"
+	"github.com/mcpfn/mcpfn/mcptest"
 )
 
-type toolResult struct {
-	Content []struct {
-		Text string `json:"text"`
-	} `json:"content"`
-	IsError           bool            `json:"isError"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	ResultType        string          `json:"resultType"`
-	InputRequests     map[string]struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	} `json:"inputRequests"`
-	RequestState string `json:"requestState"`
+// user answers the server's questions (client.Options.Elicitation) with
+// answer, and keeps them.
+type user struct {
+	mu     sync.Mutex
+	answer *mcp.ElicitResult
+	asked  []*client.ElicitRequest
 }
 
-func call(t *testing.T, c *mcptest.Client, params map[string]any) toolResult {
-	t.Helper()
-	r, err := c.Call(context.Background(), "tools/call", params, nil)
-	if err != nil {
-		t.Fatal(err)
+func (u *user) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.asked = append(u.asked, req)
+	return u.answer, nil
+}
+
+// says sets the next answers and forgets the questions asked so far.
+func (u *user) says(action string, content map[string]any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.answer, u.asked = &mcp.ElicitResult{Action: action, Content: content}, nil
+}
+
+func (u *user) questions() []*client.ElicitRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.asked
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
 	}
-	var res toolResult
-	if err := r.Decode(&res); err != nil {
-		t.Fatalf("tools/call: %v", err)
-	}
-	return res
+	return b.String()
 }
 
 // The modern round trip: input_required, then the retry with the answer.
 func TestDeleteConfirmModern(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(newServer())
-	defer ts.Close()
-	c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
+	srv := newServer()
+	u := &user{}
+	rec := &mcptest.Recorder{}
+	c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern, Record: rec, Client: &client.Options{Elicitation: u.elicit}})
 	args := map[string]any{"path": "notes.txt"}
-	first := call(t, c, map[string]any{"name": "delete_file", "arguments": args})
-	if first.ResultType != "input_required" || first.InputRequests["confirm"].Method != "elicitation/create" || first.RequestState == "" {
-		t.Fatalf("first round = %+v, want an elicitation with state", first)
-	}
+	ctx := t.Context()
+
 	// The user declines: nothing is deleted.
-	declined := call(t, c, map[string]any{"name": "delete_file", "arguments": args, "requestState": first.RequestState,
-		"inputResponses": map[string]any{"confirm": map[string]any{"action": "decline"}}})
-	if declined.ResultType != "complete" || !strings.Contains(declined.Content[0].Text, "Kept") {
-		t.Fatalf("declined: %+v", declined)
+	u.says(mcp.ActionDecline, nil)
+	declined, err := c.CallTool(ctx, "delete_file", args)
+	if err != nil || !strings.Contains(text(declined), "Kept") || len(u.questions()) != 1 {
+		t.Fatalf("declined: %v %+v after %d questions", err, declined, len(u.questions()))
 	}
-	done := call(t, c, map[string]any{"name": "delete_file", "arguments": args, "requestState": first.RequestState,
-		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}})
-	if done.Content[0].Text != "Deleted notes.txt." {
-		t.Fatalf("accepted: %+v", done)
+	// On the wire, the first round was input_required: an elicitation, and
+	// state for the retry.
+	var first struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		RequestState string `json:"requestState"`
 	}
-	again := call(t, c, map[string]any{"name": "delete_file", "arguments": args})
-	if !again.IsError {
-		t.Fatalf("deleting twice should fail: %+v", again)
+	xs := rec.Exchanges()
+	var calls []mcptest.Exchange
+	for _, x := range xs {
+		if x.Header.Get("Mcp-Method") == "tools/call" {
+			calls = append(calls, x)
+		}
 	}
-	// A client without elicitation cannot be asked: -32021.
-	c.Caps = map[string]any{}
-	r, err := c.Call(context.Background(), "tools/call", map[string]any{"name": "delete_file", "arguments": map[string]any{"path": "draft.md"}}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if len(calls) != 2 {
+		t.Fatalf("%d tools/call requests, want the first round and the retry", len(calls))
 	}
-	if r.Status != 400 || r.Error == nil || r.Error.Code != -32021 {
-		t.Fatalf("without elicitation: HTTP %d, %+v", r.Status, r.Error)
+	ms, err := calls[0].ResponseMessages()
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("first round: %v %s", err, calls[0].ResponseBody)
+	}
+	var resp struct{ Result json.RawMessage }
+	if json.Unmarshal(ms[0], &resp) != nil || json.Unmarshal(resp.Result, &first) != nil ||
+		first.ResultType != "input_required" || first.InputRequests["confirm"].Method != "elicitation/create" || first.RequestState == "" {
+		t.Fatalf("first round = %s, want an elicitation with state", ms[0])
+	}
+	if !strings.Contains(string(calls[1].Body), `"requestState":"`+first.RequestState+`"`) {
+		t.Fatalf("the retry does not carry the state: %s", calls[1].Body)
+	}
+
+	u.says(mcp.ActionAccept, map[string]any{"ok": true})
+	done, err := c.CallTool(ctx, "delete_file", args)
+	if err != nil || text(done) != "Deleted notes.txt." {
+		t.Fatalf("accepted: %v %+v", err, done)
+	}
+	u.says(mcp.ActionAccept, map[string]any{"ok": true})
+	again, err := c.CallTool(ctx, "delete_file", args)
+	if err != nil || !again.IsError || len(u.questions()) != 0 {
+		t.Fatalf("deleting twice should fail without asking: %v %+v, %d questions", err, again, len(u.questions()))
+	}
+
+	// A client without elicitation cannot be asked: -32021, HTTP 400.
+	plain := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern})
+	_, err = plain.CallTool(ctx, "delete_file", map[string]any{"path": "draft.md"})
+	var me *mcp.Error
+	if !errors.As(err, &me) || me.Code != -32021 || me.ResponseStatus() != 400 {
+		t.Fatalf("without elicitation: %v", err)
 	}
 }
 
@@ -78,44 +123,34 @@ func TestDeleteConfirmModern(t *testing.T) {
 // call's stream, and the form comes from the Booking struct.
 func TestBookTableLegacy(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(newServer())
-	defer ts.Close()
-	c := &mcptest.Client{URL: ts.URL}
-	if _, err := c.Initialize(context.Background(), "2025-11-25", map[string]any{"elicitation": map[string]any{}}); err != nil {
-		t.Fatal(err)
+	u := &user{}
+	c := mcptest.Connect(t, newServer(), &mcptest.Options{Mode: client.ModeLegacy, Client: &client.Options{Elicitation: u.elicit}})
+	if c.ProtocolVersion() != "2025-11-25" {
+		t.Fatalf("version %s", c.ProtocolVersion())
 	}
-	var asked json.RawMessage
-	r, err := c.LegacyCall(context.Background(), "tools/call", map[string]any{"name": "book_table", "arguments": map[string]any{"restaurant": "Chez Go"}},
-		func(method string, params json.RawMessage) (any, error) {
-			if method != "elicitation/create" {
-				t.Errorf("server asked %s", method)
-			}
-			asked = params
-			return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada", "time": "19:00", "guests": 4}}, nil
-		})
+	u.says(mcp.ActionAccept, map[string]any{"name": "Ada", "time": "19:00", "guests": 4})
+	res, err := c.CallTool(t.Context(), "book_table", map[string]any{"restaurant": "Chez Go"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p struct {
-		Message         string `json:"message"`
-		RequestedSchema struct {
-			Required   []string                   `json:"required"`
-			Properties map[string]json.RawMessage `json:"properties"`
-		} `json:"requestedSchema"`
+	asked := u.questions()
+	if len(asked) != 1 {
+		t.Fatalf("%d questions, want 1", len(asked))
 	}
-	if err := json.Unmarshal(asked, &p); err != nil {
+	var schema struct {
+		Required   []string                   `json:"required"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(asked[0].RequestedSchema, &schema); err != nil {
 		t.Fatal(err)
 	}
-	if p.Message != "Book a table at Chez Go" || strings.Join(p.RequestedSchema.Required, ",") != "name,time" || len(p.RequestedSchema.Properties) != 4 {
-		t.Fatalf("elicitation params: %s", asked)
-	}
-	var res toolResult
-	if err := r.Decode(&res); err != nil {
-		t.Fatal(err)
+	if asked[0].Message != "Book a table at Chez Go" || strings.Join(schema.Required, ",") != "name,time" || len(schema.Properties) != 4 {
+		t.Fatalf("elicitation: %q %s", asked[0].Message, asked[0].RequestedSchema)
 	}
 	// 2025-11-25 results of typed tools with an object result carry
 	// structuredContent beside the text form.
-	if res.IsError || !strings.Contains(res.Content[0].Text, `"name":"Ada"`) || !strings.Contains(string(res.StructuredContent), `"name":"Ada"`) {
+	sc, _ := res.StructuredContent.(json.RawMessage)
+	if res.IsError || !strings.Contains(text(res), `"name":"Ada"`) || !strings.Contains(string(sc), `"name":"Ada"`) {
 		t.Fatalf("legacy result: %+v (want the text form and structuredContent)", res)
 	}
 }
@@ -124,8 +159,7 @@ func TestBookTableLegacy(t *testing.T) {
 // round, in both eras, for both tools, and nothing is deleted.
 func TestDeclineEndsTheCall(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(newServer())
-	defer ts.Close()
+	srv := newServer()
 	tools := map[string]struct {
 		args map[string]any
 		want string // in the final text
@@ -133,45 +167,25 @@ func TestDeclineEndsTheCall(t *testing.T) {
 		"delete_file": {map[string]any{"path": "notes.txt"}, "Kept notes.txt"},
 		"book_table":  {map[string]any{"restaurant": "Chez Go"}, "did not book"},
 	}
-	for tool, tc := range tools {
-		for _, action := range []string{"decline", "cancel"} {
-			c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
-			first := call(t, c, map[string]any{"name": tool, "arguments": tc.args})
-			if first.ResultType != "input_required" {
-				t.Fatalf("%s: first round %+v", tool, first)
-			}
-			final := call(t, c, map[string]any{"name": tool, "arguments": tc.args, "requestState": first.RequestState,
-				"inputResponses": map[string]any{first.key(): map[string]any{"action": action}}})
-			if final.ResultType != "complete" || len(final.Content) != 1 || !strings.Contains(final.Content[0].Text, tc.want) {
-				t.Errorf("%s, modern %s: %+v, want the call to end (%q)", tool, action, final, tc.want)
-			}
-
-			lc := &mcptest.Client{URL: ts.URL}
-			if _, err := lc.Initialize(context.Background(), "2025-11-25", map[string]any{"elicitation": map[string]any{}}); err != nil {
-				t.Fatal(err)
-			}
-			r, err := lc.LegacyCall(context.Background(), "tools/call", map[string]any{"name": tool, "arguments": tc.args},
-				func(string, json.RawMessage) (any, error) { return map[string]any{"action": action}, nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			var res toolResult
-			if len(r.ServerRequests) != 1 || r.Decode(&res) != nil || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, tc.want) {
-				t.Errorf("%s, legacy %s: %d elicitation requests, then %+v (%v), want one request and the call to end", tool, action, len(r.ServerRequests), res, r.Error)
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		u := &user{}
+		c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode, Client: &client.Options{Elicitation: u.elicit}})
+		for tool, tc := range tools {
+			for _, action := range []string{mcp.ActionDecline, mcp.ActionCancel} {
+				u.says(action, nil)
+				res, err := c.CallTool(t.Context(), tool, tc.args)
+				if err != nil || len(res.Content) != 1 || !strings.Contains(text(res), tc.want) || len(u.questions()) != 1 {
+					t.Errorf("%s, %v %s: %v %+v after %d questions, want one question and the call to end (%q)",
+						tool, mode, action, err, res, len(u.questions()), tc.want)
+				}
 			}
 		}
 	}
-	// The file is still there.
-	c := &mcptest.Client{URL: ts.URL, Caps: map[string]any{"elicitation": map[string]any{}}}
-	if first := call(t, c, map[string]any{"name": "delete_file", "arguments": map[string]any{"path": "notes.txt"}}); first.ResultType != "input_required" {
-		t.Errorf("notes.txt is gone after declines: %+v", first)
+	// The file is still there: deleting it asks again.
+	u := &user{}
+	c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern, Client: &client.Options{Elicitation: u.elicit}})
+	u.says(mcp.ActionDecline, nil)
+	if res, err := c.CallTool(t.Context(), "delete_file", map[string]any{"path": "notes.txt"}); err != nil || len(u.questions()) != 1 {
+		t.Errorf("notes.txt is gone after declines: %v %+v", err, res)
 	}
-}
-
-// key returns the only input request key of an input_required result.
-func (r toolResult) key() string {
-	for k := range r.InputRequests {
-		return k
-	}
-	return ""
 }

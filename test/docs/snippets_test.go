@@ -28,13 +28,14 @@ const module = "github.com/mcpfn/mcpfn"
 // names it uses, as a reader would add them.
 var imports = map[string]string{
 	"context": "context", "errors": "errors", "fmt": "fmt", "log": "log", "os": "os",
-	"strings": "strings", "time": "time", "syscall": "syscall",
+	"strings": "strings", "time": "time", "syscall": "syscall", "testing": "testing",
 	"http": "net/http", "json": "encoding/json", "slog": "log/slog", "signal": "os/signal",
 	"core":           module + "/core",
 	"mcp":            module + "/mcp",
 	"nethttp":        module + "/adapters/nethttp",
 	"memory":         module + "/store/memory",
 	"client":         module + "/client",
+	"mcptest":        module + "/mcptest",
 	"oauth":          module + "/client/oauth",
 	"lambda":         module + "/adapters/lambda",
 	"gcf":            module + "/adapters/gcf",
