@@ -465,3 +465,25 @@ func TestNoGoroutineLeft(t *testing.T) {
 		})
 	}
 }
+
+// TestServer: Server serves on a loopback socket, which a client reaches
+// in both eras; the test's end closes it even with a legacy GET stream
+// still open.
+func TestServer(t *testing.T) {
+	t.Parallel()
+	srv := newServer(t)
+	url := mcptest.Server(t, srv)
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.HasSuffix(url, "/mcp") {
+		t.Fatalf("url %q", url)
+	}
+	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
+		c, err := client.Connect(t.Context(), url, &client.Options{Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Not closed: the server's cleanup ends the legacy GET stream.
+		if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 2}); err != nil || text(res) != "4" {
+			t.Fatalf("%v: add: %v %+v", mode, err, res)
+		}
+	}
+}
