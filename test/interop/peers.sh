@@ -160,6 +160,7 @@ echo "peers: go-sdk done"
 # --- the stdio bridge under TypeScript SDK hosts ------------------------------
 # stdio_host HOST URL PROGRESS-TOOL ASK-TOOL ASK-ARGS WANT: stdio-host.mjs
 # (its own copy inside DIR) spawns `mcpfn stdio URL` with StdioClientTransport.
+stdio_start=$SECONDS
 (cd "$ROOT" && go build -o "$work/everything" ./examples/everything)
 host_copy=$(mktemp "$DIR/stdio-host-XXXXXX.mjs")
 scripts+=("$host_copy")
@@ -183,7 +184,7 @@ stdio_host v1 "$ts_v2_url" "${peer[@]}"
 # TypeScript SDK v1 peer (2025 only, its elicitation on the GET stream): a
 # v2 host probing with server/discover falls back to initialize.
 stdio_host v2-auto "$ts_v1_url" "${peer[@]}" 2025-11-25
-echo "peers: stdio done"
+echo "peers: stdio done ($((SECONDS - stdio_start))s)"
 
 # --- the Go API against the same peers ----------------------------------------
 (cd "$ROOT/test/clientbench" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 -run '^TestPeer' .) || fail "go test -run TestPeer ./test/clientbench"
