@@ -665,3 +665,48 @@ func TestStdioUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioOAuth: --oauth logs in once (browser flow, loopback redirect;
+// the URL on stderr, never stdout), and the token serves both eras: a
+// relayed 2026-07-28 request and the 2025 session of a later initialize.
+func TestStdioOAuth(t *testing.T) {
+	endpoint, _ := protected(t)
+	var mu sync.Mutex
+	var opened []string
+	old := openBrowser
+	openBrowser = func(u string) error {
+		mu.Lock()
+		opened = append(opened, u)
+		mu.Unlock()
+		go func() {
+			if resp, err := http.Get(u); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	}
+	t.Cleanup(func() { openBrowser = old })
+
+	h := startHost(t, endpoint, "--oauth")
+	resp, _ := h.call(1, "tools/call", `{"name":"echo",`+modernMetaJSON+`}}`, nil)
+	if got := text(t, resp); got != "secret" {
+		t.Fatalf("relayed call: %q", got)
+	}
+	resp, _ = h.call(2, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}`, nil)
+	if resp["result"] == nil {
+		t.Fatalf("initialize: %v", resp)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, _ = h.call(3, "tools/call", `{"name":"echo"}`, nil)
+	if got := text(t, resp); got != "secret" {
+		t.Fatalf("call in the session: %q", got)
+	}
+	if code := h.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(opened) != 1 || !strings.Contains(h.stderrText(), opened[0]) {
+		t.Fatalf("authorizations %q; stderr:\n%s", opened, h.stderrText())
+	}
+}
