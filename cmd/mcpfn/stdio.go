@@ -67,6 +67,9 @@ var stdioFlags = map[string]bool{"mode": true, "header": true, "token": true, "o
 //     (resultType, ttlMs, cacheScope, a structuredContent or outputSchema
 //     that is not an object).
 //
+// --mode modern sends no probe and translates for a 2025 host; --mode
+// legacy sends no 2026-07-28 request. --timeout bounds each request.
+//
 // A line longer than the bound gets -32600 and invalid JSON -32700, both
 // without an id (the bridge keeps serving); EOF on stdin cancels what is
 // in flight, ends the session and exits 0. docs/design.md ("The stdio
@@ -392,15 +395,15 @@ func (b *bridge) request(ctx context.Context, raw json.RawMessage, m *message, r
 	}
 	key := idKey(m.ID)
 	b.mu.Lock()
-	if _, dup := b.inflight[key]; dup || len(b.inflight) >= stdioMaxInflight {
+	if _, dup := b.inflight[key]; dup {
 		b.mu.Unlock()
-		msg := "Invalid Request: the id of a request in flight"
-		if !dup {
-			msg = fmt.Sprintf("Internal error: more than %d requests in flight", stdioMaxInflight)
-			reply(errorMessage(m.ID, mcp.CodeInternalError, msg, nil))
-			return
-		}
-		reply(errorMessage(m.ID, mcp.CodeInvalidRequest, msg, nil))
+		// Without an id: the host's request in flight keeps its own.
+		reply(errorMessage(nil, mcp.CodeInvalidRequest, "Invalid Request: the id "+string(m.ID)+" is that of a request in flight", nil))
+		return
+	}
+	if len(b.inflight) >= stdioMaxInflight {
+		b.mu.Unlock()
+		reply(errorMessage(m.ID, mcp.CodeInternalError, fmt.Sprintf("Internal error: more than %d requests in flight", stdioMaxInflight), nil))
 		return
 	}
 	var rctx context.Context

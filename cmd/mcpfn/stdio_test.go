@@ -336,6 +336,11 @@ func TestStdioModern(t *testing.T) {
 	// the tool's context ends, and no response is written.
 	h.send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"block",` + meta + `}}}`)
 	<-block.started
+	// The id of a request in flight is refused, without an id.
+	h.send(`{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{` + modernMetaJSON + `}}}`)
+	if m := h.next(); errCode(m) != -32600 || m["id"] != nil {
+		t.Fatalf("a second request 10: %v", m)
+	}
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":10}}`)
 	<-block.ended
 	resp, _ = h.call(11, "tools/list", `{`+modernMetaJSON+`}}`, nil)
