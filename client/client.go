@@ -76,7 +76,8 @@ const MaxEras = 1024
 // New returns a Client configured by opts (nil means defaults); the
 // Options are copied. New does no I/O and never fails: Options it cannot
 // use (a SessionID that is not visible ASCII, a SessionVersion that is not
-// a legacy version, a SessionID with ModeModern) make every Connect,
+// a legacy version, a SessionID with ModeModern, a LegacyVersion that is
+// not a legacy version) make every Connect,
 // Discover and Adopt of the Client fail with the error.
 func New(opts *Options) *Client {
 	cl := &Client{}
@@ -109,6 +110,9 @@ func New(opts *Options) *Client {
 		case o.Mode == ModeModern:
 			cl.err = errors.New("mcp client: Options.SessionID needs a legacy connection, not ModeModern")
 		}
+	}
+	if o.LegacyVersion != "" && !isLegacy(o.LegacyVersion) && cl.err == nil {
+		cl.err = fmt.Errorf("mcp client: Options.LegacyVersion %q is not a legacy version", o.LegacyVersion)
 	}
 	if o.HTTPClient != nil {
 		cl.hc = o.HTTPClient
@@ -254,14 +258,14 @@ func (cl *Client) connect(ctx context.Context, endpoint string, mode Mode) (*Con
 		c.proto = newModern(c, modernVersions[0], false)
 		return c, nil
 	case ModeLegacy:
-		return startLegacy(ctx, c, legacyVersions[0])
+		return startLegacy(ctx, c, cl.legacyVersion(nil))
 	}
 	if modern, ok := cl.eras.get(endpoint); ok {
 		if modern {
 			c.proto = newModern(c, modernVersions[0], true)
 			return c, nil
 		}
-		if lc, err := startLegacy(ctx, c, legacyVersions[0]); err == nil {
+		if lc, err := startLegacy(ctx, c, cl.legacyVersion(nil)); err == nil {
 			return lc, nil
 		}
 		cl.eras.forget(endpoint) // re-probe on failure
@@ -319,12 +323,22 @@ func (cl *Client) probe(ctx context.Context, c *Conn) (*Conn, error) {
 // legacy version of supported (the newest this client speaks when it names
 // none), and remembers the era.
 func (cl *Client) legacyAfterProbe(ctx context.Context, probe *Conn, supported []string) (*Conn, error) {
-	c, err := startLegacy(ctx, probe.successor(), pickLegacy(supported))
+	c, err := startLegacy(ctx, probe.successor(), cl.legacyVersion(supported))
 	if err != nil {
 		return nil, err
 	}
 	cl.eras.remember(c.url, false)
 	return c, nil
+}
+
+// legacyVersion returns the version a legacy initialize asks for:
+// Options.LegacyVersion, else the newest legacy version of supported (the
+// versions a probe's answer named), else the newest this client speaks.
+func (cl *Client) legacyVersion(supported []string) string {
+	if cl.opts.LegacyVersion != "" {
+		return cl.opts.LegacyVersion
+	}
+	return pickLegacy(supported)
 }
 
 // Connect opens a connection to url with a Client of its own: it is

@@ -128,6 +128,14 @@
 // transport level (a challenge's new token, a broken stream sent again, a
 // legacy session renewed after 404) stay inside one Call.
 //
+// # Forwarding
+//
+// Conn.Forward relays a 2026-07-28 request another client built (the
+// downstream side of a proxy or a stdio bridge, such as mcpfn stdio) as
+// it is: it adds the HTTP headers the body implies, authorizes it, and
+// returns the stream's notifications and the result as received, without
+// running input rounds or using the cache.
+//
 // # Concurrency
 //
 // A Client and its Conns are safe for concurrent use. A Client's

@@ -234,3 +234,29 @@ func ExampleConn_CallToolTask() {
 	// Output:
 	// report ready
 }
+
+// Forward relays a request a downstream client built, as it is: here a
+// 2026-07-28 tools/call whose input_required result goes back for that
+// client to answer.
+func ExampleConn_Forward() {
+	ts := exampleServer()
+	defer ts.Close()
+	ctx := context.Background()
+	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeModern})
+	defer c.Close()
+	msg := json.RawMessage(`{"jsonrpc":"2.0","id":"host-1","method":"tools/call","params":{"name":"confirm",` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`)
+	res, err := c.Forward(ctx, msg, func(n client.Notification) { fmt.Println("notification:", n.Method) })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var r struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	json.Unmarshal(res, &r)
+	fmt.Println(r.ResultType, len(r.InputRequests))
+	// Output:
+	// input_required 1
+}

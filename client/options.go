@@ -162,6 +162,13 @@ type Options struct {
 	// answers the id with 404, the Conn starts a session of its own. Close
 	// does not end an adopted session, only sessions the Conn created.
 	SessionID string
+	// LegacyVersion is the protocol version a legacy initialize asks for:
+	// 2025-11-25, 2025-06-18 or 2025-03-26. The server may answer with
+	// another it supports (2025-11-25 basic/lifecycle §Version
+	// Negotiation), which the Conn then speaks (ProtocolVersion). Zero
+	// means the newest this client speaks, or after a ModeAuto probe whose
+	// answer names legacy versions, the newest of those.
+	LegacyVersion string
 	// SessionVersion is the protocol version of the session SessionID
 	// names (Conn.ProtocolVersion of the Conn that created it); it must be
 	// a legacy version. Zero means 2025-11-25.

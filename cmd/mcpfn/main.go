@@ -13,6 +13,8 @@
 //	mcpfn get URL NAME [ARGS]     the GetPromptResult of one prompt; ARGS are
 //	                              its arguments: NAME=VALUE words, or one
 //	                              JSON object {"name":"value",...}
+//	mcpfn stdio URL               a stdio MCP server that bridges to URL:
+//	                              desktop hosts spawn it (see stdio.go)
 //	mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
 //	                              a provided.al2023 deployment package of the
 //	                              main package at PATH (default: .)
@@ -122,6 +124,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn [flags] call URL TOOL [JSON-OBJECT]
        mcpfn [flags] read URL URI
        mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
+       mcpfn [flags] stdio URL
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
        mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
@@ -144,6 +147,12 @@ commands:
   mcpfn [flags] get URL PROMPT [ARGS]  get a prompt; ARGS are its arguments, as
                                        NAME=VALUE words (topic='zip files') or one
                                        JSON object of strings ({"topic":"zip files"})
+  mcpfn [flags] stdio URL              serve MCP on stdin/stdout (as desktop hosts spawn
+                                       servers) and bridge every message to URL, in the
+                                       era the host speaks (2026-07-28 relayed as is; a
+                                       2025 session kept with the server, or translated
+                                       for a 2026-07-28-only one); flags: --mode, --header,
+                                       --token, --oauth, --insecure, --timeout (per request)
   mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
                                        cross-compile the main package at PATH (default:
                                        the current directory) for the provided.al2023
@@ -497,6 +506,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	a := cfg.args
 	if len(a) == 0 {
 		return bad("missing command")
+	}
+	if a[0] == "stdio" {
+		return stdioCmd(ctx, cfg, e, stderr, bad)
 	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc

@@ -4,7 +4,9 @@
 // sessions, and an unknown or expired session id answered with HTTP 404 and
 // {"error":{"code":-32001,"message":"Session not found"}}.
 //
-// Tools: "count" (a side effect: it counts its runs) and "echo". Test hooks:
+// Tools: "count" (a side effect: it counts its runs) and "echo"; for the
+// host of stdio-host.mjs also "progress" and "ask" (an elicitation on the
+// GET stream). Test hooks:
 //   POST /admin/expire-next  the next request (not a notification) that
 //                            carries a session id finds its session ended
 //                            (closed and forgotten, as the example's idle
@@ -23,13 +25,31 @@ const stats = { initialize: 0, count: 0, notFound: 0 };
 const sessions = new Map(); // id -> transport
 let expireNext = false;
 
-function newServer() {
+function newServer(stdioHost) {
   const s = new McpServer({ name: 'peer-ts-v1', version: '1' });
   s.registerTool('count', { description: 'counts its runs' }, async () => {
     stats.count++;
     return { content: [{ type: 'text', text: String(stats.count) }] };
   });
   s.registerTool('echo', { description: 'echo' }, async () => ({ content: [{ type: 'text', text: 'echo' }] }));
+  if (!stdioHost) return s;
+  // For the host of test/interop/stdio-host.mjs (its clientInfo, which the
+  // bridge passes on): progress on the request's stream, and an elicitation
+  // the server sends on the session's GET stream (no related request),
+  // answered by a POST.
+  s.registerTool('progress', { description: 'reports progress 1 and 2 of 2' }, async (extra) => {
+    const progressToken = extra._meta?.progressToken;
+    for (const progress of [1, 2]) {
+      if (progressToken !== undefined) {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+      }
+    }
+    return { content: [{ type: 'text', text: 'done' }] };
+  });
+  s.registerTool('ask', { description: 'asks for a name' }, async () => {
+    const r = await s.server.elicitInput({ message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } });
+    return { content: [{ type: 'text', text: `${r.action}:${r.content?.name}` }] };
+  });
   return s;
 }
 
@@ -81,7 +101,7 @@ const server = http.createServer(async (req, res) => {
         onsessioninitialized: (id) => { sessions.set(id, transport); },
       });
       transport.onclose = () => { if (transport.sessionId) sessions.delete(transport.sessionId); };
-      await newServer().connect(transport);
+      await newServer(body.params?.clientInfo?.name === 'mcpfn-stdio-host').connect(transport);
       return await transport.handleRequest(req, res, body);
     }
     json(res, 400, { jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: No valid session ID provided' }, id: null });

@@ -8,13 +8,14 @@
 //   - the bearer tokens "alice" and "bob" see a tool of their own
 //     (alice_tool, bob_tool); tools/list is private with a ttlMs of one
 //     minute (cacheHints), so a client that caches it across credentials
-//     shows it. Any other token gets 401.
+//     shows it. Any other token gets 401. A caller without a token (the
+//     host of stdio-host.mjs) also gets "progress" and "ask" (input_required).
 //
 //   GET /admin/stats   {"calls":[{Mcp-Param-* of each tools/call}],"lists":{token:N}}
 //
 //   node peer-ts-v2.mjs   prints "serving MCP on http://127.0.0.1:PORT/mcp"
 import http from 'node:http';
-import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
+import { McpServer, acceptedContent, createMcpHandler, fromJsonSchema, inputRequired } from '@modelcontextprotocol/server';
 
 const users = { alice: 'alice_tool', bob: 'bob_tool' };
 const stats = { calls: [], lists: {} };
@@ -38,6 +39,23 @@ const handler = createMcpHandler((ctx) => {
   });
   s.registerTool('where', { description: 'mirrors region and level', inputSchema: fromJsonSchema(whereSchema) },
     async (args) => ({ content: [{ type: 'text', text: `region=${args.region} level=${args.level ?? 0}` }] }));
+  // For the host of stdio-host.mjs, which sends no token: progress on the
+  // request's stream, and a multi round-trip elicitation (input_required).
+  if (!tokenOf(ctx.requestInfo)) s.registerTool('progress', { description: 'reports progress 1 and 2 of 2' }, async (c) => {
+    const progressToken = c.mcpReq._meta?.progressToken;
+    for (const progress of [1, 2]) {
+      if (progressToken !== undefined) {
+        await c.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+      }
+    }
+    return { content: [{ type: 'text', text: 'done' }] };
+  });
+  if (!tokenOf(ctx.requestInfo)) s.registerTool('ask', { description: 'asks for a name' }, async (c) => {
+    const got = acceptedContent(c.mcpReq.inputResponses, 'name');
+    if (got) return { content: [{ type: 'text', text: `accept:${got.name}` }] };
+    return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: 'name?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }) } });
+  });
   const own = users[tokenOf(ctx.requestInfo)];
   if (own) {
     s.registerTool(own, { description: 'the caller\'s own tool' }, async () => ({ content: [{ type: 'text', text: own }] }));

@@ -12,7 +12,13 @@
 #     x-mcp-header: the first tools/call of a fresh client already carries
 #     Mcp-Param-Region (Base64 for a non-ASCII value), and per-credential
 #     private tool lists are never served to another credential; and the
-#     CLI's text output (--human) of their tool lists and results.
+#     CLI's text output (--human) of their tool lists and results;
+#   - the stdio bridge (mcpfn stdio URL) under official TypeScript SDK hosts
+#     (stdio-host.mjs: StdioClientTransport, SDK v1 and v2, each era) in
+#     front of examples/everything and of the two TypeScript peers: a
+#     call's progress and an elicitation cross it, relayed (2026-07-28),
+#     kept in a 2025 session, or translated (a 2025 host, a 2026-07-28-only
+#     server).
 #
 #   test/interop/peers.sh             run everything
 #   test/interop/peers.sh --install   install Node and the packages; print
@@ -23,12 +29,13 @@
 set -euo pipefail
 SDK_VERSION=1.32.2    # @modelcontextprotocol/sdk (v1), as test/interop/run.sh
 SERVER_VERSION=2.4.0  # @modelcontextprotocol/server (v2), as the client of test/interop/auth.sh
+CLIENT_VERSION=2.4.0  # @modelcontextprotocol/client (v2), the stdio host
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-peers-$SDK_VERSION-$SERVER_VERSION
+DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-peers-$SDK_VERSION-$SERVER_VERSION-$CLIENT_VERSION
 node=$("$ROOT/test/node/install.sh")
 "$ROOT/test/node/install.sh" "$DIR" "@modelcontextprotocol/sdk@$SDK_VERSION" \
-  "@modelcontextprotocol/server@$SERVER_VERSION" >/dev/null
+  "@modelcontextprotocol/server@$SERVER_VERSION" "@modelcontextprotocol/client@$CLIENT_VERSION" >/dev/null
 if [ "${1:-}" = --install ]; then
   echo "node=$node"
   echo "dir=$DIR"
@@ -102,6 +109,7 @@ post() {
 
 # --- 8: TypeScript SDK v1, an ended session ----------------------------------
 node_peer peer-ts-v1.mjs
+ts_v1_url=$url
 for mode in auto legacy; do
   post "$base/admin/expire-next"
   nf=$(field "$base/admin/stats" s.notFound)
@@ -140,6 +148,7 @@ human() {
   [ "$out" = "region=eu-west-1 level=3" ] || fail "$name call --human: ${out:0:300}"
 }
 node_peer peer-ts-v2.mjs
+ts_v2_url=$url
 check_headers_and_cache ts-v2 "$base/admin/stats"
 human ts-v2
 echo "peers: ts-v2 done"
@@ -147,6 +156,35 @@ start gosdk "$work/gosdkpeer"
 check_headers_and_cache go-sdk "$base/stats"
 human go-sdk
 echo "peers: go-sdk done"
+
+# --- the stdio bridge under TypeScript SDK hosts ------------------------------
+# stdio_host HOST URL PROGRESS-TOOL ASK-TOOL ASK-ARGS WANT: stdio-host.mjs
+# (its own copy inside DIR) spawns `mcpfn stdio URL` with StdioClientTransport.
+stdio_start=$SECONDS
+(cd "$ROOT" && go build -o "$work/everything" ./examples/everything)
+host_copy=$(mktemp "$DIR/stdio-host-XXXXXX.mjs")
+scripts+=("$host_copy")
+cp "$HERE/stdio-host.mjs" "$host_copy"
+stdio_host() {
+  local h=$1 u=$2; shift 2
+  "$node" "$host_copy" "$h" "$work/mcpfn" "$u" "$@" > "$work/stdio.out" 2>&1 ||
+    fail "stdio $h $u: $(tail -n 15 "$work/stdio.out")"
+}
+start everything "$work/everything" -addr 127.0.0.1:0
+ev_url=$url
+ev=(test_tool_with_progress test_elicitation '{"message":"who?"}' 'action=accept')
+peer=(progress ask '{}' 'accept:Ada')
+# everything, dual-era: a 2025 session for a 2025 host, 2026-07-28 relayed.
+stdio_host v1 "$ev_url" "${ev[@]}"
+stdio_host v2-modern "$ev_url" "${ev[@]}" 2026-07-28
+# TypeScript SDK v2 peer (2026-07-28 only): relayed, and translated for a
+# 2025 host (its input_required answered by asking the host).
+stdio_host v2-modern "$ts_v2_url" "${peer[@]}"
+stdio_host v1 "$ts_v2_url" "${peer[@]}"
+# TypeScript SDK v1 peer (2025 only, its elicitation on the GET stream): a
+# v2 host probing with server/discover falls back to initialize.
+stdio_host v2-auto "$ts_v1_url" "${peer[@]}" 2025-11-25
+echo "peers: stdio done ($((SECONDS - stdio_start))s)"
 
 # --- the Go API against the same peers ----------------------------------------
 (cd "$ROOT/test/clientbench" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 -run '^TestPeer' .) || fail "go test -run TestPeer ./test/clientbench"
