@@ -54,16 +54,17 @@ type Options struct {
 	// a span and a duration point of every request.
 	Middleware []core.Middleware
 
-	// Flush is Config.Lambda.Flush: what adapters/lambda flushes at the
-	// end of every invocation, once the response has been sent and before
-	// Lambda freezes the sandbox, so that spans and metrics batched during
-	// an invocation leave with it. The OpenTelemetry SDK's
+	// Flush is appended to Config.Lambda.Flush: what adapters/lambda
+	// flushes at the end of every invocation, once the response has been
+	// sent and before Lambda freezes the sandbox, so that spans and metrics
+	// batched during an invocation leave with it. The OpenTelemetry SDK's
 	// *trace.TracerProvider and *metric.MeterProvider are lambda.Flushers;
-	// the kit itself links no OpenTelemetry. FlushTimeout is
-	// Config.Lambda.FlushTimeout: the bound of each flush (zero:
-	// lambda.DefaultFlushTimeout, 2 seconds; never past the invocation's
-	// deadline).
-	Flush        []lambda.Flusher
+	// the kit itself links no OpenTelemetry.
+	Flush []lambda.Flusher
+
+	// FlushTimeout is Config.Lambda.FlushTimeout: the bound of each
+	// flush, never past the invocation's deadline. Zero means
+	// lambda.DefaultFlushTimeout (2 seconds).
 	FlushTimeout time.Duration
 
 	// Configure, when not nil, is called with the configuration once the
