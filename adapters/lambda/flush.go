@@ -40,7 +40,10 @@ func (coldStartKey) String() string { return "lambda.coldStartKey" }
 // context of a function built by [Wrap] (or [Start]). Concurrent first
 // invocations of one sandbox (Lambda managed instances) count one cold
 // start: the one that arrived first. The request's context (r.Context())
-// and every context derived from it carry it.
+// and every context derived from it carry it. A sandbox of provisioned
+// concurrency is started before its first invocation comes, which the
+// adapter cannot see (it reads no environment variable): deploy/lambdaenv's
+// logs read AWS_LAMBDA_INITIALIZATION_TYPE for that.
 func ColdStart(ctx context.Context) (cold, ok bool) {
 	cold, ok = ctx.Value(coldStartKey{}).(bool)
 	return cold, ok

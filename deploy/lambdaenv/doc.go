@@ -128,6 +128,10 @@
 //	AWS_LAMBDA_FUNCTION_MEMORY_SIZE
 //	                       The function's memory in MB, logged as
 //	                       function_memory_size. Set by: Lambda.
+//	AWS_LAMBDA_INITIALIZATION_TYPE
+//	                       provisioned-concurrency: the sandbox was started
+//	                       ahead of its invocations, and cold_start is never
+//	                       true. Set by: Lambda.
 //	POWERTOOLS_SERVICE_NAME, OTEL_SERVICE_NAME
 //	                       The service field of the logs on Lambda, the first
 //	                       set. Default: the function's name. Set by: you.
@@ -159,7 +163,8 @@
 //	service               POWERTOOLS_SERVICE_NAME, OTEL_SERVICE_NAME or the function's name
 //	function_name         AWS_LAMBDA_FUNCTION_NAME
 //	function_memory_size  AWS_LAMBDA_FUNCTION_MEMORY_SIZE (MB)
-//	cold_start            true in the first invocation of the sandbox, false after (lambda.ColdStart)
+//	cold_start            true in the first invocation of the sandbox, false after (lambda.ColdStart);
+//	                      always false with provisioned concurrency (AWS_LAMBDA_INITIALIZATION_TYPE)
 //	function_request_id   the invocation's request id (as requestId)
 //	function_arn          the ARN the invocation named
 //	xray_trace_id         the Root of the invocation's X-Ray trace header (1-5759e988-bd862e3fe1be46a994272793)

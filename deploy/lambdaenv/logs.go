@@ -64,7 +64,11 @@ func newLogger(w io.Writer, json bool) (*slog.Logger, error) {
 	if !on {
 		return slog.New(invocationHandler{Handler: h}), nil
 	}
-	return slog.New(invocationHandler{Handler: h.WithAttrs(functionAttrs()), lambda: true}), nil
+	// A sandbox of provisioned concurrency was started before any
+	// invocation came: none of its invocations waited for a start, as
+	// Powertools counts them.
+	provisioned := os.Getenv("AWS_LAMBDA_INITIALIZATION_TYPE") == "provisioned-concurrency"
+	return slog.New(invocationHandler{Handler: h.WithAttrs(functionAttrs()), lambda: true, provisioned: provisioned}), nil
 }
 
 // functionAttrs are the fields of the function itself, the same on every
@@ -110,10 +114,12 @@ func millis(_ []string, a slog.Attr) slog.Attr {
 // that a warning can be matched with its request in CloudWatch; and, on
 // Lambda, the Powertools fields function_request_id, function_arn,
 // cold_start (lambda.ColdStart: true for the first invocation of the
-// sandbox) and xray_trace_id (the Root of the invocation's trace header).
+// sandbox, never with provisioned concurrency) and xray_trace_id (the Root
+// of the invocation's trace header).
 type invocationHandler struct {
 	slog.Handler
-	lambda bool
+	lambda      bool
+	provisioned bool // cold_start is always false
 }
 
 func (h invocationHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -125,7 +131,7 @@ func (h invocationHandler) Handle(ctx context.Context, r slog.Record) error {
 		return h.Handler.Handle(ctx, r)
 	}
 	if cold, ok := lambda.ColdStart(ctx); ok {
-		r.AddAttrs(slog.Bool(keyColdStart, cold))
+		r.AddAttrs(slog.Bool(keyColdStart, cold && !h.provisioned))
 	}
 	if ok {
 		if lc.AwsRequestID != "" {
@@ -142,11 +148,11 @@ func (h invocationHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h invocationHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return invocationHandler{h.Handler.WithAttrs(as), h.lambda}
+	return invocationHandler{h.Handler.WithAttrs(as), h.lambda, h.provisioned}
 }
 
 func (h invocationHandler) WithGroup(name string) slog.Handler {
-	return invocationHandler{h.Handler.WithGroup(name), h.lambda}
+	return invocationHandler{h.Handler.WithGroup(name), h.lambda, h.provisioned}
 }
 
 // runtimeTraceIDKey is the context key under which aws-lambda-go's invoke

@@ -162,11 +162,17 @@ func (f flusherFunc) ForceFlush(ctx context.Context) error { return f(ctx) }
 // the log: the middleware runs, the Flusher is flushed after each
 // response and before the next invocation is asked for, and every record
 // of an invocation has the Powertools fields, cold_start true for the
-// first invocation only, with the request record's duration in ms.
+// first invocation only (never with provisioned concurrency), with the
+// request record's duration in ms.
 func TestStartWith(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs a child process")
 	}
+	t.Run("on demand", func(t *testing.T) { testStartWith(t, "on-demand") })
+	t.Run("provisioned", func(t *testing.T) { testStartWith(t, "provisioned-concurrency") })
+}
+
+func testStartWith(t *testing.T, initType string) {
 	traces := []string{"Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
 		"Root=1-5759e989-0123456789abcdef01234567;Parent=53995c3f42cd8ad9;Sampled=0"}
 	event := functionURLEvent(t)
@@ -223,7 +229,8 @@ func TestStartWith(t *testing.T) {
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=test",
 		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=",
 		"MCPFN_TASK_RUNNER=", "MCPFN_TASK_CLAIM_TIMEOUT=", "POWERTOOLS_SERVICE_NAME=", "OTEL_SERVICE_NAME=",
-		"AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_FUNCTION_NAME=calc", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128")
+		"AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_FUNCTION_NAME=calc", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128",
+		"AWS_LAMBDA_INITIALIZATION_TYPE="+initType)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +280,7 @@ func TestStartWith(t *testing.T) {
 	}
 	for i, rs := range [][]rec{requests, middleware} {
 		for k, r := range rs {
-			cold := k == 0
+			cold := k == 0 && initType != "provisioned-concurrency"
 			xray := strings.TrimPrefix(strings.Split(traces[k], ";")[0], "Root=")
 			if r.ColdStart == nil || *r.ColdStart != cold || r.Service != "calc" || r.Function != "calc" || r.Memory != 128 ||
 				r.RequestID != fmt.Sprint("req-", k+1) || r.LambdaReqID != r.RequestID || r.XRay != xray {
