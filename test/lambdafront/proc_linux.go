@@ -49,9 +49,14 @@ func stopPID(pid int) error {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
-		if err != syscall.EINTR {
-			return err
+		if err == syscall.EINTR {
+			continue
 		}
+		if err != nil {
+			// Not known to be stopped: do not leave it stopped.
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+		return err
 	}
 }
 
