@@ -21,6 +21,10 @@
 //
 // On AWS Lambda (adapters/lambda), the server span is linked to the
 // invocation's X-Ray trace, so that the trace joins AWS's view of it.
+// Lambda freezes a sandbox between invocations: list the SDK's providers
+// in lambda.Options.Flush (or deploy/lambdaenv's Options.Flush, with
+// Middleware in Options.Middleware), which flushes them after each
+// response and before the freeze.
 // examples/otel wires it with the exporters the OTEL_* environment
 // variables choose.
 //

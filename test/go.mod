@@ -18,10 +18,16 @@ require (
 	github.com/mcpfn/mcpfn/auth v0.1.0
 	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
 	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
+	github.com/mcpfn/mcpfn/otel v0.1.0
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
 	github.com/zclconf/go-cty v1.19.0
+	go.opentelemetry.io/otel/exporters/stdout/stdoutmetric v1.46.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.46.0
+	go.opentelemetry.io/otel/sdk v1.46.0
+	go.opentelemetry.io/otel/sdk/metric v1.46.0
 	golang.org/x/mod v0.36.0
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -44,10 +50,14 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/decred/dcrd/dcrec/secp256k1/v4 v4.4.1 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/lestrrat-go/blackmagic v1.0.4 // indirect
 	github.com/lestrrat-go/httpcc v1.0.1 // indirect
@@ -58,10 +68,13 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.46.0 // indirect
+	go.opentelemetry.io/otel/metric v1.46.0 // indirect
+	go.opentelemetry.io/otel/trace v1.46.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
 	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
 )
@@ -82,3 +95,5 @@ replace github.com/mcpfn/mcpfn/auth => ../auth
 replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
 
 replace github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers
+
+replace github.com/mcpfn/mcpfn/otel => ../otel

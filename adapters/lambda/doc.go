@@ -186,6 +186,20 @@
 // the invocation ends (when the handler returns, for streamed responses).
 // [RequestFromContext] returns the event the request was built from.
 //
+// # Telemetry
+//
+// Lambda freezes a sandbox once the function asks the Runtime API for the
+// next invocation, and may end it frozen: spans and metrics that an
+// OpenTelemetry SDK batches in the background would leave late, or never.
+// [Options.Flush] lists what to flush at the end of every invocation (the
+// SDK's *trace.TracerProvider and *metric.MeterProvider are [Flusher]s;
+// the adapter links no OpenTelemetry). The flush runs after the response
+// has been sent, a streamed one to its end, and before the next invocation
+// is asked for, so the client does not wait for it; it is bounded by
+// [Options.FlushTimeout] and the invocation's deadline. [ColdStart] tells
+// the first invocation of a sandbox from the others, for logs and
+// metrics.
+//
 // # Concurrency
 //
 // The function returned by [Wrap] is safe for concurrent use, as Lambda

@@ -86,3 +86,32 @@ func ExampleStart() {
 	// Blocks, serving invocations until the process ends.
 	lambda.Start(mux, &lambda.Options{Streaming: true})
 }
+
+// printFlusher stands for the OpenTelemetry SDK's TracerProvider and
+// MeterProvider, which are lambda.Flushers.
+type printFlusher struct{}
+
+func (printFlusher) ForceFlush(context.Context) error {
+	fmt.Println("flushed")
+	return nil
+}
+
+// With Options.Flush, the answer is a reader that aws-lambda-go sends and
+// then closes; closing it flushes, before the function asks for the next
+// invocation.
+func ExampleOptions_flush() {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	})
+	// In a function's main: lambda.Start(srv, &lambda.Options{Flush: []lambda.Flusher{tp, mp}}).
+	fn := lambda.Wrap(h, &lambda.Options{Flush: []lambda.Flusher{printFlusher{}}})
+
+	res, _ := fn(context.Background(), []byte(functionURLEvent))
+	r := res.(io.ReadCloser)
+	body, _ := io.ReadAll(r) // what aws-lambda-go posts as the response
+	fmt.Println(string(body))
+	r.Close()
+	// Output:
+	// {"statusCode":200,"headers":{"Content-Type":"text/plain; charset=utf-8"},"body":"ok","isBase64Encoded":false,"cookies":null}
+	// flushed
+}

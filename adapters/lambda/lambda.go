@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	awslambda "github.com/aws/aws-lambda-go/lambda"
 
@@ -44,6 +45,24 @@ type Options struct {
 	// when the handler is a *core.Server, and slog.Default() otherwise; use
 	// slog.New(slog.DiscardHandler) for silence.
 	Logger *slog.Logger
+
+	// Flush is flushed at the end of every invocation: the tracer and
+	// meter providers of the OpenTelemetry SDK, whose batches would
+	// otherwise wait in a sandbox that Lambda freezes between invocations
+	// (and may never thaw). The flush runs once the response has been sent
+	// (a streamed one to its end), before the function asks the Runtime
+	// API for the next invocation, which is when Lambda freezes the
+	// sandbox: the client does not wait for it, the invocation's duration
+	// includes it. The Flushers are flushed concurrently, each within
+	// FlushTimeout and the invocation's deadline; a failure is logged at
+	// level Warn, at most once a minute. Nil entries are skipped.
+	//
+	// The zero value, nil, flushes nothing.
+	Flush []Flusher
+
+	// FlushTimeout bounds each flush of Flush. The zero value means
+	// DefaultFlushTimeout (2 seconds).
+	FlushTimeout time.Duration
 }
 
 // Wrap converts h into a Lambda handler function for API Gateway (REST and
@@ -75,6 +94,12 @@ type Options struct {
 // return. The error is always nil: malformed events and panics become HTTP
 // responses (see the package documentation).
 //
+// With [Options.Flush] set, every answer is returned as an io.ReadCloser
+// of what it would be otherwise (the JSON of a buffered response or of a
+// [TaskAnswer], the prelude and body of a streamed one) whose Close flushes
+// after closing it: aws-lambda-go sends such an answer as it reads it and
+// closes it once sent. An error is returned after the flush.
+//
 // The returned function is safe for concurrent use if h is. It is meant for
 // awslambda.StartHandlerFunc, which is what [Start] does; call that directly
 // to pass aws-lambda-go options such as WithEnableSIGTERM.
@@ -104,6 +129,9 @@ func Wrap(h http.Handler, opts *Options) func(context.Context, json.RawMessage) 
 		case srv.PerProcessTasks():
 			a.opts.Logger.Error(perProcessTasksError)
 		}
+	}
+	if f := newFlusher(&a.opts); f != nil {
+		return f.wrap(a.invoke)
 	}
 	return a.invoke
 }
@@ -202,6 +230,9 @@ func (a *adapter) warnUnstreamable(ctx context.Context, k kind) {
 }
 
 func (a *adapter) invoke(ctx context.Context, payload json.RawMessage) (any, error) {
+	// Only the first invocation writes invoked.
+	cold := !invoked.Load() && !invoked.Swap(true)
+	ctx = context.WithValue(ctx, coldStartKey{}, cold)
 	var ev event
 	if err := json.Unmarshal(payload, &ev); err != nil {
 		a.opts.Logger.WarnContext(ctx, "lambda: event is not a JSON object", "err", err)

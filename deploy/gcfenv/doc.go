@@ -14,7 +14,8 @@
 // --trigger-http --entry-point=MCP --source=. (or the Terraform module).
 // [Load] returns the same configuration as [core.ServerOptions], for
 // programs that wire the server themselves; [Handler] returns the HTTP
-// function without registering it.
+// function without registering it. [StartWith] and [HandlerWith] take
+// [Options] that instrument the server (see Telemetry below).
 //
 // Library packages of mcpfn never read the environment; this package is the
 // one place that does, by design: it is the bridge between a deployment's
@@ -114,6 +115,29 @@
 // function runs one instance (the mcp-gcf module's max_instance_count = 1);
 // a program that sets a shared TaskStore on the options [Load] returns and
 // calls gcf.Handler itself serves them on any number of instances.
+//
+// # Telemetry
+//
+// [StartWith] and [HandlerWith] instrument the server with [Options]:
+// Middleware wraps every request (otel.Middleware of module
+// github.com/mcpfn/mcpfn/otel makes its span and its
+// mcp.server.operation.duration point), and Configure changes anything
+// else the environment does not say (otel.Instrument, instructions, a
+// shared TaskStore):
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
+//	gcfenv.StartWith("MCP", impl, setup, &gcfenv.Options{
+//		Middleware: []core.Middleware{otel.Middleware(otel.Options{TracerProvider: tp})},
+//	})
+//
+// The kit flushes nothing at the end of a request, unlike deploy/lambdaenv:
+// a flush there would hold each response until the export ends, and a
+// Cloud Function's instance is not frozen between requests as a Lambda
+// sandbox is, so the SDK's batch exporters deliver on their own schedule.
+// Its CPU is throttled outside requests, though, which delays them, and an
+// instance being shut down gets SIGTERM 10 seconds before it is killed:
+// shut the providers down then (tp.Shutdown, with signal.Notify in init)
+// so that its last batch leaves.
 //
 // # Rotation
 //

@@ -3,6 +3,7 @@ package gcfenv_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +27,25 @@ func add(ctx context.Context, req *core.CallToolRequest, in addArgs) (int, error
 func ExampleStart() {
 	gcfenv.Start("MCP", core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+	})
+}
+
+// A whole Cloud Function with a middleware around every request; with
+// OpenTelemetry (module github.com/mcpfn/mcpfn/otel and the SDK), the
+// middleware is otel.Middleware(otel.Options{TracerProvider: tp}).
+func ExampleStartWith() {
+	audit := func(next core.Handler) core.Handler {
+		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+			out, err := next(ctx, c)
+			log.Printf("%s %s: %s", c.Method, c.Target, out.Status(err))
+			return out, err
+		}
+	}
+	gcfenv.StartWith("MCP", core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+	}, &gcfenv.Options{
+		Middleware: []core.Middleware{audit},
+		Configure:  func(so *core.ServerOptions) { so.Instructions = "Adds numbers." },
 	})
 }
 

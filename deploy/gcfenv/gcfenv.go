@@ -90,19 +90,50 @@ func Load() (*core.ServerOptions, error) {
 	return opts, nil
 }
 
+// Options instruments the server of HandlerWith and StartWith. A nil
+// *Options means the zero value, which adds nothing.
+type Options struct {
+	// Middleware is appended to the loaded ServerOptions.Middleware
+	// (after the request record, which core installs outermost): for
+	// example otel.Middleware of module github.com/mcpfn/mcpfn/otel, which
+	// makes a span and a duration point of every request.
+	Middleware []core.Middleware
+
+	// Configure, when not nil, is called with the loaded server options
+	// once Middleware is appended, before the server is made: the place
+	// for what the environment does not say, such as server instructions,
+	// a shared TaskStore or otel.Instrument(so, o) (the middleware and the
+	// session observer).
+	Configure func(*core.ServerOptions)
+}
+
 // Handler returns the HTTP function of an MCP server configured by the
-// environment: Load, core.NewServer with impl and the loaded options,
-// setup (when not nil) to add the tools, resources and prompts, and
-// gcf.Handler. It returns Load's error, and an error naming the fix for a
-// server with task tools (ToolOptions.TaskSupport) unless
-// MCPFN_MAX_INSTANCES=1: the tasks live in the instance's memory, which
-// other instances cannot read.
+// environment: it is HandlerWith(impl, setup, nil).
 func Handler(impl core.Implementation, setup func(*core.Server)) (func(w http.ResponseWriter, r *http.Request), error) {
-	opts, err := Load()
+	return HandlerWith(impl, setup, nil)
+}
+
+// HandlerWith returns the HTTP function of an MCP server configured by the
+// environment and opts: Load, opts (Middleware appended, then Configure),
+// core.NewServer with impl and the options, setup (when not nil) to add
+// the tools, resources and prompts, and gcf.Handler. It returns Load's
+// error, and an error naming the fix for a server with task tools
+// (ToolOptions.TaskSupport) and tasks in the instance's memory unless
+// MCPFN_MAX_INSTANCES=1: other instances cannot read them.
+//
+// See Telemetry in the package documentation for the exporters' batches.
+func HandlerWith(impl core.Implementation, setup func(*core.Server), opts *Options) (func(w http.ResponseWriter, r *http.Request), error) {
+	so, err := Load()
 	if err != nil {
 		return nil, err
 	}
-	srv := core.NewServer(impl, opts)
+	if opts != nil {
+		so.Middleware = append(so.Middleware, opts.Middleware...)
+		if opts.Configure != nil {
+			opts.Configure(so)
+		}
+	}
+	srv := core.NewServer(impl, so)
 	if setup != nil {
 		setup(srv)
 	}
@@ -127,14 +158,20 @@ var errTasksInMemory = errors.New("the server has task tools (ToolOptions.TaskSu
 	"in a store every instance shares: ServerOptions.TaskStore on the options Load returns, served with gcf.Handler")
 
 // Start registers an MCP server configured by the environment as the HTTP
-// function entryPoint (the --entry-point of gcloud functions deploy, and
-// FUNCTION_TARGET locally) with the Functions Framework: it is
-// functions.HTTP(entryPoint, Handler(impl, setup)). Call it from init. A
-// configuration error is written to stderr, naming the variable, and ends
-// the process with status 1: the instance fails to start, with the
-// message in the function's logs.
+// function entryPoint: it is StartWith(entryPoint, impl, setup, nil).
 func Start(entryPoint string, impl core.Implementation, setup func(*core.Server)) {
-	h, err := Handler(impl, setup)
+	StartWith(entryPoint, impl, setup, nil)
+}
+
+// StartWith registers an MCP server configured by the environment and
+// opts as the HTTP function entryPoint (the --entry-point of gcloud
+// functions deploy, and FUNCTION_TARGET locally) with the Functions
+// Framework: it is functions.HTTP(entryPoint, HandlerWith(impl, setup,
+// opts)). Call it from init. A configuration error is written to stderr,
+// naming the variable, and ends the process with status 1: the instance
+// fails to start, with the message in the function's logs.
+func StartWith(entryPoint string, impl core.Implementation, setup func(*core.Server), opts *Options) {
+	h, err := HandlerWith(impl, setup, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gcfenv: %s: %v\n", impl.Name, err)
 		os.Exit(1)

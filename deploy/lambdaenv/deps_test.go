@@ -8,8 +8,9 @@ import (
 
 // TestDependencies: a function built with the kit links the AWS service
 // clients it needs, not the SDK's configuration chain (profiles, SSO, IMDS:
-// about 2 MB that a Lambda function does not use), and no other platform's
-// SDK.
+// about 2 MB that a Lambda function does not use), no other platform's
+// SDK, and no OpenTelemetry (Options.Flush takes the SDK's providers
+// through lambda.Flusher).
 func TestDependencies(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -35,7 +36,7 @@ func TestDependencies(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"github.com/aws/aws-sdk-go-v2/config", "github.com/aws/aws-sdk-go-v2/feature/ec2/imds",
-		"github.com/aws/aws-sdk-go-v2/service/sso", "github.com/GoogleCloudPlatform", "cloud.google.com"} {
+		"github.com/aws/aws-sdk-go-v2/service/sso", "github.com/GoogleCloudPlatform", "cloud.google.com", "go.opentelemetry.io"} {
 		if has(bad) {
 			t.Errorf("the kit links %s", bad)
 		}

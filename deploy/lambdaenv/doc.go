@@ -14,7 +14,8 @@
 // CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap .) for the
 // provided.al2023 runtime. [Load] returns the same configuration as the
 // options of core, adapters/lambda, store/dynamo, store/secretsmanager and
-// auth, for programs that wire the server themselves.
+// auth, for programs that wire the server themselves. [StartWith] takes
+// [Options] that instrument the function (see Telemetry below).
 //
 // Library packages of mcpfn never read the environment; this package is the
 // one place that does, by design: it is the bridge between a deployment's
@@ -122,7 +123,18 @@
 //	AWS_LAMBDA_FUNCTION_NAME
 //	                       The function's name: the Lambda runner invokes it,
 //	                       and its presence means the process runs on Lambda
-//	                       (the default of MCPFN_TASK_RUNNER). Set by: Lambda.
+//	                       (the default of MCPFN_TASK_RUNNER, and the fields
+//	                       of Logs below). Set by: Lambda.
+//	AWS_LAMBDA_FUNCTION_MEMORY_SIZE
+//	                       The function's memory in MB, logged as
+//	                       function_memory_size. Set by: Lambda.
+//	AWS_LAMBDA_INITIALIZATION_TYPE
+//	                       provisioned-concurrency: the sandbox was started
+//	                       ahead of its invocations, and cold_start is never
+//	                       true. Set by: Lambda.
+//	POWERTOOLS_SERVICE_NAME, OTEL_SERVICE_NAME
+//	                       The service field of the logs on Lambda, the first
+//	                       set. Default: the function's name. Set by: you.
 //	AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 //	                       The region and the execution role's credentials,
 //	                       read by [LambdaAWSConfig] when a table or a secret is
@@ -136,6 +148,57 @@
 //
 // A variable that is malformed, or set without the one it needs, makes
 // [Load] (and so [Start]) fail with an error that names it.
+//
+// # Logs
+//
+// The logger (Config.Server.Logger, and Config.Lambda.Logger) writes to
+// stderr at MCPFN_LOG_LEVEL, as JSON lines with Lambda's field names
+// (timestamp, level, message) when AWS_LAMBDA_LOG_FORMAT=JSON, text lines
+// otherwise. A record logged with an invocation's context (every record of
+// a request: core's request record, a middleware's, a handler's that passes
+// ctx) has the invocation's requestId, as Lambda's own records do. On
+// Lambda (AWS_LAMBDA_FUNCTION_NAME set) records also have the fields
+// Powertools for AWS Lambda logs, so that its queries read them:
+//
+//	service               POWERTOOLS_SERVICE_NAME, OTEL_SERVICE_NAME or the function's name
+//	function_name         AWS_LAMBDA_FUNCTION_NAME
+//	function_memory_size  AWS_LAMBDA_FUNCTION_MEMORY_SIZE (MB)
+//	cold_start            true in the first invocation of the sandbox, false after (lambda.ColdStart);
+//	                      always false with provisioned concurrency (AWS_LAMBDA_INITIALIZATION_TYPE)
+//	function_request_id   the invocation's request id (as requestId)
+//	function_arn          the ARN the invocation named
+//	xray_trace_id         the Root of the invocation's X-Ray trace header (1-5759e988-bd862e3fe1be46a994272793)
+//
+// and every duration is a number of milliseconds under its key with _ms
+// appended: the request record's duration is duration_ms (1.234), where
+// slog writes integer nanoseconds in JSON and Go duration strings in text,
+// which CloudWatch Logs Insights does not compute with. The last four are
+// those of records logged with an invocation's context. Off Lambda, records
+// keep requestId and their durations as slog writes them, as other
+// platforms' logs do.
+//
+// # Telemetry
+//
+// [StartWith] instruments the function with [Options]: Middleware wraps
+// every request (otel.Middleware of module github.com/mcpfn/mcpfn/otel
+// makes its span and its mcp.server.operation.duration point), Flush lists
+// what adapters/lambda flushes at the end of every invocation, and
+// Configure changes anything else. Lambda freezes the sandbox once an
+// invocation is over and may end it frozen, so an OpenTelemetry SDK's
+// batches must leave before: the flush runs once the response has been
+// sent (a streamed one to its end) and before the function asks for the
+// next invocation, which is when Lambda freezes it; the client does not
+// wait for it, and it is bounded by FlushTimeout (2 seconds by default)
+// and the invocation's deadline. The SDK's *trace.TracerProvider and
+// *metric.MeterProvider are lambda.Flushers; the kit links no
+// OpenTelemetry:
+//
+//	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
+//	o := otel.Options{TracerProvider: tp}
+//	lambdaenv.StartWith(impl, setup, &lambdaenv.Options{
+//		Middleware: []core.Middleware{otel.Middleware(o)},
+//		Flush:      []lambda.Flusher{tp},
+//	})
 //
 // # Many instances
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -13,29 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
-
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 )
-
-// newLogger returns the logger MCPFN_LOG_LEVEL and the platform's log
-// format describe, writing to w: JSON when json is set (with the field
-// names of Lambda's JSON log format), text otherwise.
-func newLogger(w io.Writer, json bool) (*slog.Logger, error) {
-	var level slog.Level
-	if v := os.Getenv("MCPFN_LOG_LEVEL"); v != "" {
-		if err := level.UnmarshalText([]byte(v)); err != nil {
-			return nil, fmt.Errorf("MCPFN_LOG_LEVEL: %q is not debug, info, warn or error", v)
-		}
-	}
-	ho := &slog.HandlerOptions{Level: level}
-	if json {
-		ho.ReplaceAttr = lambdacontext.ReplaceAttr
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
-	}
-	return slog.New(slog.NewTextHandler(w, ho)), nil
-}
 
 // allowedOrigins parses MCPFN_ALLOWED_ORIGINS: comma-separated origins
 // (scheme://host[:port], http or https) or "*"; empty entries are skipped.

@@ -28,6 +28,29 @@ func ExampleStart() {
 	})
 }
 
+// A whole Lambda function, instrumented: a middleware around every request
+// and telemetry flushed at the end of every invocation. With
+// OpenTelemetry (module github.com/mcpfn/mcpfn/otel and the SDK), the
+// middleware is otel.Middleware(otel.Options{TracerProvider: tp,
+// MeterProvider: mp}) and Flush lists tp and mp.
+func ExampleStartWith() {
+	audit := func(next core.Handler) core.Handler {
+		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
+			out, err := next(ctx, c)
+			log.Printf("%s %s: %s", c.Method, c.Target, out.Status(err))
+			return out, err
+		}
+	}
+	var tp lambda.Flusher // sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter))
+	lambdaenv.StartWith(core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
+		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
+	}, &lambdaenv.Options{
+		Middleware: []core.Middleware{audit},
+		Flush:      []lambda.Flusher{tp},
+		Configure:  func(cfg *lambdaenv.Config) { cfg.Server.Instructions = "Adds numbers." },
+	})
+}
+
 // Load returns the options for a program that wires the server itself,
 // here to add instructions.
 func ExampleLoad() {

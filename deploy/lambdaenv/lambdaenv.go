@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
+	"time"
 
-	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -48,6 +47,43 @@ type Options struct {
 	//
 	//	func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) }
 	AWSConfig func(context.Context) (aws.Config, error)
+
+	// Middleware is appended to Config.Server.Middleware (after the
+	// request record, which core installs outermost): for example
+	// otel.Middleware of module github.com/mcpfn/mcpfn/otel, which makes
+	// a span and a duration point of every request.
+	Middleware []core.Middleware
+
+	// Flush is appended to Config.Lambda.Flush: what adapters/lambda
+	// flushes at the end of every invocation, once the response has been
+	// sent and before Lambda freezes the sandbox, so that spans and metrics
+	// batched during an invocation leave with it. The OpenTelemetry SDK's
+	// *trace.TracerProvider and *metric.MeterProvider are lambda.Flushers;
+	// the kit itself links no OpenTelemetry.
+	Flush []lambda.Flusher
+
+	// FlushTimeout is Config.Lambda.FlushTimeout: the bound of each
+	// flush, never past the invocation's deadline. Zero means
+	// lambda.DefaultFlushTimeout (2 seconds).
+	FlushTimeout time.Duration
+
+	// Configure, when not nil, is called with the configuration once the
+	// environment, Middleware and Flush have set it, before Load returns
+	// it (and so before StartWith makes the server): the place for what
+	// the environment does not say, such as server instructions or
+	// otel.Instrument(cfg.Server, o) (the middleware and the session
+	// observer).
+	Configure func(*Config)
+}
+
+// apply sets what o adds to the environment's configuration.
+func (o *Options) apply(cfg *Config) {
+	cfg.Server.Middleware = append(cfg.Server.Middleware, o.Middleware...)
+	cfg.Lambda.Flush = append(cfg.Lambda.Flush, o.Flush...)
+	cfg.Lambda.FlushTimeout = o.FlushTimeout
+	if o.Configure != nil {
+		o.Configure(cfg)
+	}
 }
 
 // Load returns the options the environment describes (see the package
@@ -64,6 +100,16 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 	if o.AWSConfig == nil {
 		o.AWSConfig = LambdaAWSConfig
 	}
+	cfg, err := load(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	o.apply(cfg)
+	return cfg, nil
+}
+
+// load is Load up to Options.apply.
+func load(ctx context.Context, o *Options) (*Config, error) {
 	// Lambda sets AWS_LAMBDA_LOG_FORMAT=JSON when the function's log format
 	// is JSON; CloudWatch then expects one JSON object a line, with the
 	// field names of lambdacontext.ReplaceAttr (timestamp, message).
@@ -71,7 +117,6 @@ func Load(ctx context.Context, opts *Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	log = slog.New(requestIDHandler{log.Handler()})
 	streaming, err := boolVar("MCPFN_STREAMING")
 	if err != nil {
 		return nil, err
@@ -188,21 +233,31 @@ func LambdaAWSConfig(context.Context) (aws.Config, error) {
 }
 
 // Start runs an MCP server configured by the environment as the Lambda
-// function of this process: it calls Load (nil Options), core.NewServer
-// with impl and the loaded options, setup (when not nil) to add the tools,
-// resources and prompts, and lambda.Start. Start never returns. A
-// configuration error is written to stderr, naming the variable, and ends
-// the process with status 1, which Lambda reports as an init error
-// (Runtime.ExitError) with the message in the function's logs. So does a
-// server with task tools (ToolOptions.TaskSupport) that the environment
-// cannot run safely: on Lambda without MCPFN_DYNAMODB_TABLE or with
-// MCPFN_TASK_RUNNER=inprocess (Lambda freezes the invocation that created
-// a task), and anywhere with MCPFN_TASK_RUNNER=none.
-//
-// Use Load for anything Start does not cover (server instructions, other
-// options, middleware).
+// function of this process: it is StartWith(impl, setup, nil).
 func Start(impl core.Implementation, setup func(*core.Server)) {
-	srv, lopts, err := newServer(context.Background(), impl, setup)
+	StartWith(impl, setup, nil)
+}
+
+// StartWith runs an MCP server configured by the environment and opts as
+// the Lambda function of this process: it calls Load(opts), core.NewServer
+// with impl and the loaded server options, setup (when not nil) to add the
+// tools, resources and prompts, and lambda.Start with the loaded Lambda
+// options. StartWith never returns. A configuration error is written to
+// stderr, naming the variable, and ends the process with status 1, which
+// Lambda reports as an init error (Runtime.ExitError) with the message in
+// the function's logs. So does a server with task tools
+// (ToolOptions.TaskSupport) that the environment cannot run safely: on
+// Lambda without MCPFN_DYNAMODB_TABLE or with MCPFN_TASK_RUNNER=inprocess
+// (Lambda freezes the invocation that created a task), and anywhere with
+// MCPFN_TASK_RUNNER=none.
+//
+// opts instruments the function: Options.Middleware wraps every request
+// (otel.Middleware for spans and metrics), Options.Flush is flushed at the
+// end of every invocation (the OpenTelemetry SDK's tracer and meter
+// providers), and Options.Configure changes anything else the
+// environment does not say (server instructions, otel.Instrument).
+func StartWith(impl core.Implementation, setup func(*core.Server), opts *Options) {
+	srv, lopts, err := newServer(context.Background(), impl, setup, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lambdaenv: %s: %v\n", impl.Name, err)
 		os.Exit(1)
@@ -210,10 +265,10 @@ func Start(impl core.Implementation, setup func(*core.Server)) {
 	lambda.Start(srv, lopts)
 }
 
-// newServer is Start up to lambda.Start: it also refuses a server whose
-// task tools the deployment cannot run safely (checkTasks).
-func newServer(ctx context.Context, impl core.Implementation, setup func(*core.Server)) (*core.Server, *lambda.Options, error) {
-	cfg, err := Load(ctx, nil)
+// newServer is StartWith up to lambda.Start: it also refuses a server
+// whose task tools the deployment cannot run safely (checkTasks).
+func newServer(ctx context.Context, impl core.Implementation, setup func(*core.Server), opts *Options) (*core.Server, *lambda.Options, error) {
+	cfg, err := Load(ctx, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,25 +281,4 @@ func newServer(ctx context.Context, impl core.Implementation, setup func(*core.S
 		return nil, nil, err
 	}
 	return srv, cfg.Lambda, nil
-}
-
-// requestIDHandler adds the requestId of the invocation (from the
-// lambdacontext of the record's context) to every record logged with an
-// invocation's context, as lambdacontext.NewLogHandler does, so that a
-// warning can be matched with its request in CloudWatch.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
-		r.AddAttrs(slog.String("requestId", lc.AwsRequestID))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
-func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(as)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
 }

@@ -101,7 +101,7 @@ func TestStartRefusesUnsafeTasks(t *testing.T) {
 					core.AddTool(s, &core.Tool{Name: "job"}, func(context.Context, *core.CallToolRequest, struct{}) (string, error) { return "", nil },
 						&core.ToolOptions{TaskSupport: core.TaskRequired})
 				}
-			})
+			}, nil)
 			if c.want == nil {
 				if err != nil || srv == nil || lopts == nil {
 					t.Fatalf("Start refuses: %v", err)

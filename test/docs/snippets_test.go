@@ -45,6 +45,10 @@ var imports = map[string]string{
 	"lambdaenv":      module + "/deploy/lambdaenv",
 	"gcfenv":         module + "/deploy/gcfenv",
 	"functions":      "github.com/GoogleCloudPlatform/functions-framework-go/functions",
+	"otel":           module + "/otel",
+	"sdktrace":       "go.opentelemetry.io/otel/sdk/trace",
+	"sdkmetric":      "go.opentelemetry.io/otel/sdk/metric",
+	"stdouttrace":    "go.opentelemetry.io/otel/exporters/stdout/stdouttrace",
 }
 
 // harnessVars are the variables a statement fragment (marked

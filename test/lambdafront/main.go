@@ -8,7 +8,7 @@
 //
 //	lambdafront -bootstrap ./bootstrap [-addr 127.0.0.1:9000] [-door url|apigw-v1|apigw-v2]
 //	            [-mode auto|buffered|streaming] [-runtime rie|stream] [-concurrency 4]
-//	            [-timeout 30s] [-rie PATH] [-quiet] [-v]
+//	            [-timeout 30s] [-rie PATH] [-freeze] [-quiet] [-v]
 //
 // Two backends run the function, each as a pool of -concurrency copies of
 // it, each copy running one invocation at a time; further requests wait for
@@ -22,7 +22,11 @@
 //     endpoint per copy, and passes a streamed response through to the
 //     client as it arrives, chunk by chunk, as Lambda does. A copy whose
 //     invocation times out, or whose client goes away mid-stream, is killed
-//     and started again on its next invocation.
+//     and started again on its next invocation. With -freeze, a process
+//     that waits for an invocation is stopped (SIGSTOP) until one comes,
+//     as Lambda freezes a sandbox once the function asks for the next
+//     invocation: work the function left for after its response and did
+//     not finish before asking stays undone.
 //
 // Install the emulator with test/lambdafront/install-rie.sh. Without -rie,
 // lambdafront looks for it in $MCPFN_RIE, ${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}
@@ -58,6 +62,7 @@ func main() {
 		rie         = flag.String("rie", "", "path of aws-lambda-rie (default: $MCPFN_RIE, the install-rie.sh location, $PATH)")
 		concurrency = flag.Int("concurrency", 4, "number of copies of the function, that is of concurrent invocations")
 		timeout     = flag.Duration("timeout", 30*time.Second, "function timeout (rounded up to whole seconds)")
+		freeze      = flag.Bool("freeze", false, "stop (SIGSTOP) each function process while it waits for an invocation, as Lambda freezes sandboxes (-runtime stream)")
 		quiet       = flag.Bool("quiet", false, "discard the emulators' and the functions' output")
 		verbose     = flag.Bool("v", false, "debug logging")
 	)
@@ -84,7 +89,7 @@ func main() {
 	if err == nil {
 		err = run(logger, config{
 			Addr: *addr, Door: d, Mode: m, Runtime: rt, Bootstrap: *bootstrap, RIE: *rie,
-			Concurrency: *concurrency, Timeout: *timeout, Env: os.Environ(),
+			Concurrency: *concurrency, Timeout: *timeout, Env: os.Environ(), Freeze: *freeze,
 			Log: logWriter(*quiet), Logger: logger,
 		})
 	}
@@ -134,6 +139,11 @@ type config struct {
 	Env         []string
 	Log         io.Writer // the emulators' and functions' output
 	Logger      *slog.Logger
+	// Freeze stops each function process while it waits for an
+	// invocation (RuntimeStream); OnFreeze is called once one is stopped
+	// (see poolConfig).
+	Freeze   bool
+	OnFreeze func(sandbox, pid, served int)
 }
 
 // backend runs the function: a pool of emulators or of Runtime API sandboxes.
@@ -166,7 +176,10 @@ func start(ctx context.Context, cfg config) (*server, error) {
 	}
 	pcfg := poolConfig{
 		Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
-		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger,
+		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger, Freeze: cfg.Freeze, OnFreeze: cfg.OnFreeze,
+	}
+	if cfg.Freeze && cfg.Runtime != RuntimeStream {
+		return nil, errors.New("-freeze needs -runtime stream: the emulator runs the Runtime API itself")
 	}
 	if cfg.Runtime == RuntimeRIE {
 		rie, err := findRIE(cfg.RIE)

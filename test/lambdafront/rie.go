@@ -37,6 +37,14 @@ type poolConfig struct {
 	Env       []string      // the function's environment (the emulator forwards its own)
 	Log       io.Writer     // the emulators' and functions' output
 	Logger    *slog.Logger
+	// Freeze stops (SIGSTOP) a sandbox's process while it waits for an
+	// invocation, as Lambda freezes a sandbox once the function asks for
+	// the next invocation, and continues it (SIGCONT) when one comes
+	// (RuntimeStream only, on Linux).
+	Freeze bool
+	// OnFreeze, when set, is called once a process is stopped: with its
+	// sandbox, its pid and the number of invocations it has received.
+	OnFreeze func(sandbox, pid, served int)
 }
 
 // withDefaults returns cfg with its zero fields defaulted, or an error if

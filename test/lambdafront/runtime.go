@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -104,11 +105,12 @@ type sandbox struct {
 
 // process is one run of the bootstrap, with its Runtime API endpoint.
 type process struct {
-	s    *sandbox
-	cmd  *exec.Cmd
-	srv  *http.Server
-	next chan *invocation // GET .../invocation/next receives from it
-	done chan struct{}    // closed when it has exited
+	s      *sandbox
+	cmd    *exec.Cmd
+	srv    *http.Server
+	next   chan *invocation // GET .../invocation/next receives from it
+	done   chan struct{}    // closed when it has exited
+	served atomic.Int64     // invocations handed to it
 }
 
 // invocation is one invocation in progress.
@@ -332,8 +334,23 @@ func (p *process) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodGet && path == "invocation/next":
+		var inv *invocation
 		select {
-		case inv := <-p.next:
+		case inv = <-p.next:
+		default:
+			// Nothing to run: Lambda freezes the sandbox until an
+			// invocation comes.
+			frozen := s.pool.cfg.Freeze && p.freeze()
+			select {
+			case inv = <-p.next:
+			case <-r.Context().Done(): // the process exited
+			}
+			if frozen {
+				p.thaw()
+			}
+		}
+		if inv != nil {
+			p.served.Add(1)
 			h := w.Header()
 			h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 			h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(inv.deadline.UnixMilli(), 10))
@@ -341,7 +358,6 @@ func (p *process) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.Set("Lambda-Runtime-Trace-Id", "Root=1-"+strconv.FormatInt(time.Now().Unix(), 16)+"-"+strings.ReplaceAll(inv.id, "-", "")[:24]+";Sampled=0")
 			h.Set("Content-Type", "application/json")
 			w.Write(inv.event)
-		case <-r.Context().Done(): // the process exited
 		}
 
 	case r.Method == http.MethodPost && strings.HasPrefix(path, "invocation/"):
@@ -388,6 +404,27 @@ func (p *process) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		runtimeError(w, http.StatusNotFound, "NotFound", "unknown Runtime API call "+r.Method+" "+r.URL.Path)
 	}
+}
+
+// freeze stops the process, and reports whether it did.
+func (p *process) freeze() bool {
+	cfg := p.s.pool.cfg
+	pid := p.cmd.Process.Pid
+	if err := stopPID(pid); err != nil {
+		cfg.Logger.Warn("could not freeze the sandbox", "sandbox", p.s.id, "pid", pid, "err", err)
+		return false
+	}
+	cfg.Logger.Debug("sandbox frozen", "sandbox", p.s.id, "pid", pid)
+	if cfg.OnFreeze != nil {
+		cfg.OnFreeze(p.s.id, pid, int(p.served.Load()))
+	}
+	return true
+}
+
+// thaw continues the process freeze stopped.
+func (p *process) thaw() {
+	continuePID(p.cmd.Process.Pid)
+	p.s.pool.cfg.Logger.Debug("sandbox thawed", "sandbox", p.s.id)
 }
 
 // current returns the invocation in progress if its id is id.
