@@ -69,7 +69,9 @@
 // overrides are shown escaped (\x1b, \u202e), and in the JSON document they
 // are \u escapes.
 // Exit status: 0 success, 1 the tool reported an error (isError), 2 usage
-// (a bad command line or URL), 3 failure.
+// (a bad command line or URL), 3 failure. Listing what a server does not
+// offer at all (tools, resources or prompts: the list method answered
+// -32601) is a success: an empty list, and a note on stderr.
 package main
 
 import (
@@ -85,10 +87,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
@@ -200,7 +202,9 @@ output:
   shown escaped (\x1b).
 
 exit status:
-  0  success
+  0  success; tools, resources and prompts of a server that offers none at all
+     (the list method is not found, -32601) print an empty list, and say so on
+     stderr
   1  the tool reported an error (isError)
   2  usage: a bad command line, flag or URL (nothing was sent)
   3  failure: the server was unreachable or answered with an error, the build
@@ -401,6 +405,11 @@ func parseAnswer(v string) (*mcp.ElicitResult, error) {
 	case mcp.ActionAccept, mcp.ActionDecline, mcp.ActionCancel:
 		return &mcp.ElicitResult{Action: v}, nil
 	}
+	if strings.HasPrefix(strings.TrimSpace(v), "{") {
+		if err := jsonObjectError("--answer", v); err != nil {
+			return nil, err
+		}
+	}
 	var content map[string]any
 	if err := json.Unmarshal([]byte(v), &content); err != nil || content == nil {
 		return nil, fmt.Errorf("--answer must be accept, decline, cancel or a JSON object, not %q", v)
@@ -537,9 +546,8 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}
 		if len(a) == 4 {
 			args = json.RawMessage(a[3])
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-				return bad("the arguments must be a JSON object")
+			if err := jsonObjectError("the arguments", a[3]); err != nil {
+				return bad(err.Error())
 			}
 		}
 	case "get":
@@ -579,6 +587,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		var ue *url.Error
 		if hint != "" && ctx.Err() == nil && !errors.As(err, &ue) {
 			fmt.Fprintln(stderr, "mcpfn: hint:", hint)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			fmt.Fprintln(stderr, "mcpfn: hint:", refusedHint(endpoint))
 		}
 		return code
 	}
@@ -635,6 +646,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	var doc json.RawMessage
 	text := writeRaw
 	code := exitOK
+	// absent names what the server does not offer at all (tools, resources
+	// or prompts): the list is empty, and said so on stderr.
+	absent := ""
 	switch a[0] {
 	case "discover":
 		switch {
@@ -652,6 +666,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, doc json.RawMessage) { writeDiscover(w, c, doc) }
 	case "tools":
 		raws, err := listAll(ctx, c, "tools")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "tools"
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -661,12 +679,18 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeTools(w, e.width, raws) }
 	case "resources":
 		raws, err := listAll(ctx, c, "resources")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "resources"
+		}
 		if err != nil {
 			return fail(err)
 		}
-		templates, err := listAll(ctx, c, "resourceTemplates")
-		var re *mcp.Error
-		if errors.As(err, &re) && re.Code == mcp.CodeMethodNotFound {
+		templates := []json.RawMessage{}
+		if absent == "" {
+			templates, err = listAll(ctx, c, "resourceTemplates")
+		}
+		if notOffered(err) {
 			// A server with resources but no templates may not serve
 			// resources/templates/list at all.
 			templates, err = []json.RawMessage{}, nil
@@ -681,6 +705,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeResources(w, e.width, raws, templates) }
 	case "prompts":
 		raws, err := listAll(ctx, c, "prompts")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "prompts"
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -708,6 +736,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 			return fail(err)
 		}
 		text = writePromptResult
+	}
+	if absent != "" {
+		fmt.Fprintf(stderr, "mcpfn: the server offers no %s (it does not serve %s/list)\n", absent, absent)
 	}
 	if out := writeOut(stdout, human, doc, text); out != exitOK {
 		return out
@@ -756,10 +787,11 @@ func parsePromptArgs(words []string) (map[string]string, error) {
 		return out, nil
 	}
 	s := words[0]
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-		return nil, errors.New(`the prompt arguments must be a JSON object of strings, such as {"name":"value"}`)
+	if err := jsonObjectError("the prompt arguments", s); err != nil {
+		return nil, err
 	}
+	var obj map[string]json.RawMessage
+	json.Unmarshal([]byte(s), &obj)
 	out := make(map[string]string, len(obj))
 	for k, v := range obj {
 		var str string
@@ -834,6 +866,15 @@ func listAll(ctx context.Context, c *client.Conn, member string) ([]json.RawMess
 		cursor = next
 	}
 	return nil, fmt.Errorf("%s: more than %d pages", member, maxPages)
+}
+
+// notOffered reports whether err is the -32601 (method not found) of a
+// list method: the server does not offer that kind of thing at all (it
+// declares no such capability; 2026-07-28 server/tools §Capabilities and
+// likewise for resources and prompts).
+func notOffered(err error) bool {
+	var re *mcp.Error
+	return errors.As(err, &re) && re.Code == mcp.CodeMethodNotFound
 }
 
 // cleartextRemote reports whether endpoint is a plain-http URL whose host is
@@ -948,13 +989,9 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.
 		Required []string `json:"required"`
 	}
 	json.Unmarshal(req.RequestedSchema, &schema)
-	names := make([]string, 0, len(schema.Properties))
-	for n := range schema.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	content := map[string]any{}
-	for _, n := range names {
+	// The fields in the server's order (the form's order, as it wrote them).
+	for _, n := range orderedNames(req.RequestedSchema, schema.Properties) {
 		p := schema.Properties[n]
 		fmt.Fprintf(e.out, "  %s (%s)", oneLine(n), oneLine(p.Type))
 		if p.Description != "" {
