@@ -20,6 +20,9 @@
 //	                              a Cloudflare Worker directory (app.wasm, Go's
 //	                              wasm_exec.js, the glue, wrangler.toml and
 //	                              workerd.capnp) of the main package at PATH
+//	mcpfn completion bash|zsh|fish
+//	                              a shell completion script of the
+//	                              commands and flags
 //	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
@@ -122,6 +125,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
+       mcpfn completion bash|zsh|fish
        mcpfn --version | --help
 run mcpfn --help for the flags, the output modes and the exit codes
 `
@@ -154,6 +158,11 @@ commands:
                                        dist): app.wasm, Go's wasm_exec.js, the adapter's
                                        glue, wrangler.toml (npx wrangler deploy) and
                                        workerd.capnp (npx workerd serve), reproducibly
+  mcpfn completion bash|zsh|fish       a completion script of the commands and flags
+                                       for the shell: source <(mcpfn completion bash)
+                                       in ~/.bashrc, likewise zsh (after compinit);
+                                       mcpfn completion fish >
+                                       ~/.config/fish/completions/mcpfn.fish
   mcpfn --version                      this program's version and the protocol
                                        revisions it speaks
   mcpfn --help                         this text
@@ -202,13 +211,14 @@ output:
   shown escaped (\x1b).
 
 exit status:
-  0  success; tools, resources and prompts of a server that offers none at all
-     (the list method is not found, -32601) print an empty list, and say so on
-     stderr
+  0  success
   1  the tool reported an error (isError)
   2  usage: a bad command line, flag or URL (nothing was sent)
   3  failure: the server was unreachable or answered with an error, the build
      failed, the zip could not be written, or --timeout ran out
+  tools, resources and prompts of a server that offers none at all (its list
+  method is not found, -32601) print an empty list and exit 0, with a note on
+  stderr
 `
 
 // defaultTimeout bounds a whole command unless --timeout says otherwise:
@@ -478,6 +488,12 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	a := cfg.args
 	if len(a) == 0 {
 		return bad("missing command")
+	}
+	if lookupCommand(a[0]) == nil { // commands.go lists every command
+		return bad("unknown command " + strconv.Quote(a[0]))
+	}
+	if a[0] == "completion" {
+		return completionCmd(cfg, stdout, bad)
 	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc

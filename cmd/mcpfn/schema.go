@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,44 +8,32 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // propertyOrder returns the names of a JSON Schema's properties in the
-// order its JSON text has them: the order the server wrote the form in
-// (a Go map loses it). It returns nil when schema is not an object with a
-// properties object, or is not valid JSON (duplicate names included).
+// order its JSON text has them: the order the server wrote the form in (a
+// Go map loses it). It returns nil when schema is not an object with a
+// properties object. The scan is jsonwire's, which package mcp uses too:
+// the CLI links no JSON library but encoding/json (docs/design.md,
+// "Module layout").
 func propertyOrder(schema []byte) []string {
-	dec := jsontext.NewDecoder(bytes.NewReader(schema))
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil
-	}
-	for dec.PeekKind() != '}' {
-		key, err := dec.ReadToken()
-		if err != nil {
-			return nil
+	var names []string
+	jsonwire.EachMember(schema, func(key, value []byte) bool {
+		if k, ok := jsonwire.KeyString(key); !ok || k != "properties" {
+			return true
 		}
-		if key.String() != "properties" || dec.PeekKind() != '{' {
-			if dec.SkipValue() != nil {
-				return nil
-			}
-			continue
+		names = []string{}
+		if jsonwire.EachMember(value, func(key, _ []byte) bool {
+			k, ok := jsonwire.KeyString(key)
+			names = append(names, k)
+			return ok
+		}) != nil {
+			names = nil
 		}
-		dec.ReadToken() // {
-		names := []string{}
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return nil
-			}
-			names = append(names, name.String())
-			if dec.SkipValue() != nil {
-				return nil
-			}
-		}
-		return names
-	}
-	return nil
+		return false
+	})
+	return names
 }
 
 // orderedNames returns the keys of props in the order of the schema's
