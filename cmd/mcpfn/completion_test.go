@@ -55,9 +55,14 @@ func TestCommandTable(t *testing.T) {
 	if got := usageCommands(commandsSection, ""); !slices.Equal(got, names) {
 		t.Errorf("the help shows the commands %q; the table has %q", got, names)
 	}
+	// Each command once, with nothing to work on: no arguments, an empty
+	// directory and a context already cancelled, so that none of them
+	// builds, serves or waits.
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
 	for _, c := range commands {
 		var out, errb bytes.Buffer
-		runEnv(context.Background(), []string{c.name}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb})
+		runEnv(done, []string{c.name}, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, dir: t.TempDir()})
 		if strings.Contains(errb.String(), "unknown command") {
 			t.Errorf("%s is in the table but not dispatched: %s", c.name, errb.String())
 		}
