@@ -165,7 +165,12 @@
 // mcp.Error.RequiredCapabilities, Supported and Requested read. HTTP
 // failures without a JSON-RPC body are *HTTPError. ErrStreamBroken,
 // ErrProtocol, ErrMaxRounds, ErrUnauthorized, ErrTimeout, ErrClosed and
-// ErrTaskCancelled are matched with errors.Is. A tool's own failure is an
-// mcp.CallToolResult with IsError set, not an error (in a task too: the
-// task completes with it).
+// ErrTaskCancelled are matched with errors.Is. A request the server
+// refused for now (HTTP 429 or 503) is sent again after the wait its
+// Retry-After asks for, Options.MaxRetries times at most; then, or at once
+// when the wait would be longer than Options.MaxRetryWait, it fails with a
+// *RetryLaterError (ErrRetryLater), whose RetryAfter and At say when to
+// try again and which wraps the last response's error. A tool's own
+// failure is an mcp.CallToolResult with IsError set, not an error (in a
+// task too: the task completes with it).
 package client

@@ -27,11 +27,15 @@ type httpReq struct {
 // send does one HTTP exchange with authorization: on a 401, or a 403 whose
 // challenge says insufficient_scope, a Challenger token source is asked to
 // authorize and the request is sent again, at most maxAuthAttempts times in
-// all. It returns the response with its body unread for 2xx; any other
-// status is turned into an error (*mcp.Error if the body is a JSON-RPC
-// error, else *HTTPError).
+// all; on a 429 or 503 the request is sent again after the wait its
+// Retry-After asks for, Options.MaxRetries times at most (retry.go). It
+// returns the response with its body unread for 2xx; any other status is
+// turned into an error (*mcp.Error if the body is a JSON-RPC error, else
+// *HTTPError; wrapped in a *RetryLaterError for a 429 or 503).
 func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header)) (*http.Response, error) {
+	sent := 0
 	for attempt := 1; ; attempt++ {
+		sent++
 		authz, err := c.authorization(ctx, hr.co)
 		if err != nil {
 			return nil, err
@@ -94,7 +98,20 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 				continue
 			}
 		}
-		return nil, statusError(hr.rpc, resp, body)
+		err = statusError(hr.rpc, resp, body)
+		if retryable(resp.StatusCode) {
+			wait, rerr := c.retryLater(ctx, hr, resp, err, sent)
+			if rerr != nil {
+				return nil, rerr
+			}
+			c.cl.log.DebugContext(ctx, "mcp client: the server asks to retry", "method", hr.rpc, "status", resp.StatusCode, "wait", wait)
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			attempt-- // the authorization's attempts are its own
+			continue
+		}
+		return nil, err
 	}
 }
 

@@ -35,7 +35,8 @@ import (
 // tools/call sent again (two more Calls), and each tasks/get, tasks/update
 // and tasks/cancel the wait for a task sends (Options.Tasks). Repeats at the transport level
 // belong to the Call they repeat and run inside its Handler: the request
-// sent again after a 401/403 challenge authorized a new token, a broken
+// sent again after a 401/403 challenge authorized a new token, or after a
+// 429 or 503 (Options.MaxRetries), a broken
 // 2026-07-28 stream sent again, the -32022 retry with the same version, a
 // legacy request sent again in a new session after a 404 (the new
 // session's initialize is a Call of its own, run inside the one that

@@ -61,6 +61,14 @@ const (
 	// mcpfn servers use, long enough for servers that send none during a
 	// slow step.
 	DefaultStreamIdleTimeout = 5 * time.Minute
+	// DefaultMaxRetries bounds the retries of a request the server refused
+	// for now with HTTP 429 or 503 (see Options.MaxRetries).
+	DefaultMaxRetries = 2
+	// DefaultMaxRetryWait caps the wait before such a retry (see
+	// Options.MaxRetryWait): long enough for a server that sheds load for
+	// a few seconds, short enough that a caller is not held for minutes
+	// without knowing why.
+	DefaultMaxRetryWait = 10 * time.Second
 )
 
 // Options configures a Client, and so every Conn it hands out. A nil
@@ -173,6 +181,25 @@ type Options struct {
 	// names (Conn.ProtocolVersion of the Conn that created it); it must be
 	// a legacy version. Zero means 2025-11-25.
 	SessionVersion string
+
+	// MaxRetries bounds the retries of a request the server refused for
+	// now, with HTTP 429 (Too Many Requests) or 503 (Service Unavailable):
+	// answers that say it did not process the request, so that any request
+	// may be sent again, tools/call included. Before each retry the client
+	// waits what the response's Retry-After asks for (RFC 9110 §10.2.3:
+	// delta-seconds or an HTTP-date), or without one 1 s, then 2 s, and
+	// so on, up to MaxRetryWait. It does not wait, and fails at once, when
+	// Retry-After asks for longer than MaxRetryWait or than the call's
+	// context leaves; the context ending during a wait ends the call with
+	// its error. The error after the last attempt is a *RetryLaterError,
+	// matching ErrRetryLater, which says when to retry. Other failures
+	// (a transport error, a broken stream, another status) are not retried
+	// here. Zero means DefaultMaxRetries; negative means none.
+	MaxRetries int
+	// MaxRetryWait caps the wait before a retry (see MaxRetries). Zero
+	// means DefaultMaxRetryWait; negative allows no wait: a response
+	// without Retry-After, or with 0, is retried at once, any other fails.
+	MaxRetryWait time.Duration
 
 	// MaxRounds bounds the input rounds of one request: the retries of a
 	// 2026-07-28 multi round-trip request, and the server requests for input

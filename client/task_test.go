@@ -587,9 +587,11 @@ func TestTaskResume(t *testing.T) {
 }
 
 // TestTaskTransientFailures: up to two tasks/get in a row that fail in
-// transport (here HTTP 503 without a JSON-RPC body) are retried a poll
-// interval later; a third in a row ends the wait, and the task is
-// cancelled.
+// transport (here HTTP 503 without a JSON-RPC body, with the HTTP-level
+// retries of Options.MaxRetries turned off) are retried a poll interval
+// later; a third in a row ends the wait, and the task is cancelled. With
+// the default retries, each 503 is first sent again twice by the HTTP
+// layer: nine 503s in a row end the wait.
 func TestTaskTransientFailures(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -599,7 +601,7 @@ func TestTaskTransientFailures(t *testing.T) {
 			}
 			return 0
 		}, get: func(n int) map[string]any { return working(100) }}
-		c := connectPipe(t, p, client.Options{Tasks: true})
+		c := connectPipe(t, p, client.Options{Tasks: true, MaxRetries: -1})
 		_, err := c.CallTool(t.Context(), "job", nil)
 		var he *client.HTTPError
 		if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
@@ -607,6 +609,22 @@ func TestTaskTransientFailures(t *testing.T) {
 		}
 		if gets, _, cancels := p.stats(); len(gets) != 6 || cancels != 1 {
 			t.Fatalf("%d tasks/get, %d tasks/cancel; want 6, 1", len(gets), cancels)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		p := &taskPeer{t: t, status: func(n int) int {
+			if n <= 8 || n >= 10 && n <= 18 {
+				return http.StatusServiceUnavailable
+			}
+			return 0
+		}, get: func(n int) map[string]any { return working(100) }}
+		c := connectPipe(t, p, client.Options{Tasks: true})
+		_, err := c.CallTool(t.Context(), "job", nil)
+		if !errors.Is(err, client.ErrRetryLater) {
+			t.Fatalf("err = %v, want the ninth 503 in a row", err)
+		}
+		if gets, _, cancels := p.stats(); len(gets) != 18 || cancels != 1 {
+			t.Fatalf("%d tasks/get, %d tasks/cancel; want 18, 1", len(gets), cancels)
 		}
 	})
 }

@@ -564,8 +564,10 @@ func TestTargets(t *testing.T) {
 		t.Parallel()
 		ctx := context.Background()
 		s := newSDK(t)
-		// A front that answers every request 503 without a JSON-RPC error.
+		// A front that answers every request 503 without a JSON-RPC error
+		// (Retry-After 0: the client's retries of a 503 do not wait).
 		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "0")
 			http.Error(w, "down", http.StatusServiceUnavailable)
 		}))
 		defer down.Close()

@@ -85,3 +85,28 @@ func unwrapURLError(err error) error {
 	}
 	return err
 }
+
+// refusedHint is the hint for an endpoint whose host refused the
+// connection: nothing listens at its address. The address the quick start
+// serves on gets the two ways to start a server there.
+func refusedHint(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "is the server running?"
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	addr := net.JoinHostPort(host, port)
+	hint := fmt.Sprintf("nothing is listening at %s (tried %s): is the server running, and on that address?", addr, endpoint)
+	ip := net.ParseIP(host)
+	if port == "8080" && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()) {
+		hint += "\n  To serve the example calculator there, run `go run ./examples/calculator` in a clone of mcpfn;" +
+			"\n  to serve your own server's module there, run `mcpfn dev` in its directory."
+	}
+	return hint
+}

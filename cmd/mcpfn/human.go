@@ -137,8 +137,8 @@ func cut(s string, n int) string {
 }
 
 // argumentList lists the arguments of a JSON Schema object: required
-// ones as they are, optional ones in brackets, each in schema order where
-// the schema keeps it (required first).
+// ones as they are, in the order of "required", then optional ones in
+// brackets, in the order of "properties".
 func argumentList(schema json.RawMessage) string {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -153,15 +153,10 @@ func argumentList(schema json.RawMessage) string {
 			out = append(out, r)
 		}
 	}
-	var opt []string
-	for p := range s.Properties {
+	for _, p := range orderedNames(schema, s.Properties) {
 		if !slices.Contains(s.Required, p) {
-			opt = append(opt, p)
+			out = append(out, "["+p+"]")
 		}
-	}
-	slices.Sort(opt)
-	for _, p := range opt {
-		out = append(out, "["+p+"]")
 	}
 	return strings.Join(out, " ")
 }

@@ -266,8 +266,9 @@ func TestBadURL(t *testing.T) {
 	if code != exitFailure || !strings.Contains(errs, `mcpfn: hint: the URL's path is "/api"; MCP endpoints are usually at /mcp`) {
 		t.Errorf("other path: exit %d %q", code, errs)
 	}
-	// No hint for a server that could not be reached.
-	if code, _, errs := mcpfn(t, "", "tools", "http://127.0.0.1:1"); code != exitFailure || strings.Contains(errs, "hint") {
+	// No path hint for a server that could not be reached: the hint that
+	// nothing listens there.
+	if code, _, errs := mcpfn(t, "", "tools", "http://127.0.0.1:1"); code != exitFailure || strings.Contains(errs, "/mcp") || !strings.Contains(errs, "hint: nothing is listening at 127.0.0.1:1") {
 		t.Errorf("unreachable: exit %d %q", code, errs)
 	}
 	// No hint where the path is right.

@@ -26,6 +26,9 @@
 //	                              a new module in DIR: a typed tool, its test,
 //	                              the target's entry point and what it deploys
 //	                              with
+//	mcpfn completion bash|zsh|fish
+//	                              a shell completion script of the
+//	                              commands and flags
 //	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
@@ -75,7 +78,9 @@
 // overrides are shown escaped (\x1b, \u202e), and in the JSON document they
 // are \u escapes.
 // Exit status: 0 success, 1 the tool reported an error (isError), 2 usage
-// (a bad command line or URL), 3 failure.
+// (a bad command line or URL), 3 failure. Listing what a server does not
+// offer at all (tools, resources or prompts: the list method answered
+// -32601) is a success: an empty list, and a note on stderr.
 package main
 
 import (
@@ -91,10 +96,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
@@ -128,6 +133,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
        mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
+       mcpfn completion bash|zsh|fish
        mcpfn --version | --help
 run mcpfn --help for the flags, the output modes and the exit codes
 `
@@ -174,6 +180,11 @@ commands:
                                        what it deploys with (infra/ with Terraform for
                                        lambda and gcf); then go mod tidy. -module sets
                                        the module path (default: DIR's name)
+  mcpfn completion bash|zsh|fish       a completion script of the commands and flags
+                                       for the shell: source <(mcpfn completion bash)
+                                       in ~/.bashrc, likewise zsh (after compinit);
+                                       mcpfn completion fish >
+                                       ~/.config/fish/completions/mcpfn.fish
   mcpfn --version                      this program's version and the protocol
                                        revisions it speaks
   mcpfn --help                         this text
@@ -206,6 +217,8 @@ flags (before or after the command word):
                               directory's name, as lower case letters, digits, hyphens)
   -dev-key                    package workers: put a generated MCPFN_STATE_KEY in
                               workerd.capnp, for local runs only
+  -target TARGET              new: lambda, gcf, workers or http (default http)
+  -module PATH                new: the module path (default: DIR's name)
 
 output:
   On a terminal, text for people: tools, resources and prompts as tables, results
@@ -227,6 +240,9 @@ exit status:
   2  usage: a bad command line, flag or URL (nothing was sent)
   3  failure: the server was unreachable or answered with an error, the build
      failed, the zip could not be written, or --timeout ran out
+  tools, resources and prompts of a server that offers none at all (its list
+  method is not found, -32601) print an empty list and exit 0, with a note on
+  stderr
 `
 
 // defaultTimeout bounds a whole command unless --timeout says otherwise:
@@ -438,6 +454,11 @@ func parseAnswer(v string) (*mcp.ElicitResult, error) {
 	case mcp.ActionAccept, mcp.ActionDecline, mcp.ActionCancel:
 		return &mcp.ElicitResult{Action: v}, nil
 	}
+	if strings.HasPrefix(strings.TrimSpace(v), "{") {
+		if err := jsonObjectError("--answer", v); err != nil {
+			return nil, err
+		}
+	}
 	var content map[string]any
 	if err := json.Unmarshal([]byte(v), &content); err != nil || content == nil {
 		return nil, fmt.Errorf("--answer must be accept, decline, cancel or a JSON object, not %q", v)
@@ -507,8 +528,14 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	if len(a) == 0 {
 		return bad("missing command")
 	}
+	if lookupCommand(a[0]) == nil { // commands.go lists every command
+		return bad("unknown command " + strconv.Quote(a[0]))
+	}
 	if a[0] == "stdio" {
 		return stdioCmd(ctx, cfg, e, stderr, bad)
+	}
+	if a[0] == "completion" {
+		return completionCmd(cfg, stdout, bad)
 	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
@@ -585,9 +612,8 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}
 		if len(a) == 4 {
 			args = json.RawMessage(a[3])
-			var obj map[string]json.RawMessage
-			if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-				return bad("the arguments must be a JSON object")
+			if err := jsonObjectError("the arguments", a[3]); err != nil {
+				return bad(err.Error())
 			}
 		}
 	case "get":
@@ -627,6 +653,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		var ue *url.Error
 		if hint != "" && ctx.Err() == nil && !errors.As(err, &ue) {
 			fmt.Fprintln(stderr, "mcpfn: hint:", hint)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			fmt.Fprintln(stderr, "mcpfn: hint:", refusedHint(endpoint))
 		}
 		return code
 	}
@@ -683,6 +712,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	var doc json.RawMessage
 	text := writeRaw
 	code := exitOK
+	// absent names what the server does not offer at all (tools, resources
+	// or prompts): the list is empty, and said so on stderr.
+	absent := ""
 	switch a[0] {
 	case "discover":
 		switch {
@@ -700,6 +732,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, doc json.RawMessage) { writeDiscover(w, c, doc) }
 	case "tools":
 		raws, err := listAll(ctx, c, "tools")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "tools"
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -709,12 +745,18 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeTools(w, e.width, raws) }
 	case "resources":
 		raws, err := listAll(ctx, c, "resources")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "resources"
+		}
 		if err != nil {
 			return fail(err)
 		}
-		templates, err := listAll(ctx, c, "resourceTemplates")
-		var re *mcp.Error
-		if errors.As(err, &re) && re.Code == mcp.CodeMethodNotFound {
+		templates := []json.RawMessage{}
+		if absent == "" {
+			templates, err = listAll(ctx, c, "resourceTemplates")
+		}
+		if notOffered(err) {
 			// A server with resources but no templates may not serve
 			// resources/templates/list at all.
 			templates, err = []json.RawMessage{}, nil
@@ -729,6 +771,10 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeResources(w, e.width, raws, templates) }
 	case "prompts":
 		raws, err := listAll(ctx, c, "prompts")
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = "prompts"
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -756,6 +802,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 			return fail(err)
 		}
 		text = writePromptResult
+	}
+	if absent != "" {
+		fmt.Fprintf(stderr, "mcpfn: the server offers no %s (it does not serve %s/list)\n", absent, absent)
 	}
 	if out := writeOut(stdout, human, doc, text); out != exitOK {
 		return out
@@ -804,10 +853,11 @@ func parsePromptArgs(words []string) (map[string]string, error) {
 		return out, nil
 	}
 	s := words[0]
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-		return nil, errors.New(`the prompt arguments must be a JSON object of strings, such as {"name":"value"}`)
+	if err := jsonObjectError("the prompt arguments", s); err != nil {
+		return nil, err
 	}
+	var obj map[string]json.RawMessage
+	json.Unmarshal([]byte(s), &obj)
 	out := make(map[string]string, len(obj))
 	for k, v := range obj {
 		var str string
@@ -882,6 +932,15 @@ func listAll(ctx context.Context, c *client.Conn, member string) ([]json.RawMess
 		cursor = next
 	}
 	return nil, fmt.Errorf("%s: more than %d pages", member, maxPages)
+}
+
+// notOffered reports whether err is the -32601 (method not found) of a
+// list method: the server does not offer that kind of thing at all (it
+// declares no such capability; 2026-07-28 server/tools §Capabilities and
+// likewise for resources and prompts).
+func notOffered(err error) bool {
+	var re *mcp.Error
+	return errors.As(err, &re) && re.Code == mcp.CodeMethodNotFound
 }
 
 // cleartextRemote reports whether endpoint is a plain-http URL whose host is
@@ -996,13 +1055,9 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.
 		Required []string `json:"required"`
 	}
 	json.Unmarshal(req.RequestedSchema, &schema)
-	names := make([]string, 0, len(schema.Properties))
-	for n := range schema.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	content := map[string]any{}
-	for _, n := range names {
+	// The fields in the server's order (the form's order, as it wrote them).
+	for _, n := range orderedNames(req.RequestedSchema, schema.Properties) {
 		p := schema.Properties[n]
 		fmt.Fprintf(e.out, "  %s (%s)", oneLine(n), oneLine(p.Type))
 		if p.Description != "" {

@@ -98,8 +98,8 @@ func TestCLI(t *testing.T) {
 			if code != 0 || !strings.Contains(out, `accept{\"n\":7,\"name\":\"Ada\"}`) {
 				t.Fatalf("answered call: %d %s", code, out)
 			}
-			// On the terminal.
-			code, out, errs = mcpfn(t, "y\n\nBob\n", "call", url, "ask", "--mode", mode)
+			// On the terminal, the fields in the schema's order: name, n.
+			code, out, errs = mcpfn(t, "y\nBob\n\n", "call", url, "ask", "--mode", mode)
 			if code != 0 || !strings.Contains(out, `\"name\":\"Bob\"`) || !strings.Contains(errs, "name?") {
 				t.Fatalf("terminal call: %d %s %s", code, out, errs)
 			}

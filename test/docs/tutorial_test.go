@@ -33,28 +33,63 @@ import (
 // tools/release/proxy.sh writes into the test's module proxy.
 const releaseVersion = "v0.1.0"
 
-// release is the environment of the go command for users of the release:
-// the public modules come from a file-system module proxy holding them as
-// the release tool would tag them (tools/release/proxy.sh), everything else
-// from the module cache or the default proxy; no workspace, and a private
-// module cache, so that no earlier copy of the version is reused.
+// The route README.md's "Install" gives, and each tutorial repeats, while
+// no version is published: a clone, a file-system module proxy of the
+// release made from it (tools/release/proxy.sh), and the go command
+// pointed at that proxy. The test cannot clone what is not published: the
+// user's ~/src/mcpfn is a link to this checkout.
+const cloneLine = "git clone https://github.com/mcpfn/mcpfn ~/src/mcpfn"
+
+var (
+	// installRoute makes the proxy and points the go command at it, in
+	// the user's shell.
+	installRoute = []string{
+		"~/src/mcpfn/tools/release/proxy.sh ~/mcpfn-proxy " + releaseVersion,
+		"export GOPROXY=file://$HOME/mcpfn-proxy,$(go env GOPROXY) GONOSUMDB=github.com/mcpfn/mcpfn GOWORK=off",
+	}
+	// cloneInstall installs the command line from the clone (README only).
+	cloneInstall = "go -C ~/src/mcpfn install ./cmd/mcpfn"
+	// routeDocs are the documents that give the route.
+	routeDocs = []string{"README.md", "docs/lambda.md", "docs/gcf.md", "docs/workers.md"}
+)
+
+// release is the environment of the go command for users of the release,
+// as README.md's "Install" route makes it: the user's home holds the clone
+// (~/src/mcpfn) and the proxy the route's lines write (~/mcpfn-proxy); the
+// route's export puts that proxy first in GOPROXY, before the machine's
+// module download cache (a proxy too: third-party modules without the
+// network) and its default proxy. No workspace, and a private module
+// cache, so that no earlier copy of the version is reused.
 type release struct {
 	base string
 	env  []string
 }
 
+// newRelease follows the route: it checks that every document of
+// routeDocs gives its lines, runs them as written with sh in the user's
+// home, and keeps the environment the export leaves. It also installs the
+// command line from the clone as README.md says, and checks that it runs.
 func newRelease(t *testing.T) *release {
 	t.Helper()
 	root := repoRoot(t)
-	proxySh := filepath.Join(root, "tools", "release", "proxy.sh")
-	if _, err := os.Stat(proxySh); err != nil {
-		t.Fatalf("the tutorials need the release's module proxy: %v", err)
+	for _, doc := range routeDocs {
+		text := readFile(t, doc)
+		for _, line := range append([]string{cloneLine}, installRoute...) {
+			if !strings.Contains(text, "\n"+line+"\n") {
+				t.Fatalf("%s no longer has the line %q of the install route: keep the documents and this test in line", doc, line)
+			}
+		}
+	}
+	if !strings.Contains(readFile(t, "README.md"), "\n"+cloneInstall+"\n") {
+		t.Fatalf("README.md no longer installs the command line from the clone with %q", cloneInstall)
 	}
 	base := t.TempDir()
-	proxy := filepath.Join(base, "proxy")
-	cmd := exec.Command(proxySh, proxy, releaseVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tools/release/proxy.sh %s %s: %v\n%s", proxy, releaseVersion, err, out)
+	home := filepath.Join(base, "home")
+	if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(root, filepath.Join(home, "src", "mcpfn")); err != nil { // the clone
+		t.Fatal(err)
 	}
 	goenv := func(name string) string {
 		out, err := exec.Command("go", "env", name).Output()
@@ -63,10 +98,8 @@ func newRelease(t *testing.T) *release {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	// The proxy list: ours, then the module cache's download directory (a
-	// module proxy too: third-party modules without the network), then the
-	// default. A version missing from one falls through to the next.
-	goproxy := "file://" + proxy + ",file://" + filepath.Join(goenv("GOMODCACHE"), "cache", "download")
+	// The machine's proxies, which the route's $(go env GOPROXY) reads.
+	goproxy := "file://" + filepath.Join(goenv("GOMODCACHE"), "cache", "download")
 	if def := goenv("GOPROXY"); def != "" && def != "off" {
 		goproxy += "," + def
 	}
@@ -74,20 +107,70 @@ func newRelease(t *testing.T) *release {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case strings.HasPrefix(k, "GO") && k != "GOROOT" && k != "GOCACHE" && k != "GOPATH":
-		case strings.HasPrefix(k, "AWS_"), strings.HasPrefix(k, "MCPFN_"):
+		case strings.HasPrefix(k, "GO") && k != "GOROOT" && k != "GOPATH":
+		case strings.HasPrefix(k, "AWS_"), strings.HasPrefix(k, "MCPFN_"), k == "HOME":
 		default:
 			env = append(env, kv)
 		}
 	}
+	modcache := filepath.Join(base, "modcache")
 	env = append(env,
+		"HOME="+home,
+		// The build cache is the machine's (a new home would make a cold
+		// one): it only saves time.
+		"GOCACHE="+goenv("GOCACHE"),
 		"GOPROXY="+goproxy,
-		"GONOSUMDB=github.com/mcpfn/mcpfn",
 		"GOFLAGS=-modcacherw",
-		"GOMODCACHE="+filepath.Join(base, "modcache"),
-		"GOWORK=off",
+		"GOMODCACHE="+modcache,
 		"GOTOOLCHAIN=local",
 	)
+	// proxy.sh's go run sets GOFLAGS=-mod=readonly, leaving read-only
+	// module files in the private cache: make them removable.
+	t.Cleanup(func() {
+		filepath.WalkDir(modcache, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
+	// The command line from the clone, built while the route runs (with
+	// GOWORK=off: the clone's go.work would only make the private module
+	// cache load the go.mod files of every module of the workspace).
+	bin := filepath.Join(base, "clonebin")
+	install := exec.Command("sh", "-c", cloneInstall)
+	var installOut strings.Builder
+	install.Dir, install.Env = home, append(append([]string{}, env...), "GOWORK=off", "GOBIN="+bin)
+	install.Stdout, install.Stderr = &installOut, &installOut
+	if err := install.Start(); err != nil {
+		t.Fatal(err)
+	}
+	script := "set -e\n" + strings.Join(installRoute, "\n") + "\n" + `printf '%s\n' "$GOPROXY" "$GONOSUMDB" "$GOWORK"` + "\n"
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir, cmd.Env = home, env
+	out, err := cmd.Output()
+	installErr := install.Wait()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("the install route:\n%s\n: %v\n%s", script, err, stderr)
+	}
+	vars := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(vars) != 3 || !strings.HasPrefix(vars[0], "file://"+home+"/mcpfn-proxy,"+goproxy) || vars[1] != "github.com/mcpfn/mcpfn" || vars[2] != "off" {
+		t.Fatalf("the install route left GOPROXY, GONOSUMDB, GOWORK = %q", vars)
+	}
+	if _, err := os.Stat(filepath.Join(home, "mcpfn-proxy", "github.com", "mcpfn", "mcpfn", "@v", releaseVersion+".zip")); err != nil {
+		t.Fatalf("the install route made no proxy of the root module at %s: %v", releaseVersion, err)
+	}
+	env = append(env, "GOPROXY="+vars[0], "GONOSUMDB="+vars[1], "GOWORK="+vars[2])
+	if installErr != nil {
+		t.Fatalf("%s: %v\n%s", cloneInstall, installErr, installOut.String())
+	}
+	if out, err := exec.Command(filepath.Join(bin, "mcpfn"), "--help").Output(); err != nil || !strings.Contains(string(out), "mcpfn [flags] call URL TOOL") {
+		t.Fatalf("mcpfn installed from the clone: --help: %v\n%s", err, out)
+	}
 	return &release{base: base, env: env}
 }
 
@@ -315,8 +398,28 @@ func main() {
 		t.Fatal(err)
 	}
 	u.run(nil, "go", "mod", "tidy")
+	// Before a release is published, Cloud Build cannot download it: the
+	// tutorial vendors the dependencies, the Functions Framework included
+	// (an import it adds to function.go), and the build below uses the
+	// vendor directory, as Cloud Build would.
+	ffImport := `_ "github.com/GoogleCloudPlatform/functions-framework-go/funcframework"`
+	if !strings.Contains(readFile(t, doc), "`"+ffImport+"`") {
+		t.Fatalf("%s no longer adds %s to function.go", doc, ffImport)
+	}
+	fn := readAbs(t, filepath.Join(u.dir, "function.go"))
+	if !strings.Contains(fn, "\nimport (\n") {
+		t.Fatalf("function.go has no import block")
+	}
+	fn = strings.Replace(fn, "\nimport (\n", "\nimport (\n\t"+ffImport+"\n", 1)
+	if err := os.WriteFile(filepath.Join(u.dir, "function.go"), []byte(fn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u.shell(doc, "go mod tidy && go mod vendor")
+	if _, err := os.Stat(filepath.Join(u.dir, "vendor", "github.com", "mcpfn", "mcpfn", "deploy", "gcfenv")); err != nil {
+		t.Fatalf("go mod vendor did not vendor deploy/gcfenv: %v", err)
+	}
 	serve := filepath.Join(t.TempDir(), "serve")
-	u.run(nil, "go", "build", "-o", serve, "./cmd/serve")
+	u.run(nil, "go", "build", "-mod=vendor", "-o", serve, "./cmd/serve")
 	u.shell(doc, "go install github.com/mcpfn/mcpfn/cmd/mcpfn@"+releaseVersion)
 
 	port := freePort(t)
@@ -350,6 +453,64 @@ func main() {
 	}
 	if strings.Contains(log.String(), "MCPFN_STATE_KEY") {
 		t.Errorf("the function warned about its key with MCPFN_STATE_KEY set:\n%s", log.String())
+	}
+}
+
+// TestLambdaDeployFromClone follows docs/lambda.md's step 3 as it stands
+// before a release is published: the example root and the module copied
+// from the clone (~/src/mcpfn), the module's source rewritten to the copy;
+// the result is the example with that one line changed, and, where
+// terraform is installed, `terraform get` installs the module from it (no
+// provider is downloaded: validate and apply are test/terraform's).
+func TestLambdaDeployFromClone(t *testing.T) {
+	t.Parallel()
+	const doc = "docs/lambda.md"
+	lines := []string{
+		"cp -R ~/src/mcpfn/infra/terraform/examples/own-function/. deploy/",
+		"cp -R ~/src/mcpfn/infra/terraform/modules/mcp-lambda deploy/",
+		`sed -i.orig 's|source *= "git::.*"|source = "./mcp-lambda"|' deploy/main.tf`,
+	}
+	text := readFile(t, doc)
+	for _, l := range append([]string{"mkdir deploy"}, lines...) {
+		if !strings.Contains(text, "\n"+l+"\n") {
+			t.Fatalf("%s no longer has the line %q", doc, l)
+		}
+	}
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := repoRoot(t)
+	if err := os.Symlink(root, filepath.Join(home, "src", "mcpfn")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "calc")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", "mkdir deploy\n"+strings.Join(lines, "\n"))
+	cmd.Dir, cmd.Env = dir, append(cleanEnv(), "HOME="+home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := strings.Replace(readFile(t, "infra/terraform/examples/own-function/main.tf"),
+		`source = "git::https://github.com/mcpfn/mcpfn.git//infra/terraform/modules/mcp-lambda?ref=`+releaseVersion+`"`, `source = "./mcp-lambda"`, 1)
+	if got := readAbs(t, filepath.Join(dir, "deploy", "main.tf")); got != want || strings.Contains(got, "git::") {
+		t.Errorf("deploy/main.tf after the rewrite:\n%s\nwant:\n%s", got, want)
+	}
+	for _, f := range []string{"variables.tf", "outputs.tf", "versions.tf", "mcp-lambda/function.tf", "mcp-lambda/versions.tf"} {
+		if _, err := os.Stat(filepath.Join(dir, "deploy", f)); err != nil {
+			t.Errorf("deploy/%s: %v", f, err)
+		}
+	}
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Skip("terraform is not installed: the module source is not resolved")
+	}
+	get := exec.Command(tf, "-chdir=deploy", "get")
+	get.Dir, get.Env = dir, append(cleanEnv(), "HOME="+home, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	if out, err := get.CombinedOutput(); err != nil {
+		t.Fatalf("terraform get: %v\n%s", err, out)
 	}
 }
 

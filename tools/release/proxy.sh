@@ -7,7 +7,7 @@
 # the modules exactly as the tree has them). Try a release with
 #   GOPROXY=file://DIR,$(go env GOPROXY) GONOSUMDB=github.com/mcpfn/mcpfn GOWORK=off go get ...
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)   # -P: the tool walks ROOT, which must not be a link
 flags=()
 while [ $# -gt 2 ]; do flags+=("$1"); shift; done
 if [ $# -ne 2 ]; then echo "usage: $0 [-as-is] DIR VERSION" >&2; exit 2; fi
