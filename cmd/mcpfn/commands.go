@@ -54,6 +54,9 @@ var commands = []command{
 	{name: "stdio", args: "URL", summary: "a stdio bridge to a Streamable HTTP server, for hosts that spawn servers", flags: scopeServer},
 	{name: "new", args: "DIR", summary: "a new Go module: a typed tool, its test, the target's entry point and infra",
 		flags: scopeNew, dirs: true},
+	// dev parses its own flags (-addr, -target, -dynalite; dev.go).
+	{name: "dev", args: "[DIR]", summary: "run the package locally behind its platform's door, rebuilding on changes",
+		flags: scopeNone, dirs: true},
 	{name: "completion", args: "bash|zsh|fish", summary: "a shell completion script for mcpfn",
 		flags: scopeNone, words: shells},
 }
@@ -71,9 +74,9 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
-// flag is one flag, as parseArgs takes it: with one dash or two, and a
+// flagSpec is one flag, as parseArgs takes it: with one dash or two, and a
 // value either as the next word or after "=".
-type flag struct {
+type flagSpec struct {
 	// name is the canonical name (config.set's key).
 	name string
 	// aliases are other names parseArgs takes for it.
@@ -92,7 +95,7 @@ type flag struct {
 }
 
 // flags are the CLI's flags, in the order the help lists them.
-var flags = []flag{
+var flags = []flagSpec{
 	{name: "mode", long: true, value: "MODE", values: []string{"auto", "modern", "legacy"}, scope: scopeServer, summary: "the protocol era"},
 	{name: "header", aliases: []string{"H"}, long: true, value: "HEADER", scope: scopeServer, summary: "an extra HTTP header, Name: value"},
 	{name: "token", long: true, value: "TOKEN", scope: scopeServer, summary: "a bearer token"},
@@ -119,7 +122,7 @@ var flags = []flag{
 // spellings are the ways the help and the completions write f: its name
 // with its dashes, then its aliases (one dash for one letter, else as the
 // name).
-func (f *flag) spellings() []string {
+func (f *flagSpec) spellings() []string {
 	dash := func(n string, long bool) string {
 		if long && len(n) > 1 {
 			return "--" + n
@@ -134,6 +137,6 @@ func (f *flag) spellings() []string {
 }
 
 // takes reports whether c takes f.
-func (c *command) takes(f *flag) bool {
+func (c *command) takes(f *flagSpec) bool {
 	return f.scope == scopeAll || f.scope == c.flags
 }

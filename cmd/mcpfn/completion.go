@@ -56,7 +56,7 @@ func shellQuote(s string) string {
 
 // allSpellings are every spelling of every flag parseArgs takes, for the
 // case patterns: each name with one dash and with two.
-func allSpellings(f *flag) []string {
+func allSpellings(f *flagSpec) []string {
 	var out []string
 	for _, n := range append([]string{f.name}, f.aliases...) {
 		out = append(out, "-"+n, "--"+n)

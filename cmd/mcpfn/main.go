@@ -29,6 +29,10 @@
 //	mcpfn completion bash|zsh|fish
 //	                              a shell completion script of the
 //	                              commands and flags
+//	mcpfn dev [-addr HOST:PORT] [-target lambda|gcf|workers|http] [-dynalite] [DIR]
+//	                              runs the package in DIR behind its platform's
+//	                              door on this machine, prints its URL, and
+//	                              rebuilds it when a .go file changes (dev.go)
 //	mcpfn --version | --help
 //
 // Flags, accepted before or after the command word:
@@ -134,6 +138,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
        mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
        mcpfn completion bash|zsh|fish
+       mcpfn dev [-addr HOST:PORT] [-target lambda|gcf|workers|http] [-dynalite] [DIR]
        mcpfn --version | --help
 run mcpfn --help for the flags, the output modes and the exit codes
 `
@@ -185,6 +190,23 @@ commands:
                                        in ~/.bashrc, likewise zsh (after compinit);
                                        mcpfn completion fish >
                                        ~/.config/fish/completions/mcpfn.fish
+  mcpfn dev [-addr HOST:PORT] [-target lambda|gcf|workers|http] [-dynalite] [DIR]
+                                       run the package in DIR (default: the current
+                                       directory) on this machine behind its platform's
+                                       door, print "mcpfn dev: serving URL" once it
+                                       serves, and rebuild and restart it when a .go file
+                                       of its module changes (a failed build leaves the
+                                       last good one serving). lambda: the function run
+                                       on the Lambda Runtime API behind a Function URL
+                                       (responses streamed), with a local Secrets
+                                       Manager key secret, sessions in memory or with
+                                       -dynalite in dynalite; gcf: the Functions
+                                       Framework's server; workers: workerd; http: the
+                                       program with -addr. The target is the one the
+                                       package imports (deploy/lambdaenv,
+                                       adapters/lambda, deploy/gcfenv, adapters/gcf,
+                                       adapters/workers, adapters/nethttp) unless
+                                       -target says; -addr defaults to 127.0.0.1:8080
   mcpfn --version                      this program's version and the protocol
                                        revisions it speaks
   mcpfn --help                         this text
@@ -502,6 +524,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	// goroutines that print on it (notifications, elicitation, logs).
 	stderr := &lockedWriter{w: safeWriter{e.stderr}}
 	stdout := e.stdout
+	if len(argv) > 0 && argv[0] == "dev" { // its own flags, and no --timeout (dev.go)
+		return devCmd(ctx, argv[1:], e)
+	}
 	cfg, err := parseArgs(argv)
 	bad := func(msg string) int {
 		fmt.Fprintln(stderr, "mcpfn:", msg)

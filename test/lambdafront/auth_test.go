@@ -13,6 +13,7 @@ import (
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
 type noArgs struct{}
@@ -45,8 +46,8 @@ func TestAuthThroughDoor(t *testing.T) {
 					func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
 						return "written by " + req.Principal.Subject, nil
 					})
-				h = &frontDoor{door: door, mode: expectedMode(door, streaming), timeout: 10 * time.Second,
-					fn: wrapInvoker{lambda.Wrap(srv, &lambda.Options{Streaming: streaming})}, log: testLogger(t)}
+				h = &lambdalocal.Door{Integration: door, Mode: expectedMode(door, streaming), Timeout: 10 * time.Second,
+					Function: wrapInvoker{lambda.Wrap(srv, &lambda.Options{Streaming: streaming})}, Logger: testLogger(t)}
 
 				res, body := do(t, http.MethodGet, ts.URL+"/.well-known/oauth-protected-resource/mcp", nil, nil)
 				if res.StatusCode != 200 || !strings.Contains(string(body), `"resource":"`+resource+`"`) {

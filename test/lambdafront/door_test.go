@@ -23,6 +23,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/lambdalocal"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -83,21 +84,28 @@ func requireRIE(t *testing.T) string {
 }
 
 // wrapInvoker invokes adapters/lambda in process, and answers what the
-// emulator would: the streamed bytes, or the JSON of a buffered response.
+// emulator would: the streamed bytes, or the JSON of a buffered response,
+// without saying which.
 type wrapInvoker struct {
 	fn func(context.Context, json.RawMessage) (any, error)
 }
 
-func (w wrapInvoker) invoke(ctx context.Context, event []byte) ([]byte, error) {
+func (w wrapInvoker) Invoke(ctx context.Context, event []byte) (*lambdalocal.Response, error) {
 	res, err := w.fn(ctx, event)
 	if err != nil {
 		return nil, err
 	}
+	var b []byte
 	if r, ok := res.(io.ReadCloser); ok {
 		defer r.Close()
-		return io.ReadAll(r)
+		b, err = io.ReadAll(r)
+	} else {
+		b, err = json.Marshal(res)
 	}
-	return json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	return &lambdalocal.Response{Body: io.NopCloser(bytes.NewReader(b))}, nil
 }
 
 var doors = []Door{DoorFunctionURL, DoorAPIGatewayV1, DoorAPIGatewayV2}
@@ -110,10 +118,10 @@ func TestDoorInProcess(t *testing.T) {
 		for _, streaming := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/streaming=%v", door, streaming), func(t *testing.T) {
 				t.Parallel()
-				fd := &frontDoor{
-					door: door, mode: expectedMode(door, streaming), timeout: 10 * time.Second,
-					fn:  wrapInvoker{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
-					log: testLogger(t),
+				fd := &lambdalocal.Door{
+					Integration: door, Mode: expectedMode(door, streaming), Timeout: 10 * time.Second,
+					Function: wrapInvoker{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
+					Logger:   testLogger(t),
 				}
 				srv := httptest.NewServer(fd)
 				defer srv.Close()

@@ -18,8 +18,8 @@
 //     (aws-lambda-rie), one per copy. The emulator buffers streamed
 //     responses: the client receives them whole, when the function has
 //     finished.
-//   - stream: lambdafront serves the Lambda Runtime API itself, one
-//     endpoint per copy, and passes a streamed response through to the
+//   - stream: lambdalocal.Function serves the Lambda Runtime API itself,
+//     one endpoint per copy, and passes a streamed response through to the
 //     client as it arrives, chunk by chunk, as Lambda does. A copy whose
 //     invocation times out, or whose client goes away mid-stream, is killed
 //     and started again on its next invocation. With -freeze, a process
@@ -27,6 +27,8 @@
 //     as Lambda freezes a sandbox once the function asks for the next
 //     invocation: work the function left for after its response and did
 //     not finish before asking stays undone.
+//
+// The front door itself is lambdalocal.Door.
 //
 // Install the emulator with test/lambdafront/install-rie.sh. Without -rie,
 // lambdafront looks for it in $MCPFN_RIE, ${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}
@@ -50,6 +52,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
 func main() {
@@ -77,10 +80,10 @@ func main() {
 		flag.PrintDefaults()
 		os.Exit(2)
 	}
-	d, err := parseDoor(*door)
+	d, err := lambdalocal.ParseIntegration(*door)
 	var m Mode
 	if err == nil {
-		m, err = parseMode(*mode, d)
+		m, err = lambdalocal.ParseInvokeMode(*mode, d)
 	}
 	var rt Runtime
 	if err == nil {
@@ -146,10 +149,42 @@ type config struct {
 	OnFreeze func(sandbox, pid, served int)
 }
 
-// backend runs the function: a pool of emulators or of Runtime API sandboxes.
+// The integrations and invoke modes, as lambdalocal names them.
+type (
+	Door = lambdalocal.Integration
+	Mode = lambdalocal.InvokeMode
+)
+
+const (
+	DoorFunctionURL  = lambdalocal.FunctionURL
+	DoorAPIGatewayV1 = lambdalocal.RESTAPI
+	DoorAPIGatewayV2 = lambdalocal.HTTPAPI
+
+	ModeAuto      = lambdalocal.Auto
+	ModeBuffered  = lambdalocal.Buffered
+	ModeStreaming = lambdalocal.Streaming
+)
+
+// Runtime is the backend that runs the function.
+type Runtime string
+
+const (
+	RuntimeRIE    Runtime = "rie"    // a pool of aws-lambda-rie emulators (buffers streamed responses)
+	RuntimeStream Runtime = "stream" // lambdalocal's Runtime API (passes streamed responses through)
+)
+
+func parseRuntime(s string) (Runtime, error) {
+	switch r := Runtime(s); r {
+	case RuntimeRIE, RuntimeStream:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown runtime %q (want rie or stream)", s)
+}
+
+// backend runs the function: a pool of emulators, or a lambdalocal.Function.
 type backend interface {
-	invoker
-	close()
+	lambdalocal.Invoker
+	Close() error
 }
 
 // server is a running front door.
@@ -174,19 +209,15 @@ func start(ctx context.Context, cfg config) (*server, error) {
 	if cfg.Runtime == "" {
 		cfg.Runtime = RuntimeRIE
 	}
-	pcfg := poolConfig{
-		Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
-		Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger, Freeze: cfg.Freeze, OnFreeze: cfg.OnFreeze,
-	}
 	if cfg.Freeze && cfg.Runtime != RuntimeStream {
 		return nil, errors.New("-freeze needs -runtime stream: the emulator runs the Runtime API itself")
 	}
+	var rie string
 	if cfg.Runtime == RuntimeRIE {
-		rie, err := findRIE(cfg.RIE)
-		if err != nil {
+		var err error
+		if rie, err = findRIE(cfg.RIE); err != nil {
 			return nil, err
 		}
-		pcfg.RIE = rie
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -194,15 +225,22 @@ func start(ctx context.Context, cfg config) (*server, error) {
 	}
 	var p backend
 	if cfg.Runtime == RuntimeStream {
-		p, err = newRuntimePool(pcfg)
+		p, err = lambdalocal.NewFunction(lambdalocal.Config{
+			Bootstrap: cfg.Bootstrap, Env: cfg.Env, Sandboxes: cfg.Concurrency,
+			Timeout: cfg.Timeout, Output: cfg.Log, Logger: cfg.Logger,
+			Freeze: cfg.Freeze, OnFreeze: cfg.OnFreeze,
+		})
 	} else {
-		p, err = newPool(ctx, pcfg)
+		p, err = newPool(ctx, poolConfig{
+			RIE: rie, Bootstrap: cfg.Bootstrap, Size: cfg.Concurrency, Timeout: cfg.Timeout,
+			Env: cfg.Env, Log: cfg.Log, Logger: cfg.Logger,
+		})
 	}
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	fd := &frontDoor{door: cfg.Door, mode: cfg.Mode, timeout: cfg.Timeout, fn: p, log: cfg.Logger}
+	fd := &lambdalocal.Door{Integration: cfg.Door, Mode: cfg.Mode, Timeout: cfg.Timeout, Function: p, Logger: cfg.Logger}
 	s := &server{
 		pool: p,
 		ln:   ln,
@@ -234,6 +272,19 @@ func (s *server) Shutdown(ctx context.Context) error {
 	if err != nil {
 		s.srv.Close()
 	}
-	s.pool.close()
+	s.pool.Close()
 	return err
 }
+
+// invokeAll runs one invocation and returns the whole payload.
+func invokeAll(ctx context.Context, fn lambdalocal.Invoker, event []byte) ([]byte, error) {
+	res, err := fn.Invoke(ctx, event)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	return io.ReadAll(io.LimitReader(res.Body, 4*maxPayload))
+}
+
+// maxPayload is Lambda's limit on a synchronous invocation's payloads.
+const maxPayload = 6 << 20

@@ -281,7 +281,7 @@ func TestLambdaLogFields(t *testing.T) {
 	r := startOtelRig(t, otelConfig{Runtime: RuntimeStream})
 	r.add(1, 2)
 	r.add(3, 4)
-	r.door.pool.close() // the output is whole once the process has ended
+	r.door.pool.Close() // the output is whole once the process has ended
 	type rec struct {
 		Message    string   `json:"message"`
 		ColdStart  *bool    `json:"cold_start"`

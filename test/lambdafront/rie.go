@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
 // The emulator (aws-lambda-rie) runs one invocation at a time: a second
@@ -37,14 +39,6 @@ type poolConfig struct {
 	Env       []string      // the function's environment (the emulator forwards its own)
 	Log       io.Writer     // the emulators' and functions' output
 	Logger    *slog.Logger
-	// Freeze stops (SIGSTOP) a sandbox's process while it waits for an
-	// invocation, as Lambda freezes a sandbox once the function asks for
-	// the next invocation, and continues it (SIGCONT) when one comes
-	// (RuntimeStream only, on Linux).
-	Freeze bool
-	// OnFreeze, when set, is called once a process is stopped: with its
-	// sandbox, its pid and the number of invocations it has received.
-	OnFreeze func(sandbox, pid, served int)
 }
 
 // withDefaults returns cfg with its zero fields defaulted, or an error if
@@ -65,7 +59,7 @@ func (cfg poolConfig) withDefaults() (poolConfig, error) {
 	return cfg, nil
 }
 
-// pool is a set of emulators; it implements invoker.
+// pool is a set of emulators; it implements lambdalocal.Invoker.
 type pool struct {
 	cfg    poolConfig
 	client *http.Client
@@ -143,7 +137,7 @@ func newPool(ctx context.Context, cfg poolConfig) (*pool, error) {
 		startErr = errors.Join(startErr, <-errs)
 	}
 	if startErr != nil {
-		p.close()
+		p.Close()
 		return nil, startErr
 	}
 	return p, nil
@@ -283,6 +277,16 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// Invoke runs one invocation on a free emulator. The emulator buffers
+// the response and does not say whether it was streamed: the door looks.
+func (p *pool) Invoke(ctx context.Context, event []byte) (*lambdalocal.Response, error) {
+	payload, err := p.invoke(ctx, event)
+	if err != nil {
+		return nil, err
+	}
+	return &lambdalocal.Response{Body: io.NopCloser(bytes.NewReader(payload))}, nil
+}
+
 // invoke runs one invocation on a free emulator.
 func (p *pool) invoke(ctx context.Context, event []byte) ([]byte, error) {
 	var e *emulator
@@ -292,7 +296,7 @@ func (p *pool) invoke(ctx context.Context, event []byte) ([]byte, error) {
 		return nil, fmt.Errorf("waiting for a free emulator: %w", ctx.Err())
 	}
 	payload, err := p.invokeOn(ctx, e, event)
-	if err == nil || errors.Is(err, errTimeout) { // the emulator recovers from timeouts
+	if err == nil || errors.Is(err, lambdalocal.ErrTimeout) { // the emulator recovers from timeouts
 		p.free <- e
 		return payload, err
 	}
@@ -326,10 +330,10 @@ func (p *pool) invokeOn(ctx context.Context, e *emulator, event []byte) ([]byte,
 		return nil, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("emulator answered %s: %s", res.Status, truncate(payload, 256))
+		return nil, fmt.Errorf("emulator answered %s: %s", res.Status, truncateBytes(payload, 256))
 	}
 	if bytes.HasPrefix(payload, []byte("Task timed out after ")) {
-		return nil, fmt.Errorf("%w: %s", errTimeout, payload)
+		return nil, fmt.Errorf("%w: %s", lambdalocal.ErrTimeout, payload)
 	}
 	return payload, nil
 }
@@ -346,8 +350,8 @@ func (p *pool) forget(e *emulator) {
 	p.mu.Unlock()
 }
 
-// close kills every emulator and its function, and waits for them.
-func (p *pool) close() {
+// Close kills every emulator and its function, and waits for them.
+func (p *pool) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	all := make([]*emulator, 0, len(p.all))
@@ -362,6 +366,7 @@ func (p *pool) close() {
 	}
 	wg.Wait()
 	p.client.CloseIdleConnections()
+	return nil
 }
 
 // kill stops the emulator and the function process it started. The
@@ -414,4 +419,11 @@ func (w *prefixWriter) Flush() {
 		w.emit(append(w.buf, '\n'))
 		w.buf = nil
 	}
+}
+
+func truncateBytes(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
 }

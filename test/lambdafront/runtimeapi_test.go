@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/lambdalocal"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -196,8 +197,8 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 	if panics {
 		target += "?panic=1"
 	}
-	fd := &frontDoor{door: door}
-	event, err := fd.event(httptest.NewRequest("GET", target, nil), nil)
+	fd := &lambdalocal.Door{Integration: door}
+	event, err := fd.Event(httptest.NewRequest("GET", target, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +217,8 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 	if res.errorPost != "" {
 		t.Fatalf("the function reported an error: %s", res.errorPost)
 	}
-	if res.contentType != streamingContentType {
-		t.Errorf("Content-Type = %q, want %q", res.contentType, streamingContentType)
+	if res.contentType != lambdalocal.StreamingContentType {
+		t.Errorf("Content-Type = %q, want %q", res.contentType, lambdalocal.StreamingContentType)
 	}
 	if res.transferEncoding != "chunked" {
 		t.Errorf("Transfer-Encoding = %q, want chunked", res.transferEncoding)
@@ -228,7 +229,11 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 		t.Errorf("Lambda-Runtime-Function-Response-Mode = %q", res.responseMode)
 	}
 
-	var p prelude
+	var p struct {
+		StatusCode        int                 `json:"statusCode"`
+		Headers           map[string]string   `json:"headers"`
+		MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
+	}
 	if err := json.Unmarshal(res.prelude, &p); err != nil {
 		t.Fatalf("prelude %q: %v", res.prelude, err)
 	}
@@ -250,8 +255,8 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 		if string(res.body) != firstEvent {
 			t.Errorf("body = %q, want %q", res.body, firstEvent)
 		}
-		errType := res.trailer.Get(errorTypeTrailer)
-		errBody, _ := base64.StdEncoding.DecodeString(res.trailer.Get(errorBodyTrailer))
+		errType := res.trailer.Get("Lambda-Runtime-Function-Error-Type")
+		errBody, _ := base64.StdEncoding.DecodeString(res.trailer.Get("Lambda-Runtime-Function-Error-Body"))
 		if errType == "" || !bytes.Contains(errBody, []byte("handler failed")) {
 			t.Errorf("error trailers: type %q, body %q", errType, errBody)
 		}
@@ -268,7 +273,7 @@ func testStreamingWire(t *testing.T, door Door, panics bool) {
 	if string(res.body) != echo.SSEBody {
 		t.Errorf("body = %q, want %q", res.body, echo.SSEBody)
 	}
-	if v := res.trailer.Get(errorTypeTrailer); v != "" || res.readErr != nil {
+	if v := res.trailer.Get("Lambda-Runtime-Function-Error-Type"); v != "" || res.readErr != nil {
 		t.Errorf("error: trailer %q, read %v", v, res.readErr)
 	}
 }

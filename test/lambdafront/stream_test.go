@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/lambdalocal"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -95,24 +96,19 @@ type wrapStreamer struct {
 	fn func(context.Context, json.RawMessage) (any, error)
 }
 
-func (w wrapStreamer) invoke(ctx context.Context, event []byte) ([]byte, error) {
-	return wrapInvoker(w).invoke(ctx, event)
-}
-
-func (w wrapStreamer) invokeStream(ctx context.Context, event []byte) (*liveResponse, error) {
+func (w wrapStreamer) Invoke(ctx context.Context, event []byte) (*lambdalocal.Response, error) {
 	res, err := w.fn(ctx, event)
 	if err != nil {
 		return nil, err
 	}
-	noTrailer := func() http.Header { return http.Header{} }
 	if r, ok := res.(interface {
 		io.ReadCloser
 		ContentType() string
 	}); ok {
-		return &liveResponse{contentType: r.ContentType(), body: r, trailer: noTrailer, release: func() { r.Close() }}, nil
+		return &lambdalocal.Response{ContentType: r.ContentType(), Body: r}, nil
 	}
 	b, err := json.Marshal(res)
-	return &liveResponse{contentType: "application/json", body: strings.NewReader(string(b)), trailer: noTrailer, release: func() {}}, err
+	return &lambdalocal.Response{ContentType: "application/json", Body: io.NopCloser(strings.NewReader(string(b)))}, err
 }
 
 // TestPassThroughInProcess checks the front door's pass-through against
@@ -123,9 +119,9 @@ func TestPassThroughInProcess(t *testing.T) {
 		t.Run(string(door), func(t *testing.T) {
 			t.Parallel()
 			rel := newReleaser(t)
-			fd := &frontDoor{
-				door: door, mode: ModeStreaming, timeout: 10 * time.Second, log: testLogger(t),
-				fn: wrapStreamer{lambda.Wrap(echo.Handler(rel.URL), &lambda.Options{Streaming: true})},
+			fd := &lambdalocal.Door{
+				Integration: door, Mode: ModeStreaming, Timeout: 10 * time.Second, Logger: testLogger(t),
+				Function: wrapStreamer{lambda.Wrap(echo.Handler(rel.URL), &lambda.Options{Streaming: true})},
 			}
 			srv := httptest.NewServer(fd)
 			defer srv.Close()
@@ -137,9 +133,9 @@ func TestPassThroughInProcess(t *testing.T) {
 		for _, door := range doors {
 			for _, streaming := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/streaming=%v", door, streaming), func(t *testing.T) {
-					fd := &frontDoor{
-						door: door, mode: expectedMode(door, streaming), timeout: 10 * time.Second, log: testLogger(t),
-						fn: wrapStreamer{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
+					fd := &lambdalocal.Door{
+						Integration: door, Mode: expectedMode(door, streaming), Timeout: 10 * time.Second, Logger: testLogger(t),
+						Function: wrapStreamer{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
 					}
 					srv := httptest.NewServer(fd)
 					defer srv.Close()
@@ -301,9 +297,9 @@ func TestRuntimeRecovery(t *testing.T) {
 func TestForeignHost(t *testing.T) {
 	t.Parallel()
 	invoked := false
-	fd := &frontDoor{
-		door: DoorFunctionURL, mode: ModeAuto, timeout: 10 * time.Second, log: testLogger(t),
-		fn: wrapStreamer{lambda.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { invoked = true }), nil)},
+	fd := &lambdalocal.Door{
+		Integration: DoorFunctionURL, Mode: ModeAuto, Timeout: 10 * time.Second, Logger: testLogger(t),
+		Function: wrapStreamer{lambda.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { invoked = true }), nil)},
 	}
 	srv := httptest.NewServer(fd)
 	defer srv.Close()

@@ -129,7 +129,7 @@ func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 		if p == nil {
 			return nil, fmt.Errorf("no function yet")
 		}
-		return (*p).invoke(ctx, payload)
+		return invokeAll(ctx, *p, payload)
 	})
 	r.api.Unexpected = t.Errorf
 	r.api.Retries, r.api.RetryDelay = cfg.Retries, cfg.RetryDelay
