@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // localModules maps every public module of the repository to its
@@ -80,9 +83,10 @@ func outsideGoEnv(t *testing.T) []string {
 }
 
 // TestNewTargets makes a project of every target from this checkout and
-// checks what the scaffold promises: go vet and go test pass out of the box
-// (its test calls the tool in both eras through package mcptest), and the
-// project builds as its platform builds it.
+// checks what the scaffold promises: go test passes out of the box (its
+// test calls the tool in both eras through package mcptest), the project
+// builds as its platform builds it, and the second command, mcpfn dev,
+// serves it behind its platform's door, where the tool answers.
 func TestNewTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds four generated modules")
@@ -135,6 +139,29 @@ func TestNewTargets(t *testing.T) {
 				goCmd([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-o", bin, ".")
 			case "workers":
 				goCmd([]string{"GOOS=js", "GOARCH=wasm"}, "build", "-o", bin, ".")
+			}
+			// The second command: mcpfn dev serves the project behind its
+			// platform's door, and the tool answers there.
+			var extra []string
+			if target == "workers" {
+				extra = append(extra, "MCPFN_WORKERD="+devWorkerd(t))
+			}
+			d := startDev(t, dir, extra)
+			ctx := t.Context()
+			conn, err := client.Connect(ctx, d.url, nil)
+			if err != nil {
+				t.Fatalf("connecting to mcpfn dev's %s: %v", d.url, err)
+			}
+			defer conn.Close()
+			res, err := conn.CallTool(ctx, "add", map[string]int{"left": 2, "right": 3})
+			if err != nil {
+				t.Fatalf("add through mcpfn dev: %v", err)
+			}
+			if len(res.Content) != 1 {
+				t.Fatalf("add through mcpfn dev: content %+v", res.Content)
+			}
+			if text, ok := res.Content[0].(*mcp.TextContent); !ok || text.Text != "5" {
+				t.Errorf("add through mcpfn dev: %+v, want the text 5", res.Content[0])
 			}
 			if target == "gcf" {
 				b, err := os.ReadFile(filepath.Join(dir, "function.go"))
