@@ -42,6 +42,10 @@ const (
 	DefaultTimeout = 60 * time.Second
 	// DefaultRegion is AWS_REGION when Config.Env does not set it.
 	DefaultRegion = "us-east-1"
+	// InitTimeout bounds a new process's init, from its start to its first
+	// request for an event: Lambda's limit on the init phase of an
+	// on-demand function, which the function timeout does not include.
+	InitTimeout = 10 * time.Second
 )
 
 // timeoutGrace is how long an execution environment that runs several
@@ -96,7 +100,8 @@ type Config struct {
 	// sent, cut short otherwise), and the process is stopped, as Lambda
 	// stops a sandbox whose invocation timed out: at once with Concurrency
 	// 1, after a grace of two seconds with more (the other invocations of
-	// the process end with it).
+	// the process end with it). A new process's init is not counted: it
+	// has InitTimeout.
 	Timeout time.Duration
 	// Output receives what the processes write on stdout and stderr, line
 	// by line, each line prefixed "[fn] " ("[fn N] " with several
@@ -345,6 +350,23 @@ func (f *Function) Invoke(ctx context.Context, event []byte) (*Response, error) 
 	if err != nil {
 		f.release(s)
 		return nil, err
+	}
+	// A new process's init has its own bound, as on Lambda, where the
+	// function timeout starts with the invocation: a slow start does not
+	// time the first invocation out.
+	select {
+	case <-proc.ready:
+	case <-proc.done:
+		f.release(s)
+		return nil, fmt.Errorf("%w (during its init): %v", ErrRuntimeExited, proc.exit)
+	case <-time.After(InitTimeout):
+		f.log.WarnContext(ctx, "function did not finish its init in time; stopping it", "sandbox", s.id, "init_timeout", InitTimeout)
+		s.kill(proc)
+		f.release(s)
+		return nil, fmt.Errorf("%w: the function did not ask for an event within its init timeout %v", ErrTimeout, InitTimeout)
+	case <-ctx.Done():
+		f.release(s)
+		return nil, ctx.Err()
 	}
 	inv := &invocation{
 		id: newUUID(), event: event, deadline: time.Now().Add(f.cfg.Timeout),
