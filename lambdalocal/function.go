@@ -594,6 +594,13 @@ func (s *sandbox) kill(proc *process) {
 		return
 	default:
 	}
+	// Detach it first: an invocation that takes the sandbox from now on
+	// starts a new process instead of meeting this one as it dies.
+	s.f.mu.Lock()
+	if s.proc == proc {
+		s.proc = nil
+	}
+	s.f.mu.Unlock()
 	killGroup(proc.cmd)
 	<-proc.done
 }
