@@ -98,23 +98,10 @@ func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (jso
 		}
 	}()
 	for {
-		ev, err := r.next()
+		m, err := nextStreamMessage(ctx, r)
 		if r.lastID != "" {
 			x.lastID = r.lastID
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if errors.Is(err, ErrTimeout) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
-		}
-		if ev.Event != "" && ev.Event != "message" {
-			continue
-		}
-		m, err := decodeMessage(ev.Data)
 		if err != nil {
 			return nil, err
 		}
@@ -160,4 +147,26 @@ func readLimited(r io.Reader, max int) ([]byte, error) {
 		return nil, errEventTooLarge
 	}
 	return b, nil
+}
+
+// nextStreamMessage reads the next JSON-RPC message of an SSE response,
+// skipping events of other types. A failed read is the context's error
+// when ctx has ended, an ErrTimeout as it is, or else ErrStreamBroken.
+func nextStreamMessage(ctx context.Context, r *sseReader) (*wireMessage, error) {
+	for {
+		ev, err := r.next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, ErrTimeout) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
+		}
+		if ev.Event != "" && ev.Event != "message" {
+			continue
+		}
+		return decodeMessage(ev.Data)
+	}
 }

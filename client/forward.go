@@ -198,20 +198,7 @@ func readForwarded(ctx context.Context, c *Conn, resp *http.Response, f *forward
 	}
 	r := newSSEReader(resp.Body, c.opts.MaxResponseBytes)
 	for {
-		ev, err := r.next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if errors.Is(err, ErrTimeout) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
-		}
-		if ev.Event != "" && ev.Event != "message" {
-			continue
-		}
-		m, err := decodeMessage(ev.Data)
+		m, err := nextStreamMessage(ctx, r)
 		if err != nil {
 			return nil, err
 		}
