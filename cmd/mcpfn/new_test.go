@@ -56,32 +56,6 @@ func localModules(t *testing.T) map[string]string {
 	return mods
 }
 
-// outsideGoEnv is the environment of a go command in a module outside the
-// repository: no workspace, third-party modules from the module cache
-// first, then the default proxy.
-func outsideGoEnv(t *testing.T) []string {
-	t.Helper()
-	goenv := func(name string) string {
-		out, err := exec.Command("go", "env", name).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	proxy := "file://" + filepath.Join(goenv("GOMODCACHE"), "cache", "download")
-	if def := goenv("GOPROXY"); def != "" && def != "off" {
-		proxy += "," + def
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k == "GOWORK" || k == "GOFLAGS" || k == "GOPROXY" || k == "GOOS" || k == "GOARCH" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY="+proxy)
-}
-
 // TestNewTargets makes a project of every target from this checkout and
 // checks what the scaffold promises: go test passes out of the box (its
 // test calls the tool in both eras through package mcptest), the project
@@ -92,7 +66,7 @@ func TestNewTargets(t *testing.T) {
 		t.Skip("builds four generated modules")
 	}
 	replace := localModules(t)
-	env := outsideGoEnv(t)
+	env := devGoEnv(t)
 	for _, target := range newTargets {
 		t.Run(target, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "my-tools")
