@@ -159,6 +159,12 @@ func (s *Server) reply(ctx context.Context, x *exchange, id, res []byte, err err
 	case errors.Is(err, errParked):
 	case errors.Is(err, errCancelledByClient):
 		x.noResponse()
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client closed the request (2026-07-28 cancels that way,
+		// basic/utilities/cancellation): nobody reads an answer, and the
+		// handler's error is the cancellation, not a fault.
+		s.log.DebugContext(ctx, "request cancelled by the client")
+		x.noResponse()
 	default:
 		s.replyError(ctx, x, id, err)
 	}

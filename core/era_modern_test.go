@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
@@ -83,5 +86,47 @@ func TestClientInfoPerRequest(t *testing.T) {
 		if got := fmt.Sprint(res["content"]); !strings.Contains(got, "test-client 1.0.0") {
 			t.Fatalf("call %d saw %s", i+1, got)
 		}
+	}
+}
+
+// TestClientClosedRequest: a 2026-07-28 client cancels by closing its
+// request (basic/utilities/cancellation). The handler's context.Canceled
+// that follows is no fault: no -32603 is written and nothing is logged
+// at ERROR, on a stream that has started and on one that has not.
+func TestClientClosedRequest(t *testing.T) {
+	t.Parallel()
+	for _, streaming := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
+			t.Parallel()
+			var logs strings.Builder
+			var mu sync.Mutex
+			srv := core.NewServer(core.Implementation{Name: "t", Version: "1"}, &core.ServerOptions{
+				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)),
+			})
+			defer srv.Close()
+			ctx, cancel := context.WithCancel(t.Context())
+			core.AddTool(srv, &core.Tool{Name: "block"}, func(hctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+				if streaming {
+					req.NotifyProgress(hctx, 1, 0, "")
+				}
+				cancel() // the client goes away
+				<-hctx.Done()
+				return "", hctx.Err()
+			})
+			r := callReq(1, "block", map[string]any{}).withContext(ctx)
+			if streaming {
+				r = r.withMeta("progressToken", "p")
+			}
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, r.httpRequest("/mcp"))
+			if b := rec.Body.String(); strings.Contains(b, "-32603") || strings.Contains(b, `"error"`) {
+				t.Errorf("status %d, body %s: an error answered a request the client closed", rec.Code, b)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Errorf("logged as a fault:\n%s", logs.String())
+			}
+		})
 	}
 }

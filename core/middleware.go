@@ -193,7 +193,8 @@ type Outcome struct {
 	// was parked for SSE polling, has answered: the next round follows).
 	InputRequired bool
 	// Cancelled reports that the client cancelled the request
-	// (notifications/cancelled, legacy): it gets no response.
+	// (notifications/cancelled in the legacy era, closing the request in
+	// 2026-07-28): it gets no response.
 	Cancelled bool
 }
 
@@ -282,7 +283,7 @@ func (s *Server) runChain(ctx context.Context, c *Call) (out *Outcome, err error
 // when the bridge has the client's answers and the next round follows.
 func (c *Call) after(out *Outcome, err error) (res []byte, again bool, _ error) {
 	switch {
-	case c.flight.cancelledByClient():
+	case c.flight.cancelledByClient() || (out == &c.out && out.Cancelled):
 		return nil, false, errCancelledByClient
 	case err != nil:
 		return nil, false, err
@@ -326,7 +327,9 @@ func (s *Server) serveRound(ctx context.Context, c *Call) (*Outcome, error) {
 	if r.Modern() && r.Input != nil {
 		c.Round = r.Input.round
 	}
-	if r.flight.cancelledByClient() {
+	if r.flight.cancelledByClient() || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
+		// Cancelled by notifications/cancelled (legacy), or by the client
+		// closing its request (2026-07-28, basic/utilities/cancellation).
 		c.out = Outcome{Cancelled: true}
 		return &c.out, nil
 	}
