@@ -205,6 +205,7 @@ func TestTutorials(t *testing.T) {
 	rel := newRelease(t)
 	t.Run("lambda", func(t *testing.T) { t.Parallel(); lambdaTutorial(t, rel) })
 	t.Run("gcf", func(t *testing.T) { t.Parallel(); gcfTutorial(t, rel) })
+	t.Run("two-commands", func(t *testing.T) { t.Parallel(); twoCommands(t, rel) })
 }
 
 // run runs a command of the tutorial in the user's directory and returns
@@ -456,6 +457,94 @@ func main() {
 	}
 }
 
+// inspectorVersion is the MCP Inspector the newcomer's path runs
+// (README.md: npx @modelcontextprotocol/inspector --cli URL ...).
+const inspectorVersion = "2.12.0"
+
+// twoCommands follows README.md's "Your own function in two commands" as
+// a newcomer would, outside the repository, with the release's modules:
+// `mcpfn new my-tools -target lambda`, then `mcpfn dev` in it, which
+// prints its URL; the README's `mcpfn call` and the official MCP
+// Inspector's CLI (the README's npx line, run from a directory where the
+// pinned Inspector is installed, so npx needs no network) use that URL.
+func twoCommands(t *testing.T, rel *release) {
+	const doc = "README.md"
+	readme := readFile(t, doc)
+	for _, re := range []string{
+		`\nmcpfn new my-tools -target lambda +#`,
+		`\ncd my-tools && mcpfn dev +# prints: mcpfn dev: serving http://127\.0\.0\.1:8080/mcp\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(readme) {
+			t.Fatalf("%s no longer has a line matching %q: keep it and this test in line", doc, re)
+		}
+	}
+	const defaultURL = "http://127.0.0.1:8080/mcp"
+	callLine := `mcpfn call ` + defaultURL + ` add '{"left":2,"right":3}'`
+	inspectorLine := `npx @modelcontextprotocol/inspector --cli ` + defaultURL + ` --method tools/list`
+	for _, line := range []string{callLine, inspectorLine} {
+		if !strings.Contains(readme, "\n"+line+"\n") {
+			t.Fatalf("%s no longer has the line %q", doc, line)
+		}
+	}
+	// The Inspector first (npm), while the module builds.
+	inspector := make(chan string, 1)
+	go func() {
+		dir := filepath.Join(t.TempDir(), "inspector")
+		cmd := exec.Command(filepath.Join(repoRoot(t), "test", "node", "install.sh"), dir, "@modelcontextprotocol/inspector@"+inspectorVersion)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			inspector <- fmt.Sprintf("error: installing the Inspector: %v\n%s", err, out)
+			return
+		}
+		inspector <- dir
+	}()
+
+	u := rel.user(t)
+	u.run(nil, "go", "install", "github.com/mcpfn/mcpfn/cmd/mcpfn@"+releaseVersion)
+	u.run(nil, "mcpfn", "new", "my-tools", "-target", "lambda")
+	project := filepath.Join(u.dir, "my-tools")
+	var devLog lockedBuilder
+	url := startLine(t, filepath.Join(u.bin, "mcpfn"), []string{"dev", "-addr", "127.0.0.1:0", project},
+		u.env, regexp.MustCompile(`^mcpfn dev: serving (http://\S+/mcp)$`), &devLog)
+
+	out := u.run(nil, "sh", "-c", strings.Replace(callLine, defaultURL, url, 1))
+	var res struct {
+		StructuredContent *int `json:"structuredContent"`
+		IsError           bool `json:"isError"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.StructuredContent == nil || *res.StructuredContent != 5 || res.IsError {
+		t.Errorf("mcpfn call add(2, 3) printed %q (%v); want structuredContent 5\nmcpfn dev:\n%s", out, err, devLog.String())
+	}
+
+	dir := <-inspector
+	if strings.HasPrefix(dir, "error: ") {
+		t.Fatal(dir)
+	}
+	nodeOut, err := exec.Command(filepath.Join(repoRoot(t), "test", "node", "install.sh")).Output()
+	if err != nil {
+		t.Fatalf("test/node/install.sh: %v", err)
+	}
+	node := strings.TrimSpace(string(nodeOut))
+	npx := exec.Command("sh", "-c", strings.Replace(inspectorLine, defaultURL, url, 1))
+	npx.Dir = dir
+	npx.Env = append(cleanEnv(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"), "npm_config_offline=true")
+	var stderr strings.Builder
+	npx.Stderr = &stderr
+	list, err := npx.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s%s", inspectorLine, err, list, stderr.String())
+	}
+	var tools struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(list, &tools); err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "add" || !strings.Contains(string(tools.Tools[0].InputSchema), `"left"`) {
+		t.Errorf("the Inspector listed %s (%v); want the one tool add, with its input schema", list, err)
+	}
+}
+
 // TestLambdaDeployFromClone follows docs/lambda.md's step 3 as it stands
 // before a release is published: the example root and the module copied
 // from the clone (~/src/mcpfn), the module's source rewritten to the copy;
@@ -638,7 +727,9 @@ func startLine(t *testing.T, bin string, args, env []string, re *regexp.Regexp, 
 			close(found)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	// mcpfn dev builds the user's module before it prints its URL: on a
+	// shared machine, a cold build takes a while.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	select {
 	case m, ok := <-found:
