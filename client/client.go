@@ -1,7 +1,6 @@
 package client
 
 import (
-	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"unique"
 
 	"github.com/mcpfn/mcpfn/mcp"
@@ -98,22 +96,7 @@ func New(opts *Options) *Client {
 		o.Header = h
 		cl.staticAuth = len(h["Authorization"]) > 0
 	}
-	if o.SessionID != "" {
-		if o.SessionVersion == "" {
-			o.SessionVersion = legacyVersions[0]
-		}
-		switch {
-		case !visibleASCII(o.SessionID):
-			cl.err = errors.New("mcp client: Options.SessionID must be visible ASCII")
-		case !isLegacy(o.SessionVersion):
-			cl.err = fmt.Errorf("mcp client: Options.SessionVersion %q is not a legacy version", o.SessionVersion)
-		case o.Mode == ModeModern:
-			cl.err = errors.New("mcp client: Options.SessionID needs a legacy connection, not ModeModern")
-		}
-	}
-	if o.LegacyVersion != "" && !isLegacy(o.LegacyVersion) && cl.err == nil {
-		cl.err = fmt.Errorf("mcp client: Options.LegacyVersion %q is not a legacy version", o.LegacyVersion)
-	}
+	cl.err = checkLegacyOptions(o)
 	if o.HTTPClient != nil {
 		cl.hc = o.HTTPClient
 	} else {
@@ -219,7 +202,7 @@ func (cl *Client) Discover(ctx context.Context, url string) (*Discovery, error) 
 		return nil, err
 	}
 	p := newModern(c, modernVersions[0], false)
-	c.proto = p
+	c.era = p
 	return p.discoverOnce(ctx, nil)
 }
 
@@ -238,107 +221,9 @@ func (cl *Client) Adopt(d *Discovery) (*Conn, error) {
 	if v == "" {
 		return nil, ErrNoCommonVersion
 	}
-	c.proto = newModern(c, v, false)
+	c.era = newModern(c, v, false)
 	c.discovery = d
 	return c, nil
-}
-
-// connect opens a Conn to endpoint in mode.
-func (cl *Client) connect(ctx context.Context, endpoint string, mode Mode) (*Conn, error) {
-	c, err := cl.newConn(endpoint)
-	if err != nil {
-		return nil, err
-	}
-	if cl.opts.SessionID != "" {
-		c.proto = adoptLegacy(c, cl.opts.SessionID, cl.opts.SessionVersion)
-		return c, nil
-	}
-	switch mode {
-	case ModeModern:
-		c.proto = newModern(c, modernVersions[0], false)
-		return c, nil
-	case ModeLegacy:
-		return startLegacy(ctx, c, cl.legacyVersion(nil))
-	}
-	if modern, ok := cl.eras.get(endpoint); ok {
-		if modern {
-			c.proto = newModern(c, modernVersions[0], true)
-			return c, nil
-		}
-		if lc, err := startLegacy(ctx, c, cl.legacyVersion(nil)); err == nil {
-			return lc, nil
-		}
-		cl.eras.forget(endpoint) // re-probe on failure
-		c = c.successor()
-	}
-	return cl.probe(ctx, c)
-}
-
-// probe implements ModeAuto's era detection on c, a Conn without a
-// protocol, and returns the Conn of the era found: c itself when modern, a
-// new legacy Conn otherwise.
-func (cl *Client) probe(ctx context.Context, c *Conn) (*Conn, error) {
-	p := newModern(c, modernVersions[0], false)
-	c.proto = p
-	probeOpts := &callOptions{noVersionRetry: true}
-	d, err := p.discoverOnce(ctx, probeOpts)
-	var uv *mcp.Error
-	if errors.As(err, &uv) && uv.Code == mcp.CodeUnsupportedProtocolVersion {
-		// Retry once with a version from data.supported (even the one
-		// sent), legacy when only legacy ones are listed.
-		supported := uv.Supported()
-		next := pickVersion(supported)
-		switch {
-		case next != "":
-			p = newModern(c, next, false)
-			c.proto = p
-			d, err = p.discoverOnce(ctx, probeOpts)
-		case hasLegacy(supported):
-			return cl.legacyAfterProbe(ctx, c, supported)
-		default:
-			return nil, fmt.Errorf("%w: server supports %v", ErrNoCommonVersion, supported)
-		}
-	}
-	if err == nil {
-		if v := pickVersion(d.SupportedVersions); v != "" {
-			if v != p.version() {
-				c.proto = newModern(c, v, false)
-			}
-			c.discovery = d
-			cl.eras.remember(c.url, true)
-			return c, nil
-		}
-		if hasLegacy(d.SupportedVersions) {
-			return cl.legacyAfterProbe(ctx, c, d.SupportedVersions)
-		}
-		return nil, fmt.Errorf("%w: server supports %v", ErrNoCommonVersion, d.SupportedVersions)
-	}
-	if legacyEvidence(err) {
-		return cl.legacyAfterProbe(ctx, c, nil)
-	}
-	return nil, err
-}
-
-// legacyAfterProbe connects to the endpoint probe probed in the newest
-// legacy version of supported (the newest this client speaks when it names
-// none), and remembers the era.
-func (cl *Client) legacyAfterProbe(ctx context.Context, probe *Conn, supported []string) (*Conn, error) {
-	c, err := startLegacy(ctx, probe.successor(), cl.legacyVersion(supported))
-	if err != nil {
-		return nil, err
-	}
-	cl.eras.remember(c.url, false)
-	return c, nil
-}
-
-// legacyVersion returns the version a legacy initialize asks for:
-// Options.LegacyVersion, else the newest legacy version of supported (the
-// versions a probe's answer named), else the newest this client speaks.
-func (cl *Client) legacyVersion(supported []string) string {
-	if cl.opts.LegacyVersion != "" {
-		return cl.opts.LegacyVersion
-	}
-	return pickLegacy(supported)
 }
 
 // Connect opens a connection to url with a Client of its own: it is
@@ -362,70 +247,4 @@ func Discover(ctx context.Context, url string, opts *Options) (*Discovery, error
 // Adopt is New(opts).Adopt(d).
 func Adopt(d *Discovery, opts *Options) (*Conn, error) {
 	return New(opts).Adopt(d)
-}
-
-// eraMemory remembers, per endpoint URL, whether the server speaks
-// 2026-07-28 (2026-07-28 basic/transports/streamable-http §Backward
-// Compatibility: clients SHOULD cache the era). It holds at most max
-// endpoints, the least recently used going first. Safe for concurrent use.
-type eraMemory struct {
-	mu    sync.Mutex
-	max   int
-	ll    *list.List // of *eraEntry, most recently used first
-	byURL map[string]*list.Element
-}
-
-type eraEntry struct {
-	url    string
-	modern bool
-}
-
-func (m *eraMemory) init(max int) {
-	m.max, m.ll, m.byURL = max, list.New(), map[string]*list.Element{}
-}
-
-// get returns the era remembered for url.
-func (m *eraMemory) get(url string) (modern, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	el, ok := m.byURL[url]
-	if !ok {
-		return false, false
-	}
-	m.ll.MoveToFront(el)
-	return el.Value.(*eraEntry).modern, true
-}
-
-// remember records the era of url.
-func (m *eraMemory) remember(url string, modern bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if el, ok := m.byURL[url]; ok {
-		el.Value.(*eraEntry).modern = modern
-		m.ll.MoveToFront(el)
-		return
-	}
-	m.byURL[url] = m.ll.PushFront(&eraEntry{url: url, modern: modern})
-	for m.ll.Len() > m.max {
-		old := m.ll.Back()
-		m.ll.Remove(old)
-		delete(m.byURL, old.Value.(*eraEntry).url)
-	}
-}
-
-// forget drops what is remembered of url.
-func (m *eraMemory) forget(url string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if el, ok := m.byURL[url]; ok {
-		m.ll.Remove(el)
-		delete(m.byURL, url)
-	}
-}
-
-// len returns the number of endpoints remembered.
-func (m *eraMemory) len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.ll.Len()
 }

@@ -22,8 +22,8 @@ type Conn struct {
 	url  string
 	// ep is url as the cache keys it (interned: a key compares and hashes
 	// a pointer, not the URL).
-	ep    unique.Handle[string]
-	proto protocol // set before the Conn is handed out, never changed
+	ep  unique.Handle[string]
+	era era // set before the Conn is handed out, never changed
 
 	nextID atomic.Int64
 	closed atomic.Bool
@@ -59,11 +59,8 @@ type Initialization struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// Modern reports whether c speaks the 2026-07-28 revision.
-func (c *Conn) Modern() bool { return !isLegacy(c.proto.version()) }
-
 // ProtocolVersion is the protocol version in use.
-func (c *Conn) ProtocolVersion() string { return c.proto.version() }
+func (c *Conn) ProtocolVersion() string { return c.era.version() }
 
 // URL is the endpoint.
 func (c *Conn) URL() string { return c.url }
@@ -77,7 +74,7 @@ func (c *Conn) Discovery() *Discovery { return c.discovery }
 // Options.SessionID) returns one with only ProtocolVersion set and a nil
 // Raw.
 func (c *Conn) InitializeResult() *Initialization {
-	_, init := c.proto.session()
+	_, init := c.era.session()
 	return init
 }
 
@@ -87,7 +84,7 @@ func (c *Conn) InitializeResult() *Initialization {
 // (Options.SessionID, Options.SessionVersion). It changes when the server
 // ends the session and the Conn starts a new one.
 func (c *Conn) SessionID() string {
-	id, _ := c.proto.session()
+	id, _ := c.era.session()
 	return id
 }
 
@@ -99,7 +96,7 @@ func (c *Conn) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	return c.proto.close(context.Background())
+	return c.era.close(context.Background())
 }
 
 func (c *Conn) isClosed() bool { return c.closed.Load() }
@@ -109,7 +106,7 @@ func (c *Conn) do(ctx context.Context, r *request) (json.RawMessage, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	res, err := c.proto.call(ctx, *r)
+	res, err := c.era.call(ctx, *r)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +150,7 @@ func (c *Conn) dispatch(m *wireMessage, x *exchange) {
 	if c.opts.Notification != nil {
 		c.opts.Notification(n.Method, n.Params)
 	}
-	c.proto.notified(n)
+	c.era.notified(n)
 }
 
 // invalidate drops the endpoint's cached entries of method (only key's,

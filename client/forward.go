@@ -49,10 +49,11 @@ func (c *Conn) Forward(ctx context.Context, msg json.RawMessage, fn func(Notific
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	p, ok := c.proto.(*modernProtocol)
-	if !ok {
-		return nil, errors.New("mcp client: Forward needs a 2026-07-28 connection")
-	}
+	return c.era.forward(ctx, msg, fn)
+}
+
+// forward is Conn.Forward on a 2026-07-28 connection.
+func (p *modernEra) forward(ctx context.Context, msg json.RawMessage, fn func(Notification)) (json.RawMessage, error) {
 	var m struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -90,7 +91,7 @@ func (c *Conn) Forward(ctx context.Context, msg json.RawMessage, fn func(Notific
 	}
 	f.name, f.hasName = mcpName(m.Method, target)
 	if m.Method != "tools/call" || !f.hasName {
-		return p.forward(ctx, f, fn)
+		return p.forwardOnce(ctx, f, fn)
 	}
 	args := ps.Arguments
 	if bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
@@ -101,18 +102,18 @@ func (c *Conn) Forward(ctx context.Context, msg json.RawMessage, fn func(Notific
 		return nil, err
 	}
 	f.header = r.header
-	res, err := p.forward(ctx, f, fn)
+	res, err := p.forwardOnce(ctx, f, fn)
 	if err != nil && errors.Is(err, mcp.ErrHeaderMismatch) {
 		// The declarations were stale: read the list again and send the
 		// request once more (2026-07-28 streamable-http §Custom Headers
 		// from Tool Parameters: clients SHOULD refresh and retry).
 		p.decls.forgetUnlisted()
-		if _, lerr := c.listTools(ctx, &callOptions{cacheMode: CacheRefresh}); lerr == nil {
+		if _, lerr := p.c.listTools(ctx, &callOptions{cacheMode: CacheRefresh}); lerr == nil {
 			if err := p.toolHeaders(ctx, r); err != nil {
 				return nil, err
 			}
 			f.header = r.header
-			res, err = p.forward(ctx, f, fn)
+			res, err = p.forwardOnce(ctx, f, fn)
 		}
 	}
 	return res, err
@@ -129,8 +130,8 @@ type forwarded struct {
 	header  http.Header // Mcp-Param-*
 }
 
-// forward sends f once and reads its answer.
-func (p *modernProtocol) forward(ctx context.Context, f *forwarded, fn func(Notification)) (json.RawMessage, error) {
+// forwardOnce sends f once and reads its answer.
+func (p *modernEra) forwardOnce(ctx context.Context, f *forwarded, fn func(Notification)) (json.RawMessage, error) {
 	c := p.c
 	resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: f.body, rpc: f.method, header: f.header}, func(h http.Header) {
 		h["Content-Type"] = []string{"application/json"}
@@ -155,7 +156,7 @@ func (p *modernProtocol) forward(ctx context.Context, f *forwarded, fn func(Noti
 
 // learnPage learns the x-mcp-header declarations of a forwarded tools/list
 // page (the downstream client drops invalid tools itself).
-func (p *modernProtocol) learnPage(res json.RawMessage) {
+func (p *modernEra) learnPage(res json.RawMessage) {
 	w, err := decodeToolsPage(res)
 	if err != nil {
 		return

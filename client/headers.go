@@ -212,7 +212,7 @@ func (d *declarations) paramHeaders(tool string, args json.RawMessage) (http.Hea
 // at a time: concurrent first calls wait for one walk instead of each
 // reading the list. A failed list is logged and the call sent without
 // headers; only ctx ending fails the call.
-func (p *modernProtocol) learnHeaders(ctx context.Context, name string, co *callOptions) error {
+func (p *modernEra) learnHeaders(ctx context.Context, name string, co *callOptions) error {
 	d := &p.decls
 	select {
 	case d.learnSem <- struct{}{}:

@@ -355,7 +355,7 @@ func TestLearnHeadersByteBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := c.proto.(*modernProtocol)
+	p := c.era.(*modernEra)
 	p.decls.maxBytes = 150 << 10
 	if err := p.learnHeaders(context.Background(), "missing", nil); err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessa
 // Discover sends server/discover on a modern Conn (through the cache); a
 // legacy Conn has none, and fails.
 func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, error) {
-	return c.proto.discover(ctx, callOpts(opts))
+	return c.era.discover(ctx, callOpts(opts))
 }
 
 // Notification is one server notification.
@@ -155,5 +155,5 @@ func (c *Conn) Listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mc
 	if c.isClosed() {
 		return ErrClosed
 	}
-	return c.proto.listen(ctx, f, ack, fn)
+	return c.era.listen(ctx, f, ack, fn)
 }

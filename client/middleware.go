@@ -103,9 +103,9 @@ type Call struct {
 	// middleware sets one (SetHeader).
 	Header http.Header
 
-	// The chain's end sends the Call: a modern round is sent by modern
-	// with req (no closure on the hot path), any other Call by send.
-	modern *modernProtocol
+	// The chain's end sends the Call: by sender with req where the era
+	// sends its rounds itself (no closure on the hot path), else by send.
+	sender roundSender
 	req    *request
 	send   func(ctx context.Context, c *Call) (*Outcome, error)
 	// out is the Outcome the sending returns (no allocation of its own).
@@ -176,10 +176,15 @@ func chain(mws []Middleware) Handler {
 	return h
 }
 
+// roundSender sends one round of a Call (an era's own sending).
+type roundSender interface {
+	sendCall(ctx context.Context, c *Call) (*Outcome, error)
+}
+
 // terminal is the end of every chain: the client's sending of req.
 func terminal(ctx context.Context, c *Call) (*Outcome, error) {
-	if c.modern != nil {
-		return c.modern.sendCall(ctx, c)
+	if c.sender != nil {
+		return c.sender.sendCall(ctx, c)
 	}
 	return c.send(ctx, c)
 }

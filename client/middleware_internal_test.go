@@ -58,11 +58,11 @@ func BenchmarkMiddlewareSeam(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := newModern(c, mcp.ProtocolVersion20260728, false)
-	c.proto = p
+	c.era = p
 	res := json.RawMessage(`{"content":[{"type":"text","text":"{\"sum\":5}"}],"structuredContent":{"sum":5},"resultType":"complete"}`)
 	r := &request{method: "tools/call", params: params{{"name", quoteJSON("add")}, {"arguments", json.RawMessage(`{"a":2,"b":3}`)}}}
 	ctx := context.Background()
-	// What modernProtocol.sendCall does but send itself; built once, as
+	// What modernEra.sendCall does but send itself; built once, as
 	// the modern path needs no closure per Call.
 	send := func(ctx context.Context, call *Call) (*Outcome, error) {
 		r2 := *call.req

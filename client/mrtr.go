@@ -75,7 +75,7 @@ func mrtrMethod(m string) bool {
 // carries the original params plus inputResponses and the requestState byte
 // for byte (absent if none), under a new id with its headers recomputed.
 // rounds counts the retries sent.
-func (p *modernProtocol) callMRTR(ctx context.Context, r *request) (res json.RawMessage, rounds int, err error) {
+func (p *modernEra) callMRTR(ctx context.Context, r *request) (res json.RawMessage, rounds int, err error) {
 	res, k, err := p.round(ctx, r, 0)
 	for err == nil && k != nil {
 		var responses json.RawMessage
@@ -90,7 +90,7 @@ func (p *modernProtocol) callMRTR(ctx context.Context, r *request) (res json.Raw
 
 // round sends round n of r (0 for the first request); an input_required
 // result becomes a Continuation.
-func (p *modernProtocol) round(ctx context.Context, r *request, n int) (json.RawMessage, *Continuation, error) {
+func (p *modernEra) round(ctx context.Context, r *request, n int) (json.RawMessage, *Continuation, error) {
 	res, rt, err := p.sendRound(ctx, r, n)
 	if err != nil {
 		return nil, nil, err
@@ -124,7 +124,7 @@ func (p *modernProtocol) round(ctx context.Context, r *request, n int) (json.Raw
 // (CallToolOnce). Its state belongs to this call only: other calls carry
 // none of it. Answer or Resume it once.
 type Continuation struct {
-	p *modernProtocol
+	p *modernEra
 	// r is the original request (params without inputResponses or
 	// requestState).
 	r       request

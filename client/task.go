@@ -120,7 +120,7 @@ func (c *Conn) CallToolTask(ctx context.Context, name string, args any, opts ...
 // (resultType "task"). Only a modern Conn of a client that declared the
 // extension looks (legacy results have no resultType).
 func (c *Conn) isTask(res json.RawMessage) bool {
-	if !c.opts.Tasks || !c.Modern() {
+	if !c.opts.Tasks || !c.era.tasks() {
 		return false
 	}
 	rt, err := resultTypeOf(res)
@@ -252,7 +252,7 @@ func (h *TaskHandle) send(ctx context.Context, method string, inputResponses jso
 	if h.id == "" || len(h.id) > maxTaskIDBytes {
 		return nil, fmt.Errorf("mcp client: %s: task id of %d bytes (1 to %d)", method, len(h.id), maxTaskIDBytes)
 	}
-	if !h.c.Modern() {
+	if !h.c.era.tasks() {
 		return nil, fmt.Errorf("mcp client: %s: tasks need a 2026-07-28 connection", method)
 	}
 	p := params{{"taskId", quoteJSON(h.id)}}

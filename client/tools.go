@@ -71,7 +71,7 @@ func (c *Conn) listToolsPage(ctx context.Context, cursor *string, co *callOption
 			c.cl.log.Warn("mcp client: tool dropped: undecodable", "err", err)
 			continue
 		}
-		if !c.proto.keepTool(t) {
+		if !c.era.keepTool(t) {
 			continue
 		}
 		out.Tools = append(out.Tools, t)
@@ -345,7 +345,7 @@ func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...
 	if err != nil {
 		return nil, nil, err
 	}
-	res, k, err := c.proto.callOnce(ctx, r)
+	res, k, err := c.era.callOnce(ctx, r)
 	if err != nil || k != nil {
 		return nil, k, err
 	}

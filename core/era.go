@@ -3,10 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
-	"runtime/debug"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
@@ -78,6 +75,35 @@ type era interface {
 	// strictForms reports whether form elicitations must use the
 	// 2026-07-28 shapes only (no legacy titled-enum enumNames).
 	strictForms() bool
+
+	// name is the era as the request record logs it: "modern" or "legacy".
+	name() string
+	// renew runs before a request's first round: the legacy era renews
+	// the request's session (unless its method does so itself).
+	renew(ctx context.Context, r *Request) error
+	// firstRound is the round a request starts at: 0, or for a legacy
+	// call resumed by SSE polling the bridge's rounds already asked.
+	firstRound(r *Request) int
+	// round returns the round a request's input answers, given the one
+	// counted so far: legacy counts the bridge's rounds; 2026-07-28
+	// carries it in requestState, known once the handler has verified it.
+	round(r *Request, counted int) int
+	// cancelled reports whether the client cancelled the request by
+	// notifications/cancelled (legacy; 2026-07-28 cancels by closing the
+	// request, which ends its context).
+	cancelled(r *Request) bool
+	// end releases what the era holds for a request once it is answered
+	// (legacy: its entry among the session's requests in flight).
+	end(r *Request)
+	// handOff ends a round of r (with params, in round) whose handler
+	// returned err: the legacy era hands a request for input
+	// (bridgeNeeded) to the bridge, which asks the client and puts its
+	// answers in r.Input for the next round; any other err is the
+	// round's (roundFailed). It takes no *Call, which stays on the stack.
+	handOff(ctx context.Context, s *Server, r *Request, params []byte, round int, err error) (roundEnd, error)
+	// augmentsTasks reports whether a call may become a task (the Tasks
+	// extension is of 2026-07-28).
+	augmentsTasks() bool
 }
 
 // The two eras.
@@ -137,112 +163,6 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 }
 
 var emptyObject = []byte("{}")
-
-// reply answers a request with its result or its error. A nil result
-// without an error means the method wrote its own answer
-// (subscriptions/listen); a parked legacy call has already ended its
-// response (SSE polling), and a request the client cancelled gets none
-// (2025-11-25 basic/utilities/cancellation).
-func (s *Server) reply(ctx context.Context, x *exchange, id, res []byte, err error) {
-	switch {
-	case err == nil && res == nil:
-	case err == nil:
-		msg, ok := x.enveloped(id, res)
-		if !ok {
-			msg = jsonwire.AppendResult(make([]byte, 0, responseHeadLen+len(id)+len(res)+1), id, res)
-		}
-		x.finish(http.StatusOK, msg)
-		if ok {
-			// msg, and the result within it, were only the response's.
-			x.release(s)
-		}
-	case errors.Is(err, errParked):
-	case errors.Is(err, errCancelledByClient):
-		x.noResponse()
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		// The client closed the request (2026-07-28 cancels that way,
-		// basic/utilities/cancellation): nobody reads an answer, and the
-		// handler's error is the cancellation, not a fault.
-		s.log.DebugContext(ctx, "request cancelled by the client")
-		x.noResponse()
-	default:
-		s.replyError(ctx, x, id, err)
-	}
-}
-
-// methodHandler answers one request: it returns the encoded result object.
-type methodHandler func(s *Server, ctx context.Context, r *Request, params []byte) ([]byte, error)
-
-// methodSpec describes a method of an era's table.
-type methodSpec struct {
-	handle methodHandler
-	// available reports whether the capability behind the method is served;
-	// if not, the method is answered -32601 (404 in 2026-07-28).
-	available func(s *Server, reg *registry) bool
-	// nameParam is the params member mirrored in Mcp-Name ("name", "uri"
-	// or, for the Tasks extension's methods, "taskId"; 2026-07-28).
-	nameParam string
-	// ownsSession: the handler reads and renews the legacy session itself,
-	// so the request costs no separate renewal.
-	ownsSession bool
-}
-
-func always(*Server, *registry) bool { return true }
-
-// sharedMethods are the methods of both eras.
-var sharedMethods = map[string]*methodSpec{
-	"tools/list":               {handle: (*Server).listTools, available: (*Server).hasTools},
-	"tools/call":               {handle: (*Server).callTool, available: (*Server).hasTools, nameParam: "name"},
-	"resources/list":           {handle: (*Server).listResources, available: (*Server).hasResources},
-	"resources/templates/list": {handle: (*Server).listTemplates, available: (*Server).hasResources},
-	"resources/read":           {handle: (*Server).readResource, available: (*Server).hasResources, nameParam: "uri"},
-	"prompts/list":             {handle: (*Server).listPrompts, available: (*Server).hasPrompts},
-	"prompts/get":              {handle: (*Server).getPrompt, available: (*Server).hasPrompts, nameParam: "name"},
-	"completion/complete": {handle: (*Server).complete, available: func(s *Server, _ *registry) bool {
-		return s.opts.CompletionHandler != nil
-	}},
-}
-
-// methodTable returns the shared methods plus an era's own.
-func methodTable(own map[string]*methodSpec) map[string]*methodSpec {
-	t := make(map[string]*methodSpec, len(sharedMethods)+len(own))
-	for k, v := range sharedMethods {
-		t[k] = v
-	}
-	for k, v := range own {
-		t[k] = v
-	}
-	return t
-}
-
-// lookupMethod returns the spec of method in table when the server serves
-// it, or nil.
-func (s *Server) lookupMethod(table map[string]*methodSpec, method string) *methodSpec {
-	spec := table[method]
-	if spec == nil || !spec.available(s, s.reg.Load()) {
-		return nil
-	}
-	return spec
-}
-
-// invoke runs a method handler, turning a panic into a logged -32603.
-func (s *Server) invoke(ctx context.Context, h methodHandler, r *Request, params []byte) (result []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "handler panicked", "method", r.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			result, err = nil, errors.New("panic")
-		}
-	}()
-	if !r.ownCaps {
-		// The handler gets its own copy; the server decides on r.caps.
-		if r.caps == nil {
-			r.caps = r.ClientCapabilities
-		}
-		r.ClientCapabilities = cloneCaps(r.caps)
-		r.ownCaps = true
-	}
-	return h(s, ctx, r, params)
-}
 
 // requestMeta is what the one scan of a request's params._meta found: the
 // raw values of the keys the server reads (the last of a repeated key).
@@ -353,3 +273,7 @@ func (r *Request) encodeResult(v any, cacheMethod string, userMeta Meta, hint *c
 	b = r.resultTail(b, cacheMethod, userMeta, hint)
 	return append(b, '}'), nil
 }
+
+// Modern reports whether the request speaks 2026-07-28 (no session, per-request
+// _meta) rather than a legacy revision.
+func (r *Request) Modern() bool { return r.era == eraModern }

@@ -358,7 +358,6 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		s.replyError(ctx, x, nil, err)
 		return
 	}
-	quiet := &exchange{acc: acceptance{json: true}, era: eraLegacy} // no stream inside a batch
 	var out [][]byte
 	for _, e := range elems {
 		m, id, perr := parseMessage(e)
@@ -374,23 +373,16 @@ func (s *Server) serveBatch(w http.ResponseWriter, hr *http.Request, body []byte
 		case m.isNotification():
 			s.legacyNotification(ctx, sess, m)
 		default:
-			rctx, r, err := s.legacyRequest(ctx, hr, quiet, m, sess, version)
+			// Each request of the batch takes the one path (Server.serve
+			// after the door), on an exchange that collects its response:
+			// no stream inside a batch, and none for a cancelled request.
+			ex := &exchange{acc: acceptance{json: true}, era: eraLegacy, batch: &out}
+			rctx, r, err := s.legacyRequest(ctx, hr, ex, m, sess, version)
 			var res []byte
 			if err == nil {
 				res, err = s.call(rctx, r, m.params)
 			}
-			if errors.Is(err, errCancelledByClient) {
-				continue // no response for a cancelled request
-			}
-			if err != nil {
-				var e *Error
-				if !errors.As(err, &e) {
-					s.log.ErrorContext(ctx, "request failed", "error", errText(err))
-				}
-				out = append(out, appendErrorResponse(nil, m.id, toWireError(err)))
-			} else {
-				out = append(out, jsonwire.AppendResult(nil, m.id, res))
-			}
+			s.reply(rctx, ex, m.id, res, err)
 		}
 	}
 	if len(out) == 0 {
@@ -471,3 +463,33 @@ func (legacyEra) structuredContent(version string, st *serverTool, sj []byte) bo
 func (legacyEra) resourceNotFoundCode() int { return CodeResourceNotFound }
 
 func (legacyEra) strictForms() bool { return false }
+
+func (legacyEra) name() string { return "legacy" }
+
+func (legacyEra) renew(ctx context.Context, r *Request) error {
+	if r.Session == nil || r.spec.ownsSession {
+		return nil
+	}
+	if err := r.Session.touch(ctx); err != nil {
+		return storeFailure(err)
+	}
+	return nil
+}
+
+func (legacyEra) firstRound(r *Request) int { return r.poll.asked() }
+
+func (legacyEra) round(_ *Request, counted int) int { return counted }
+
+func (legacyEra) cancelled(r *Request) bool { return r.flight.cancelledByClient() }
+
+func (legacyEra) end(r *Request) { r.flight.release() }
+
+func (legacyEra) handOff(ctx context.Context, s *Server, r *Request, params []byte, round int, err error) (roundEnd, error) {
+	bn, ok := err.(*bridgeNeeded)
+	if !ok {
+		return roundFailed, err
+	}
+	return s.bridgeRound(ctx, r, bn, params, round)
+}
+
+func (legacyEra) augmentsTasks() bool { return false }

@@ -18,6 +18,10 @@ import (
 // basic/index, basic/patterns/mrtr, server/utilities/caching).
 type modernEra struct{}
 
+// taskEra is the era a task runs in: the Tasks extension
+// (io.modelcontextprotocol/tasks) is of 2026-07-28.
+var taskEra era = modernEra{}
+
 // modernMethods is the 2026-07-28 method table.
 var modernMethods = methodTable(map[string]*methodSpec{
 	"server/discover":      {handle: (*Server).discover, available: always},
@@ -359,3 +363,26 @@ func (s *Server) discover(ctx context.Context, r *Request, params []byte) ([]byt
 	}{s.supportedVersions(), r.era.capabilities(s, !isBuffered(ctx)), s.opts.Instructions}
 	return r.encodeResult(v, "server/discover", nil, nil)
 }
+
+func (modernEra) name() string { return "modern" }
+
+func (modernEra) renew(context.Context, *Request) error { return nil }
+
+func (modernEra) firstRound(*Request) int { return 0 }
+
+func (modernEra) round(r *Request, counted int) int {
+	if r.Input != nil {
+		return r.Input.round
+	}
+	return counted
+}
+
+func (modernEra) handOff(_ context.Context, _ *Server, _ *Request, _ []byte, _ int, err error) (roundEnd, error) {
+	return roundFailed, err
+}
+
+func (modernEra) augmentsTasks() bool { return true }
+
+func (modernEra) cancelled(*Request) bool { return false }
+
+func (modernEra) end(*Request) {}

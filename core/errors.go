@@ -224,30 +224,6 @@ func appendErrorResponse(b, id []byte, e *Error) []byte {
 	return jsonwire.AppendError(b, id, e.Code, e.Message, data)
 }
 
-// replyError answers with a JSON-RPC error, with the HTTP status of the
-// exchange's era. Errors that are not *Error are logged and sent as a
-// generic -32603.
-func (s *Server) replyError(ctx context.Context, x *exchange, id []byte, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
-		s.log.ErrorContext(ctx, "request failed", "error", errText(err))
-	} else if e.Cause != nil && e.HTTPStatus() >= 500 {
-		// A server fault (the session store failed): say what happened.
-		s.log.ErrorContext(ctx, "request failed", "code", e.Code, "status", e.HTTPStatus(), "error", errText(e.Cause))
-	} else if e.Cause != nil {
-		s.log.DebugContext(ctx, "request refused", "code", e.Code, "error", errText(e.Cause))
-	}
-	s.errorHeaders(ctx, x, e)
-	we := toWireError(err)
-	status := http.StatusOK
-	if e != nil && e.HTTPStatus() != 0 {
-		status = e.HTTPStatus()
-	} else {
-		status = x.era.errorStatus(we.Code)
-	}
-	x.finish(status, appendErrorResponse(make([]byte, 0, 128), id, we))
-}
-
 // errorHeaders makes the headers of e part of x's response, and warns when the
 // status cannot apply any more because the stream has begun.
 func (s *Server) errorHeaders(ctx context.Context, x *exchange, e *Error) {

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -398,20 +397,6 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 func (s *Server) recycle(m *rpcMessage) {
 	*m = rpcMessage{}
 	s.messages.Put(m)
-}
-
-// serve answers one JSON-RPC message in the era of x, which the door
-// chose: the one path of every POSTed message after the door.
-func (s *Server) serve(ctx context.Context, x *exchange, hr *http.Request, m *rpcMessage) {
-	ctx, r, err := x.era.open(ctx, s, hr, x, m)
-	if r == nil && err == nil {
-		return // answered by the era
-	}
-	var res []byte
-	if err == nil {
-		res, err = s.call(ctx, r, m.params)
-	}
-	s.reply(ctx, x, m.id, res, err)
 }
 
 // acceptance records what the client's Accept header allows.

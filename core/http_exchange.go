@@ -45,6 +45,9 @@ type exchange struct {
 	head []byte
 	// pooled is the pooled buffer head was taken from, if it was.
 	pooled *[]byte
+	// batch, when set, collects the response instead of writing it: the
+	// exchange is one request of a legacy batch (2025-03-26).
+	batch *[][]byte
 }
 
 func newExchange(w http.ResponseWriter, acc acceptance, e era) *exchange {
@@ -198,6 +201,10 @@ func (x *exchange) finish(status int, msg []byte) {
 		return
 	}
 	x.done = true
+	if x.batch != nil {
+		*x.batch = append(*x.batch, append([]byte(nil), msg...))
+		return
+	}
 	if x.started || (status == http.StatusOK && x.acc.sse && (x.wantSSE || !x.acc.json)) {
 		x.startSSE()
 		x.writeEvent(msg)
@@ -220,7 +227,7 @@ func (x *exchange) noResponse() {
 		return
 	}
 	x.done = true
-	if x.started {
+	if x.started || x.batch != nil {
 		return
 	}
 	x.setHeaders(x.w.Header())

@@ -473,3 +473,21 @@ func askedInKeyOrder(asked map[string]string) []string {
 	sort.Slice(ids, func(i, j int) bool { return asked[ids[i]] < asked[ids[j]] })
 	return ids
 }
+
+// bridgeRound ends a round whose legacy handler asked for input
+// (legacyEra.inputRequired): the bridge asks the client, and the handler
+// runs again with the answers in the next round, so that it never knows
+// which era it served.
+func (s *Server) bridgeRound(ctx context.Context, r *Request, bn *bridgeNeeded, params []byte, round int) (roundEnd, error) {
+	in, err := s.bridge(ctx, r, bn.ir, params, round)
+	switch {
+	case errors.Is(err, errParked):
+		return roundParked, nil
+	case errors.Is(err, errCancelledByClient) || r.flight.cancelledByClient():
+		return roundCancelled, nil
+	case err != nil:
+		return roundFailed, err
+	}
+	r.Input = in
+	return roundAgain, nil
+}

@@ -3,6 +3,7 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -591,4 +592,55 @@ func TestOnSessionEnd(t *testing.T) {
 			t.Fatalf("after a DELETE whose hook panicked: HTTP %d, want 404", got)
 		}
 	})
+}
+
+// updateFailingStore is a memory store whose writes of existing sessions
+// fail on demand.
+type updateFailingStore struct {
+	memory.Store
+	fail atomic.Bool
+}
+
+func (f *updateFailingStore) Update(ctx context.Context, rec *core.SessionRecord) error {
+	if f.fail.Load() {
+		return errThrottled
+	}
+	return f.Store.Update(ctx, rec)
+}
+
+// A request of a batch (2025-03-26) whose session write fails is answered
+// as a POST's is: -32603 in its place in the batch, its neighbours served,
+// and the store's failure logged at ERROR with its cause.
+func TestBatchStoreFailure(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	store := &updateFailingStore{}
+	srv := newFixture(t, &core.ServerOptions{SessionStore: store,
+		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+	sid := initialize(t, srv, core.ProtocolVersion20250326, nil, nil)
+	store.fail.Store(true)
+	r := rawReq(`[{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
+		map[string]string{core.HeaderProtocolVersion: core.ProtocolVersion20250326, core.HeaderSessionID: sid}).do(t, srv)
+	var out []struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil || len(out) != 2 {
+		t.Fatalf("batch answer %d %s: %v", r.Status, r.Body, err)
+	}
+	if out[0].ID != 1 || out[0].Error == nil || out[0].Error.Code != core.CodeInternalError {
+		t.Errorf("setLevel with the store failing: %s, want -32603", r.Body)
+	}
+	if out[1].ID != 2 || out[1].Result == nil {
+		t.Errorf("ping beside it: %s, want a result", r.Body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "ProvisionedThroughputExceededException") {
+		t.Errorf("no ERROR log naming the store's failure:\n%s", logs.String())
+	}
 }

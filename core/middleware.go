@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -238,128 +236,6 @@ func (s *Server) buildChain() {
 	s.chain = h
 }
 
-// call runs the method of r, in every era and for every request (a POST,
-// an element of a batch, a resumed legacy call): each round through the
-// middleware, and in the first its authorization, the era's method table
-// and the renewal of its legacy session, then the handler.
-func (s *Server) call(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	defer r.flight.release()
-	if params == nil {
-		params = emptyObject
-	}
-	if s.chain != nil {
-		c := &Call{Request: r, Params: params, Round: r.poll.asked(), first: true, Target: targetOf(r.Method, params)}
-		for {
-			out, err := s.runChain(ctx, c)
-			if res, again, err := c.after(out, err); !again {
-				return res, err
-			}
-		}
-	}
-	// Without middleware the round is a static call, and c stays on the
-	// stack.
-	c := Call{Request: r, Params: params, Round: r.poll.asked(), first: true}
-	for {
-		out, err := s.serveRound(ctx, &c)
-		if res, again, err := c.after(out, err); !again {
-			return res, err
-		}
-	}
-}
-
-// runChain runs one round through the middleware, turning a panic of a
-// middleware into a logged -32603 as invoke does for handlers.
-func (s *Server) runChain(ctx context.Context, c *Call) (out *Outcome, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "middleware panicked", "method", Truncate(c.Method, LogNameBytes), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			out, err = nil, errors.New("panic")
-		}
-	}()
-	return s.chain(ctx, c)
-}
-
-// after reads how a round ended: the request's result or error, or again
-// when the bridge has the client's answers and the next round follows.
-func (c *Call) after(out *Outcome, err error) (res []byte, again bool, _ error) {
-	switch {
-	case c.flight.cancelledByClient() || (out == &c.out && out.Cancelled):
-		return nil, false, errCancelledByClient
-	case err != nil:
-		return nil, false, err
-	case c.parked:
-		return nil, false, errParked
-	case c.again:
-		c.again, c.first, c.out = false, false, Outcome{}
-		c.Round++
-		return nil, true, nil
-	case out == &c.out:
-		return out.Result, false, nil
-	case out == nil || out.Result == nil:
-		return nil, false, errEmptyOutcome
-	}
-	return out.Result, false, nil // a Middleware's own result
-}
-
-// serveRound is the Handler the middleware wraps: one round of the
-// request.
-func (s *Server) serveRound(ctx context.Context, c *Call) (*Outcome, error) {
-	r := c.Request
-	if c.first {
-		if s.opts.Authenticator != nil && !targetedMethod(r.Method) {
-			// Methods with a target are authorized by their handlers, once
-			// the target is known.
-			if err := s.authorize(ctx, Operation{Method: r.Method, ProtocolVersion: r.ProtocolVersion}); err != nil {
-				return nil, err
-			}
-		}
-		if r.spec == nil {
-			return nil, methodNotFound(r.Method)
-		}
-		if r.Session != nil && !r.spec.ownsSession {
-			if err := r.Session.touch(ctx); err != nil {
-				return nil, storeFailure(err)
-			}
-		}
-	}
-	r.isError, r.inputRes = false, false
-	res, err := s.invoke(ctx, r.spec.handle, r, c.Params)
-	if r.Modern() && r.Input != nil {
-		c.Round = r.Input.round
-	}
-	if r.flight.cancelledByClient() || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
-		// Cancelled by notifications/cancelled (legacy), or by the client
-		// closing its request (2026-07-28, basic/utilities/cancellation).
-		c.out = Outcome{Cancelled: true}
-		return &c.out, nil
-	}
-	if err == nil {
-		c.out = Outcome{Result: res, IsError: r.isError, InputRequired: r.inputRes}
-		return &c.out, nil
-	}
-	bn, ok := err.(*bridgeNeeded)
-	if !ok {
-		return nil, err
-	}
-	// A legacy handler asked for input (legacyEra.inputRequired): the
-	// bridge asks the client, and the handler runs again with the answers
-	// in the next round, so that it never knows which era it served.
-	in, err := s.bridge(ctx, r, bn.ir, c.Params, c.Round)
-	switch {
-	case errors.Is(err, errParked):
-		c.parked = true
-	case errors.Is(err, errCancelledByClient) || r.flight.cancelledByClient():
-		c.out = Outcome{Cancelled: true}
-		return &c.out, nil
-	case err != nil:
-		return nil, err
-	default:
-		r.Input, c.again = in, true
-	}
-	c.out = Outcome{InputRequired: true}
-	return &c.out, nil
-}
-
 // targetOf returns the target of a request of method with params (see
 // Call.Target).
 func targetOf(method string, params []byte) string {
@@ -457,12 +333,8 @@ func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
 			if c.Target != "" {
 				a = append(a, slog.String("target", Truncate(c.Target, LogURIBytes)))
 			}
-			era := "legacy"
-			if c.Modern() {
-				era = "modern"
-			}
 			status := out.Status(err)
-			a = append(a, slog.String("era", era), slog.String("version", Truncate(c.ProtocolVersion, LogNameBytes)), slog.String("status", status))
+			a = append(a, slog.String("era", c.era.name()), slog.String("version", Truncate(c.ProtocolVersion, LogNameBytes)), slog.String("status", status))
 			if err != nil {
 				a = append(a, slog.Int("code", CodeOf(err)))
 			}

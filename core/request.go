@@ -101,10 +101,6 @@ func (r *Request) resultBuffer(n int) []byte {
 // typical result fits, a larger one grows into its own array.
 const pooledResultCap = 512
 
-// Modern reports whether the request speaks 2026-07-28 (no session, per-request
-// _meta) rather than a legacy revision.
-func (r *Request) Modern() bool { return r.era == eraModern }
-
 // cancelled reports whether the client cancelled the request
 // (notifications/cancelled): it gets no response.
 func (r *Request) cancelled() bool { return r.flight != nil && r.flight.cancelled.Load() }

@@ -1159,7 +1159,7 @@ func (s *Server) runHandler(ctx context.Context, rec *TaskRecord, run *taskRun) 
 	r := &Request{
 		Method: rec.Method, ProtocolVersion: rec.ProtocolVersion,
 		ClientCapabilities: cloneCaps(caps), caps: caps, ownCaps: true,
-		Principal: rec.Caller, srv: s, era: eraModern, logLevel: -1, task: run,
+		Principal: rec.Caller, srv: s, era: taskEra, logLevel: -1, task: run,
 	}
 	if len(rec.ClientInfo) > 0 {
 		r.ClientInfo = decodeClientInfo(rec.ClientInfo)

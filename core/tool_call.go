@@ -201,7 +201,7 @@ func (s *Server) callTool(ctx context.Context, r *Request, params []byte) ([]byt
 	// call of a task tool runs synchronously, and a legacy "task" member
 	// is ignored.
 	asTask := false
-	if r.era == eraModern && (st.taskSupport == TaskOptional || st.taskSupport == TaskRequired) {
+	if r.era.augmentsTasks() && (st.taskSupport == TaskOptional || st.taskSupport == TaskRequired) {
 		declared := r.declaresTasks()
 		if !declared && st.taskSupport == TaskRequired {
 			return nil, missingTasks()

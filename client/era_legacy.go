@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -12,7 +13,7 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// legacyProtocol speaks the initialize-based revisions (2025-11-25,
+// legacyEra speaks the initialize-based revisions (2025-11-25,
 // 2025-06-18, 2025-03-26): requests run in a session (Mcp-Session-Id) that
 // initialize opened; the server asks for input with requests on the
 // response stream or the session's GET stream, which the client answers by
@@ -23,7 +24,7 @@ import (
 // The session of the Conn's own credential is def; each per-call
 // credential (WithAuthorization) gets a session of its own, at most
 // Options.MaxSessions of them, the least recently used ended first.
-type legacyProtocol struct {
+type legacyEra struct {
 	c *Conn
 	v string // the version def's first initialize agreed on
 	// sessionless: Options.NoInitialize without Options.SessionID; every
@@ -38,15 +39,15 @@ type legacyProtocol struct {
 	order  []string // least recently used first
 }
 
-var _ protocol = (*legacyProtocol)(nil)
+var _ era = (*legacyEra)(nil)
 
 // startLegacy makes c a legacy Conn and initializes its default session,
 // asking for version; with Options.NoInitialize it sends nothing: the Conn
 // is sessionless and speaks 2025-03-26, which has no MCP-Protocol-Version
 // header. It returns c.
 func startLegacy(ctx context.Context, c *Conn, version string) (*Conn, error) {
-	l := &legacyProtocol{c: c, byAuth: map[string]*session{}}
-	c.proto = l
+	l := &legacyEra{c: c, byAuth: map[string]*session{}}
+	c.era = l
 	if c.opts.NoInitialize {
 		v := mcp.ProtocolVersion20250326
 		l.v, l.sessionless = v, true
@@ -63,9 +64,9 @@ func startLegacy(ctx context.Context, c *Conn, version string) (*Conn, error) {
 
 // adoptLegacy makes c a legacy Conn whose default session is an existing
 // one (Options.SessionID), without a network call but the GET stream.
-func adoptLegacy(c *Conn, id, version string) *legacyProtocol {
-	l := &legacyProtocol{c: c, v: version, byAuth: map[string]*session{}}
-	c.proto = l
+func adoptLegacy(c *Conn, id, version string) *legacyEra {
+	l := &legacyEra{c: c, v: version, byAuth: map[string]*session{}}
+	c.era = l
 	l.def = &session{l: l, want: version, id: id, version: version, ready: true, init: &Initialization{InitializeResult: mcp.InitializeResult{ProtocolVersion: version}}}
 	if !c.opts.NoGETStream {
 		l.def.startGET()
@@ -73,26 +74,26 @@ func adoptLegacy(c *Conn, id, version string) *legacyProtocol {
 	return l
 }
 
-func (l *legacyProtocol) version() string { return l.v }
+func (l *legacyEra) version() string { return l.v }
 
-func (l *legacyProtocol) session() (string, *Initialization) {
+func (l *legacyEra) session() (string, *Initialization) {
 	id, _ := l.def.snapshot()
 	return id, l.def.initResult()
 }
 
 // keepTool keeps every tool: x-mcp-header is a 2026-07-28 feature.
-func (l *legacyProtocol) keepTool(*mcp.Tool) bool { return true }
+func (l *legacyEra) keepTool(*mcp.Tool) bool { return true }
 
 // notified delivers a notification to the Listen calls.
-func (l *legacyProtocol) notified(n Notification) { l.listeners.deliver(n) }
+func (l *legacyEra) notified(n Notification) { l.listeners.deliver(n) }
 
 // discover: the initialize-based revisions have no server/discover.
-func (l *legacyProtocol) discover(context.Context, *callOptions) (*Discovery, error) {
+func (l *legacyEra) discover(context.Context, *callOptions) (*Discovery, error) {
 	return nil, errors.New("mcp client: server/discover on a legacy connection")
 }
 
 // call sends r in the session of its credential.
-func (l *legacyProtocol) call(ctx context.Context, r request) (json.RawMessage, error) {
+func (l *legacyEra) call(ctx context.Context, r request) (json.RawMessage, error) {
 	s, err := l.sessionFor(ctx, r.co)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func (l *legacyProtocol) call(ctx context.Context, r request) (json.RawMessage, 
 
 // callOnce is call: a legacy call answers the server's requests for input
 // on its stream, so no round is left to the caller.
-func (l *legacyProtocol) callOnce(ctx context.Context, r request) (json.RawMessage, *Continuation, error) {
+func (l *legacyEra) callOnce(ctx context.Context, r request) (json.RawMessage, *Continuation, error) {
 	res, err := l.call(ctx, r)
 	return res, nil, err
 }
@@ -110,7 +111,7 @@ func (l *legacyProtocol) callOnce(ctx context.Context, r request) (json.RawMessa
 // sessionFor returns the session of a call's credential.
 // A sessionless Conn (Options.NoInitialize) runs every call without a
 // session, each with its own credential.
-func (l *legacyProtocol) sessionFor(ctx context.Context, co *callOptions) (*session, error) {
+func (l *legacyEra) sessionFor(ctx context.Context, co *callOptions) (*session, error) {
 	key, own := co.ownAuth()
 	if !own || l.sessionless {
 		return l.def, l.def.ensure(ctx, "")
@@ -142,7 +143,7 @@ func (l *legacyProtocol) sessionFor(ctx context.Context, co *callOptions) (*sess
 }
 
 // close ends every session the Conn created (DELETE) and their GET streams.
-func (l *legacyProtocol) close(ctx context.Context) error {
+func (l *legacyEra) close(ctx context.Context) error {
 	l.mu.Lock()
 	all := []*session{l.def}
 	for _, s := range l.byAuth {
@@ -170,7 +171,7 @@ const maxResumes = 5
 //
 // With middleware the call is one Call, its 404 renewal and stream
 // resumptions included.
-func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
+func (l *legacyEra) callIn(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool) (json.RawMessage, error) {
 	if l.c.cl.mw == nil {
 		return l.callWith(ctx, s, method, p, co, renew, nil, nil)
 	}
@@ -191,7 +192,7 @@ func (l *legacyProtocol) callIn(ctx context.Context, s *session, method string, 
 
 // callWith is callIn with the _meta members (without braces; nil: none)
 // and HTTP headers of the request's middleware.
-func (l *legacyProtocol) callWith(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool, mwMeta []byte, mwHeader http.Header) (json.RawMessage, error) {
+func (l *legacyEra) callWith(ctx context.Context, s *session, method string, p params, co *callOptions, renew bool, mwMeta []byte, mwHeader http.Header) (json.RawMessage, error) {
 	c := l.c
 	progress := co.progressFn()
 	for attempt := 0; ; attempt++ {
@@ -257,7 +258,7 @@ func (l *legacyProtocol) callWith(ctx context.Context, s *session, method string
 
 // resume waits the stream's retry delay and reconnects with GET and
 // Last-Event-ID (2025-11-25 basic/transports §Resumability and Redelivery).
-func (l *legacyProtocol) resume(ctx context.Context, s *session, x *exchange) (json.RawMessage, error) {
+func (l *legacyEra) resume(ctx context.Context, s *session, x *exchange) (json.RawMessage, error) {
 	d := x.retry
 	if d <= 0 {
 		d = time.Second
@@ -293,7 +294,7 @@ func (l *legacyProtocol) resume(ctx context.Context, s *session, x *exchange) (j
 // cancelled tells the server a request was given up (2025-11-25
 // basic/utilities/cancellation): in legacy, closing the stream is not a
 // cancellation.
-func (l *legacyProtocol) cancelled(s *session, id int64, reason error) {
+func (l *legacyEra) cancelled(s *session, id int64, reason error) {
 	p := append([]byte(`{"requestId":`), strconv.FormatInt(id, 10)...)
 	p = append(append(p, `,"reason":`...), quoteJSON(reason.Error())...)
 	p = append(p, '}')
@@ -308,7 +309,7 @@ func (l *legacyProtocol) cancelled(s *session, id int64, reason error) {
 // the GET stream and the calls' streams), subscribing to the filter's
 // resources first (resources/subscribe; sent again in a session that
 // replaces an ended one), until ctx ends.
-func (l *legacyProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
+func (l *legacyEra) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
 	want := map[string]bool{
 		"notifications/tools/list_changed":     f.ToolsListChanged,
 		"notifications/prompts/list_changed":   f.PromptsListChanged,
@@ -395,4 +396,33 @@ func (l *listeners) deliver(n Notification) {
 	for _, f := range fns {
 		f(n)
 	}
+}
+
+// checkLegacyOptions checks the options that name a legacy session or
+// version (Options.SessionID, SessionVersion, LegacyVersion), defaulting
+// SessionVersion to the newest legacy version.
+func checkLegacyOptions(o *Options) error {
+	if o.SessionID != "" {
+		if o.SessionVersion == "" {
+			o.SessionVersion = legacyVersions[0]
+		}
+		switch {
+		case !visibleASCII(o.SessionID):
+			return errors.New("mcp client: Options.SessionID must be visible ASCII")
+		case !isLegacy(o.SessionVersion):
+			return fmt.Errorf("mcp client: Options.SessionVersion %q is not a legacy version", o.SessionVersion)
+		case o.Mode == ModeModern:
+			return errors.New("mcp client: Options.SessionID needs a legacy connection, not ModeModern")
+		}
+	}
+	if o.LegacyVersion != "" && !isLegacy(o.LegacyVersion) {
+		return fmt.Errorf("mcp client: Options.LegacyVersion %q is not a legacy version", o.LegacyVersion)
+	}
+	return nil
+}
+
+func (*legacyEra) tasks() bool { return false }
+
+func (*legacyEra) forward(context.Context, json.RawMessage, func(Notification)) (json.RawMessage, error) {
+	return nil, errors.New("mcp client: Forward needs a 2026-07-28 connection")
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// modernProtocol speaks the stateless 2026-07-28 revision: every request
+// modernEra speaks the stateless 2026-07-28 revision: every request
 // carries its version, capabilities and client info in _meta and mirrors
 // them in headers; results may be cached (server/utilities/caching); an
 // input_required result is answered and the request sent again
 // (basic/patterns/mrtr); tools/call mirrors the arguments a tool declares
 // with x-mcp-header into Mcp-Param-* headers.
-type modernProtocol struct {
+type modernEra struct {
 	c *Conn
 	v string
 	// metaBase is the fixed part of a request's _meta, without the
@@ -31,11 +31,11 @@ type modernProtocol struct {
 	meta metaTemplate
 }
 
-var _ protocol = (*modernProtocol)(nil)
+var _ era = (*modernEra)(nil)
 
 // newModern returns the 2026-07-28 protocol of c in version v.
-func newModern(c *Conn, v string, remembered bool) *modernProtocol {
-	p := &modernProtocol{c: c, v: v, remembered: remembered}
+func newModern(c *Conn, v string, remembered bool) *modernEra {
+	p := &modernEra{c: c, v: v, remembered: remembered}
 	p.decls.init()
 	b := append([]byte(`"`+mcp.MetaProtocolVersion+`":`), strconv.Quote(v)...)
 	b = append(b, `,"`+mcp.MetaClientCapabilities+`":`...)
@@ -64,17 +64,17 @@ func modernCaps(c *Conn) []byte {
 	return b
 }
 
-func (p *modernProtocol) version() string { return p.v }
+func (p *modernEra) version() string { return p.v }
 
 // session: 2026-07-28 has no sessions.
-func (p *modernProtocol) session() (string, *Initialization) { return "", nil }
+func (p *modernEra) session() (string, *Initialization) { return "", nil }
 
 // close: a modern Conn holds nothing open between calls.
-func (p *modernProtocol) close(context.Context) error { return nil }
+func (p *modernEra) close(context.Context) error { return nil }
 
 // notified forgets the tools earlier x-mcp-header walks did not find when
 // the tool list changed.
-func (p *modernProtocol) notified(n Notification) {
+func (p *modernEra) notified(n Notification) {
 	if n.Method == "notifications/tools/list_changed" {
 		p.decls.forgetUnlisted()
 	}
@@ -83,7 +83,7 @@ func (p *modernProtocol) notified(n Notification) {
 // keepTool learns t's x-mcp-header declarations; a tool whose declarations
 // are invalid is dropped (2026-07-28 server/tools §x-mcp-header: the
 // client MUST NOT use it) and logged.
-func (p *modernProtocol) keepTool(t *mcp.Tool) bool {
+func (p *modernEra) keepTool(t *mcp.Tool) bool {
 	in, _ := t.InputSchema.(json.RawMessage)
 	th, err := parseToolHeaders(in)
 	if err != nil {
@@ -99,7 +99,7 @@ func (p *modernProtocol) keepTool(t *mcp.Tool) bool {
 // CallTool carries its Mcp-Param-* headers, learning the tool's
 // declarations first when they are unknown; after a -32020 the tool list is
 // read again and the call sent once more.
-func (p *modernProtocol) call(ctx context.Context, r request) (json.RawMessage, error) {
+func (p *modernEra) call(ctx context.Context, r request) (json.RawMessage, error) {
 	if !r.toolCall {
 		return p.do(ctx, &r)
 	}
@@ -120,7 +120,7 @@ func (p *modernProtocol) call(ctx context.Context, r request) (json.RawMessage, 
 
 // callOnce sends one round of r (CallToolOnce), with its Mcp-Param-*
 // headers.
-func (p *modernProtocol) callOnce(ctx context.Context, r request) (json.RawMessage, *Continuation, error) {
+func (p *modernEra) callOnce(ctx context.Context, r request) (json.RawMessage, *Continuation, error) {
 	if r.toolCall {
 		if err := p.toolHeaders(ctx, &r); err != nil {
 			return nil, nil, err
@@ -134,7 +134,7 @@ func (p *modernProtocol) callOnce(ctx context.Context, r request) (json.RawMessa
 // tools/list first (learnHeaders), since the client MUST send the headers
 // (2026-07-28 basic/transports/streamable-http §Custom Headers from Tool
 // Parameters).
-func (p *modernProtocol) toolHeaders(ctx context.Context, r *request) error {
+func (p *modernEra) toolHeaders(ctx context.Context, r *request) error {
 	h, known, err := p.decls.paramHeaders(r.tool, r.arguments())
 	if err == nil && !known {
 		if err = p.learnHeaders(ctx, r.tool, r.co); err == nil {
@@ -149,7 +149,7 @@ func (p *modernProtocol) toolHeaders(ctx context.Context, r *request) error {
 // result that needed no input round is stored. A call with its own
 // credential neither reads nor stores entries: they belong to the Client's
 // credential source.
-func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, error) {
+func (p *modernEra) do(ctx context.Context, r *request) (json.RawMessage, error) {
 	c := p.c
 	cache := c.cl.cache
 	_, own := r.co.ownAuth()
@@ -178,7 +178,7 @@ func (p *modernProtocol) do(ctx context.Context, r *request) (json.RawMessage, e
 // fetch sends r to the server (do missed the cache) and caches the result
 // when useCache allows, under src's credential and the cache generation gen
 // read before the request.
-func (p *modernProtocol) fetch(ctx context.Context, r *request, useCache bool, src credSource, gen uint64) (json.RawMessage, error) {
+func (p *modernEra) fetch(ctx context.Context, r *request, useCache bool, src credSource, gen uint64) (json.RawMessage, error) {
 	c := p.c
 	cache := c.cl.cache
 	var res json.RawMessage
@@ -224,7 +224,7 @@ const (
 // that breaks before the response is re-sent once with a new id, except for
 // tools/call, which is never repeated (2026-07-28
 // basic/transports/streamable-http §Sending messages).
-func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage, string, error) {
+func (p *modernEra) send(ctx context.Context, r *request) (json.RawMessage, string, error) {
 	c := p.c
 	resent, versionRetried := false, false
 	progress := r.co.progressFn()
@@ -276,12 +276,12 @@ func (p *modernProtocol) send(ctx context.Context, r *request) (json.RawMessage,
 
 // sendRound is send through the Client's middleware: round n of r is one
 // Call (see Middleware). Without middleware it is send.
-func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json.RawMessage, string, error) {
+func (p *modernEra) sendRound(ctx context.Context, r *request, n int) (json.RawMessage, string, error) {
 	if p.c.cl.mw == nil {
 		return p.send(ctx, r)
 	}
 	call := &Call{Method: r.method, Target: targetOf(r.method, r.params), Version: p.v, Modern: true, Round: n,
-		Meta: p.meta.clone(p.metaBase), modern: p, req: r}
+		Meta: p.meta.clone(p.metaBase), sender: p, req: r}
 	resp, err := p.c.intercept(ctx, call, nil)
 	if err != nil {
 		return nil, "", err
@@ -297,7 +297,7 @@ func (p *modernProtocol) sendRound(ctx context.Context, r *request, n int) (json
 
 // sendCall is the end of a modern Call's chain (terminal): r sent with
 // the Call's _meta and headers.
-func (p *modernProtocol) sendCall(ctx context.Context, call *Call) (*Outcome, error) {
+func (p *modernEra) sendCall(ctx context.Context, call *Call) (*Outcome, error) {
 	r := *call.req
 	r.mwHeader = call.Header
 	if !p.meta.unchanged(call.Meta) {
@@ -333,7 +333,7 @@ func resultTypeOf(res json.RawMessage) (string, error) {
 }
 
 // discover sends server/discover through the cache (Conn.Discover).
-func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
+func (p *modernEra) discover(ctx context.Context, co *callOptions) (*Discovery, error) {
 	res, err := p.c.do(ctx, &request{method: "server/discover", co: co, cacheable: true})
 	if err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func (p *modernProtocol) discover(ctx context.Context, co *callOptions) (*Discov
 
 // discoverOnce sends one server/discover, bypassing the cache (the probe,
 // Client.Discover).
-func (p *modernProtocol) discoverOnce(ctx context.Context, co *callOptions) (*Discovery, error) {
+func (p *modernEra) discoverOnce(ctx context.Context, co *callOptions) (*Discovery, error) {
 	res, rt, err := p.sendRound(ctx, &request{method: "server/discover", co: co}, 0)
 	if err != nil {
 		return nil, err
@@ -377,7 +377,7 @@ func decodeDiscovery(url string, res json.RawMessage) (*Discovery, error) {
 // notifications of this subscription; closing the stream ends it.
 // With middleware the subscription is one Call, whose Handler returns
 // when the stream ends.
-func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
+func (p *modernEra) listen(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification)) error {
 	if p.c.cl.mw == nil {
 		return p.listenWith(ctx, f, ack, fn, p.metaBase, nil)
 	}
@@ -399,7 +399,7 @@ func (p *modernProtocol) listen(ctx context.Context, f mcp.SubscriptionFilter, a
 
 // listenWith is listen with the _meta members and middleware headers to
 // send.
-func (p *modernProtocol) listenWith(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification), meta []byte, mwHeader http.Header) error {
+func (p *modernEra) listenWith(ctx context.Context, f mcp.SubscriptionFilter, ack func(mcp.SubscriptionFilter), fn func(Notification), meta []byte, mwHeader http.Header) error {
 	c := p.c
 	fb, err := json.Marshal(f)
 	if err != nil {
@@ -449,3 +449,5 @@ func (p *modernProtocol) listenWith(ctx context.Context, f mcp.SubscriptionFilte
 	}
 	return err
 }
+
+func (*modernEra) tasks() bool { return true }

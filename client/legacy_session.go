@@ -18,7 +18,7 @@ import (
 // Management), or, with Options.NoInitialize, the sessionless stand-in of
 // one: never initialized, no id.
 type session struct {
-	l       *legacyProtocol
+	l       *legacyEra
 	co      *callOptions // the credential; nil = the TokenSource's
 	want    string       // the version asked for in initialize
 	initMu  sync.Mutex   // serialises initialize
