@@ -84,6 +84,23 @@
 // kept and the Source backs off (Retry-After, else doubling from one
 // second to five minutes), answering challenges with ErrBackoff meanwhile.
 //
+// # Keeping tokens
+//
+// Config.Store keeps the tokens and the dynamic registration beyond the
+// process (Store: Load and Save, by protected resource and issuer, so that
+// a token never goes to a resource or through a server other than the
+// ones it was issued for; 2025-11-25 basic/authorization §Token Audience
+// Binding). The Source loads the entry once the first 401 has been through
+// discovery: an unexpired access token is sent as it is, an expired one is
+// refreshed (RFC 6749 §6) with the saved client, and only a refused
+// refresh, or more scopes than were saved, needs the user agent. Every
+// token obtained afterwards (authorization, refresh, step-up) replaces the
+// entry. The tokens are used only with the client they were issued to.
+// A saved registration serves a new authorization code flow only with the
+// redirect URI it was registered with: a loopback redirect (RFC 8252
+// §7.3) gets a new port in each process, and a server may compare redirect
+// URIs exactly, so the client registers again instead.
+//
 // # Timeouts
 //
 // Every metadata, registration and token request is bounded as a whole,

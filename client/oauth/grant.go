@@ -68,8 +68,9 @@ func decodeOAuthError(which string, resp *http.Response, body []byte) *OAuthErro
 	return oe
 }
 
-// store keeps the tokens of tr, requested with scopes.
-func (s *Source) store(tr *tokenResponse, scopes []string, keepRefresh string) error {
+// store keeps the tokens of tr, issued to client c and requested with
+// scopes, and saves them in Config.Store.
+func (s *Source) store(ctx context.Context, c Client, tr *tokenResponse, scopes []string, keepRefresh string) error {
 	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
 		return fmt.Errorf("oauth: token_type %q is not Bearer", tr.TokenType)
 	}
@@ -86,6 +87,7 @@ func (s *Source) store(tr *tokenResponse, scopes []string, keepRefresh string) e
 		s.scopes = scopes
 	}
 	s.mu.Unlock()
+	s.save(ctx, c)
 	return nil
 }
 
@@ -116,6 +118,7 @@ func (s *Source) clientFor(ctx context.Context, meta *ServerMetadata) (Client, e
 	}
 	s.mu.Lock()
 	s.registered[meta.Issuer] = c
+	s.redirects[meta.Issuer] = s.cfg.RedirectURL
 	s.mu.Unlock()
 	return c, nil
 }
@@ -259,6 +262,14 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 	}
 	s.mu.Lock()
 	local := s.local
+	if r, ok := s.redirects[meta.Issuer]; ok && r != s.cfg.RedirectURL {
+		// A saved registration for another redirect URI (a loopback
+		// port of an earlier process): the server may compare redirect
+		// URIs exactly, so register again rather than fail in the
+		// browser.
+		delete(s.registered, meta.Issuer)
+		delete(s.redirects, meta.Issuer)
+	}
 	s.mu.Unlock()
 	// The user agent goes there (Headless fetches it): the same rules as
 	// for every other URL of the flow.
@@ -325,7 +336,7 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 	if err != nil {
 		return err
 	}
-	return s.store(tr, scopes, "")
+	return s.store(ctx, c, tr, scopes, "")
 }
 
 // authorize runs the user-agent step within the authorize timeout.
@@ -390,7 +401,7 @@ func (s *Source) refresh(ctx context.Context, t *token) error {
 	if err != nil {
 		return err
 	}
-	return s.store(tr, nil, t.refresh)
+	return s.store(ctx, c, tr, nil, t.refresh)
 }
 
 // clientCredentials runs the client_credentials grant (RFC 6749 §4.4) with
@@ -443,7 +454,7 @@ func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form
 	if err != nil {
 		return err
 	}
-	return s.store(tr, scopes, "")
+	return s.store(ctx, c, tr, scopes, "")
 }
 
 // preRegistered returns the client Config.Clients has for the issuer of

@@ -146,6 +146,15 @@ type Config struct {
 	// asked anew for every token; only the access token is kept. IDJAG
 	// builds one from an identity provider's token exchange.
 	Assertion func(ctx context.Context, req AssertionRequest) (string, error)
+
+	// Store, when set, keeps tokens and the dynamic registration across
+	// processes. Once a challenge has discovered the protected resource
+	// and its authorization server, the Source loads their entry: an
+	// unexpired access token is used as it is, an expired one is
+	// refreshed (RFC 6749 §6) and the registered client is reused, so no
+	// user-agent step is needed. Every token obtained afterwards (a new
+	// authorization, a refresh, a step-up) replaces the entry.
+	Store Store
 }
 
 // Source is a client.TokenSource and client.Challenger that obtains and
@@ -167,6 +176,8 @@ type Source struct {
 	meta       *ServerMetadata
 	resource   string
 	registered map[string]Client // dynamic registrations, by issuer
+	redirects  map[string]string // the redirect URI of each registration
+	loaded     StoreKey          // the key Config.Store was last asked for
 	tok        *token
 	scopes     []string // the scope set last requested
 	backoff    time.Duration
@@ -192,7 +203,7 @@ func New(cfg Config) *Source {
 		c = *cfg.HTTPClient
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Source{cfg: cfg, hc: &c, registered: map[string]Client{}}
+	return &Source{cfg: cfg, hc: &c, registered: map[string]Client{}, redirects: map[string]string{}}
 }
 
 // client returns the HTTP client of a local or a remote flow.
@@ -334,7 +345,7 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 		// §Authorization Server Binding).
 		s.issuer, s.meta, s.tok, s.scopes = issuer, nil, nil, nil
 	}
-	meta, prev, old := s.meta, s.scopes, s.tok
+	meta := s.meta
 	s.resource = prm.Resource
 	s.mu.Unlock()
 
@@ -346,6 +357,10 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 		s.meta = meta
 		s.mu.Unlock()
 	}
+	seeded := s.load(ctx, StoreKey{Resource: prm.Resource, Issuer: issuer}, meta)
+	s.mu.Lock()
+	prev, old := s.scopes, s.tok
+	s.mu.Unlock()
 
 	// Scope selection (2026-07-28 basic/authorization §Scope Selection
 	// Strategy, §Step-Up Authorization Flow).
@@ -363,6 +378,10 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	}
 
 	stepUp := resp.StatusCode == http.StatusForbidden
+	if seeded && !stepUp && subset(scopes, prev) && (old.expiry.IsZero() || time.Now().Add(expirySkew).Before(old.expiry)) {
+		// A saved token the server has not seen yet: try it first.
+		return nil
+	}
 	if !stepUp && old != nil && old.refresh != "" && subset(scopes, prev) {
 		err := s.refresh(ctx, old)
 		if err == nil {
