@@ -122,7 +122,7 @@ func TestProbe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
-		mode   core.ProtocolMode
+		mode   core.Mode
 		modern bool
 	}{{core.ModeAuto, true}, {core.ModeModern, true}, {core.ModeLegacy, false}} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
@@ -569,7 +569,7 @@ func bearer(next http.Handler) http.Handler {
 	})
 }
 
-func newAuthServer(t *testing.T, mode core.ProtocolMode) (string, *recorder) {
+func newAuthServer(t *testing.T, mode core.Mode) (string, *recorder) {
 	srv := core.NewServer(core.Implementation{Name: "auth", Version: "1"}, &core.ServerOptions{Mode: mode})
 	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) { return "ok", nil })
 	rec := &recorder{}
@@ -581,7 +581,7 @@ func newAuthServer(t *testing.T, mode core.ProtocolMode) (string, *recorder) {
 func TestAuthorization(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
+	for _, mode := range []core.Mode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			url, _ := newAuthServer(t, mode)

@@ -181,7 +181,7 @@ func TestForwardAuthorization(t *testing.T) {
 func TestLegacyVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
+	for _, mode := range []core.Mode{core.ModeAuto, core.ModeLegacy} {
 		url, rec := newServer(t, &core.ServerOptions{Mode: mode}, nil)
 		for _, cm := range []client.Mode{client.ModeAuto, client.ModeLegacy} {
 			cl := client.New(&client.Options{Mode: cm, LegacyVersion: mcp.ProtocolVersion20250618})

@@ -81,7 +81,7 @@ func (tp *tape) observe(name string) client.Middleware {
 // mwServer is a real mcpfn server with the tools the middleware tests call:
 // echo, fail (isError), confirm (an input round) and meta (the _meta entries
 // and headers the request arrived with).
-func mwServer(t *testing.T, mode core.ProtocolMode) (string, *recorder) {
+func mwServer(t *testing.T, mode core.Mode) (string, *recorder) {
 	return newServer(t, &core.ServerOptions{Mode: mode}, func(srv *core.Server) {
 		core.AddTool(srv, &core.Tool{Name: "fail"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 			return "", core.ToolErrorf("it failed")
@@ -115,7 +115,7 @@ func TestMiddleware(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
-		mode    core.ProtocolMode
+		mode    core.Mode
 		cmode   client.Mode
 		version string
 	}{

@@ -105,7 +105,7 @@ func TestClientChallengeDropsPrivate(t *testing.T) {
 func TestClientConcurrentConns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
+	for _, mode := range []core.Mode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
 			url, rec := newServer(t, &core.ServerOptions{Mode: mode, CacheHints: map[string]core.CacheHint{

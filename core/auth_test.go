@@ -160,7 +160,7 @@ func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
 
 func TestAuthenticatorMetadata(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []core.ProtocolMode{core.ModeModern, core.ModeAuto, core.ModeLegacy} {
+	for _, mode := range []core.Mode{core.ModeModern, core.ModeAuto, core.ModeLegacy} {
 		t.Run(mode.String(), func(t *testing.T) {
 			a := &recordingAuth{}
 			srv := authServer(t, a, &core.ServerOptions{Mode: mode})

@@ -26,7 +26,7 @@ func confirmForm(msg string) *core.InputRequest {
 func TestDiscover(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		mode core.ProtocolMode
+		mode core.Mode
 		want []string
 	}{
 		{core.ModeAuto, []string{modernVersion, core.ProtocolVersion20251125, core.ProtocolVersion20250618, core.ProtocolVersion20250326}},

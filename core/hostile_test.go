@@ -19,7 +19,7 @@ func TestHostileRequests(t *testing.T) {
 	const big = 2048
 	type tc struct {
 		name   string
-		mode   core.ProtocolMode
+		mode   core.Mode
 		req    func() *testReq
 		status int
 		code   int    // 0: no JSON-RPC body
@@ -365,7 +365,7 @@ func checkUnsupported(t *testing.T, r *resp, srv *core.Server, requested string)
 // basic/transports/streamable-http).
 func TestOtherHTTPMethods(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []core.ProtocolMode{core.ModeModern, core.ModeAuto} {
+	for _, mode := range []core.Mode{core.ModeModern, core.ModeAuto} {
 		srv := newFixture(t, &core.ServerOptions{Mode: mode})
 		for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch} {
 			if mode == core.ModeAuto && (m == http.MethodGet || m == http.MethodDelete) {

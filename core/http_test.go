@@ -170,7 +170,7 @@ func TestOriginAndHost(t *testing.T) {
 // TestCORSPreflight checks OPTIONS answers.
 func TestCORSPreflight(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeModern} {
+	for _, mode := range []core.Mode{core.ModeAuto, core.ModeModern} {
 		srv := newFixture(t, &core.ServerOptions{Mode: mode})
 		req := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
 		req.Header.Set("Origin", "http://example.com")

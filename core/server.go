@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// ProtocolMode selects which protocol eras a server speaks.
-type ProtocolMode int
+// Mode selects which protocol eras a server speaks.
+type Mode int
 
 const (
 	// ModeAuto serves 2026-07-28 and the legacy revisions on one endpoint,
 	// recognising each request's era: a request carrying modern _meta is
 	// modern whatever its method; initialize and session traffic is legacy.
-	ModeAuto ProtocolMode = iota
+	ModeAuto Mode = iota
 	// ModeModern serves 2026-07-28 only.
 	ModeModern
 	// ModeLegacy serves the initialize-based revisions only.
@@ -26,7 +26,7 @@ const (
 )
 
 // String returns "auto", "modern" or "legacy".
-func (m ProtocolMode) String() string {
+func (m Mode) String() string {
 	switch m {
 	case ModeModern:
 		return "modern"
@@ -81,7 +81,7 @@ type ServerOptions struct {
 	// silence.
 	Logger *slog.Logger
 	// Mode selects the protocol eras served. The zero value is ModeAuto.
-	Mode ProtocolMode
+	Mode Mode
 	// PageSize is the page size of the list methods. Zero means
 	// DefaultPageSize.
 	PageSize int

@@ -52,7 +52,7 @@ type noopExporter struct{}
 func (noopExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (noopExporter) Shutdown(context.Context) error                             { return nil }
 
-func addServer(mode core.ProtocolMode, mw []core.Middleware) *core.Server {
+func addServer(mode core.Mode, mw []core.Middleware) *core.Server {
 	srv := core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.ServerOptions{
 		Mode: mode, DisableRequestLog: true, Logger: slog.New(slog.DiscardHandler), Middleware: mw,
 	})

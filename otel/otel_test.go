@@ -93,7 +93,7 @@ func attrs(kvs []attribute.KeyValue) map[string]string {
 // server is a real mcpfn server behind adapters/nethttp on loopback with
 // the otel Middleware and the tools echo, fail (isError), confirm (an input
 // round) and boom (a -32603).
-func server(t *testing.T, mode core.ProtocolMode, opts otel.Options) string {
+func server(t *testing.T, mode core.Mode, opts otel.Options) string {
 	t.Helper()
 	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
 		Mode: mode, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(opts)},
@@ -126,7 +126,7 @@ func accept(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, 
 
 var eras = []struct {
 	name    string
-	mode    core.ProtocolMode
+	mode    core.Mode
 	cmode   client.Mode
 	version string
 }{

@@ -22,7 +22,7 @@ import (
 // stdioServer serves a real core.Server in mode, with the tools the bridge
 // tests call, and records each HTTP request (method, JSON-RPC method,
 // session id). The "block" tool reports on block.
-func stdioServer(t *testing.T, mode core.ProtocolMode) (url string, seen func() []string, block blockTool) {
+func stdioServer(t *testing.T, mode core.Mode) (url string, seen func() []string, block blockTool) {
 	srv := core.NewServer(core.Implementation{Name: "stdio-test", Version: "1"},
 		&core.ServerOptions{Mode: mode, Logger: slog.New(slog.DiscardHandler)})
 	core.AddTool(srv, &core.Tool{Name: "progress"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
@@ -372,7 +372,7 @@ func TestStdioModern(t *testing.T) {
 func TestStdioLegacy(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		mode    core.ProtocolMode
+		mode    core.Mode
 		version string
 	}{
 		{"dual-era server", core.ModeAuto, "2025-06-18"},

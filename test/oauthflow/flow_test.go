@@ -30,7 +30,7 @@ import (
 // a step-up on tools/call that must ask for the union of the scopes.
 func TestCodeFlowStepUp(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []core.ProtocolMode{core.ModeAuto, core.ModeLegacy} {
+	for _, mode := range []core.Mode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(string(rune('0'+mode)), func(t *testing.T) {
 			t.Parallel()
 			as := newAS(t, oauthtest.Options{})

@@ -127,7 +127,7 @@ type testRS struct {
 }
 
 // newRS serves a protected MCP server on loopback.
-func newRS(t testing.TB, as *oauthtest.Server, mode core.ProtocolMode) *testRS {
+func newRS(t testing.TB, as *oauthtest.Server, mode core.Mode) *testRS {
 	rs := &testRS{as: as, hc: http.DefaultClient}
 	srv := httptest.NewServer(rs.handler(mode))
 	t.Cleanup(srv.Close)
@@ -143,7 +143,7 @@ var fakePorts atomic.Int32
 
 // newRSOn serves a protected MCP server on an in-memory network (inside a
 // testing/synctest bubble), at a loopback address of its own.
-func newRSOn(t testing.TB, n *mcptest.Network, as *oauthtest.Server, mode core.ProtocolMode) *testRS {
+func newRSOn(t testing.TB, n *mcptest.Network, as *oauthtest.Server, mode core.Mode) *testRS {
 	rs := &testRS{as: as, hc: n.Client()}
 	addr := fmt.Sprintf("127.0.0.1:%d", 100+fakePorts.Add(1))
 	n.Serve(addr, rs.handler(mode))
@@ -156,7 +156,7 @@ func (rs *testRS) setOrigin(origin string) {
 	rs.url = origin + nethttp.DefaultPath
 }
 
-func (rs *testRS) handler(mode core.ProtocolMode) http.Handler {
+func (rs *testRS) handler(mode core.Mode) http.Handler {
 	srv := core.NewServer(core.Implementation{Name: "protected", Version: "1"}, &core.ServerOptions{Mode: mode})
 	core.AddTool(srv, &core.Tool{Name: "write"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 		return "written", nil
