@@ -13,7 +13,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -29,6 +31,9 @@ import (
 // TestMain points the token cache of every test in the package at a
 // directory of its own, so that no test reads or writes the user's.
 func TestMain(m *testing.M) {
+	if w := os.Getenv(cacheWriterEnv); w != "" {
+		os.Exit(cacheWriter(w))
+	}
 	dir, err := os.MkdirTemp("", "mcpfn-oauth-cache-")
 	if err != nil {
 		panic(err)
@@ -482,14 +487,38 @@ func TestOAuthCacheBadFiles(t *testing.T) {
 	}
 }
 
+// cacheWriterEnv makes the test binary a writer process of
+// TestOAuthCacheConcurrent: LETTER, saving concurrentSaves entries of that
+// letter into the cache of tokenCacheEnv.
+const cacheWriterEnv = "MCPFN_TEST_CACHE_WRITER"
+
+const concurrentSaves = 25
+
+var concurrentKey = oauth.StoreKey{Resource: "https://mcp.example/mcp", Issuer: "https://as.example"}
+
+// concurrentEntry is the entry writer letter saves: every field says
+// which writer wrote it, so a mixture of two shows.
+func concurrentEntry(letter string) *oauth.StoreEntry {
+	return &oauth.StoreEntry{AccessToken: strings.Repeat(letter, 2048), RefreshToken: "r" + letter, ClientID: "c" + letter}
+}
+
+func cacheWriter(letter string) int {
+	c := &tokenCache{dir: os.Getenv(tokenCacheEnv), warn: os.Stderr}
+	for range concurrentSaves {
+		if err := c.Save(context.Background(), concurrentKey, concurrentEntry(letter)); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
 // TestOAuthCacheConcurrent: processes saving the same entry at once (the
-// rename is atomic) leave a complete entry, which readers see whole at
+// rename is atomic) leave a complete entry, which a reader sees whole at
 // every moment, and no temporary files.
 func TestOAuthCacheConcurrent(t *testing.T) {
 	dir := cacheDir(t)
-	key := oauth.StoreKey{Resource: "https://mcp.example/mcp", Issuer: "https://as.example"}
-	const writers, saves = 8, 25
-	var wg sync.WaitGroup
+	key := concurrentKey
+	const writers = 6
 	stop := make(chan struct{})
 	var readErr error
 	var rmu sync.Mutex
@@ -504,7 +533,7 @@ func TestOAuthCacheConcurrent(t *testing.T) {
 			default:
 			}
 			e, err := c.Load(context.Background(), key)
-			if err == nil && e != nil && (len(e.AccessToken) != 2048 || strings.Count(e.AccessToken, e.AccessToken[:1]) != 2048 || e.RefreshToken != "r"+e.AccessToken[:1]) {
+			if err == nil && e != nil && (len(e.AccessToken) != 2048 || !reflect.DeepEqual(e, concurrentEntry(e.AccessToken[:1]))) {
 				err = fmt.Errorf("a mixed entry: %.20s… %q", e.AccessToken, e.RefreshToken)
 			}
 			if err != nil {
@@ -515,16 +544,18 @@ func TestOAuthCacheConcurrent(t *testing.T) {
 			}
 		}
 	}()
+	// Writer processes: the test binary again, in cacheWriter.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
 	for w := range writers {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), cacheWriterEnv+"="+string(rune('a'+w)))
 		wg.Go(func() {
-			c := &tokenCache{dir: dir, warn: io.Discard} // one per "process"
-			letter := string(rune('a' + w))
-			for range saves {
-				e := &oauth.StoreEntry{AccessToken: strings.Repeat(letter, 2048), RefreshToken: "r" + letter, ClientID: "c"}
-				if err := c.Save(context.Background(), key, e); err != nil {
-					t.Error(err)
-					return
-				}
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("writer: %v\n%s", err, out)
 			}
 		})
 	}
