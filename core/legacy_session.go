@@ -13,8 +13,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/mcpfn/mcpfn/internal/memstore"
 )
 
 // SessionMode selects how legacy (2025-*) clients get sessions.
@@ -308,13 +306,13 @@ var errSessionForeign = errors.New("session belongs to another principal")
 // loadSession reads a session for a request by principal p.
 func (s *Server) loadSession(ctx context.Context, id string, p *Principal) (*Session, error) {
 	var sess *Session
-	if ls, ok := s.store.(*localStore); ok {
-		// The default store copies the record into the Session's own
+	if ms, ok := s.store.(*MemorySessionStore); ok {
+		// The in-memory store copies the record into the Session's own
 		// allocation and shares its Data, which neither side writes.
 		o := &ownedSession{}
 		now := time.Now()
-		if err := ls.m.GetInto(id, now, (*memstore.Record)(&o.rec)); err != nil {
-			return nil, memstoreError(err)
+		if err := ms.getInto(id, now, &o.rec); err != nil {
+			return nil, err
 		}
 		o.Session.srv, o.Session.rec, o.Session.flight = s, &o.rec, &o.flight
 		o.Session.loaded = now.UnixNano()
@@ -555,44 +553,4 @@ func (s *Server) sessionEnded(ctx context.Context, sess *Session) {
 		e.Started = time.UnixMilli(sess.d.Started)
 	}
 	s.opts.OnSessionEnd(ctx, e)
-}
-
-// localStore is the in-process SessionStore a server uses when
-// ServerOptions.SessionStore is nil: the one in-memory store of the project
-// (internal/memstore), which package store/memory exports and store/storetest
-// checks.
-type localStore struct {
-	m memstore.Store
-}
-
-// memstoreError translates memstore's sentinels into core's.
-func memstoreError(err error) error {
-	switch err {
-	case memstore.ErrNotFound:
-		return ErrSessionNotFound
-	case memstore.ErrConflict:
-		return ErrSessionConflict
-	}
-	return err
-}
-
-func (l *localStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) ([]string, error) {
-	ev, err := l.m.Create((*memstore.Record)(rec), memstore.Limits(lim), time.Now())
-	return ev, memstoreError(err)
-}
-
-func (l *localStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	r, err := l.m.Get(id, time.Now())
-	if err != nil {
-		return nil, memstoreError(err)
-	}
-	return (*SessionRecord)(r), nil
-}
-
-func (l *localStore) Update(ctx context.Context, rec *SessionRecord) error {
-	return memstoreError(l.m.Update((*memstore.Record)(rec), time.Now()))
-}
-
-func (l *localStore) Delete(ctx context.Context, id string) error {
-	return memstoreError(l.m.Delete(id, time.Now()))
 }

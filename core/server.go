@@ -536,7 +536,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	}
 	s.store = o.SessionStore
 	if s.store == nil {
-		s.store = &localStore{}
+		s.store = &MemorySessionStore{}
 	}
 	s.log = o.Logger
 	if s.log == nil {

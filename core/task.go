@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
-	"github.com/mcpfn/mcpfn/internal/memstore"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -1366,8 +1365,7 @@ func (s *Server) initTasks() {
 	t.anonymousBytes = cmp.Or(o.MaxAnonymousTaskBytes, DefaultMaxAnonymousTaskBytes)
 	t.store = o.TaskStore
 	if t.store == nil {
-		t.store = &localTaskStore{m: memstore.Tasks{MaxBytes: memstore.DefaultMaxTaskBytes,
-			MaxTotalBytes: cmp.Or(o.MaxLocalTaskStoreBytes, DefaultMaxLocalTaskStoreBytes)}}
+		t.store = &MemoryTaskStore{MaxTotalBytes: cmp.Or(o.MaxLocalTaskStoreBytes, DefaultMaxLocalTaskStoreBytes)}
 	}
 	t.runner = o.TaskRunner
 	if t.runner == nil {

@@ -43,7 +43,6 @@ var coreModules = map[string]string{
 // (it imports nothing of the module): code core shares with a package that
 // imports core, which core cannot import back.
 var coreInternal = map[string]string{
-	module + "/internal/memstore":  "the one in-memory session store: core's default, which store/memory exports",
 	module + "/internal/mcpheader": "x-mcp-header declarations, read alike by core and client",
 	module + "/internal/jsonwire":  "the JSON scanner and encoders core and package mcp share",
 }
