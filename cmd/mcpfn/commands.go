@@ -52,6 +52,7 @@ var commands = []command{
 	{name: "package", args: "lambda|workers [PATH]", summary: "package a Go function for AWS Lambda or Cloudflare Workers",
 		flags: scopePackage, words: []string{"lambda", "workers"}, dirs: true},
 	{name: "stdio", args: "URL", summary: "a stdio bridge to a Streamable HTTP server, for hosts that spawn servers", flags: scopeServer},
+	{name: "logout", args: "URL", summary: "forget the saved --oauth login of a server", flags: scopeNone},
 	{name: "new", args: "DIR", summary: "a new Go module: a typed tool, its test, the target's entry point and infra",
 		flags: scopeNew, dirs: true},
 	// dev parses its own flags (-addr, -target, -dynalite; dev.go).

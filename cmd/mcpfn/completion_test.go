@@ -210,7 +210,7 @@ func TestCompletion(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{"mcpfn", ""}, "call completion dev discover get new package prompts read resources stdio tools"},
+		{[]string{"mcpfn", ""}, "call completion dev discover get logout new package prompts read resources stdio tools"},
 		{[]string{"mcpfn", "re"}, "read resources"},
 		{[]string{"mcpfn", "--mode", ""}, "auto legacy modern"},
 		{[]string{"mcpfn", "--mode", "modern", "pa"}, "package"},

@@ -15,6 +15,8 @@
 //	                              JSON object {"name":"value",...}
 //	mcpfn stdio URL               a stdio MCP server that bridges to URL:
 //	                              desktop hosts spawn it (see stdio.go)
+//	mcpfn logout URL              forget the --oauth login saved for URL
+//	                              (tokencache.go)
 //	mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
 //	                              a provided.al2023 deployment package of the
 //	                              main package at PATH (default: .)
@@ -134,6 +136,7 @@ const usage = `usage: mcpfn [flags] discover|tools|resources|prompts URL
        mcpfn [flags] read URL URI
        mcpfn [flags] get URL PROMPT [NAME=VALUE... | JSON-OBJECT]
        mcpfn [flags] stdio URL
+       mcpfn logout URL
        mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
        mcpfn package workers [-o DIR] [-name NAME] [-dev-key] [PATH]
        mcpfn new DIR [-target lambda|gcf|workers|http] [-module PATH]
@@ -164,6 +167,9 @@ commands:
                                        2025 session kept with the server, or translated
                                        for a 2026-07-28-only one); flags: --mode, --header,
                                        --token, --oauth, --insecure, --timeout (per request)
+  mcpfn logout URL                     forget the --oauth login saved for URL (the token
+                                       cache: os.UserCacheDir()/mcpfn/oauth, or
+                                       $MCPFN_OAUTH_CACHE; off: no cache)
   mcpfn package lambda [-arch arm64|amd64] [-o FILE.zip] [PATH]
                                        cross-compile the main package at PATH (default:
                                        the current directory) for the provided.al2023
@@ -561,6 +567,9 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	}
 	if a[0] == "completion" {
 		return completionCmd(cfg, stdout, bad)
+	}
+	if a[0] == "logout" {
+		return logoutCmd(cfg, stderr, bad)
 	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
