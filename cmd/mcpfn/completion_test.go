@@ -133,7 +133,8 @@ func TestCommandTable(t *testing.T) {
 // TestCompletion: mcpfn completion SHELL prints a script naming every
 // command and flag; the bash script is valid and completes commands, flags
 // (those of the command at hand), flag values and paths as a user would
-// see them; zsh and fish check their scripts where they are installed.
+// see them; zsh checks its script, and fish completes command lines with
+// it (the suite installs both: test/shells/install.sh).
 func TestCompletion(t *testing.T) {
 	t.Parallel()
 	scripts := map[string]string{}
@@ -165,10 +166,7 @@ func TestCompletion(t *testing.T) {
 	dir := t.TempDir()
 	for sh, check := range map[string][]string{"bash": {"-n"}, "zsh": {"-n"}, "fish": {"--no-execute"}} {
 		t.Run(sh+" syntax", func(t *testing.T) {
-			path, err := exec.LookPath(sh)
-			if err != nil {
-				t.Skipf("%s is not installed: its script's syntax is not checked", sh)
-			}
+			path := shellPath(t, sh)
 			file := filepath.Join(dir, "mcpfn."+sh)
 			if err := os.WriteFile(file, []byte(scripts[sh]), 0o644); err != nil {
 				t.Fatal(err)
@@ -231,4 +229,59 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("completing %q: %q, want %q", tc.words, got, tc.want)
 		}
 	}
+
+	// fish completes a command line with the script loaded and no
+	// configuration: complete -C prints one candidate a line, its
+	// description after a tab.
+	t.Run("fish", func(t *testing.T) {
+		fish := shellPath(t, "fish")
+		file := filepath.Join(dir, "mcpfn.fish")
+		for _, tc := range []struct {
+			line, want string
+		}{
+			{"mcpfn ", "call completion dev discover get logout new package prompts read resources stdio tools"},
+			{"mcpfn re", "read resources"},
+			{"mcpfn --mode ", "auto legacy modern"},
+			{"mcpfn --mode modern pa", "package"},
+			{"mcpfn package ", "lambda workers"},
+			{"mcpfn package lambda -arch ", "amd64 arm64"},
+			{"mcpfn new x -target ", "gcf http lambda workers"},
+			{"mcpfn completion ", "bash fish zsh"},
+		} {
+			cmd := exec.Command(fish, "--no-config", "-c", "source "+shellQuote(file)+"; complete -C "+shellQuote(tc.line))
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("fish completing %q: %v\n%s", tc.line, err, out)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if w, _, _ := strings.Cut(l, "\t"); w != "" {
+					got = append(got, w)
+				}
+			}
+			slices.Sort(got)
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("fish completing %q: %q, want %q", tc.line, strings.Join(got, " "), tc.want)
+			}
+		}
+	})
+}
+
+// shellPath is the shell sh: $MCPFN_ZSH or $MCPFN_FISH where set (the
+// suite installs both, test/shells/install.sh), else sh on PATH. Missing,
+// the test skips, or fails under MCPFN_REQUIRE_SHELLS=1.
+func shellPath(t *testing.T, sh string) string {
+	t.Helper()
+	if p := os.Getenv("MCPFN_" + strings.ToUpper(sh)); p != "" {
+		return p
+	}
+	p, err := exec.LookPath(sh)
+	if err != nil {
+		if os.Getenv("MCPFN_REQUIRE_SHELLS") == "1" {
+			t.Fatalf("%s is not installed (test/shells/install.sh installs it)", sh)
+		}
+		t.Skipf("%s is not installed: its completion is not checked", sh)
+	}
+	return p
 }
