@@ -7,10 +7,14 @@
 #   make conformance-all           both revisions, every adapter
 #   make conformance-client REV=2026-07-28,2025-11-25   the client scenarios (package client)
 #   make lambda-zip                build examples/lambda into deployable zips
+#   make terraform                 the Terraform stage (fast: OpenTofu, the tfcheck schema provider)
+#   make terraform-full            the Terraform stage with terraform 1.5.7 and the real providers
+#                                  built from source (~20 min cold), checking the schema provider
 #
 # The test targets install what they need (Node 22 and the conformance suite
 # from the npm registry, dynalite, the Lambda runtime interface emulator, a
-# locally built terraform and AWS provider) into ~/.cache.
+# locally built OpenTofu and the tfcheck schema provider; terraform-full: terraform
+# and the real AWS and random providers) into ~/.cache.
 REV ?=
 ADAPTER ?= nethttp
 comma := ,
@@ -20,7 +24,7 @@ comma := ,
 CONFORMANCE_REV = $(or $(REV),$(if $(filter replicas,$(ADAPTER)),2025-11-25$(comma)2026-07-28,2026-07-28))
 GO ?= go
 
-.PHONY: test check lint unit conformance conformance-all conformance-client lambda-zip
+.PHONY: test check lint unit conformance conformance-all conformance-client lambda-zip terraform terraform-full
 
 # lambda-zip: the deployable zips of examples/lambda (provided.al2023
 # bootstrap, arm64 and amd64) in examples/lambda/build/, written by
@@ -59,3 +63,13 @@ conformance-all:
 # test/conformance/client, scored per test/conformance/expected/client-REV.yaml.
 conformance-client:
 	@test/conformance/run.sh --leg client --rev $(or $(REV),2026-07-28)
+
+# terraform: test/terraform/check.sh, the stage make test runs in the
+# background; terraform-full: the same checks with terraform 1.5.7 and the
+# real providers, and the committed schemas and validators of the schema
+# provider compared with them (tools/tfcheck/README.md).
+terraform:
+	@test/terraform/check.sh
+
+terraform-full:
+	@TFCHECK_FULL=1 test/terraform/check.sh

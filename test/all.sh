@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # all.sh: the whole test suite (`make test`). Each stage installs what it
 # needs into ~/.cache; the stages run one after the other, except the
-# Terraform check, whose one-time build (~15 min on a fresh machine) runs in
-# the background from the start. Prints a summary with each stage's duration
-# and exits non-zero if any stage failed. Every stage covers every module of
-# go.work (test/modules.sh); `make check` (test/check.sh) is the quick tier.
+# Terraform check (test/terraform/check.sh), whose one-time build (~3 to 5
+# min on a fresh machine) runs in the background from the start. Prints a
+# summary with each stage's duration and exits non-zero if any stage failed.
+# Every stage covers every module of go.work (test/modules.sh); `make check` (test/check.sh) is the quick tier.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -25,7 +25,7 @@ stage() { # stage NAME COMMAND...
   fi
 }
 
-# Background: build terraform and the trimmed AWS provider (cached), then check.
+# Background: build OpenTofu and the tfcheck schema provider (cached), then check.
 tf_pid="" all_start=$SECONDS
 if [ -x tools/tfcheck/tfcheck.sh ] && [ -d infra/terraform ]; then
   (s=$(date +%s); test/terraform/check.sh > "$logdir/terraform.log" 2>&1; echo $? > "$logdir/terraform.rc"

@@ -1,12 +1,30 @@
 #!/usr/bin/env bash
 # check.sh: the Terraform stage of test/all.sh.
 #
-#  1. tools/tfcheck/tfcheck.sh (fmt -check, init against locally built providers, validate) on
+#   test/terraform/check.sh                  the fast stage (the default): OpenTofu and the tfcheck
+#                                            schema provider, ~3 to 5 minutes cold on 2 cores
+#   TFCHECK_FULL=1 test/terraform/check.sh   the full stage (make terraform-full): terraform 1.5.7,
+#                                            OpenTofu and the real providers built from source
+#                                            (~20 minutes cold), and the schema provider checked
+#                                            against them
+#
+# The fast stage stands the schema provider (tools/tfcheck/schemaprov) in for hashicorp/aws and
+# hashicorp/random: the real providers' schemas for the types used here and their validators for
+# the attributes set here, from committed files that the full stage compares with the real
+# providers (0 below). Both stages run every check:
+#
+#  0. The providers against the committed files: the schemas they report for the resource and
+#     data source types of the .tf files here equal tools/tfcheck/schemaprov/schemas/*.json (the
+#     fast stage: the schema provider serves exactly them, and they cover every type used; the
+#     full stage: the real providers' are the same), and each line of validators.txt holds for
+#     them (every value it allows validates, others fail); the full stage also requires the real
+#     providers' diagnostics to be the schema provider's, word for word.
+#  1. tools/tfcheck/tfcheck.sh (fmt -check, init against the stage's providers, validate) on
 #     every directory of .tf files under infra/terraform and test/terraform/fixtures; those that
 #     need a provider not built offline (hashicorp/google) or a module from a git source get
 #     fmt -check only (examples/own-function is checked in full in 5).
-#  2. terraform plan of examples/lambda, offline (fake credentials, fresh state, stand-in zip),
-#     with the defaults and with the REST API, a public URL and x86_64.
+#  2. plan of examples/lambda, offline (fake credentials, fresh state, stand-in zip), with the
+#     defaults and with the REST API, a public URL and x86_64.
 #  3. The mock-provider tests of modules/mcp-lambda (tofu test, tests/*.tftest.hcl: command =
 #     apply against mock_provider "aws", offline).
 #  4. Negative tests: broken copies of modules/mcp-lambda must fail, each with its own error:
@@ -21,6 +39,11 @@
 #     source is rewritten to this checkout's modules/mcp-lambda (exactly that one line: the
 #     rewrite is checked, and refuses a source it does not expect): validate, plan, tofu test.
 #
+# What only the full stage checks: terraform 1.5.7 itself (the fast stage validates and plans
+# with OpenTofu), the real providers' behaviour beyond their schemas and the listed validators
+# (their other validators: names, ARNs, IAM policy JSON; their plan-time checks), and the
+# comparison of the committed files with them (tools/tfcheck/README.md).
+#
 # Exits 0 only if every good configuration passes and every broken one fails as expected; the
 # last line is the summary. The HCL-versus-Go comparisons are Go tests: go test ./test/terraform/
 set -uo pipefail
@@ -31,6 +54,45 @@ MODULE=infra/terraform/modules/mcp-lambda
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=0
+
+FULL=${TFCHECK_FULL:-0}
+STAGE=fast
+[ "$FULL" = 1 ] && STAGE=full
+SCHEMAS=tools/tfcheck/schemaprov/schemas
+
+# 0. The providers against the committed schemas and validators.
+schemas=0 validators=0 nvalidators=1 failed0=0
+if out=$("$TFCHECK" --schemas "$work/schemas" infra/terraform test/terraform 2>&1); then
+  echo "$out"
+  for p in aws random; do
+    if diff -u "$SCHEMAS/$p.json" "$work/schemas/$p.json" > "$work/schemas-$p.diff"; then
+      schemas=$((schemas + 1)); echo "schemas: ok   $p: the $STAGE stage's provider reports $SCHEMAS/$p.json"
+    else
+      failed0=1; echo "schemas: FAIL $p: the $STAGE stage's provider reports another schema than $SCHEMAS/$p.json (regenerate it: tools/tfcheck/README.md):"
+      head -100 "$work/schemas-$p.diff" | sed 's/^/    /'
+    fi
+  done
+else
+  rc=$?
+  echo "$out"
+  echo "terraform: FAIL (tfcheck --schemas exited $rc)"
+  exit 1
+fi
+if "$TFCHECK" --validators "$work/validators.txt"; then
+  validators=1
+else
+  failed0=1
+fi
+if [ "$FULL" = 1 ]; then   # the real providers' diagnostics are the schema provider's
+  nvalidators=2
+  if TFCHECK_FULL=0 "$TFCHECK" --validators "$work/validators-schemaprov.txt" &&
+     diff -u "$work/validators.txt" "$work/validators-schemaprov.txt" > "$work/validators.diff"; then
+    validators=$((validators + 1)); echo "validators: ok   the schema provider's diagnostics are the real providers'"
+  else
+    failed0=1; echo "validators: FAIL the schema provider's diagnostics differ from the real providers' (- real, + schema provider):"
+    sed 's/^/    /' "$work/validators.diff" 2>/dev/null | head -100
+  fi
+fi
 
 # 1. The good configurations.
 validate=() fmtonly=()
@@ -241,8 +303,9 @@ if [ -d "$work/own/own-function" ] && grep -q '^  source = "\.\.' "$work/own/own
   fi
 fi
 
+[ "$failed0" = 0 ] || failed=1
 echo
-summary="${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $tests/1 mock test suites, $caught/$cases broken configurations rejected, $rewrites/4 rewrite checks, $own/1 own-function"
+summary="$STAGE stage: $schemas/2 schemas as committed, $validators/$nvalidators validator checks, ${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $tests/1 mock test suites, $caught/$cases broken configurations rejected, $rewrites/4 rewrite checks, $own/1 own-function"
 if [ $failed = 0 ]; then
   echo "terraform: PASS ($summary)"
 else

@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# Offline Terraform check: fmt -check + init + validate (terraform 1.5.7, or tofu) against locally
-# built providers: a trimmed hashicorp/aws and hashicorp/random; and `tofu test` of the *.tftest.hcl
-# files (mock providers). Needs only Go and the Go module proxy.
+# Offline Terraform check: fmt -check + init + validate, and `tofu test` of the *.tftest.hcl files
+# (mock providers), against locally built providers. Needs only Go and the Go module proxy.
 #
 #   tfcheck.sh [--fmt-only | --plan | --test] [DIR...]        (default: infra/terraform)
+#   tfcheck.sh --schemas OUTDIR DIR...      the providers' schemas for the types DIRs use
+#   tfcheck.sh --validators OUTFILE         the providers' verdicts on schemaprov/schemas/validators.txt
+#
+# Two sets of providers (README.md):
+#   - fast (the default): the tfcheck schema provider (schemaprov/), one small binary serving as
+#     hashicorp/aws and hashicorp/random with the real providers' schemas for the types this
+#     repository uses and their validators for the attributes it sets (committed files), with
+#     OpenTofu (TFCHECK_CLI=tofu is the default).
+#   - full (TFCHECK_FULL=1): the real providers, built from their module sources (a trimmed
+#     hashicorp/aws, ~11 min, and hashicorp/random), with terraform 1.5.7 (TFCHECK_CLI=terraform
+#     is then the default). The full stage also compares the committed files with these providers.
 #
 # Each DIR is a root module, or a module (validate accepts one; its variables are then unknown).
 # It is checked in a copy, with the local modules it calls (source = "./..." or "../..."), without
@@ -13,33 +23,52 @@
 # failed, 2 on a usage or build error.
 #
 # --fmt-only checks the format alone, for modules whose providers are not built here (google).
-# --plan also runs `terraform plan` (with TFCHECK_PLAN_ARGS, e.g. "-var zip_path=x.zip") on a
-# fresh state with fake AWS credentials: no AWS call is made, and it evaluates what validate
-# leaves unknown (variable values, file functions, the provider's plan-time checks). The DIR
-# must configure provider "aws".
+# --plan also runs `plan` (with TFCHECK_PLAN_ARGS, e.g. "-var zip_path=x.zip") on a fresh state
+# with fake AWS credentials: no AWS call is made, and it evaluates what validate leaves unknown
+# (variable values, file functions, data sources, preconditions). The DIR must configure
+# provider "aws".
 # --test also runs `test` (with TFCHECK_TEST_ARGS) in DIR with TFCHECK_TEST_CLI (tofu, the
 # default: OpenTofu >= 1.8 runs mock_provider tests; terraform 1.5.7 has no mock providers): the
 # *.tftest.hcl files of DIR and DIR/tests, offline. The line says "(N passed, M failed)" of the
 # test runs.
+# --schemas writes OUTDIR/aws.json and OUTDIR/random.json: what `tofu providers schema -json`
+# reports for the provider configuration and the resource and data source types the .tf files
+# under DIRs use, trimmed (schemaprov trim). With the real providers (TFCHECK_FULL=1) and
+# OUTDIR=tools/tfcheck/schemaprov/schemas, it regenerates the committed schemas.
+# --validators validates, with the providers of the stage, one resource per value of each line of
+# validators.txt (each value it allows, and values it does not) and writes each resource's
+# diagnostics to OUTFILE; it fails if an allowed value is refused or another one accepted. The
+# full stage compares the real providers' file with the schema provider's.
 set -euo pipefail
 shopt -s inherit_errexit   # a failed step inside $(build_cli ...) fails the build
-FMT_ONLY=0 PLAN=0 TEST=0
+FMT_ONLY=0 PLAN=0 TEST=0 SCHEMAS="" VALIDATORS=""
 case ${1:-} in
   --fmt-only) FMT_ONLY=1; shift ;;
   --plan) PLAN=1; shift ;;
   --test) TEST=1; shift ;;
+  --schemas) SCHEMAS=${2:?--schemas OUTDIR DIR...}; shift 2 ;;
+  --validators) VALIDATORS=${2:?--validators OUTFILE}; shift 2 ;;
 esac
 [ $# -gt 0 ] || set -- infra/terraform
 CACHE=${TFCHECK_CACHE:-$HOME/.cache/tfcheck}
-CLI=${TFCHECK_CLI:-terraform}      # terraform (v1.5.7, the last MPL release), or tofu (then terraform is not built)
+FULL=${TFCHECK_FULL:-0}            # 1: the real providers (and terraform 1.5.7 by default)
+if [ "$FULL" = 1 ]; then
+  CLI=${TFCHECK_CLI:-terraform}    # terraform (v1.5.7, the last MPL release), or tofu (then terraform is not built)
+else
+  CLI=${TFCHECK_CLI:-tofu}         # the fast stage: OpenTofu alone
+fi
+if [ -n "$SCHEMAS$VALIDATORS" ]; then CLI=tofu; fi   # schema JSON and validate -json as tofu prints them
 TEST_CLI=${TFCHECK_TEST_CLI:-tofu} # what runs --test: tofu (mock providers since 1.8), or terraform (>= 1.7 only)
 TOFU_VERSION=v1.12.6
 TERRAFORM_VERSION=v1.5.7
-# The tofu build leaves out the remote-state backends and state-encryption key providers that
-# pull in cloud SDKs (the checks use the local backend and no state encryption): a 68 MB binary
-# instead of 115 MB, and less to compile.
+# The tofu build leaves out what pulls in cloud SDKs and the checks do not use: the remote-state
+# backends and state-encryption key providers (the checks use the local backend and no state
+# encryption), go-getter's s3 and gcs module getters (the modules here come from local paths; a
+# patched copy of go-getter without get_s3.go and get_gcs.go replaces it), and OpenTelemetry
+# export (OTEL_TRACES_EXPORTER=otlp is refused): 799 packages to compile instead of 1267.
 TOFU_DROP_BACKENDS=azurerm,consul,cos,gcs,kubernetes,oss,pg,s3
 TOFU_DROP_KEYPROVIDERS=aws_kms,azure_vault,gcp_kms,openbao
+TOFU_DROP_OTHER=getter-s3-gcs,otel-export
 AWS_PSEUDO=v1.60.1-0.20260602190131-5f2286d6d836   # terraform-provider-aws main @ 2026-06-02 (6.47.1+)
 AWS_LABEL=6.47.1                                     # version the mirror advertises
 # provider service packages to compile (internal/service/<x>) and the AWS SDK clients they need
@@ -56,15 +85,18 @@ key() { printf '%s\n' "$@" | sha256sum | cut -c1-12; }
 # The CLIs and the providers are cached apart: one provider build serves both CLIs (each finds it
 # under its own registry host name, a hard link).
 TFBIN=$CACHE/terraform-$(key "$TERRAFORM_VERSION")
-TOFUBIN=$CACHE/tofu-$(key "$TOFU_VERSION" "$TOFU_DROP_BACKENDS" "$TOFU_DROP_KEYPROVIDERS")
+TOFUBIN=$CACHE/tofu-$(key "$TOFU_VERSION" "$TOFU_DROP_BACKENDS" "$TOFU_DROP_KEYPROVIDERS" "$TOFU_DROP_OTHER")
 PBIN=$CACHE/aws-$(key "$AWS_PSEUDO" "$AWS_LABEL" "$AWS_SERVICES" "$AWS_SDK")
 RBIN=$CACHE/random-$(key "$RANDOM_PSEUDO" "$RANDOM_LABEL")
+# The schema provider, keyed by its sources (schemas and validators included: they are embedded).
+SBIN=$CACHE/schemaprov-$(cd "$HERE/schemaprov" && find . -type f ! -name '*_test.go' -print0 | sort -z | xargs -0 sha256sum | key "$(cat)")
 work=$(mktemp -d); trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 modsrc() { (cd "$work" && go mod download -json "$1" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p'); }
 
 for d in "$@"; do
   [ -d "$d" ] || { echo "tfcheck: $d: not a directory" >&2; exit 2; }
 done
+case $FULL in 0 | 1) ;; *) echo "tfcheck: TFCHECK_FULL must be 0 or 1" >&2; exit 2 ;; esac
 case $CLI/$TEST_CLI in
   terraform/terraform | terraform/tofu | tofu/tofu | tofu/terraform) ;;
   *) echo "tfcheck: TFCHECK_CLI and TFCHECK_TEST_CLI must be terraform or tofu" >&2; exit 2 ;;
@@ -85,7 +117,7 @@ build_cli() {
     echo "$TFBIN/terraform"
   else
     if [ ! -x "$TOFUBIN/tofu" ]; then   # go install refuses: opentofu's go.mod has a replace directive
-      echo "tfcheck: building tofu $TOFU_VERSION, trimmed (fresh: ~350 s of CPU, ~3 min on 2 idle cores)" >&2; s=$(date +%s)
+      echo "tfcheck: building tofu $TOFU_VERSION, trimmed (fresh: ~250 s of CPU)" >&2; s=$(date +%s)
       local d b k
       d=$(modsrc github.com/opentofu/opentofu@$TOFU_VERSION); cp -r "$d" "$work/tofu"; chmod -R u+w "$work/tofu"
       for b in ${TOFU_DROP_BACKENDS//,/ }; do   # the import of the backend's package, and its entry
@@ -95,6 +127,17 @@ build_cli() {
       for k in ${TOFU_DROP_KEYPROVIDERS//,/ }; do
         sed -i -e "/keyprovider\/$k\"\$/d" -e "/RegisterKeyProvider($k\.New())/,+2d" "$work/tofu/internal/encryption/default_registry.go"
       done
+      # go-getter without its s3 and gcs getters (they import the AWS SDK and Google Cloud Storage)
+      local gg; gg=$(sed -n 's/^\s*github.com\/hashicorp\/go-getter \(v[^ ]*\).*/\1/p' "$work/tofu/go.mod")
+      cp -r "$(modsrc "github.com/hashicorp/go-getter@$gg")" "$work/tofu/.tfcheck-go-getter"; chmod -R u+w "$work/tofu/.tfcheck-go-getter"
+      rm "$work/tofu/.tfcheck-go-getter/get_s3.go" "$work/tofu/.tfcheck-go-getter/get_gcs.go"
+      sed -i -e '/"gcs": *new(GCSGetter),/d' -e '/"s3": *new(S3Getter),/d' "$work/tofu/.tfcheck-go-getter/get.go"
+      sed -i -e '/"gcs": *new(getter.GCSGetter),/d' -e '/"s3": *new(getter.S3Getter),/d' "$work/tofu/internal/getmodules/getter.go"
+      (cd "$work/tofu" && go mod edit -replace github.com/hashicorp/go-getter=./.tfcheck-go-getter)
+      # no OpenTelemetry exporters (autoexport brings in the OTLP and Prometheus exporters)
+      sed -i -e '/"go.opentelemetry.io\/contrib\/exporters\/autoexport"/d' \
+        -e 's/exporter, err := autoexport.NewSpanExporter(ctx)/exporter, err := sdktrace.SpanExporter(nil), fmt.Errorf("OpenTelemetry export is not built into this tofu (tfcheck)")/' \
+        "$work/tofu/internal/tracing/init.go"
       mkdir -p "$TOFUBIN"
       (cd "$work/tofu" && go build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" -o "$TOFUBIN/tofu.tmp.$$" ./cmd/tofu)
       mv "$TOFUBIN/tofu.tmp.$$" "$TOFUBIN/tofu"   # a rename: a concurrent run sees all or nothing
@@ -103,10 +146,6 @@ build_cli() {
     echo "$TOFUBIN/tofu"
   fi
 }
-TF=$(build_cli "$CLI")
-TT=$TF
-if [ "$TEST" = 1 ]; then TT=$(build_cli "$TEST_CLI"); fi
-
 # install_plugin DIR NAME FILE VERSION: DIR/plugins/<both registry hosts>/hashicorp/NAME/VERSION/...
 # holds FILE.
 install_plugin() {
@@ -116,7 +155,34 @@ install_plugin() {
     mkdir -p "$p"; ln -f "$3" "$p/terraform-provider-$2_v$4" 2>/dev/null || cp "$3" "$p/terraform-provider-$2_v$4"
   done
 }
-if [ "$FMT_ONLY" = 0 ] && [ ! -x "$PBIN/plugins/registry.opentofu.org/hashicorp/aws/$AWS_LABEL/$PLATFORM/terraform-provider-aws_v$AWS_LABEL" ]; then
+# build_schemaprov: the schema provider (its own module, built outside the workspace with its own
+# go.sum), installed as both providers under SBIN/plugins.
+build_schemaprov() {
+  [ ! -x "$SBIN/plugins/registry.opentofu.org/hashicorp/aws/$AWS_LABEL/$PLATFORM/terraform-provider-aws_v$AWS_LABEL" ] || return 0
+  local s; s=$(date +%s)
+  mkdir -p "$SBIN"
+  (cd "$HERE/schemaprov" && GOWORK=off GOFLAGS="-buildvcs=false -mod=readonly" go build -trimpath -ldflags="-s -w" -o "$SBIN/schemaprov.tmp.$$" .)
+  mv "$SBIN/schemaprov.tmp.$$" "$SBIN/schemaprov"
+  install_plugin "$SBIN" aws "$SBIN/schemaprov" "$AWS_LABEL"
+  install_plugin "$SBIN" random "$SBIN/schemaprov" "$RANDOM_LABEL"
+  echo "tfcheck: built the schema provider in $(($(date +%s) - s))s" >&2
+}
+need_schemaprov=0
+[ "$FULL" = 1 ] && [ -z "$SCHEMAS$VALIDATORS" ] || need_schemaprov=1
+[ "$FMT_ONLY" = 0 ] || need_schemaprov=0
+sp_pid=""
+if [ "$need_schemaprov" = 1 ]; then   # alongside the CLI's build: the two cores overlap downloads and links
+  build_schemaprov > "$work/schemaprov.log" 2>&1 & sp_pid=$!
+fi
+TF=$(build_cli "$CLI")
+TT=$TF
+if [ "$TEST" = 1 ]; then TT=$(build_cli "$TEST_CLI"); fi
+if [ -n "$sp_pid" ]; then
+  if ! wait "$sp_pid"; then cat "$work/schemaprov.log" >&2; false; fi
+  cat "$work/schemaprov.log" >&2
+fi
+
+if [ "$FULL" = 1 ] && [ "$FMT_ONLY" = 0 ] && [ ! -x "$PBIN/plugins/registry.opentofu.org/hashicorp/aws/$AWS_LABEL/$PLATFORM/terraform-provider-aws_v$AWS_LABEL" ]; then
   echo "tfcheck: building trimmed terraform-provider-aws (fresh: ~11 min)"; s=$(date +%s)
   d=$(modsrc github.com/hashicorp/terraform-provider-aws@$AWS_PSEUDO); cp -r "$d" "$work/aws"; chmod -R u+w "$work/aws"
   (cd "$HERE/awstrim" && go build -o "$work/awstrim" .)
@@ -126,16 +192,59 @@ if [ "$FMT_ONLY" = 0 ] && [ ! -x "$PBIN/plugins/registry.opentofu.org/hashicorp/
   install_plugin "$PBIN" aws "$PBIN/terraform-provider-aws" "$AWS_LABEL"
   echo "tfcheck: built the aws provider in $(($(date +%s) - s))s"
 fi
-if [ "$FMT_ONLY" = 0 ] && [ ! -x "$RBIN/plugins/registry.opentofu.org/hashicorp/random/$RANDOM_LABEL/$PLATFORM/terraform-provider-random_v$RANDOM_LABEL" ]; then
+if [ "$FULL" = 1 ] && [ "$FMT_ONLY" = 0 ] && [ ! -x "$RBIN/plugins/registry.opentofu.org/hashicorp/random/$RANDOM_LABEL/$PLATFORM/terraform-provider-random_v$RANDOM_LABEL" ]; then
   echo "tfcheck: building terraform-provider-random (fresh: ~1 min)"
   d=$(modsrc github.com/hashicorp/terraform-provider-random@$RANDOM_PSEUDO); cp -r "$d" "$work/random"; chmod -R u+w "$work/random"
   (cd "$work/random" && go build -trimpath -ldflags="-s -w" -o "$work/tpr" .)
   mkdir -p "$RBIN"; mv "$work/tpr" "$RBIN/terraform-provider-random"
   install_plugin "$RBIN" random "$RBIN/terraform-provider-random" "$RANDOM_LABEL"
 fi
+# The -plugin-dir arguments of init: the stage's providers.
+if [ "$FULL" = 1 ]; then
+  PLUGIN_ARGS=(-plugin-dir="$PBIN/plugins" -plugin-dir="$RBIN/plugins")
+else
+  PLUGIN_ARGS=(-plugin-dir="$SBIN/plugins")
+fi
 
 trap - ERR
 export TF_CLI_CONFIG_FILE=/dev/null TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+
+# providers_dir DIR: DIR initialised for hashicorp/aws and hashicorp/random from the stage's providers.
+providers_dir() {
+  mkdir -p "$1"
+  printf '%s\n' 'terraform {' '  required_providers {' '    aws = {' '      source = "hashicorp/aws"' '    }' \
+    '    random = {' '      source = "hashicorp/random"' '    }' '  }' '}' > "$1/main.tf"
+  (cd "$1" && TF_DATA_DIR="$1/.terraform" "$TF" init -backend=false -input=false -no-color "${PLUGIN_ARGS[@]}" > "$1/init.log" 2>&1) ||
+    { cat "$1/init.log" >&2; return 1; }
+}
+if [ -n "$SCHEMAS" ]; then
+  # The types of the resource and data blocks under the DIRs, per provider.
+  types=$(find "$@" -name .terraform -prune -o -name '*.tf' -print0 | xargs -0 cat |
+    sed -n 's/^\s*\(resource\|data\)\s*"\(\(aws\|random\)_[a-z0-9_]*\)".*/\1:\2/p' | sort -u)
+  providers_dir "$work/schemas" || exit 2
+  (cd "$work/schemas" && TF_DATA_DIR="$work/schemas/.terraform" "$TF" providers schema -json > "$work/schemas.json") || exit 2
+  mkdir -p "$SCHEMAS"
+  for p in aws random; do
+    # shellcheck disable=SC2046 # one argument per type
+    "$SBIN/schemaprov" trim "registry.opentofu.org/hashicorp/$p" $(grep ":${p}_" <<<"$types") < "$work/schemas.json" > "$work/$p.json" || exit 1
+    mv "$work/$p.json" "$SCHEMAS/$p.json"
+  done
+  echo "tfcheck: wrote $SCHEMAS/aws.json and $SCHEMAS/random.json ($(wc -l <<<"$types") types; $([ "$FULL" = 1 ] && echo 'the real providers' || echo 'the schema provider'))"
+  exit 0
+fi
+if [ -n "$VALIDATORS" ]; then
+  providers_dir "$work/validators" || exit 2
+  "$SBIN/schemaprov" validator-config "$work/validators" || exit 2
+  (cd "$work/validators" && TF_DATA_DIR="$work/validators/.terraform" "$TF" validate -json -no-color > "$work/validate.json" 2> "$work/validate.err") ||
+    :   # exit status 1: the refused values; the report judges the output
+  if ! "$SBIN/schemaprov" validator-report < "$work/validate.json" > "$VALIDATORS"; then
+    cat "$work/validate.err" >&2
+    echo "tfcheck: FAIL validators ($([ "$FULL" = 1 ] && echo 'the real providers' || echo 'the schema provider'); the cases are in $VALIDATORS)"
+    exit 1
+  fi
+  echo "tfcheck: ok   validators: $(grep -c . "$VALIDATORS") lines of verdicts ($([ "$FULL" = 1 ] && echo 'the real providers' || echo 'the schema provider'))"
+  exit 0
+fi
 
 # localmods DIR: DIR and the local modules it calls, transitively, as absolute paths.
 localmods() {
@@ -165,18 +274,20 @@ check() {
   cfg=$root$(realpath "$dir")
   step=init
   report=$(cd "$cfg" && TF_DATA_DIR="$work/data$2" "$TF" init -backend=false -input=false -no-color \
-    -plugin-dir="$PBIN/plugins" -plugin-dir="$RBIN/plugins" 2>&1) || return 1
+    "${PLUGIN_ARGS[@]}" 2>&1) || return 1
   step=validate
   report=$(cd "$cfg" && TF_DATA_DIR="$work/data$2" "$TF" validate -no-color 2>&1) || return 1
   if [ "$TEST" = 1 ]; then
     step=test
+    local tdata=$work/data$2
     if [ "$TT" != "$TF" ]; then   # the test CLI keeps its own .terraform
-      report=$(cd "$cfg" && TF_DATA_DIR="$work/tdata$2" "$TT" init -backend=false -input=false -no-color \
-        -plugin-dir="$PBIN/plugins" -plugin-dir="$RBIN/plugins" 2>&1) || return 1
+      tdata=$work/tdata$2
+      report=$(cd "$cfg" && TF_DATA_DIR="$tdata" "$TT" init -backend=false -input=false -no-color \
+        "${PLUGIN_ARGS[@]}" 2>&1) || return 1
     fi
     # shellcheck disable=SC2086 # TFCHECK_TEST_ARGS is a list of arguments
     report=$(cd "$cfg" && env -u AWS_PROFILE -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN \
-      TF_DATA_DIR="$work/tdata$2" "$TT" test -no-color ${TFCHECK_TEST_ARGS:-} 2>&1) || return 1
+      TF_DATA_DIR="$tdata" "$TT" test -no-color ${TFCHECK_TEST_ARGS:-} 2>&1) || return 1
     grep -q '^Success! [1-9]' <<<"$report" || { report="no test ran: $report"; return 1; }
   fi
   [ "$PLAN" = 1 ] || return 0
