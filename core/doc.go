@@ -72,7 +72,7 @@
 //
 // A handler's error decides the outcome: a [ToolError] is a result with
 // isError the model can act on; an [*Error] (see [InvalidParamsError],
-// [ServerError]) is that JSON-RPC error; [InputRequired] asks the client for
+// [InternalError]) is that JSON-RPC error; [InputRequired] asks the client for
 // input; anything else (a plain error), or a panic, is logged and answered
 // -32603 with a generic message, so that no internal detail reaches the
 // client. Set [ServerOptions].ToolErrorResults to report a plain error as an

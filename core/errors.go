@@ -56,8 +56,10 @@ func InvalidParamsError(format string, args ...any) *Error {
 	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// ServerError returns a -32603 error whose message is sent to the client as is.
-func ServerError(format string, args ...any) *Error {
+// InternalError returns a -32603 (Internal error) whose message is sent to
+// the client as is: the server could not do what was asked, through no
+// fault of the request.
+func InternalError(format string, args ...any) *Error {
 	return &Error{Code: CodeInternalError, Message: fmt.Sprintf(format, args...)}
 }
 

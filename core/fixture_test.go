@@ -51,7 +51,7 @@ func newFixture(t testing.TB, opts *core.ServerOptions) *core.Server {
 		})
 	core.AddTool(srv, &core.Tool{Name: "server_error", Description: "Fails with a server error."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
-			return "", core.ServerError("the upstream service is down")
+			return "", core.InternalError("the upstream service is down")
 		})
 	core.AddTool(srv, &core.Tool{Name: "tool_error", Description: "Fails as a tool."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {

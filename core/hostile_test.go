@@ -285,7 +285,7 @@ func TestHostileRequests(t *testing.T) {
 					t.Errorf("message = %q", got)
 				}
 			}},
-		{name: "ServerError passed through", req: func() *testReq { return callReq(1, "server_error", nil) },
+		{name: "InternalError passed through", req: func() *testReq { return callReq(1, "server_error", nil) },
 			status: 200, code: core.CodeInternalError, id: "1", check: func(t *testing.T, r *resp, _ *core.Server) {
 				if got := str(r.rpcError(t)["message"]); got != "the upstream service is down" {
 					t.Errorf("message = %q", got)

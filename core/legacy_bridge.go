@@ -51,7 +51,7 @@ func legacyCheck(ir *InputRequiredError, version string, caps *ClientCapabilitie
 	if err := checkInputRequired(ir, caps, false); err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Code == CodeMissingRequiredClientCapability {
-			return ServerError("This request needs input the client did not declare at initialize (%s)", ir.Error())
+			return InternalError("This request needs input the client did not declare at initialize (%s)", ir.Error())
 		}
 		return err
 	}
@@ -59,10 +59,10 @@ func legacyCheck(ir *InputRequiredError, version string, caps *ClientCapabilitie
 		req := ir.Requests[k]
 		if req.Method == MethodElicit {
 			if !legacyRevision(version).elicits() {
-				return ServerError("This request needs elicitation, which protocol version %s does not have", version)
+				return InternalError("This request needs elicitation, which protocol version %s does not have", version)
 			}
 			if p, ok := req.Params.(*ElicitURLParams); ok && p != nil && !legacyRevision(version).elicitsURL() {
-				return ServerError("This request needs URL elicitation, which protocol version %s does not have", version)
+				return InternalError("This request needs URL elicitation, which protocol version %s does not have", version)
 			}
 		}
 	}
@@ -99,7 +99,7 @@ func legacyParams(ir *InputRequest) any {
 // answer.
 func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredError) (*InputResponses, error) {
 	if r.Session == nil || r.x == nil || !r.x.canStream() {
-		return nil, ServerError("This request needs input from the client (%s), which needs a session and an SSE response stream", ir.Error())
+		return nil, InternalError("This request needs input from the client (%s), which needs a session and an SSE response stream", ir.Error())
 	}
 	if err := legacyCheck(ir, r.Session.d.Version, r.Session.ClientCapabilities()); err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-timeout.C:
-			return nil, ServerError("Timed out waiting for the client's answer to %s", ir.Error())
+			return nil, InternalError("Timed out waiting for the client's answer to %s", ir.Error())
 		case a := <-answerCh:
 			if _, ok := ids[a.id]; ok {
 				answers[a.id] = a.ans
@@ -197,10 +197,10 @@ func (s *Server) bridgeAsk(ctx context.Context, r *Request, ir *InputRequiredErr
 			Error  *Error          `json:"error"`
 		}
 		if err := json.Unmarshal(a, &resp); err != nil {
-			return nil, ServerError("The client's answer to %s is malformed", ids[id])
+			return nil, InternalError("The client's answer to %s is malformed", ids[id])
 		}
 		if resp.Error != nil {
-			return nil, ServerError("The client answered %s with an error: %s", ir.Requests[ids[id]].Method, resp.Error.Message)
+			return nil, InternalError("The client answered %s with an error: %s", ir.Requests[ids[id]].Method, resp.Error.Message)
 		}
 		in.raw[ids[id]] = resp.Result
 	}
@@ -299,7 +299,7 @@ func eventIDs(stream string, next int) func() string {
 // bridgePark sends ir's requests as events and ends the response.
 func (s *Server) bridgePark(ctx context.Context, r *Request, ir *InputRequiredError, params []byte) error {
 	if r.Session == nil || r.x == nil || !r.x.canStream() || !legacyRevision(r.Session.d.Version).polls() {
-		return ServerError("This request needs input from the client (%s): on a buffered platform that needs a 2025-11-25 session and an SSE response (SSE polling)", ir.Error())
+		return InternalError("This request needs input from the client (%s): on a buffered platform that needs a 2025-11-25 session and an SSE response (SSE polling)", ir.Error())
 	}
 	if err := legacyCheck(ir, r.Session.d.Version, r.Session.ClientCapabilities()); err != nil {
 		return err
@@ -328,7 +328,7 @@ func (s *Server) bridgePark(ctx context.Context, r *Request, ir *InputRequiredEr
 			d.Parked = map[string]*parkedCall{}
 		}
 		if _, ok := d.Parked[ps.stream]; !ok && len(d.Parked) >= maxParked {
-			return ServerError("Too many calls of this session wait for the client's answers")
+			return InternalError("Too many calls of this session wait for the client's answers")
 		}
 		d.Parked[ps.stream] = pc
 		return nil
@@ -437,10 +437,10 @@ func (s *Server) resumeParked(ctx context.Context, w http.ResponseWriter, hr *ht
 		}
 		if err := json.Unmarshal(answers[id], &resp); err != nil {
 			if failed == nil {
-				failed = ServerError("The client's answer to %s is malformed", key)
+				failed = InternalError("The client's answer to %s is malformed", key)
 			}
 		} else if resp.Error != nil && failed == nil {
-			failed = ServerError("The client answered %s with an error: %s", key, resp.Error.Message)
+			failed = InternalError("The client answered %s with an error: %s", key, resp.Error.Message)
 		}
 		in.raw[key] = resp.Result
 	}

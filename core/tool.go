@@ -232,7 +232,7 @@ func AddSessionTool[In, Out any](s *Server, t *Tool, h SessionToolFunc[In, Out],
 	st, err := newTypedTool(t, func(ctx context.Context, req *CallToolRequest, in In) (Out, error) {
 		if needs && req.Session == nil {
 			var zero Out
-			return zero, ServerError("Tool %q needs a session: initialize one first", t.Name)
+			return zero, InternalError("Tool %q needs a session: initialize one first", t.Name)
 		}
 		return h(ctx, req, req.Session, in)
 	}, o)

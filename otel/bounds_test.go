@@ -159,7 +159,7 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 	core.AddTool(srv, &core.Tool{Name: "down"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
 		S string `json:"s"`
 	}) (string, error) {
-		return "", core.ServerError("upstream refused %s", in.S)
+		return "", core.InternalError("upstream refused %s", in.S)
 	})
 	srv.AddResource(&core.Resource{URI: "test://r/1", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{}, nil
