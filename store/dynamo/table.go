@@ -55,16 +55,19 @@ const (
 	WriteAttribute = "wid"
 )
 
-// IAMActions lists the DynamoDB actions a Store calls at run time: grant
-// them on the table's ARN and on its indexes (ARN + "/index/*"). CreateTable
-// needs dynamodb:CreateTable, dynamodb:DescribeTable and
-// dynamodb:UpdateTimeToLive besides; a Store never calls them.
-var IAMActions = []string{
-	"dynamodb:DeleteItem",
-	"dynamodb:GetItem",
-	"dynamodb:PutItem",
-	"dynamodb:Query",
-	"dynamodb:UpdateItem",
+// IAMActions returns, in a new slice, the DynamoDB actions a Store calls at
+// run time: grant them on the table's ARN and on its indexes (ARN +
+// "/index/*"). CreateTable needs dynamodb:CreateTable,
+// dynamodb:DescribeTable and dynamodb:UpdateTimeToLive besides; a Store
+// never calls them.
+func IAMActions() []string {
+	return []string{
+		"dynamodb:DeleteItem",
+		"dynamodb:GetItem",
+		"dynamodb:PutItem",
+		"dynamodb:Query",
+		"dynamodb:UpdateItem",
+	}
 }
 
 // TableInput returns the CreateTable request for a session table named

@@ -36,12 +36,14 @@ const (
 	DefaultRetryInterval = 30 * time.Second
 )
 
-// IAMActions lists the Secrets Manager actions a Keys calls: grant them on
-// the secret's ARN. A secret encrypted with a customer managed KMS key also
-// needs kms:Decrypt on that key.
-var IAMActions = []string{
-	"secretsmanager:DescribeSecret",
-	"secretsmanager:GetSecretValue",
+// IAMActions returns, in a new slice, the Secrets Manager actions a Keys
+// calls: grant them on the secret's ARN. A secret encrypted with a customer
+// managed KMS key also needs kms:Decrypt on that key.
+func IAMActions() []string {
+	return []string{
+		"secretsmanager:DescribeSecret",
+		"secretsmanager:GetSecretValue",
+	}
 }
 
 // Client is the part of *secretsmanager.Client (of

@@ -78,8 +78,8 @@ func TestRolePolicy(t *testing.T) {
 		resources []string // exactly these, in each statement of the service
 	}
 	want := map[string]grant{
-		"dynamodb":       {dynamo.IAMActions, []string{table + ".arn", table + ".arn/index/*"}},
-		"secretsmanager": {secretsmanager.IAMActions, []string{secret + ".arn"}},
+		"dynamodb":       {dynamo.IAMActions(), []string{table + ".arn", table + ".arn/index/*"}},
+		"secretsmanager": {secretsmanager.IAMActions(), []string{secret + ".arn"}},
 		"logs":           {[]string{"logs:CreateLogStream", "logs:PutLogEvents"}, []string{logs + ".arn:*"}},
 		"kms":            {[]string{"kms:Decrypt"}, []string{"var.secret_kms_key_arn"}},
 		// With var.tasks: the lambda task runner invokes the function itself.
