@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"crypto/ecdsa"
@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // want is the expected answer of one case.
@@ -69,13 +69,13 @@ func check(t *testing.T, e *env, r *reply, w want) {
 
 func TestJWTRules(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
 		o.Audiences = []string{"api://mcp"}
 	}})
 	now := time.Now()
 	aud := []string{e.resource}
 	otherRSA, _ := rsa.GenerateKey(rand.Reader, 2048)
-	mint := func(c oauthtest.Claims) string {
+	mint := func(c authtest.Claims) string {
 		if c.Audience == nil {
 			c.Audience = aud
 		}
@@ -84,7 +84,7 @@ func TestJWTRules(t *testing.T) {
 		}
 		return e.as.Mint(c)
 	}
-	mintWith := func(c oauthtest.Claims, o oauthtest.MintOptions) string {
+	mintWith := func(c authtest.Claims, o authtest.MintOptions) string {
 		if c.Audience == nil {
 			c.Audience = aud
 		}
@@ -102,29 +102,29 @@ func TestJWTRules(t *testing.T) {
 		want want
 	}{
 		{"no token", "", call("echo"), want{status: 401, scope: "mcp", code: core.CodeInvalidRequest}},
-		{"RS256", mint(oauthtest.Claims{}), call("echo"), ok},
-		{"ES256", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Alg: "ES256"}), call("echo"), ok},
-		{"configured audience", mint(oauthtest.Claims{Audience: []string{"api://mcp"}}), call("echo"), ok},
-		{"audience list", mint(oauthtest.Claims{Audience: []string{"other", e.resource}}), call("echo"), ok},
-		{"typ application/at+jwt", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Typ: "application/AT+JWT"}), call("echo"), ok},
-		{"expired", mint(oauthtest.Claims{Expiry: now.Add(-2 * time.Minute)}), call("echo"), invalid},
-		{"expired within skew", mint(oauthtest.Claims{Expiry: now.Add(-30 * time.Second)}), call("echo"), ok},
-		{"no exp", mint(oauthtest.Claims{NoExpiry: true}), call("echo"), invalid},
-		{"nbf ahead", mint(oauthtest.Claims{NotBefore: now.Add(5 * time.Minute)}), call("echo"), invalid},
-		{"nbf within skew", mint(oauthtest.Claims{NotBefore: now.Add(30 * time.Second)}), call("echo"), ok},
-		{"iat ahead", mint(oauthtest.Claims{IssuedAt: now.Add(5 * time.Minute)}), call("echo"), invalid},
-		{"wrong audience", mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}}), call("echo"), invalid},
-		{"no audience", mint(oauthtest.Claims{Audience: []string{}}), call("echo"), invalid},
-		{"unknown issuer", mint(oauthtest.Claims{Issuer: "https://evil.example"}), call("echo"), invalid},
-		{"typ JWT", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Typ: "JWT"}), call("echo"), invalid},
-		{"no typ", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Typ: "-"}), call("echo"), invalid},
-		{"unknown kid", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Kid: "nope", Key: otherRSA}), call("echo"), invalid},
-		{"known kid, wrong key", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Key: otherRSA}), call("echo"), invalid},
+		{"RS256", mint(authtest.Claims{}), call("echo"), ok},
+		{"ES256", mintWith(authtest.Claims{}, authtest.MintOptions{Alg: "ES256"}), call("echo"), ok},
+		{"configured audience", mint(authtest.Claims{Audience: []string{"api://mcp"}}), call("echo"), ok},
+		{"audience list", mint(authtest.Claims{Audience: []string{"other", e.resource}}), call("echo"), ok},
+		{"typ application/at+jwt", mintWith(authtest.Claims{}, authtest.MintOptions{Typ: "application/AT+JWT"}), call("echo"), ok},
+		{"expired", mint(authtest.Claims{Expiry: now.Add(-2 * time.Minute)}), call("echo"), invalid},
+		{"expired within skew", mint(authtest.Claims{Expiry: now.Add(-30 * time.Second)}), call("echo"), ok},
+		{"no exp", mint(authtest.Claims{NoExpiry: true}), call("echo"), invalid},
+		{"nbf ahead", mint(authtest.Claims{NotBefore: now.Add(5 * time.Minute)}), call("echo"), invalid},
+		{"nbf within skew", mint(authtest.Claims{NotBefore: now.Add(30 * time.Second)}), call("echo"), ok},
+		{"iat ahead", mint(authtest.Claims{IssuedAt: now.Add(5 * time.Minute)}), call("echo"), invalid},
+		{"wrong audience", mint(authtest.Claims{Audience: []string{"https://other.example/mcp"}}), call("echo"), invalid},
+		{"no audience", mint(authtest.Claims{Audience: []string{}}), call("echo"), invalid},
+		{"unknown issuer", mint(authtest.Claims{Issuer: "https://evil.example"}), call("echo"), invalid},
+		{"typ JWT", mintWith(authtest.Claims{}, authtest.MintOptions{Typ: "JWT"}), call("echo"), invalid},
+		{"no typ", mintWith(authtest.Claims{}, authtest.MintOptions{Typ: "-"}), call("echo"), invalid},
+		{"unknown kid", mintWith(authtest.Claims{}, authtest.MintOptions{Kid: "nope", Key: otherRSA}), call("echo"), invalid},
+		{"known kid, wrong key", mintWith(authtest.Claims{}, authtest.MintOptions{Key: otherRSA}), call("echo"), invalid},
 		{"HS256 with the public key", hsWithPublicKey(t, e), call("echo"), invalid},
 		{"alg none", algNone(e), call("echo"), invalid},
 		{"ES256 header on the RSA kid", esOnRSAKid(t, e), call("echo"), invalid},
-		{"crit header", mintWith(oauthtest.Claims{}, oauthtest.MintOptions{Header: map[string]any{"crit": []string{"exp"}, "exp": 1}}), call("echo"), invalid},
-		{"scope array claim", mint(oauthtest.Claims{Extra: map[string]any{"scope": []string{"mcp"}}}), call("echo"), ok},
+		{"crit header", mintWith(authtest.Claims{}, authtest.MintOptions{Header: map[string]any{"crit": []string{"exp"}, "exp": 1}}), call("echo"), invalid},
+		{"scope array claim", mint(authtest.Claims{Extra: map[string]any{"scope": []string{"mcp"}}}), call("echo"), ok},
 		{"opaque token without introspection", "opaque-token", call("echo"), invalid},
 		{"not base64", "a.b.c", call("echo"), invalid},
 		{"huge token", strings.Repeat("a", 20000), call("echo"), invalid},
@@ -138,19 +138,19 @@ func TestJWTRules(t *testing.T) {
 			want{status: 400, error: "invalid_request", code: core.CodeInvalidRequest}},
 		{"other scheme", "", rpc{method: "tools/call", params: call("echo").params, header: map[string][]string{"Authorization": {"Basic dXNlcjpwYXNz"}}},
 			want{status: 401, scope: "mcp", code: core.CodeInvalidRequest}},
-		{"missing required scope", mint(oauthtest.Claims{Scope: "files:write"}), call("echo"),
+		{"missing required scope", mint(authtest.Claims{Scope: "files:write"}), call("echo"),
 			want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest}},
-		{"tool scope missing", mint(oauthtest.Claims{}), call("write"),
+		{"tool scope missing", mint(authtest.Claims{}), call("write"),
 			want{status: 403, error: "insufficient_scope", scope: "mcp files:write", code: core.CodeInvalidRequest}},
-		{"tool scope granted", mint(oauthtest.Claims{Scope: "mcp files:write"}), call("write"), want{status: 200, text: "written"}},
-		{"tool scope implied transitively", mint(oauthtest.Claims{Scope: "mcp files:admin"}), call("write"), want{status: 200, text: "written"}},
-		{"narrower scope does not imply broader", mint(oauthtest.Claims{Scope: "mcp files:read"}), call("write"),
+		{"tool scope granted", mint(authtest.Claims{Scope: "mcp files:write"}), call("write"), want{status: 200, text: "written"}},
+		{"tool scope implied transitively", mint(authtest.Claims{Scope: "mcp files:admin"}), call("write"), want{status: 200, text: "written"}},
+		{"narrower scope does not imply broader", mint(authtest.Claims{Scope: "mcp files:read"}), call("write"),
 			want{status: 403, error: "insufficient_scope", scope: "mcp files:write", code: core.CodeInvalidRequest}},
-		{"run-time step-up needed", mint(oauthtest.Claims{}), call("stepup"),
+		{"run-time step-up needed", mint(authtest.Claims{}), call("stepup"),
 			want{status: 403, error: "insufficient_scope", scope: "mcp admin", code: core.CodeInvalidRequest}},
-		{"run-time step-up granted", mint(oauthtest.Claims{Scope: "mcp admin"}), call("stepup"), want{status: 200, text: "admin done"}},
-		{"tools/list needs only Required", mint(oauthtest.Claims{}), rpc{method: "tools/list"}, want{status: 200}},
-		{"unknown tool before authorization", mint(oauthtest.Claims{}), call("nope"), want{status: 200, code: core.CodeInvalidParams}},
+		{"run-time step-up granted", mint(authtest.Claims{Scope: "mcp admin"}), call("stepup"), want{status: 200, text: "admin done"}},
+		{"tools/list needs only Required", mint(authtest.Claims{}), rpc{method: "tools/list"}, want{status: 200}},
+		{"unknown tool before authorization", mint(authtest.Claims{}), call("nope"), want{status: 200, code: core.CodeInvalidParams}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestJWTRules(t *testing.T) {
 		})
 	}
 	t.Run("list hides nothing about scopes", func(t *testing.T) {
-		r := e.do(t, mint(oauthtest.Claims{}), rpc{method: "tools/list"})
+		r := e.do(t, mint(authtest.Claims{}), rpc{method: "tools/list"})
 		if strings.Contains(string(r.body), "files:write") {
 			t.Fatalf("tools/list shows scopes: %s", r.body)
 		}
@@ -184,13 +184,13 @@ func hsWithPublicKey(t *testing.T, e *env) string {
 			n, _ = k["n"].(string)
 		}
 	}
-	return e.as.MintWith(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"},
-		oauthtest.MintOptions{Alg: "HS256", Kid: rsaKid, Key: []byte(n)})
+	return e.as.MintWith(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"},
+		authtest.MintOptions{Alg: "HS256", Kid: rsaKid, Key: []byte(n)})
 }
 
 // algNone builds an unsigned token with alg "none".
 func algNone(e *env) string {
-	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+	tok := e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
 	parts := strings.Split(tok, ".")
 	return "eyJhbGciOiJub25lIiwidHlwIjoiYXQrand0In0." + parts[1] + "."
 }
@@ -199,15 +199,15 @@ func algNone(e *env) string {
 func esOnRSAKid(t *testing.T, e *env) string {
 	rsaKid, _ := e.as.Kids()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	return e.as.MintWith(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"},
-		oauthtest.MintOptions{Alg: "ES256", Kid: rsaKid, Key: k})
+	return e.as.MintWith(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"},
+		authtest.MintOptions{Alg: "ES256", Kid: rsaKid, Key: k})
 }
 
 func TestRotationAndUnknownKid(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
-	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
 		e := newEnv(t, envConfig{as: as, net: n})
 		ok := want{status: 200, text: "hello user-1 via client-1"}
 		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
@@ -233,14 +233,14 @@ func TestRotationAndUnknownKid(t *testing.T) {
 		// still verify (it stays published).
 		time.Sleep(auth.DefaultJWKSMinInterval + time.Second)
 		check(t, e, e.do(t, newTok, call("echo")), ok)
-		check(t, e, e.do(t, e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}), call("echo")), ok)
+		check(t, e, e.do(t, e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}), call("echo")), ok)
 		if n := e.as.JWKSFetches(); n != 2 {
 			t.Fatalf("JWKS fetched %d times, want 2", n)
 		}
 		// A flood of unknown kids costs at most one fetch per interval.
 		other, _ := rsa.GenerateKey(rand.Reader, 2048)
 		for i := 0; i < 20; i++ {
-			tok := e.as.MintWith(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}, oauthtest.MintOptions{Kid: "k" + string(rune('a'+i)), Key: other})
+			tok := e.as.MintWith(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"}, authtest.MintOptions{Kid: "k" + string(rune('a'+i)), Key: other})
 			e.do(t, tok, call("echo"))
 		}
 		if n := e.as.JWKSFetches(); n > 3 {
@@ -258,9 +258,9 @@ func TestRotationAndUnknownKid(t *testing.T) {
 
 func TestJWKSOutageIs503(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
-	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
 		e := newEnv(t, envConfig{as: as, net: n})
 		e.as.SetJWKSDown(true)
 		r := e.do(t, e.token("mcp"), call("echo"))
@@ -286,7 +286,7 @@ func TestJWKSOutageIs503(t *testing.T) {
 
 func TestDiscoveryFromIssuerMetadata(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/tenant1"})
+	as := authtest.New(&authtest.Options{IssuerPath: "/tenant1"})
 	t.Cleanup(as.Close)
 	e := newEnv(t, envConfig{as: as})
 	check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
@@ -340,7 +340,7 @@ func mustReq(method, url string) *http.Request {
 
 func TestMetadataURLAndVirtualHosts(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	rs, err := auth.New(auth.Options{
 		Resource:    "https://abc.execute-api.example.com/prod/mcp",
@@ -446,11 +446,11 @@ func TestTokenRedaction(t *testing.T) {
 // on every request, through 20 tokens beyond a cache of 4.
 func TestJWTCache(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
-	inBubble(t, []*oauthtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
-		e := newEnv(t, envConfig{as: as, net: n, opts: func(o *auth.Options, as *oauthtest.Server, res string) { o.JWTCacheSize = 4 }})
-		tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+		e := newEnv(t, envConfig{as: as, net: n, opts: func(o *auth.Options, as *authtest.Server, res string) { o.JWTCacheSize = 4 }})
+		tok := e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
 		ok := want{status: 200, text: "hello user-1 via client-1"}
 		check(t, e, e.do(t, tok, call("echo")), ok)
 		check(t, e, e.do(t, tok, call("echo")), ok)
@@ -463,7 +463,7 @@ func TestJWTCache(t *testing.T) {
 		// visible on the wire: package auth's TestJWTCacheBound checks it.
 		// Another audience is refused even when the token is cached for one
 		// resource of a virtual-host pair: the audience check is not cached.
-		wrong := e.as.Mint(oauthtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
+		wrong := e.as.Mint(authtest.Claims{Audience: []string{"https://other.example/mcp"}, Scope: "mcp"})
 		for i := 0; i < 2; i++ {
 			check(t, e, e.do(t, wrong, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
 		}
@@ -473,14 +473,14 @@ func TestJWTCache(t *testing.T) {
 // TestClaimNames: an issuer whose tokens carry scp (an array) and azp.
 func TestClaimNames(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
 		o.Issuers[0].ScopeClaim, o.Issuers[0].ClientClaim = "scp", "azp"
 	}})
-	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Extra: map[string]any{
+	tok := e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Extra: map[string]any{
 		"scp": []string{"mcp", "files:write"}, "azp": "spa-client", "client_id": nil}})
 	check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via spa-client"})
 	check(t, e, e.do(t, tok, call("write")), want{status: 200, text: "written"})
 	// The default names are not read for this issuer.
-	tok = e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+	tok = e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
 	check(t, e, e.do(t, tok, call("echo")), want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest})
 }

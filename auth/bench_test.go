@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"bytes"
@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 const benchResource = "https://mcp.example.com/mcp"
 
 // benchResourceFor returns a Resource trusting as (a JWT issuer) and intro
 // (introspection), with a warm JWKS.
-func benchResourceFor(b *testing.B, as, intro *oauthtest.Server, jwtCache int) *auth.Resource {
+func benchResourceFor(b *testing.B, as, intro *authtest.Server, jwtCache int) *auth.Resource {
 	o := auth.Options{
 		JWTCacheSize: jwtCache,
 		Resource:     benchResource,
@@ -48,7 +48,7 @@ func authRequest(tok string) *http.Request {
 // (RS256, ES256: the verified-token cache off); and with the cache
 // (cached: the same token again).
 func BenchmarkVerifyJWT(b *testing.B) {
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	uncached := benchResourceFor(b, as, nil, -1)
 	cached := benchResourceFor(b, as, nil, 0)
@@ -62,7 +62,7 @@ func BenchmarkVerifyJWT(b *testing.B) {
 			name = "cached"
 		}
 		b.Run(name, func(b *testing.B) {
-			req := authRequest(as.MintWith(oauthtest.Claims{Audience: []string{benchResource}, Scope: "mcp"}, oauthtest.MintOptions{Alg: alg}))
+			req := authRequest(as.MintWith(authtest.Claims{Audience: []string{benchResource}, Scope: "mcp"}, authtest.MintOptions{Alg: alg}))
 			if _, err := rs.Authenticate(req); err != nil {
 				b.Fatal(err)
 			}
@@ -80,12 +80,12 @@ func BenchmarkVerifyJWT(b *testing.B) {
 // BenchmarkIntrospectCached is Authenticate of an opaque token whose
 // introspection answer is cached.
 func BenchmarkIntrospectCached(b *testing.B) {
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
-	intro := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	intro := authtest.New(&authtest.Options{OpaqueTokens: true})
 	defer intro.Close()
 	rs := benchResourceFor(b, as, intro, 0)
-	req := authRequest(intro.Opaque(oauthtest.Claims{Audience: []string{benchResource}, Scope: "mcp"}))
+	req := authRequest(intro.Opaque(authtest.Claims{Audience: []string{benchResource}, Scope: "mcp"}))
 	if _, err := rs.Authenticate(req); err != nil {
 		b.Fatal(err)
 	}
@@ -113,9 +113,9 @@ type addArgs struct {
 // front (with the verified-token cache, as a client reusing its token sees
 // it, and without): the difference is auth's per-request cost.
 func BenchmarkDispatchToolsCall(b *testing.B) {
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
-	tok := as.Mint(oauthtest.Claims{Audience: []string{benchResource}, Scope: "mcp"})
+	tok := as.Mint(authtest.Claims{Audience: []string{benchResource}, Scope: "mcp"})
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2},` +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	for _, c := range []struct {

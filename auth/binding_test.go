@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 const legacyVersion = core.ProtocolVersion20251125
@@ -26,7 +26,7 @@ func addAsk(srv *core.Server) {
 }
 
 func (e *env) tokenFor(sub, scope string) string {
-	return e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Subject: sub, Scope: scope})
+	return e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Subject: sub, Scope: scope})
 }
 
 // TestStateBoundToCaller: caller A's requestState is refused for caller B
@@ -107,7 +107,7 @@ func TestNoSessionWithoutOwner(t *testing.T) {
 	initReq := rpc{method: "initialize", legacy: legacyVersion, params: map[string]any{
 		"protocolVersion": legacyVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "c", "version": "1"}}}
 	anon := func(e *env) string {
-		return e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Extra: map[string]any{"sub": nil, "client_id": nil}})
+		return e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Extra: map[string]any{"sub": nil, "client_id": nil}})
 	}
 	e := newEnv(t, envConfig{})
 	r := e.do(t, anon(e), initReq)

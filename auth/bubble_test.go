@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // Tests of timing (fetch timeouts, retry intervals, cache periods) run in a
 // testing/synctest bubble: the resource's clock is the bubble's fake clock,
-// and the authorization server's handler (oauthtest, unchanged) is served
+// and the authorization server's handler (authtest, unchanged) is served
 // inside the bubble over an in-memory network, since goroutines blocked on
 // real sockets would keep the fake clock from advancing.
 
@@ -25,7 +25,7 @@ const bubbleResource = "https://mcp.example.com/mcp"
 // bubbleResourceFor returns a Resource for bubbleResource whose outbound
 // calls reach as inside the bubble. Without Issuers in o, it trusts as's
 // JWTs; Required defaults to {"mcp"}.
-func bubbleResourceFor(t *testing.T, as *oauthtest.Server, o auth.Options) *auth.Resource {
+func bubbleResourceFor(t *testing.T, as *authtest.Server, o auth.Options) *auth.Resource {
 	t.Helper()
 	o.Resource = bubbleResource
 	if o.Issuers == nil {
@@ -43,7 +43,7 @@ func bubbleResourceFor(t *testing.T, as *oauthtest.Server, o auth.Options) *auth
 }
 
 // introspectingResource trusts as by introspection only.
-func introspectingResource(t *testing.T, as *oauthtest.Server, in auth.Introspection) *auth.Resource {
+func introspectingResource(t *testing.T, as *authtest.Server, in auth.Introspection) *auth.Resource {
 	in.Endpoint = as.Issuer + "/introspect"
 	in.ClientID, in.ClientSecret = as.IntrospectionClientID, as.IntrospectionSecret
 	return bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, Introspection: &in}}})
@@ -67,12 +67,12 @@ func authn(ctx context.Context, rs *auth.Resource, tok string) (int, error) {
 
 // bubbleToken mints a JWT for bubbleResource (call inside the bubble, so
 // that its times follow the bubble's clock).
-func bubbleToken(as *oauthtest.Server, scope string) string {
-	return as.Mint(oauthtest.Claims{Audience: []string{bubbleResource}, Scope: scope})
+func bubbleToken(as *authtest.Server, scope string) string {
+	return as.Mint(authtest.Claims{Audience: []string{bubbleResource}, Scope: scope})
 }
 
 // bubbleOpaque is bubbleToken for an opaque token.
-func bubbleOpaque(as *oauthtest.Server, c oauthtest.Claims) string {
+func bubbleOpaque(as *authtest.Server, c authtest.Claims) string {
 	c.Audience = []string{bubbleResource}
 	if c.Scope == "" {
 		c.Scope = "mcp"

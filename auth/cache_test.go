@@ -12,7 +12,8 @@ import (
 // Introspection.CacheSize reach the caches, and a flood of distinct tokens
 // keeps each within its bound while the newest entry stays cached. The
 // end-to-end behaviour (answers, expiry, introspection counts against a
-// real authorization server) is tested in test/authas.
+// real authorization server, package authtest) is tested by package
+// auth_test (introspect_test.go, negcache_test.go, auth_test.go).
 
 // fill puts n distinct entries into tc and returns the key of the last.
 func fill(tc *tokenCache, n int, now time.Time) [32]byte {

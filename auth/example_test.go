@@ -44,7 +44,7 @@ func ExampleNew() {
 	r := post("")
 	fmt.Println(r.Code, r.Header().Get("WWW-Authenticate"))
 	// A request with a token from https://auth.example.com gets 200 (the
-	// same example against a real authorization server: test/authas).
+	// same example against a real authorization server: package authtest).
 	// Output:
 	// 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"
 }

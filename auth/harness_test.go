@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"bytes"
@@ -16,17 +16,17 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // env is a core server protected by an auth.Resource, served on loopback
 // (or on an in-memory network inside a testing/synctest bubble), with a
-// real authorization server (oauthtest) beside it.
+// real authorization server (authtest) beside it.
 type env struct {
-	as       *oauthtest.Server
+	as       *authtest.Server
 	rs       *auth.Resource
 	srv      *core.Server
 	origin   string       // the MCP server's scheme and host
@@ -35,8 +35,8 @@ type env struct {
 }
 
 type envConfig struct {
-	as      *oauthtest.Server
-	opts    func(o *auth.Options, as *oauthtest.Server, resource string)
+	as      *authtest.Server
+	opts    func(o *auth.Options, as *authtest.Server, resource string)
 	srvOpts func(o *core.ServerOptions)
 	// net, when set, serves the MCP server on this in-memory network
 	// (inside the bubble of bubbleEnv), which serves the authorization
@@ -51,7 +51,7 @@ const bubbleOrigin = "http://127.0.0.1:8080"
 // servers (started outside the bubble, as their listeners must be) served
 // on an in-memory network inside it: the bubble's clock is the resource's
 // and the authorization servers' clock.
-func inBubble(t *testing.T, ases []*oauthtest.Server, f func(t *testing.T, n *mcptest.Network)) {
+func inBubble(t *testing.T, ases []*authtest.Server, f func(t *testing.T, n *mcptest.Network)) {
 	synctest.Test(t, func(t *testing.T) {
 		n := mcptest.NewNetwork()
 		t.Cleanup(n.Close)
@@ -71,7 +71,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 		if cfg.net != nil {
 			t.Fatal("newEnv: an env on an in-memory network needs its authorization server")
 		}
-		e.as = oauthtest.New(nil)
+		e.as = authtest.New(nil)
 		t.Cleanup(e.as.Close)
 	}
 	var handler http.Handler
@@ -119,8 +119,6 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	return e
 }
 
-type noArgs struct{}
-
 func addTools(srv *core.Server) {
 	core.AddTool(srv, &core.Tool{Name: "echo", Description: "Echoes the caller."},
 		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
@@ -153,7 +151,7 @@ func addTools(srv *core.Server) {
 
 // token mints a valid token for the env's resource with scope.
 func (e *env) token(scope string) string {
-	return e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: scope, Expiry: time.Now().Add(time.Hour)})
+	return e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: scope, Expiry: time.Now().Add(time.Hour)})
 }
 
 // reply is an HTTP response with its parsed JSON-RPC message and challenge.

@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"net/http"
@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // twoIssuers: jwtAS's tokens are verified as JWTs, introAS's introspected.
-func twoIssuers(t *testing.T, cacheTTL time.Duration) (*env, *oauthtest.Server) {
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+func twoIssuers(t *testing.T, cacheTTL time.Duration) (*env, *authtest.Server) {
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(introAS.Close)
 	return withIntrospection(t, cacheTTL, introAS, envConfig{}), introAS
 }
 
 // withIntrospection is the env of cfg trusting introAS by introspection
 // too.
-func withIntrospection(t *testing.T, cacheTTL time.Duration, introAS *oauthtest.Server, cfg envConfig) *env {
-	cfg.opts = func(o *auth.Options, as *oauthtest.Server, res string) {
+func withIntrospection(t *testing.T, cacheTTL time.Duration, introAS *authtest.Server, cfg envConfig) *env {
+	cfg.opts = func(o *auth.Options, as *authtest.Server, res string) {
 		o.Issuers = append(o.Issuers, auth.Issuer{
 			Issuer: introAS.Issuer,
 			Introspection: &auth.Introspection{
@@ -43,7 +43,7 @@ func TestIntrospection(t *testing.T) {
 	invalid := want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest}
 	aud := []string{e.resource}
 
-	opaque := introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp"})
+	opaque := introAS.Opaque(authtest.Claims{Audience: aud, Scope: "mcp"})
 	check(t, e, e.do(t, opaque, call("echo")), ok)
 	if n := introAS.Introspections(); n != 1 {
 		t.Fatalf("%d introspections, want 1", n)
@@ -56,22 +56,22 @@ func TestIntrospection(t *testing.T) {
 	// A JWT of the JWT issuer is never introspected.
 	check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
 	// A JWT naming the introspecting issuer is introspected.
-	introJWT := introAS.Mint(oauthtest.Claims{Audience: aud, Scope: "mcp"})
+	introJWT := introAS.Mint(authtest.Claims{Audience: aud, Scope: "mcp"})
 	check(t, e, e.do(t, introJWT, call("echo")), ok)
 	if n := introAS.Introspections(); n != 2 {
 		t.Fatalf("%d introspections, want 2", n)
 	}
 	// Inactive, wrong audience, missing scope, write scope.
 	check(t, e, e.do(t, "opaque-unknown", call("echo")), invalid)
-	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: []string{"https://other.example"}, Scope: "mcp"}), call("echo")), invalid)
-	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp", NoExpiry: true}), call("echo")), invalid)
-	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "other"}), call("echo")),
+	check(t, e, e.do(t, introAS.Opaque(authtest.Claims{Audience: []string{"https://other.example"}, Scope: "mcp"}), call("echo")), invalid)
+	check(t, e, e.do(t, introAS.Opaque(authtest.Claims{Audience: aud, Scope: "mcp", NoExpiry: true}), call("echo")), invalid)
+	check(t, e, e.do(t, introAS.Opaque(authtest.Claims{Audience: aud, Scope: "other"}), call("echo")),
 		want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest})
-	check(t, e, e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp files:write"}), call("write")), want{status: 200, text: "written"})
+	check(t, e, e.do(t, introAS.Opaque(authtest.Claims{Audience: aud, Scope: "mcp files:write"}), call("write")), want{status: 200, text: "written"})
 
 	// An outage is 503 with Retry-After, never invalid_token.
 	introAS.SetIntrospectionDown(true)
-	r := e.do(t, introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: "mcp"}), call("echo"))
+	r := e.do(t, introAS.Opaque(authtest.Claims{Audience: aud, Scope: "mcp"}), call("echo"))
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || strings.Contains(r.header.Get("WWW-Authenticate"), "invalid_token") {
 		t.Fatalf("outage: %d %v %s", r.status, r.header, r.body)
 	}
@@ -84,12 +84,12 @@ func TestIntrospection(t *testing.T) {
 // token's exp, even when the cache TTL is longer.
 func TestIntrospectionCacheBoundedByExp(t *testing.T) {
 	t.Parallel()
-	jwtAS, introAS := oauthtest.New(nil), oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	jwtAS, introAS := authtest.New(nil), authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(jwtAS.Close)
 	t.Cleanup(introAS.Close)
-	inBubble(t, []*oauthtest.Server{jwtAS, introAS}, func(t *testing.T, n *mcptest.Network) {
+	inBubble(t, []*authtest.Server{jwtAS, introAS}, func(t *testing.T, n *mcptest.Network) {
 		e := withIntrospection(t, time.Hour, introAS, envConfig{as: jwtAS, net: n})
-		tok := introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
+		tok := introAS.Opaque(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
 		check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via client-1"})
 		time.Sleep(2*time.Minute + auth.DefaultLeeway + time.Second)
 		check(t, e, e.do(t, tok, call("echo")), want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest})
@@ -103,9 +103,9 @@ func TestIntrospectionCacheBoundedByExp(t *testing.T) {
 // bound (one hostile caller cannot grow memory without limit).
 func TestIntrospectionCacheSize(t *testing.T) {
 	t.Parallel()
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(introAS.Close)
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
 		o.Issuers = []auth.Issuer{{Issuer: introAS.Issuer, Introspection: &auth.Introspection{
 			Endpoint: introAS.Issuer + "/introspect", ClientID: introAS.IntrospectionClientID,
 			ClientSecret: introAS.IntrospectionSecret, CacheSize: 8}}}
@@ -113,7 +113,7 @@ func TestIntrospectionCacheSize(t *testing.T) {
 	}})
 	toks := make([]string, 50)
 	for i := range toks {
-		toks[i] = introAS.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+		toks[i] = introAS.Opaque(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
 		e.do(t, toks[i], call("echo"))
 	}
 	// Presented again, a token is answered from the cache only if the cache

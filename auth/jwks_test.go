@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // abortDuringFetch sends tok with a context that is cancelled while the
 // JWKS fetch it causes is held at the authorization server, and returns
 // once that caller has given up and the bubble is quiet again. Then it
 // releases the fetch.
-func abortDuringFetch(t *testing.T, as *oauthtest.Server, rs *auth.Resource, tok string) *oauthtest.Hold {
+func abortDuringFetch(t *testing.T, as *authtest.Server, rs *auth.Resource, tok string) *authtest.Hold {
 	t.Helper()
-	h := as.Hold(oauthtest.EndpointJWKS)
+	h := as.Hold(authtest.EndpointJWKS)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int, 1)
 	go func() {
@@ -46,7 +46,7 @@ func abortDuringFetch(t *testing.T, as *oauthtest.Server, rs *auth.Resource, tok
 // at once, without another fetch.
 func TestJWKSFetchSurvivesAbortedCaller(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
@@ -69,7 +69,7 @@ func TestJWKSFetchSurvivesAbortedCaller(t *testing.T) {
 // unknown for JWKSMinInterval.
 func TestJWKSRefetchSurvivesAbortedCaller(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
@@ -93,7 +93,7 @@ func TestJWKSRefetchSurvivesAbortedCaller(t *testing.T) {
 // costs no fetch.
 func TestJWKSColdRetry(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, JWKSURL: as.Issuer + "/jwks"}}})
@@ -133,11 +133,11 @@ func TestJWKSColdRetry(t *testing.T) {
 // DefaultFetchTimeout, then 503.
 func TestJWKSFetchTimeout(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
-		h := as.Hold(oauthtest.EndpointJWKS)
+		h := as.Hold(authtest.EndpointJWKS)
 		defer h.Release()
 		start := time.Now()
 		if st, _ := authn(t.Context(), rs, bubbleToken(as, "mcp")); st != http.StatusServiceUnavailable {
@@ -156,13 +156,13 @@ func TestDiscoveredJWKSURI(t *testing.T) {
 	t.Parallel()
 	t.Run("http on a remote host", func(t *testing.T) {
 		t.Parallel()
-		as := oauthtest.New(&oauthtest.Options{JWKSURI: "http://keys.example.test/jwks"})
+		as := authtest.New(&authtest.Options{JWKSURI: "http://keys.example.test/jwks"})
 		t.Cleanup(as.Close)
 		// Every connection reaches the authorization server, so that a
 		// resource that followed the jwks_uri would get its keys.
 		tr := as.Client().Transport.(*http.Transport).Clone()
 		tr.Proxy = func(*http.Request) (*url.URL, error) { return url.Parse(as.URL) }
-		e := newEnv(t, envConfig{as: as, opts: func(o *auth.Options, _ *oauthtest.Server, _ string) {
+		e := newEnv(t, envConfig{as: as, opts: func(o *auth.Options, _ *authtest.Server, _ string) {
 			o.HTTPClient = &http.Client{Transport: tr}
 		}})
 		r := e.do(t, e.token("mcp"), call("echo"))
@@ -174,14 +174,14 @@ func TestDiscoveredJWKSURI(t *testing.T) {
 		t.Parallel()
 		// The https issuer's JWKS, also served over plain http on loopback
 		// (a proxy), as a resource that followed the jwks_uri would get it.
-		var issuer atomic.Pointer[oauthtest.Server]
+		var issuer atomic.Pointer[authtest.Server]
 		plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			as := issuer.Load()
 			u, _ := url.Parse(as.URL)
 			(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, Transport: as.Client().Transport}).ServeHTTP(w, r)
 		}))
 		t.Cleanup(plain.Close)
-		as := oauthtest.New(&oauthtest.Options{TLS: true, JWKSURI: plain.URL + "/jwks"})
+		as := authtest.New(&authtest.Options{TLS: true, JWKSURI: plain.URL + "/jwks"})
 		t.Cleanup(as.Close)
 		issuer.Store(as)
 		e := newEnv(t, envConfig{as: as})
@@ -192,7 +192,7 @@ func TestDiscoveredJWKSURI(t *testing.T) {
 	})
 	t.Run("https", func(t *testing.T) {
 		t.Parallel()
-		as := oauthtest.New(&oauthtest.Options{TLS: true})
+		as := authtest.New(&authtest.Options{TLS: true})
 		t.Cleanup(as.Close)
 		e := newEnv(t, envConfig{as: as})
 		check(t, e, e.do(t, e.token("mcp"), call("echo")), want{status: 200, text: "hello user-1 via client-1"})
@@ -204,7 +204,7 @@ func TestDiscoveredJWKSURI(t *testing.T) {
 // default HTTP client and with one given in Options.HTTPClient.
 func TestNoRedirects(t *testing.T) {
 	t.Parallel()
-	for _, ep := range []oauthtest.Endpoint{oauthtest.EndpointMetadata, oauthtest.EndpointJWKS, oauthtest.EndpointIntrospection} {
+	for _, ep := range []authtest.Endpoint{authtest.EndpointMetadata, authtest.EndpointJWKS, authtest.EndpointIntrospection} {
 		for _, own := range []bool{false, true} {
 			name := string(ep)
 			if own {
@@ -212,15 +212,15 @@ func TestNoRedirects(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				as := oauthtest.New(&oauthtest.Options{OpaqueTokens: ep == oauthtest.EndpointIntrospection})
+				as := authtest.New(&authtest.Options{OpaqueTokens: ep == authtest.EndpointIntrospection})
 				t.Cleanup(as.Close)
 				var log mcptest.LogBuffer
-				e := newEnv(t, envConfig{as: as, opts: func(o *auth.Options, as *oauthtest.Server, _ string) {
+				e := newEnv(t, envConfig{as: as, opts: func(o *auth.Options, as *authtest.Server, _ string) {
 					o.HTTPClient = nil
 					if own {
 						o.HTTPClient = &http.Client{Timeout: time.Minute}
 					}
-					if ep == oauthtest.EndpointIntrospection {
+					if ep == authtest.EndpointIntrospection {
 						o.Issuers[0].Introspection = &auth.Introspection{Endpoint: as.Issuer + "/introspect",
 							ClientID: as.IntrospectionClientID, ClientSecret: as.IntrospectionSecret}
 					}
@@ -228,8 +228,8 @@ func TestNoRedirects(t *testing.T) {
 				}})
 				as.SetRedirect(ep, true)
 				tok := e.token("mcp")
-				if ep == oauthtest.EndpointIntrospection {
-					tok = as.Opaque(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
+				if ep == authtest.EndpointIntrospection {
+					tok = as.Opaque(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
 				}
 				r := e.do(t, tok, call("echo"))
 				if r.status != http.StatusServiceUnavailable || as.Moved() != 0 {

@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"log/slog"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestNilLoggerIsDefault checks that a resource built without a Logger
@@ -21,7 +21,7 @@ func TestNilLoggerIsDefault(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	const resource = "http://127.0.0.1/mcp"
 	rs, err := auth.New(auth.Options{Resource: resource, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
@@ -30,7 +30,7 @@ func TestNilLoggerIsDefault(t *testing.T) {
 	}
 	as.SetJWKSDown(true)
 	r := httptest.NewRequest(http.MethodPost, resource, nil)
-	r.Header.Set("Authorization", "Bearer "+as.Mint(oauthtest.Claims{Audience: []string{resource}}))
+	r.Header.Set("Authorization", "Bearer "+as.Mint(authtest.Claims{Audience: []string{resource}}))
 	if _, err := rs.Authenticate(r); err == nil {
 		t.Fatal("authenticated while the JWKS is down")
 	}

@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 func retryAfter(err error) string {
@@ -27,7 +27,7 @@ func retryAfter(err error) string {
 // each, and the same 300 again none until the period ends.
 func TestIntrospectionNegativeCache(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{})
@@ -54,7 +54,7 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 			}
 		}
 		// A valid token is not affected by the others' answers.
-		if st, err := authn(t.Context(), rs, bubbleOpaque(as, oauthtest.Claims{})); st != http.StatusOK {
+		if st, err := authn(t.Context(), rs, bubbleOpaque(as, authtest.Claims{})); st != http.StatusOK {
 			t.Fatalf("valid token: %d %v", st, err)
 		}
 		// The period ends: one more introspection.
@@ -75,16 +75,16 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 // one introspection, inactive or active.
 func TestIntrospectionSingleFlight(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{})
 		for _, c := range []struct {
 			tok  string
 			want int
-		}{{"opaque-unknown", http.StatusUnauthorized}, {bubbleOpaque(as, oauthtest.Claims{}), http.StatusOK}} {
+		}{{"opaque-unknown", http.StatusUnauthorized}, {bubbleOpaque(as, authtest.Claims{}), http.StatusOK}} {
 			before := as.Introspections()
-			h := as.Hold(oauthtest.EndpointIntrospection)
+			h := as.Hold(authtest.EndpointIntrospection)
 			defer h.Release()
 			results := make(chan int, 50)
 			for i := 0; i < 50; i++ {
@@ -114,11 +114,11 @@ func TestIntrospectionSingleFlight(t *testing.T) {
 // request for a token already being introspected waits for that answer.
 func TestIntrospectionConcurrencyBound(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{})
-		h := as.Hold(oauthtest.EndpointIntrospection)
+		h := as.Hold(authtest.EndpointIntrospection)
 		defer h.Release()
 		const k = auth.DefaultIntrospectionConcurrency
 		results := make(chan int, k+1)
@@ -153,7 +153,7 @@ func TestIntrospectionConcurrencyBound(t *testing.T) {
 		if n := as.Introspections(); n != k {
 			t.Fatalf("%d introspections, want %d", n, k)
 		}
-		if st, err := authn(t.Context(), rs, bubbleOpaque(as, oauthtest.Claims{})); st != http.StatusOK {
+		if st, err := authn(t.Context(), rs, bubbleOpaque(as, authtest.Claims{})); st != http.StatusOK {
 			t.Fatalf("after the burst: %d %v", st, err)
 		}
 	})
@@ -163,11 +163,11 @@ func TestIntrospectionConcurrencyBound(t *testing.T) {
 // remembered: neither as inactive nor at all, for valid and unknown tokens.
 func TestIntrospectionOutageIsNotInactive(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{})
-		valid := bubbleOpaque(as, oauthtest.Claims{})
+		valid := bubbleOpaque(as, authtest.Claims{})
 		as.SetIntrospectionDown(true)
 		for _, tok := range []string{valid, "opaque-unknown"} {
 			if st, err := authn(t.Context(), rs, tok); st != http.StatusServiceUnavailable || retryAfter(err) == "" {
@@ -193,7 +193,7 @@ func TestIntrospectionOutageIsNotInactive(t *testing.T) {
 // case-insensitive).
 func TestIntrospectionTokenType(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{})
@@ -214,14 +214,14 @@ func TestIntrospectionTokenType(t *testing.T) {
 			{map[string]any{"token_use": "access_token"}, http.StatusOK},
 		}
 		for _, c := range cases {
-			tok := bubbleOpaque(as, oauthtest.Claims{Extra: c.extra})
+			tok := bubbleOpaque(as, authtest.Claims{Extra: c.extra})
 			if st, err := authn(t.Context(), rs, tok); st != c.want {
 				t.Fatalf("%v: %d %v, want %d", c.extra, st, err, c.want)
 			}
 		}
 		// A refresh token presented as an access token, twice: one
 		// introspection.
-		rt := as.RefreshToken(oauthtest.Claims{Audience: []string{bubbleResource}, Scope: "mcp"})
+		rt := as.RefreshToken(authtest.Claims{Audience: []string{bubbleResource}, Scope: "mcp"})
 		before := as.Introspections()
 		for i := 0; i < 2; i++ {
 			if st, _ := authn(t.Context(), rs, rt); st != http.StatusUnauthorized {
@@ -238,11 +238,11 @@ func TestIntrospectionTokenType(t *testing.T) {
 // bound do not evict the answers of valid tokens.
 func TestIntrospectionFloodKeepsValidAnswers(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(as.Close)
 	synctest.Test(t, func(t *testing.T) {
 		rs := introspectingResource(t, as, auth.Introspection{CacheSize: 8})
-		valid := bubbleOpaque(as, oauthtest.Claims{})
+		valid := bubbleOpaque(as, authtest.Claims{})
 		authn(t.Context(), rs, valid)
 		for i := 0; i < 100; i++ {
 			authn(t.Context(), rs, fmt.Sprintf("opaque-flood-%d", i))

@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestCompletionScopes: completion/complete of a prompt needs the prompt's
@@ -20,7 +20,7 @@ func TestCompletionScopes(t *testing.T) {
 		seen []core.Operation
 	)
 	e := newEnv(t, envConfig{
-		opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+		opts: func(o *auth.Options, as *authtest.Server, res string) {
 			o.PromptScopes = map[string][]string{"secret": {"files:admin"}}
 			o.Scopes = func(ctx context.Context, op core.Operation) []string {
 				if op.Method == "completion/complete" {
@@ -68,7 +68,7 @@ func TestCompletionScopes(t *testing.T) {
 // those passes.
 func TestStepUpNamesTheUnion(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
 		o.ToolScopes["write-admin"] = []string{"files:write"}
 		o.Implies = nil // no hierarchy: every scope must be named
 		o.Scopes = func(ctx context.Context, op core.Operation) []string {

@@ -1,4 +1,4 @@
-package authas_test
+package auth_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // separators are the characters that are not the scope separator of RFC
@@ -21,15 +21,15 @@ var separators = map[string]string{"tab": "\t", "newline": "\n", "vertical tab":
 // (scp) and in an introspection answer.
 func TestScopeSeparator(t *testing.T) {
 	t.Parallel()
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true})
 	t.Cleanup(introAS.Close)
-	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *oauthtest.Server, res string) {
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
 		o.Issuers = append(o.Issuers, auth.Issuer{Issuer: introAS.Issuer, Introspection: &auth.Introspection{
 			Endpoint: introAS.Issuer + "/introspect", ClientID: introAS.IntrospectionClientID, ClientSecret: introAS.IntrospectionSecret}})
 	}})
 	aud := []string{e.resource}
-	jwt := func(scope string) string { return e.as.Mint(oauthtest.Claims{Audience: aud, Scope: scope}) }
-	opaque := func(scope string) string { return introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: scope}) }
+	jwt := func(scope string) string { return e.as.Mint(authtest.Claims{Audience: aud, Scope: scope}) }
+	opaque := func(scope string) string { return introAS.Opaque(authtest.Claims{Audience: aud, Scope: scope}) }
 	for name, sep := range separators {
 		for kind, mint := range map[string]func(string) string{"jwt": jwt, "introspection": opaque} {
 			t.Run(kind+"/"+name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestScopeSeparator(t *testing.T) {
 	}
 	t.Run("array claim", func(t *testing.T) {
 		t.Parallel()
-		tok := e.as.Mint(oauthtest.Claims{Audience: aud, Extra: map[string]any{"scope": []string{"mcp", "files:write\tx", "a\"b", ""}}})
+		tok := e.as.Mint(authtest.Claims{Audience: aud, Extra: map[string]any{"scope": []string{"mcp", "files:write\tx", "a\"b", ""}}})
 		check(t, e, e.do(t, tok, call("echo")), want{status: 200, text: "hello user-1 via client-1"})
 		check(t, e, e.do(t, tok, call("write")), want{status: 403, error: "insufficient_scope", scope: "mcp files:write", code: core.CodeInvalidRequest})
 	})
@@ -67,6 +67,6 @@ func TestScopesSeenByHandlers(t *testing.T) {
 			b, _ := json.Marshal(auth.TokenInfoFromContext(ctx).Scopes)
 			return string(b), nil
 		})
-	tok := e.as.Mint(oauthtest.Claims{Audience: []string{e.resource}, Scope: "mcp a\u00a0b c\td"})
+	tok := e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp a\u00a0b c\td"})
 	check(t, e, e.do(t, tok, call("scopes")), want{status: 200, text: `["mcp"]`})
 }

@@ -12,7 +12,6 @@ require (
 	github.com/mcpfn/mcpfn/auth v0.1.0
 	github.com/mcpfn/mcpfn/deploy/gcfenv v0.1.0
 	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
-	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
 	github.com/mcpfn/mcpfn/otel v0.1.0
 	go.opentelemetry.io/contrib/exporters/autoexport v0.71.0
 	go.opentelemetry.io/contrib/propagators/autoprop v0.71.0
@@ -129,8 +128,6 @@ replace (
 	github.com/mcpfn/mcpfn/deploy/gcfenv => ../deploy/gcfenv
 	github.com/mcpfn/mcpfn/deploy/lambdaenv => ../deploy/lambdaenv
 )
-
-replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
 
 replace github.com/mcpfn/mcpfn/otel => ../otel
 

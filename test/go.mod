@@ -17,7 +17,6 @@ require (
 	github.com/mcpfn/mcpfn/adapters/workers v0.1.0
 	github.com/mcpfn/mcpfn/auth v0.1.0
 	github.com/mcpfn/mcpfn/deploy/lambdaenv v0.1.0
-	github.com/mcpfn/mcpfn/internal/oauthtest v0.1.0
 	github.com/mcpfn/mcpfn/otel v0.1.0
 	github.com/mcpfn/mcpfn/store/dynamo v0.1.0
 	github.com/mcpfn/mcpfn/store/secretsmanager v0.1.0
@@ -91,8 +90,6 @@ replace (
 )
 
 replace github.com/mcpfn/mcpfn/auth => ../auth
-
-replace github.com/mcpfn/mcpfn/internal/oauthtest => ../internal/oauthtest
 
 replace github.com/mcpfn/mcpfn/adapters/workers => ../adapters/workers
 

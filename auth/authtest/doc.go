@@ -1,7 +1,10 @@
-// Package oauthtest runs a real OAuth 2.1 authorization server on loopback
-// for tests of the resource (package auth) and of clients. Nothing is
-// mocked: it speaks HTTP on an httptest.Server and signs tokens with
-// lestrrat-go/jwx.
+// Package authtest runs a real OAuth 2.1 authorization server on loopback,
+// for tests of a protected resource (package auth) and of clients, as
+// net/http/httptest runs an HTTP server and store/storetest checks a store.
+// Nothing is mocked: it speaks HTTP on an httptest.Server and signs tokens
+// with lestrrat-go/jwx, which package auth already requires, so importing
+// it adds no module to a user's graph. Command authtest (cmd/authtest)
+// serves it for tests driven from outside Go.
 //
 // It serves, under its issuer URL (Server.Issuer):
 //
@@ -49,9 +52,10 @@
 //
 // Quick start:
 //
-//	as := oauthtest.New(nil)
+//	as := authtest.New(nil)
 //	defer as.Close()
-//	tok := as.Mint(oauthtest.Claims{Audience: []string{resourceURL}, Scope: "read"})
+//	rs, err := auth.New(auth.Options{Resource: resourceURL, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
+//	tok := as.Mint(authtest.Claims{Audience: []string{resourceURL}, Scope: "read"})
 //
 // A Server is safe for concurrent use.
-package oauthtest
+package authtest

@@ -1,4 +1,4 @@
-package authas_test
+package authtest_test
 
 import (
 	"context"
@@ -8,16 +8,15 @@ import (
 	"strings"
 
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
-// Example_new is auth.New's example with a real authorization server on
-// loopback (internal/oauthtest), so that the second request carries a
-// token it minted: package auth's own example cannot import the test
-// server (no module a user requires may require it).
-func Example_new() {
-	as := oauthtest.New(nil) // a real authorization server on loopback
+// A protected resource (package auth) trusts the authorization server on
+// loopback: a request without a token gets 401 and a challenge, one with a
+// token the server minted gets 200.
+func Example() {
+	as := authtest.New(nil) // a real authorization server on loopback
 	defer as.Close()
 
 	rs, err := auth.New(auth.Options{
@@ -52,7 +51,7 @@ func Example_new() {
 	}
 	r := post("")
 	fmt.Println(r.Code, r.Header().Get("WWW-Authenticate"))
-	r = post(as.Mint(oauthtest.Claims{Audience: []string{"https://mcp.example.com/mcp"}, Scope: "mcp"}))
+	r = post(as.Mint(authtest.Claims{Audience: []string{"https://mcp.example.com/mcp"}, Scope: "mcp"}))
 	fmt.Println(r.Code)
 	// Output:
 	// 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"

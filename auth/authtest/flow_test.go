@@ -1,4 +1,4 @@
-package oauthtest_test
+package authtest_test
 
 import (
 	"crypto/ecdsa"
@@ -17,7 +17,7 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jws"
 
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
 // clientAssertion signs a private_key_jwt assertion (RFC 7523 §3) for id.
@@ -35,14 +35,14 @@ func clientAssertion(t *testing.T, key *ecdsa.PrivateKey, id, aud string, exp ti
 // with the method it was registered with, and only with that.
 func TestClientAuthentication(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{AuthMethods: []string{"client_secret_basic", "client_secret_post", "private_key_jwt", "none"}})
+	as := authtest.New(&authtest.Options{AuthMethods: []string{"client_secret_basic", "client_secret_post", "private_key_jwt", "none"}})
 	defer as.Close()
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	as.AddClient(oauthtest.Client{ID: "basic", Secret: "pw"})
-	as.AddClient(oauthtest.Client{ID: "post", Secret: "pw", AuthMethod: "client_secret_post"})
-	as.AddClient(oauthtest.Client{ID: "jwt", Key: &key.PublicKey})
-	as.AddClient(oauthtest.Client{ID: "public"})
+	as.AddClient(authtest.Client{ID: "basic", Secret: "pw"})
+	as.AddClient(authtest.Client{ID: "post", Secret: "pw", AuthMethod: "client_secret_post"})
+	as.AddClient(authtest.Client{ID: "jwt", Key: &key.PublicKey})
+	as.AddClient(authtest.Client{ID: "public"})
 	cc := func(extra url.Values) url.Values {
 		f := url.Values{"grant_type": {"client_credentials"}, "scope": {"a"}, "resource": {"https://mcp.example.com/mcp"}}
 		for k, v := range extra {
@@ -86,7 +86,7 @@ func TestClientAuthentication(t *testing.T) {
 			t.Errorf("%s: %v; want an access token for scope a and no refresh token (RFC 6749 §4.4.3)", tc.name, tok)
 		}
 	}
-	reqs := as.Requests(oauthtest.EndpointToken)
+	reqs := as.Requests(authtest.EndpointToken)
 	if len(reqs) != 14 || !strings.HasPrefix(reqs[0].Authorization, "Basic ") || reqs[3].Form.Get("client_secret") != "pw" {
 		t.Fatalf("%d token requests recorded: %+v", len(reqs), reqs)
 	}
@@ -97,7 +97,7 @@ func TestClientAuthentication(t *testing.T) {
 // none is asked (RFC 7591 §2), and the first supported one otherwise.
 func TestRegistrationMethods(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{AuthMethods: []string{"client_secret_post", "none"}})
+	as := authtest.New(&authtest.Options{AuthMethods: []string{"client_secret_post", "none"}})
 	defer as.Close()
 	register := func(method string) map[string]any {
 		body := map[string]any{"redirect_uris": []string{"http://127.0.0.1:1/cb"}, "application_type": "native"}
@@ -124,7 +124,7 @@ func TestRegistrationMethods(t *testing.T) {
 			t.Errorf("asked %q: %v, want %s", method, out, want)
 		}
 	}
-	reg := as.Requests(oauthtest.EndpointRegistration)
+	reg := as.Requests(authtest.EndpointRegistration)
 	if len(reg) != 5 || reg[0].JSON["application_type"] != "native" || reg[0].JSON["client_id"] != nil {
 		t.Fatalf("registrations recorded: %+v", reg)
 	}
@@ -165,12 +165,12 @@ func toStrings(v any) []string {
 // endpoint's.
 func TestMetadataControls(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/t1", MetadataPath: "/t1/.well-known/openid-configuration",
+	as := authtest.New(&authtest.Options{IssuerPath: "/t1", MetadataPath: "/t1/.well-known/openid-configuration",
 		Metadata:       map[string]any{"authorization_response_iss_parameter_supported": nil, "issuer": "https://attacker.example"},
 		Iss:            func(issuer string) string { return issuer + "/" },
 		AuthorizeError: "access_denied",
-		TokenError: func(f url.Values) *oauthtest.TokenError {
-			return &oauthtest.TokenError{Status: 503, Code: "temporarily_unavailable", RetryAfter: 7}
+		TokenError: func(f url.Values) *authtest.TokenError {
+			return &authtest.TokenError{Status: 503, Code: "temporarily_unavailable", RetryAfter: 7}
 		},
 	})
 	defer as.Close()
@@ -182,7 +182,7 @@ func TestMetadataControls(t *testing.T) {
 		t.Fatalf("metadata %v", md)
 	}
 	var paths []string
-	for _, r := range as.Requests(oauthtest.EndpointMetadata) {
+	for _, r := range as.Requests(authtest.EndpointMetadata) {
 		paths = append(paths, r.Path)
 	}
 	if !slices.Equal(paths, []string{"/.well-known/oauth-authorization-server/t1", "/t1/.well-known/openid-configuration"}) {
@@ -201,7 +201,7 @@ func TestMetadataControls(t *testing.T) {
 	if q := loc.Query(); q.Get("error") != "access_denied" || q.Get("iss") != as.Issuer+"/" || q.Get("state") != "s" || q.Get("code") != "" {
 		t.Fatalf("authorization response %v", q)
 	}
-	if a := as.Requests(oauthtest.EndpointAuthorization); len(a) != 1 || a[0].Form.Get("client_id") != client {
+	if a := as.Requests(authtest.EndpointAuthorization); len(a) != 1 || a[0].Form.Get("client_id") != client {
 		t.Fatalf("authorization requests %+v", a)
 	}
 
@@ -235,9 +235,9 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	}))
 	defer docs.Close()
 	docURL = docs.URL + "/client.json"
-	as := oauthtest.New(&oauthtest.Options{ClientIDMetadataDocuments: true})
+	as := authtest.New(&authtest.Options{ClientIDMetadataDocuments: true})
 	defer as.Close()
-	plain := oauthtest.New(nil)
+	plain := authtest.New(nil)
 	defer plain.Close()
 	if md := metadata(t, as.URL+"/.well-known/oauth-authorization-server"); md["client_id_metadata_document_supported"] != true {
 		t.Fatalf("metadata %v", md)
@@ -247,7 +247,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	verifier := "a-verifier-that-is-long-enough-0123456789abcdef"
-	authorize := func(as *oauthtest.Server, id, redirect string) (int, url.Values) {
+	authorize := func(as *authtest.Server, id, redirect string) (int, url.Values) {
 		sum := sha256Sum(verifier)
 		res, err := noFollow.Get(as.Issuer + "/authorize?" + url.Values{"response_type": {"code"}, "client_id": {id}, "redirect_uri": {redirect},
 			"code_challenge": {sum}, "code_challenge_method": {"S256"}}.Encode())
@@ -267,7 +267,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		t.Fatalf("token for the CIMD client: %d", st)
 	}
 	for name, c := range map[string]struct {
-		as           *oauthtest.Server
+		as           *authtest.Server
 		id, redirect string
 	}{
 		"unlisted redirect":      {as, docURL, "http://127.0.0.1:2/cb"},
@@ -290,34 +290,34 @@ func sha256Sum(v string) string {
 // access token for the resource (RFC 7523, for the client named in it).
 func TestIDJAG(t *testing.T) {
 	t.Parallel()
-	idp := oauthtest.New(nil)
+	idp := authtest.New(nil)
 	defer idp.Close()
-	as := oauthtest.New(&oauthtest.Options{IdentityProviders: []*oauthtest.Server{idp}})
+	as := authtest.New(&authtest.Options{IdentityProviders: []*authtest.Server{idp}})
 	defer as.Close()
-	untrusting := oauthtest.New(nil)
+	untrusting := authtest.New(nil)
 	defer untrusting.Close()
-	idp.AddClient(oauthtest.Client{ID: "idp-client", IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
-	as.AddClient(oauthtest.Client{ID: "xaa", Secret: "pw"})
-	as.AddClient(oauthtest.Client{ID: "other", Secret: "pw"})
-	untrusting.AddClient(oauthtest.Client{ID: "xaa", Secret: "pw"})
-	idt := idp.IDToken(oauthtest.Claims{Subject: "alice", Audience: []string{"idp-client"}})
+	idp.AddClient(authtest.Client{ID: "idp-client", IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
+	as.AddClient(authtest.Client{ID: "xaa", Secret: "pw"})
+	as.AddClient(authtest.Client{ID: "other", Secret: "pw"})
+	untrusting.AddClient(authtest.Client{ID: "xaa", Secret: "pw"})
+	idt := idp.IDToken(authtest.Claims{Subject: "alice", Audience: []string{"idp-client"}})
 	exchange := func(audience, subject string) (int, map[string]any) {
 		return postForm(t, idp.Issuer+"/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
-			"subject_token": {subject}, "subject_token_type": {oauthtest.TokenTypeIDToken}, "requested_token_type": {oauthtest.TokenTypeIDJAG},
+			"subject_token": {subject}, "subject_token_type": {authtest.TokenTypeIDToken}, "requested_token_type": {authtest.TokenTypeIDJAG},
 			"audience": {audience}, "resource": {"https://mcp.example.com/mcp"}, "scope": {"notes"}, "client_id": {"idp-client"}}, "", "")
 	}
 	if st, _ := exchange(as.Issuer, "not-an-id-token"); st != 400 {
 		t.Fatalf("exchange of garbage: %d", st)
 	}
-	if st, _ := exchange(as.Issuer, as.IDToken(oauthtest.Claims{})); st != 400 {
+	if st, _ := exchange(as.Issuer, as.IDToken(authtest.Claims{})); st != 400 {
 		t.Fatalf("exchange of another server's ID token: %d", st)
 	}
 	st, ex := exchange(as.Issuer, idt)
-	if st != 200 || ex["issued_token_type"] != oauthtest.TokenTypeIDJAG {
+	if st != 200 || ex["issued_token_type"] != authtest.TokenTypeIDJAG {
 		t.Fatalf("exchange: %d %v", st, ex)
 	}
 	jag := ex["access_token"].(string)
-	bearer := func(at *oauthtest.Server, user, assertion string) (int, map[string]any) {
+	bearer := func(at *authtest.Server, user, assertion string) (int, map[string]any) {
 		return postForm(t, at.Issuer+"/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}, user, "pw")
 	}
 	if st, _ := bearer(untrusting, "xaa", jag); st != 400 {
@@ -346,16 +346,16 @@ func TestIDJAG(t *testing.T) {
 // refresh token still works, and the new access token is active.
 func TestRevokeIssued(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
-	as.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
+	as.AddClient(authtest.Client{ID: "svc", Secret: "pw"})
 	active := func(tok any) any {
 		_, info := postForm(t, as.Issuer+"/introspect", url.Values{"token": {tok.(string)}}, as.IntrospectionClientID, as.IntrospectionSecret)
 		return info["active"]
 	}
 	_, a := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
 	_, b := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
-	minted := as.Mint(oauthtest.Claims{})
+	minted := as.Mint(authtest.Claims{})
 	as.RevokeIssued()
 	_, c := postForm(t, as.Issuer+"/token", url.Values{"grant_type": {"client_credentials"}}, "svc", "pw")
 	if active(a["access_token"]) != false || active(b["access_token"]) != false || active(c["access_token"]) != true || active(minted) != true {

@@ -1,4 +1,4 @@
-package oauthtest_test
+package authtest_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
 func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map[string]any) {
@@ -35,7 +35,7 @@ func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map
 // introspection (authenticated, outage switch).
 func TestCodeFlow(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	defer as.Close()
 	redirect := "http://127.0.0.1:1/cb"
 	client := as.RegisterClient(redirect)
@@ -109,7 +109,7 @@ func TestCodeFlow(t *testing.T) {
 
 func TestRegistrationAndMetadata(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{IssuerPath: "/t1"})
+	as := authtest.New(&authtest.Options{IssuerPath: "/t1"})
 	defer as.Close()
 	res, err := http.Post(as.Issuer+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
 	if err != nil {
@@ -161,9 +161,9 @@ func TestRegistrationAndMetadata(t *testing.T) {
 // answers 307 to MovedPrefix, where the real endpoint answers.
 func TestHoldRedirectAndCounters(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{JWKSURI: "http://jwks.example.test/keys"})
+	as := authtest.New(&authtest.Options{JWKSURI: "http://jwks.example.test/keys"})
 	defer as.Close()
-	h := as.Hold(oauthtest.EndpointJWKS)
+	h := as.Hold(authtest.EndpointJWKS)
 	done := make(chan int, 1)
 	go func() {
 		res, err := http.Get(as.Issuer + "/jwks")
@@ -184,7 +184,7 @@ func TestHoldRedirectAndCounters(t *testing.T) {
 	}
 
 	// A client that leaves while held is counted as abandoned.
-	h = as.Hold(oauthtest.EndpointJWKS)
+	h = as.Hold(authtest.EndpointJWKS)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, as.Issuer+"/jwks", nil)
@@ -201,14 +201,14 @@ func TestHoldRedirectAndCounters(t *testing.T) {
 	h.Release()
 
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	as.SetRedirect(oauthtest.EndpointIntrospection, true)
+	as.SetRedirect(authtest.EndpointIntrospection, true)
 	req, _ := http.NewRequest(http.MethodPost, as.Issuer+"/introspect", strings.NewReader("token=x"))
 	res, err := noFollow.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != http.StatusTemporaryRedirect || res.Header.Get("Location") != as.URL+oauthtest.MovedPrefix+"/introspect" {
+	if res.StatusCode != http.StatusTemporaryRedirect || res.Header.Get("Location") != as.URL+authtest.MovedPrefix+"/introspect" {
 		t.Fatalf("redirect: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	if st, _ := postForm(t, res.Header.Get("Location"), url.Values{"token": {"x"}}, as.IntrospectionClientID, as.IntrospectionSecret); st != 200 || as.Moved() != 1 {
@@ -231,12 +231,12 @@ func TestHoldRedirectAndCounters(t *testing.T) {
 // token_type refresh_token.
 func TestRefreshTokenIntrospection(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{TLS: true})
+	as := authtest.New(&authtest.Options{TLS: true})
 	defer as.Close()
 	if !strings.HasPrefix(as.Issuer, "https://") {
 		t.Fatalf("TLS issuer %q", as.Issuer)
 	}
-	rt := as.RefreshToken(oauthtest.Claims{Audience: []string{"https://mcp.example.com/mcp"}, Scope: "a"})
+	rt := as.RefreshToken(authtest.Claims{Audience: []string{"https://mcp.example.com/mcp"}, Scope: "a"})
 	req, _ := http.NewRequest(http.MethodPost, as.Issuer+"/introspect", strings.NewReader(url.Values{"token": {rt}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(url.QueryEscape(as.IntrospectionClientID), url.QueryEscape(as.IntrospectionSecret))

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	mcpclient "github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/mcp"
 	"github.com/mcpfn/mcpfn/mcptest"
 )
@@ -78,18 +78,18 @@ func TestClientAuthorization(t *testing.T) {
 	// every request; the introspection one does not list it.
 	issuers := []struct {
 		name    string
-		opts    oauthtest.Options
+		opts    authtest.Options
 		offline bool
 	}{
-		{"jwt", oauthtest.Options{Alg: "ES256", Scopes: []string{"notes:read", "notes:write", "notes:admin", "offline_access"}}, true},
-		{"introspection", oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"}, false},
+		{"jwt", authtest.Options{Alg: "ES256", Scopes: []string{"notes:read", "notes:write", "notes:admin", "offline_access"}}, true},
+		{"introspection", authtest.Options{OpaqueTokens: true, IssuerPath: "/idp"}, false},
 	}
 	modes := []mcpclient.Mode{mcpclient.ModeAuto, mcpclient.ModeModern, mcpclient.ModeLegacy}
 	for _, is := range issuers {
 		for _, mode := range modes {
 			t.Run(is.name+"/"+mode.String(), func(t *testing.T) {
 				ctx := context.Background()
-				as := oauthtest.New(&is.opts)
+				as := authtest.New(&is.opts)
 				defer as.Close()
 				cfg := config{}
 				if is.opts.OpaqueTokens {

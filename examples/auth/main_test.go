@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -27,9 +27,9 @@ import (
 // enough.
 func TestAuthorizationFlow(t *testing.T) {
 	t.Parallel()
-	jwtAS := oauthtest.New(&oauthtest.Options{Alg: "ES256"})
+	jwtAS := authtest.New(&authtest.Options{Alg: "ES256"})
 	defer jwtAS.Close()
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
 	defer introAS.Close()
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	mcpclient "github.com/mcpfn/mcpfn/client"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/mcptest"
 )
 
@@ -29,9 +29,9 @@ func notesCall(t *testing.T, c *mcpclient.Conn, tok, tool string, args map[strin
 // refused.
 func TestNotesPerPrincipal(t *testing.T) {
 	t.Parallel()
-	jwtAS := oauthtest.New(nil)
+	jwtAS := authtest.New(nil)
 	defer jwtAS.Close()
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
 	defer introAS.Close()
 	cfg := config{jwtIssuer: jwtAS.Issuer, introIssuer: introAS.Issuer, introEndpoint: introAS.Issuer + "/introspect",
 		introID: introAS.IntrospectionClientID, introSK: introAS.IntrospectionSecret}
@@ -45,17 +45,17 @@ func TestNotesPerPrincipal(t *testing.T) {
 	aud := []string{cfg.resource}
 	rw := "notes:read notes:write"
 
-	alice := jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "app"})
+	alice := jwtAS.Mint(authtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "app"})
 	if out, isErr := notesCall(t, c, alice, "write_note", map[string]any{"text": "alice's secret"}); isErr || !strings.Contains(out, "1 notes") {
 		t.Fatalf("alice writes: %v %s", isErr, out)
 	}
 	// The same sub and client at the other issuer is another principal.
-	otherAlice := introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "app"})
+	otherAlice := introAS.Opaque(authtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "app"})
 	if out, isErr := notesCall(t, c, otherAlice, "list_notes", nil); isErr || strings.Contains(out, "secret") {
 		t.Fatalf("alice at the other issuer reads: %v %s", isErr, out)
 	}
 	// The same sub through another client is another principal too.
-	viaOther := jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "other-app"})
+	viaOther := jwtAS.Mint(authtest.Claims{Audience: aud, Scope: rw, Subject: "alice", ClientID: "other-app"})
 	if out, isErr := notesCall(t, c, viaOther, "list_notes", nil); isErr || strings.Contains(out, "secret") {
 		t.Fatalf("alice through another client reads: %v %s", isErr, out)
 	}
@@ -64,8 +64,8 @@ func TestNotesPerPrincipal(t *testing.T) {
 	}
 
 	// Client-credentials tokens (no sub): each client has its own notes.
-	svc1 := jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: rw, ClientID: "svc-1", Extra: map[string]any{"sub": nil}})
-	svc2 := jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: rw, ClientID: "svc-2", Extra: map[string]any{"sub": nil}})
+	svc1 := jwtAS.Mint(authtest.Claims{Audience: aud, Scope: rw, ClientID: "svc-1", Extra: map[string]any{"sub": nil}})
+	svc2 := jwtAS.Mint(authtest.Claims{Audience: aud, Scope: rw, ClientID: "svc-2", Extra: map[string]any{"sub": nil}})
 	if out, isErr := notesCall(t, c, svc1, "write_note", map[string]any{"text": "svc-1 data"}); isErr || !strings.Contains(out, "1 notes") {
 		t.Fatalf("svc-1 writes: %v %s", isErr, out)
 	}
@@ -74,7 +74,7 @@ func TestNotesPerPrincipal(t *testing.T) {
 	}
 
 	// Neither sub nor client_id: no principal to own notes.
-	nobody := jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: rw, Extra: map[string]any{"sub": nil, "client_id": nil}})
+	nobody := jwtAS.Mint(authtest.Claims{Audience: aud, Scope: rw, Extra: map[string]any{"sub": nil, "client_id": nil}})
 	for tool, args := range map[string]map[string]any{"list_notes": nil, "write_note": {"text": "x"}} {
 		out, isErr := notesCall(t, c, nobody, tool, args)
 		if !isErr || !strings.Contains(out, "names no subject or client") {

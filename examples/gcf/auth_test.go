@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
 // TestFunctionsFrameworkAuth runs the function behind the Functions
@@ -19,7 +19,7 @@ func TestFunctionsFrameworkAuth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a binary")
 	}
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	addr := startFunction(t, buildFunction(t), func(addr string) []string {
 		return []string{"MCPFN_AUTH_RESOURCE=http://" + addr + "/mcp", "MCPFN_AUTH_ISSUER=" + as.Issuer, "MCPFN_AUTH_SCOPES=calc"}
@@ -58,7 +58,7 @@ func TestFunctionsFrameworkAuth(t *testing.T) {
 	if r.StatusCode != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="calc"`) {
 		t.Fatalf("no token: %d %v", r.StatusCode, r.Header)
 	}
-	r, body := post(as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "calc"}))
+	r, body := post(as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "calc"}))
 	if r.StatusCode != 200 || !strings.Contains(body, `"structuredContent":5`) {
 		t.Fatalf("with a token: %d %s", r.StatusCode, body)
 	}

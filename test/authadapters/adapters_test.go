@@ -20,8 +20,8 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // These tests run auth behind each platform adapter: the Authorization
@@ -44,7 +44,7 @@ func mcpHeaders() map[string]string {
 }
 
 // protected builds a server with the echo tool behind a Resource.
-func protected(t *testing.T, as *oauthtest.Server, o auth.Options) *core.Server {
+func protected(t *testing.T, as *authtest.Server, o auth.Options) *core.Server {
 	t.Helper()
 	o.Issuers = []auth.Issuer{{Issuer: as.Issuer}}
 	o.Required = []string{"mcp"}
@@ -67,7 +67,7 @@ func protected(t *testing.T, as *oauthtest.Server, o auth.Options) *core.Server 
 
 func TestNetHTTPWellKnownOutsidePath(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	var h http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
@@ -107,7 +107,7 @@ func TestNetHTTPWellKnownOutsidePath(t *testing.T) {
 	if r.StatusCode != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), ts.URL+"/.well-known/oauth-protected-resource/mcp") {
 		t.Fatalf("401: %d %v", r.StatusCode, r.Header)
 	}
-	r, body := post(as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
+	r, body := post(as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
 	if r.StatusCode != 200 || !strings.Contains(body, "hello user-1") {
 		t.Fatalf("200: %d %s", r.StatusCode, body)
 	}
@@ -217,7 +217,7 @@ func readLambda(t *testing.T, v any) lambdaReply {
 
 func TestLambdaEvents(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	cases := []struct {
 		name, file         string
@@ -273,7 +273,7 @@ func TestLambdaEvents(t *testing.T) {
 			if r.status != 401 || !strings.Contains(r.header.Get("WWW-Authenticate"), `resource_metadata="`+wantMeta+`"`) {
 				t.Fatalf("401: %d %v %s", r.status, r.header, r.body)
 			}
-			tok := as.Mint(oauthtest.Claims{Audience: []string{c.resource}, Scope: "mcp"})
+			tok := as.Mint(authtest.Claims{Audience: []string{c.resource}, Scope: "mcp"})
 			r = invoke(lambdaEvent(t, c.file, "POST", c.path, echoBody(), hdrs("Bearer "+tok)))
 			if r.status != 200 || !strings.Contains(r.body, "hello user-1") {
 				t.Fatalf("200: %d %v %s", r.status, r.header, r.body)
@@ -291,7 +291,7 @@ func TestLambdaEvents(t *testing.T) {
 
 func TestGCF(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	var h http.HandlerFunc
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(w, r) }))
@@ -328,7 +328,7 @@ func TestGCF(t *testing.T) {
 	for k, v := range mcpHeaders() {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("Authorization", "Bearer "+as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
+	req.Header.Set("Authorization", "Bearer "+as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
 	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

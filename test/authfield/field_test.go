@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
 // TestAbortedRequestThenValidToken: a client sends a JWT with the
@@ -22,16 +22,16 @@ import (
 // the one JWKS request.
 func TestAbortedRequestThenValidToken(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	n := startNotes(t, nil, "-jwt-issuer", as.Issuer)
 	aud := []string{n.endpoint}
-	h := as.Hold(oauthtest.EndpointJWKS)
+	h := as.Hold(authtest.EndpointJWKS)
 	defer h.Release()
-	n.abort(t, as.Mint(oauthtest.Claims{Audience: aud, Scope: "notes:read"}), h.Arrived())
+	n.abort(t, as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read"}), h.Arrived())
 	h.Release()
 	<-h.Left()
-	res := n.tool(t, as.Mint(oauthtest.Claims{Audience: aud, Scope: "notes:read"}), "list_notes", nil)
+	res := n.tool(t, as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read"}), "list_notes", nil)
 	if res.Status != http.StatusOK || res.Error != nil {
 		t.Fatalf("a valid token after an aborted request: %d %v %s", res.Status, res.Error, challenge(res))
 	}
@@ -45,17 +45,17 @@ func TestAbortedRequestThenValidToken(t *testing.T) {
 // from a JWT and from introspection.
 func TestScopeSeparators(t *testing.T) {
 	t.Parallel()
-	jwtAS := oauthtest.New(nil)
+	jwtAS := authtest.New(nil)
 	defer jwtAS.Close()
-	introAS := oauthtest.New(&oauthtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
+	introAS := authtest.New(&authtest.Options{OpaqueTokens: true, IssuerPath: "/idp"})
 	defer introAS.Close()
 	n := startNotes(t, []string{"MCPFN_INTROSPECTION_SECRET=" + introAS.IntrospectionSecret}, "-jwt-issuer", jwtAS.Issuer,
 		"-introspection-issuer", introAS.Issuer, "-introspection-endpoint", introAS.Issuer+"/introspect",
 		"-introspection-client-id", introAS.IntrospectionClientID)
 	aud := []string{n.endpoint}
 	mint := map[string]func(string) string{
-		"jwt":           func(s string) string { return jwtAS.Mint(oauthtest.Claims{Audience: aud, Scope: s}) },
-		"introspection": func(s string) string { return introAS.Opaque(oauthtest.Claims{Audience: aud, Scope: s}) },
+		"jwt":           func(s string) string { return jwtAS.Mint(authtest.Claims{Audience: aud, Scope: s}) },
+		"introspection": func(s string) string { return introAS.Opaque(authtest.Claims{Audience: aud, Scope: s}) },
 	}
 	for kind, m := range mint {
 		if res := n.tool(t, m("notes:read notes:write"), "write_note", map[string]any{"text": "x"}); res.Status != 200 || res.Error != nil {
@@ -81,12 +81,12 @@ func TestScopeSeparators(t *testing.T) {
 // argument needs draft_note's scope, as prompts/get does.
 func TestCompletionNeedsPromptScopes(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	defer as.Close()
 	n := startNotes(t, nil, "-jwt-issuer", as.Issuer)
 	aud := []string{n.endpoint}
-	writer := as.Mint(oauthtest.Claims{Audience: aud, Scope: "notes:read notes:write", Subject: "alice"})
-	reader := as.Mint(oauthtest.Claims{Audience: aud, Scope: "notes:read", Subject: "alice"})
+	writer := as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read notes:write", Subject: "alice"})
+	reader := as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read", Subject: "alice"})
 	if res := n.tool(t, writer, "write_note", map[string]any{"text": "launch plan"}); res.Error != nil {
 		t.Fatal(res.Error)
 	}
@@ -112,7 +112,7 @@ func TestCompletionNeedsPromptScopes(t *testing.T) {
 // refused; a burst beyond the concurrency bound gets 503 with Retry-After.
 func TestUnknownOpaqueTokens(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: true})
+	as := authtest.New(&authtest.Options{OpaqueTokens: true})
 	defer as.Close()
 	n := startNotes(t, []string{"MCPFN_INTROSPECTION_SECRET=" + as.IntrospectionSecret},
 		"-introspection-issuer", as.Issuer, "-introspection-endpoint", as.Issuer+"/introspect", "-introspection-client-id", as.IntrospectionClientID)
@@ -163,7 +163,7 @@ func TestUnknownOpaqueTokens(t *testing.T) {
 		t.Fatalf("%d introspections for 900 requests with 301 unknown tokens, want 301", total)
 	}
 
-	rt := as.RefreshToken(oauthtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"})
+	rt := as.RefreshToken(authtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"})
 	if res := n.tool(t, rt, "list_notes", nil); res.Status != http.StatusUnauthorized || !strings.Contains(challenge(res), "invalid_token") {
 		t.Fatalf("a refresh token as an access token: %d %s", res.Status, challenge(res))
 	}
@@ -171,7 +171,7 @@ func TestUnknownOpaqueTokens(t *testing.T) {
 	// The concurrency bound: while the authorization server holds
 	// DefaultIntrospectionConcurrency introspections, one more token gets
 	// 503 with Retry-After, without an introspection.
-	h := as.Hold(oauthtest.EndpointIntrospection)
+	h := as.Hold(authtest.EndpointIntrospection)
 	defer h.Release()
 	var wg sync.WaitGroup
 	for i := 0; i < auth.DefaultIntrospectionConcurrency; i++ {
@@ -195,7 +195,7 @@ func TestDiscoveredEndpoints(t *testing.T) {
 	t.Parallel()
 	t.Run("http jwks_uri", func(t *testing.T) {
 		t.Parallel()
-		as := oauthtest.New(&oauthtest.Options{JWKSURI: "http://keys.example.test/jwks"})
+		as := authtest.New(&authtest.Options{JWKSURI: "http://keys.example.test/jwks"})
 		defer as.Close()
 		// The process reaches non-loopback hosts through this proxy
 		// (HTTP_PROXY), which serves the issuer's keys: a resource that
@@ -209,7 +209,7 @@ func TestDiscoveredEndpoints(t *testing.T) {
 		}))
 		defer proxy.Close()
 		n := startNotes(t, []string{"HTTP_PROXY=" + proxy.URL, "http_proxy=" + proxy.URL, "NO_PROXY=", "no_proxy="}, "-jwt-issuer", as.Issuer)
-		res := n.tool(t, as.Mint(oauthtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"}), "list_notes", nil)
+		res := n.tool(t, as.Mint(authtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"}), "list_notes", nil)
 		if res.Status != http.StatusServiceUnavailable || proxied.Load() != 0 || as.JWKSFetches() != 0 {
 			t.Fatalf("jwks_uri over http on a remote host: status %d, %d proxied requests, %d JWKS fetches; want 503, none, none",
 				res.Status, proxied.Load(), as.JWKSFetches())
@@ -218,11 +218,11 @@ func TestDiscoveredEndpoints(t *testing.T) {
 			t.Fatalf("the log does not name the refused jwks_uri:\n%s", n.log.String())
 		}
 	})
-	for _, ep := range []oauthtest.Endpoint{oauthtest.EndpointMetadata, oauthtest.EndpointJWKS, oauthtest.EndpointIntrospection} {
+	for _, ep := range []authtest.Endpoint{authtest.EndpointMetadata, authtest.EndpointJWKS, authtest.EndpointIntrospection} {
 		t.Run("307 from "+string(ep), func(t *testing.T) {
 			t.Parallel()
-			opaque := ep == oauthtest.EndpointIntrospection
-			as := oauthtest.New(&oauthtest.Options{OpaqueTokens: opaque})
+			opaque := ep == authtest.EndpointIntrospection
+			as := authtest.New(&authtest.Options{OpaqueTokens: opaque})
 			defer as.Close()
 			flags := []string{"-jwt-issuer", as.Issuer}
 			if opaque {
@@ -231,7 +231,7 @@ func TestDiscoveredEndpoints(t *testing.T) {
 			}
 			n := startNotes(t, []string{"MCPFN_INTROSPECTION_SECRET=" + as.IntrospectionSecret}, flags...)
 			as.SetRedirect(ep, true)
-			c := oauthtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"}
+			c := authtest.Claims{Audience: []string{n.endpoint}, Scope: "notes:read"}
 			tok := as.Mint(c)
 			if opaque {
 				tok = as.Opaque(c)

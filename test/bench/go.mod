@@ -31,7 +31,3 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/mcpfn/mcpfn/auth => ../../auth
-
-replace github.com/mcpfn/mcpfn/internal/oauthtest => ../../internal/oauthtest

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 var taskCaps = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
@@ -124,12 +124,12 @@ func TestAnonymousTaskFlood(t *testing.T) {
 // deploy kit's MCPFN_AUTH_* variables.
 func TestOnePrincipalCannotTakeEveryWorker(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	const resource = "http://127.0.0.1/mcp"
 	e := startEverything(t, "MCPFN_AUTH_RESOURCE="+resource, "MCPFN_AUTH_ISSUER="+as.Issuer)
 	client := func(sub string) *mcptest.Client {
-		tok := as.Mint(oauthtest.Claims{Subject: sub, Audience: []string{resource}})
+		tok := as.Mint(authtest.Claims{Subject: sub, Audience: []string{resource}})
 		return &mcptest.Client{URL: e.URL, Caps: taskCaps, Header: http.Header{"Authorization": {"Bearer " + tok}}}
 	}
 	alice, bob := client("alice"), client("bob")

@@ -34,7 +34,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-(cd "$ROOT" && go build -o "$work/notes" ./examples/auth && go build -o "$work/oauthtest" ./internal/oauthtest/cmd/oauthtest)
+(cd "$ROOT" && go build -o "$work/notes" ./examples/auth && go build -o "$work/oauthtest" ./auth/authtest/cmd/authtest)
 cp "$HERE/auth-client.mjs" "$CACHE/auth-client.mjs"
 
 # wait_line FILE PATTERN: wait until FILE has a line matching PATTERN.

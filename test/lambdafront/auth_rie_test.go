@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // buildAuthfn builds the OAuth-protected bootstrap, once per test binary.
@@ -44,7 +44,7 @@ func TestAuthEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	for _, door := range doors {
 		t.Run(string(door), func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestAuthEmulator(t *testing.T) {
 			}
 
 			// A valid token: the call succeeds.
-			tok := as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp"})
+			tok := as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"})
 			res, body = do(t, http.MethodPost, resource, call("read"), hdr("read", tok))
 			if res.StatusCode != 200 || !strings.Contains(string(body), "read by user-1") {
 				t.Fatalf("valid token: %d %s", res.StatusCode, body)
@@ -127,7 +127,7 @@ func TestAuthEmulator(t *testing.T) {
 			}
 
 			// Stepped up: success.
-			tok = as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
+			tok = as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
 			res, body = do(t, http.MethodPost, resource, call("write"), hdr("write", tok))
 			if res.StatusCode != 200 || !strings.Contains(string(body), "written by user-1") {
 				t.Fatalf("stepped up: %d %s", res.StatusCode, body)

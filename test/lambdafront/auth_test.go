@@ -11,8 +11,8 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/auth"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
@@ -24,7 +24,7 @@ type noArgs struct{}
 // client, and a step-up works.
 func TestAuthThroughDoor(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(nil)
+	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	for _, door := range doors {
 		for _, streaming := range []bool{false, true} {
@@ -67,12 +67,12 @@ func TestAuthThroughDoor(t *testing.T) {
 				if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+ts.URL+`/.well-known/oauth-protected-resource/mcp"`) {
 					t.Fatalf("no token: %d %v %s", res.StatusCode, res.Header, body)
 				}
-				tok := as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp"})
+				tok := as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"})
 				res, body = do(t, http.MethodPost, resource, call, hdr(tok))
 				if res.StatusCode != 403 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `scope="mcp write", error="insufficient_scope"`) {
 					t.Fatalf("step-up needed: %d %v %s", res.StatusCode, res.Header, body)
 				}
-				tok = as.Mint(oauthtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
+				tok = as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
 				res, body = do(t, http.MethodPost, resource, call, hdr(tok))
 				if res.StatusCode != 200 || !strings.Contains(string(body), "written by user-1") {
 					t.Fatalf("stepped up: %d %s", res.StatusCode, body)

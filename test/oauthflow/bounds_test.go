@@ -7,17 +7,17 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestConcurrentChallenges: challenges that race for one token run one
 // authorization; the others just retry with it.
 func TestConcurrentChallenges(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	src := oauth.New(codeConfig())
 	var wg sync.WaitGroup
@@ -55,7 +55,7 @@ func TestScopeFlood(t *testing.T) {
 		b.WriteString(string(rune('a' + i%26)))
 		b.WriteString(strings.Repeat("y", i/182))
 	}
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	src := oauth.New(codeConfig())
 	resp := challenge401(`Bearer resource_metadata="` + rs.origin + `/.well-known/oauth-protected-resource/mcp", scope="` + b.String() + `"`)
@@ -71,7 +71,7 @@ func TestScopeFlood(t *testing.T) {
 // BenchmarkToken: the per-request cost of a Source with a valid token,
 // beside client.StaticToken.
 func BenchmarkToken(b *testing.B) {
-	as := newAS(b, oauthtest.Options{})
+	as := newAS(b, authtest.Options{})
 	b.Run("static", func(b *testing.B) {
 		ts := client.StaticToken("x")
 		b.ReportAllocs()

@@ -20,10 +20,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestCodeFlowStepUp: the whole authorization code flow in both eras, with
@@ -33,7 +33,7 @@ func TestCodeFlowStepUp(t *testing.T) {
 	for _, mode := range []core.Mode{core.ModeAuto, core.ModeLegacy} {
 		t.Run(string(rune('0'+mode)), func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{})
+			as := newAS(t, authtest.Options{})
 			rs := newRS(t, as, mode)
 			rs.challenge = true
 			rs.scopeFor = func(m string) []string {
@@ -108,7 +108,7 @@ func TestScopeSelection(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{Scopes: tc.as})
+			as := newAS(t, authtest.Options{Scopes: tc.as})
 			rs := newRS(t, as, core.ModeAuto)
 			rs.challenge, rs.scopes = tc.challenge, tc.prm
 			rs.scopeFor = func(string) []string {
@@ -148,7 +148,7 @@ func TestDiscoveryOrder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{IssuerPath: tc.prefix, MetadataPath: tc.metaPath})
+			as := newAS(t, authtest.Options{IssuerPath: tc.prefix, MetadataPath: tc.metaPath})
 			rs := newRS(t, as, core.ModeAuto)
 			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
 				t.Fatal(err)
@@ -171,7 +171,7 @@ func TestDiscoveryOrder(t *testing.T) {
 func TestResourceMismatch(t *testing.T) {
 	t.Parallel()
 	for _, res := range []string{"https://evil.example.com/mcp", "{origin}/other", "{origin}/mc"} {
-		as := newAS(t, oauthtest.Options{})
+		as := newAS(t, authtest.Options{})
 		rs := newRS(t, as, core.ModeAuto)
 		rs.resource = strings.ReplaceAll(res, "{origin}", rs.origin)
 		err := challengeFor(t, rs, oauth.New(codeConfig()))
@@ -183,7 +183,7 @@ func TestResourceMismatch(t *testing.T) {
 		}
 	}
 	// The origin alone covers the endpoint.
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	rs.resource = rs.origin
 	if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
@@ -218,7 +218,7 @@ func TestIss(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{Iss: tc.iss, Metadata: tc.metadata})
+			as := newAS(t, authtest.Options{Iss: tc.iss, Metadata: tc.metadata})
 			rs := newRS(t, as, core.ModeAuto)
 			err := challengeFor(t, rs, oauth.New(codeConfig()))
 			_, tok, _ := snapshot(as)
@@ -231,14 +231,14 @@ func TestIss(t *testing.T) {
 		})
 	}
 	// On an iss mismatch the error fields are not acted on.
-	as := newAS(t, oauthtest.Options{Iss: wrong, AuthorizeError: "access_denied"})
+	as := newAS(t, authtest.Options{Iss: wrong, AuthorizeError: "access_denied"})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	var oe *oauth.OAuthError
 	if !errors.Is(err, oauth.ErrIssuerMismatch) || errors.As(err, &oe) {
 		t.Fatalf("err %v, want an issuer mismatch and no OAuthError", err)
 	}
 	// With a matching iss the error is reported as an *OAuthError.
-	as = newAS(t, oauthtest.Options{AuthorizeError: "access_denied"})
+	as = newAS(t, authtest.Options{AuthorizeError: "access_denied"})
 	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	if !errors.As(err, &oe) || oe.Code != "access_denied" || oe.Endpoint != "authorization" {
 		t.Fatalf("err %v, want OAuthError access_denied", err)
@@ -249,13 +249,13 @@ func TestIss(t *testing.T) {
 // stops before the metadata's endpoints are used.
 func TestMetadataChecks(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{Metadata: map[string]any{"issuer": "https://attacker.example.com"}})
+	as := newAS(t, authtest.Options{Metadata: map[string]any{"issuer": "https://attacker.example.com"}})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	auth, tok, reg := snapshot(as)
 	if !errors.Is(err, oauth.ErrIssuerMismatch) || len(auth)+len(tok)+len(reg) != 0 {
 		t.Fatalf("issuer mismatch: err %v, used %d/%d/%d", err, len(auth), len(tok), len(reg))
 	}
-	as = newAS(t, oauthtest.Options{Metadata: map[string]any{"code_challenge_methods_supported": nil}})
+	as = newAS(t, authtest.Options{Metadata: map[string]any{"code_challenge_methods_supported": nil}})
 	err = challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	auth, _, _ = snapshot(as)
 	if !errors.Is(err, oauth.ErrNoPKCE) || len(auth) != 0 {
@@ -269,7 +269,7 @@ func TestTokenEndpointAuth(t *testing.T) {
 	for _, m := range []string{"client_secret_basic", "client_secret_post", "none"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{AuthMethods: []string{m}})
+			as := newAS(t, authtest.Options{AuthMethods: []string{m}})
 			rs := newRS(t, as, core.ModeAuto)
 			if err := challengeFor(t, rs, oauth.New(codeConfig())); err != nil {
 				t.Fatal(err)
@@ -300,8 +300,8 @@ func TestRegistrationChoice(t *testing.T) {
 	noDCR := map[string]any{"registration_endpoint": nil}
 	t.Run("pre-registered", func(t *testing.T) {
 		t.Parallel()
-		as := newAS(t, oauthtest.Options{Metadata: noDCR, ClientIDMetadataDocuments: true, AuthMethods: []string{"client_secret_basic"}})
-		as.AddClient(oauthtest.Client{ID: "pre", Secret: "s3cret", RedirectURIs: []string{redirect}})
+		as := newAS(t, authtest.Options{Metadata: noDCR, ClientIDMetadataDocuments: true, AuthMethods: []string{"client_secret_basic"}})
+		as.AddClient(authtest.Client{ID: "pre", Secret: "s3cret", RedirectURIs: []string{redirect}})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		cfg.Clients = func(issuer string) (oauth.Client, bool) {
@@ -317,7 +317,7 @@ func TestRegistrationChoice(t *testing.T) {
 	})
 	t.Run("cimd", func(t *testing.T) {
 		t.Parallel()
-		as := newAS(t, oauthtest.Options{ClientIDMetadataDocuments: true})
+		as := newAS(t, authtest.Options{ClientIDMetadataDocuments: true})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
@@ -330,7 +330,7 @@ func TestRegistrationChoice(t *testing.T) {
 	})
 	t.Run("no cimd support: dcr", func(t *testing.T) {
 		t.Parallel()
-		as := newAS(t, oauthtest.Options{})
+		as := newAS(t, authtest.Options{})
 		cfg := codeConfig()
 		cfg.ClientMetadataURL = cimd
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg)); err != nil {
@@ -342,7 +342,7 @@ func TestRegistrationChoice(t *testing.T) {
 	})
 	t.Run("nothing", func(t *testing.T) {
 		t.Parallel()
-		as := newAS(t, oauthtest.Options{Metadata: noDCR})
+		as := newAS(t, authtest.Options{Metadata: noDCR})
 		if err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig())); !errors.Is(err, oauth.ErrNoRegistration) {
 			t.Fatalf("err %v", err)
 		}
@@ -353,8 +353,8 @@ func TestRegistrationChoice(t *testing.T) {
 // registration there and no credentials of the old one.
 func TestMigration(t *testing.T) {
 	t.Parallel()
-	as1 := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
-	as2 := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	as1 := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	as2 := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	rs := newRS(t, as1, core.ModeAuto)
 	c, err := connect(t, rs, oauth.New(codeConfig()))
 	if err != nil {
@@ -379,7 +379,7 @@ func TestMigration(t *testing.T) {
 // MCP server on an in-memory network: the bubble's clock is the one of the
 // client, the authorization server and the resource. cfg gets the
 // network's HTTP client and a Headless user agent on it.
-func inBubble(t *testing.T, as *oauthtest.Server, f func(t *testing.T, rs *testRS, cfg oauth.Config)) {
+func inBubble(t *testing.T, as *authtest.Server, f func(t *testing.T, rs *testRS, cfg oauth.Config)) {
 	synctest.Test(t, func(t *testing.T) {
 		n := mcptest.NewNetwork()
 		t.Cleanup(n.Close)
@@ -396,7 +396,7 @@ func inBubble(t *testing.T, as *oauthtest.Server, f func(t *testing.T, rs *testR
 // a refresh token refreshes instead of authorizing again.
 func TestRefresh(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
 		src := oauth.New(cfg)
 		c, err := connect(t, rs, src)
@@ -435,9 +435,9 @@ func TestRefresh(t *testing.T) {
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
 	var down atomic.Bool
-	as := newAS(t, oauthtest.Options{TokenError: func(url.Values) *oauthtest.TokenError {
+	as := newAS(t, authtest.Options{TokenError: func(url.Values) *authtest.TokenError {
 		if down.Load() {
-			return &oauthtest.TokenError{Status: 503, Code: "temporarily_unavailable", RetryAfter: 7}
+			return &authtest.TokenError{Status: 503, Code: "temporarily_unavailable", RetryAfter: 7}
 		}
 		return nil
 	}})
@@ -472,7 +472,7 @@ func TestUnavailable(t *testing.T) {
 // TestOAuthError: token endpoint errors are *OAuthError.
 func TestOAuthError(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{TokenError: func(url.Values) *oauthtest.TokenError { return &oauthtest.TokenError{Status: 400} }})
+	as := newAS(t, authtest.Options{TokenError: func(url.Values) *authtest.TokenError { return &authtest.TokenError{Status: 400} }})
 	err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(codeConfig()))
 	var oe *oauth.OAuthError
 	if !errors.As(err, &oe) || oe.StatusCode != 400 || oe.Endpoint != "token" || oe.Code == "" {
@@ -487,13 +487,13 @@ func TestClientCredentials(t *testing.T) {
 	for _, m := range []string{"client_secret_basic", "private_key_jwt"} {
 		t.Run(m, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{AuthMethods: []string{m}})
+			as := newAS(t, authtest.Options{AuthMethods: []string{m}})
 			rs := newRS(t, as, core.ModeAuto)
 			cl := oauth.Client{ID: "svc", Secret: "pw", Issuer: as.Issuer}
-			as.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
+			as.AddClient(authtest.Client{ID: "svc", Secret: "pw"})
 			if m == "private_key_jwt" {
 				cl = oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}
-				as.AddClient(oauthtest.Client{ID: "svc", Key: &key.PublicKey})
+				as.AddClient(authtest.Client{ID: "svc", Key: &key.PublicKey})
 			}
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return cl, true }})
@@ -516,12 +516,12 @@ func TestClientCredentials(t *testing.T) {
 // at the AS (RFC 7523); only the access token is kept.
 func TestEnterprise(t *testing.T) {
 	t.Parallel()
-	idp := newAS(t, oauthtest.Options{})
-	as := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}, IdentityProviders: []*oauthtest.Server{idp}})
-	idp.AddClient(oauthtest.Client{ID: "idp-client", IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
-	as.AddClient(oauthtest.Client{ID: "xaa", Secret: "pw"})
+	idp := newAS(t, authtest.Options{})
+	as := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}, IdentityProviders: []*authtest.Server{idp}})
+	idp.AddClient(authtest.Client{ID: "idp-client", IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
+	as.AddClient(authtest.Client{ID: "xaa", Secret: "pw"})
 	rs := newRS(t, as, core.ModeAuto)
-	idToken := idp.IDToken(oauthtest.Claims{Subject: "user", Audience: []string{"idp-client"}})
+	idToken := idp.IDToken(authtest.Claims{Subject: "user", Audience: []string{"idp-client"}})
 	src := oauth.New(oauth.Config{
 		Grant: oauth.GrantJWTBearer,
 		Clients: func(string) (oauth.Client, bool) {
@@ -569,8 +569,8 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			as := newAS(t, oauthtest.Options{AuthMethods: []string{"private_key_jwt"}})
-			as.AddClient(oauthtest.Client{ID: "svc", Key: tc.pub})
+			as := newAS(t, authtest.Options{AuthMethods: []string{"private_key_jwt"}})
+			as.AddClient(authtest.Client{ID: "svc", Key: tc.pub})
 			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}, true }})
 			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
@@ -588,9 +588,9 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 func TestRefreshRejected(t *testing.T) {
 	t.Parallel()
 	var rejectRefresh atomic.Bool
-	as := newAS(t, oauthtest.Options{TokenError: func(f url.Values) *oauthtest.TokenError {
+	as := newAS(t, authtest.Options{TokenError: func(f url.Values) *authtest.TokenError {
 		if rejectRefresh.Load() && f.Get("grant_type") == "refresh_token" {
-			return &oauthtest.TokenError{Status: 400}
+			return &authtest.TokenError{Status: 400}
 		}
 		return nil
 	}})

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // TestLoopback: the native-app user agent. The "browser" follows the
@@ -34,7 +34,7 @@ func TestLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lb.Close()
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
 	c, err := connect(t, rs, src)

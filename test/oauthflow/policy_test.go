@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 // prmServer serves a protected resource metadata document naming resource
@@ -31,7 +31,7 @@ func prmServer(t *testing.T, resource, issuer string) (*httptest.Server, *atomic
 // metadata URLs use HTTPS, except on a loopback host). Nothing is fetched.
 func TestPlainHTTPEndpoint(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{})
+	as := newAS(t, authtest.Options{})
 	const endpoint = "http://mcp.example.test/mcp"
 	prm, hits := prmServer(t, endpoint, as.Issuer)
 	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
@@ -51,7 +51,7 @@ func TestClientMetadataURLChecked(t *testing.T) {
 	for _, bad := range []string{"http://client.example.com/client.json", "https://client.example.com", "https://client.example.com/", "ftp://client.example.com/c.json", "https://client.example.com/c.json#x"} {
 		t.Run(bad, func(t *testing.T) {
 			t.Parallel()
-			as := newAS(t, oauthtest.Options{ClientIDMetadataDocuments: true})
+			as := newAS(t, authtest.Options{ClientIDMetadataDocuments: true})
 			cfg := codeConfig()
 			cfg.ClientMetadataURL = bad
 			err := challengeFor(t, newRS(t, as, core.ModeAuto), oauth.New(cfg))
@@ -70,7 +70,7 @@ func TestClientMetadataURLChecked(t *testing.T) {
 // token request with the client's credentials).
 func TestRemoteEndpointStaysRemote(t *testing.T) {
 	t.Parallel()
-	as := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	as := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	const endpoint = "https://mcp.example.test/mcp"
 	prm, hits := prmServer(t, endpoint, as.Issuer)
 	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
@@ -95,9 +95,9 @@ func TestRemoteEndpointStaysRemote(t *testing.T) {
 // the hostile token endpoint must not see the secret.
 func TestClientBoundToIssuer(t *testing.T) {
 	t.Parallel()
-	good := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
-	good.AddClient(oauthtest.Client{ID: "svc", Secret: "pw"})
-	evil := newAS(t, oauthtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	good := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	good.AddClient(authtest.Client{ID: "svc", Secret: "pw"})
+	evil := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	rs := newRS(t, evil, core.ModeAuto)
 	careless := oauth.Config{Grant: oauth.GrantClientCredentials,
 		Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Secret: "pw"}, true }}
@@ -116,7 +116,7 @@ func TestClientBoundToIssuer(t *testing.T) {
 			t.Fatalf("the hostile token endpoint got credentials %q", h)
 		}
 	}
-	if n := len(evil.Requests(oauthtest.EndpointToken)); n != 0 {
+	if n := len(evil.Requests(authtest.EndpointToken)); n != 0 {
 		t.Fatalf("%d token requests at the hostile server", n)
 	}
 

@@ -1,6 +1,6 @@
 package oauthflow_test
 
-// The authorization server (internal/oauthtest) and a protected MCP server
+// The authorization server (auth/authtest) and a protected MCP server
 // for the tests. The resource server is a core.Server behind
 // adapters/nethttp that checks each token by introspection at its current
 // authorization server (audience = resource, scopes per method) and serves
@@ -21,11 +21,11 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
 )
 
 const redirect = "http://127.0.0.1:9/callback"
@@ -38,56 +38,56 @@ func codeConfig() oauth.Config {
 // in o it offers public clients only (none), as the flows of a native
 // client meet most. Its access tokens are ES256 JWTs (the resource
 // introspects them; an EC key is quick to make, an RSA one is not).
-func newAS(t testing.TB, o oauthtest.Options) *oauthtest.Server {
+func newAS(t testing.TB, o authtest.Options) *authtest.Server {
 	if o.AuthMethods == nil {
 		o.AuthMethods = []string{"none"}
 	}
 	if o.Alg == "" {
 		o.Alg = "ES256"
 	}
-	as := oauthtest.New(&o)
+	as := authtest.New(&o)
 	t.Cleanup(as.Close)
 	return as
 }
 
 // snapshot returns what the authorization server saw: the authorization
 // requests' queries, the token requests' forms, the registration bodies.
-func snapshot(as *oauthtest.Server) (auth, tok []url.Values, reg []map[string]any) {
-	for _, r := range as.Requests(oauthtest.EndpointAuthorization) {
+func snapshot(as *authtest.Server) (auth, tok []url.Values, reg []map[string]any) {
+	for _, r := range as.Requests(authtest.EndpointAuthorization) {
 		auth = append(auth, r.Form)
 	}
-	for _, r := range as.Requests(oauthtest.EndpointToken) {
+	for _, r := range as.Requests(authtest.EndpointToken) {
 		tok = append(tok, r.Form)
 	}
-	for _, r := range as.Requests(oauthtest.EndpointRegistration) {
+	for _, r := range as.Requests(authtest.EndpointRegistration) {
 		reg = append(reg, r.JSON)
 	}
 	return auth, tok, reg
 }
 
 // tokenAuth returns the Authorization header of each token request.
-func tokenAuth(as *oauthtest.Server) []string {
+func tokenAuth(as *authtest.Server) []string {
 	var h []string
-	for _, r := range as.Requests(oauthtest.EndpointToken) {
+	for _, r := range as.Requests(authtest.EndpointToken) {
 		h = append(h, r.Authorization)
 	}
 	return h
 }
 
 // metaGets returns the paths of the metadata requests, 404s included.
-func metaGets(as *oauthtest.Server) []string {
+func metaGets(as *authtest.Server) []string {
 	var p []string
-	for _, r := range as.Requests(oauthtest.EndpointMetadata) {
+	for _, r := range as.Requests(authtest.EndpointMetadata) {
 		p = append(p, r.Path)
 	}
 	return p
 }
 
 // asTraffic is every request the authorization server saw.
-func asTraffic(as *oauthtest.Server) int {
+func asTraffic(as *authtest.Server) int {
 	n := 0
-	for _, e := range []oauthtest.Endpoint{oauthtest.EndpointMetadata, oauthtest.EndpointAuthorization, oauthtest.EndpointToken,
-		oauthtest.EndpointRegistration, oauthtest.EndpointJWKS, oauthtest.EndpointIntrospection} {
+	for _, e := range []authtest.Endpoint{authtest.EndpointMetadata, authtest.EndpointAuthorization, authtest.EndpointToken,
+		authtest.EndpointRegistration, authtest.EndpointJWKS, authtest.EndpointIntrospection} {
 		n += len(as.Requests(e))
 	}
 	return n
@@ -118,7 +118,7 @@ type testRS struct {
 	hc     *http.Client
 
 	mu        sync.Mutex
-	as        *oauthtest.Server
+	as        *authtest.Server
 	resource  string   // override of the PRM resource
 	scopes    []string // PRM scopes_supported
 	scopeFor  func(method string) []string
@@ -127,7 +127,7 @@ type testRS struct {
 }
 
 // newRS serves a protected MCP server on loopback.
-func newRS(t testing.TB, as *oauthtest.Server, mode core.Mode) *testRS {
+func newRS(t testing.TB, as *authtest.Server, mode core.Mode) *testRS {
 	rs := &testRS{as: as, hc: http.DefaultClient}
 	srv := httptest.NewServer(rs.handler(mode))
 	t.Cleanup(srv.Close)
@@ -143,7 +143,7 @@ var fakePorts atomic.Int32
 
 // newRSOn serves a protected MCP server on an in-memory network (inside a
 // testing/synctest bubble), at a loopback address of its own.
-func newRSOn(t testing.TB, n *mcptest.Network, as *oauthtest.Server, mode core.Mode) *testRS {
+func newRSOn(t testing.TB, n *mcptest.Network, as *authtest.Server, mode core.Mode) *testRS {
 	rs := &testRS{as: as, hc: n.Client()}
 	addr := fmt.Sprintf("127.0.0.1:%d", 100+fakePorts.Add(1))
 	n.Serve(addr, rs.handler(mode))
@@ -184,7 +184,7 @@ func (rs *testRS) handler(mode core.Mode) http.Handler {
 	return mux
 }
 
-func (rs *testRS) setAS(as *oauthtest.Server) {
+func (rs *testRS) setAS(as *authtest.Server) {
 	rs.mu.Lock()
 	rs.as = as
 	rs.mu.Unlock()
@@ -192,7 +192,7 @@ func (rs *testRS) setAS(as *oauthtest.Server) {
 
 // introspect asks as about tok (RFC 7662): whether it is an active access
 // token for this resource, and its scopes.
-func (rs *testRS) introspect(ctx context.Context, as *oauthtest.Server, tok string) ([]string, bool) {
+func (rs *testRS) introspect(ctx context.Context, as *authtest.Server, tok string) ([]string, bool) {
 	if tok == "" {
 		return nil, false
 	}

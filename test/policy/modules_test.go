@@ -29,7 +29,6 @@ var ourModules = map[string]string{
 	module + "/store/secretsmanager": "store/secretsmanager",
 	module + "/auth":                 "auth",
 	module + "/otel":                 "otel",
-	module + "/internal/oauthtest":   "internal/oauthtest",
 	module + "/examples":             "examples",
 	module + "/test":                 "test",
 	module + "/test/bench":           "test/bench",

@@ -1,10 +1,10 @@
-// Command oauthtest runs the test authorization server of package oauthtest
+// Command authtest runs the test authorization server of package authtest
 // on loopback, for tests driven from outside Go (test/interop). It prints
 // one JSON line, then serves until SIGINT or SIGTERM:
 //
 //	{"issuer":"http://127.0.0.1:PORT","introspection_endpoint":"…","client_id":"…","client_secret":"…"}
 //
-//	go run ./internal/oauthtest/cmd/oauthtest -opaque   # opaque access tokens
+//	go run ./auth/authtest/cmd/authtest -opaque   # opaque access tokens
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpfn/mcpfn/internal/oauthtest"
+	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
 func main() {
@@ -23,7 +23,7 @@ func main() {
 	alg := flag.String("alg", "RS256", "signature algorithm of JWT access tokens: RS256 or ES256")
 	path := flag.String("issuer-path", "", "path of the issuer under the server URL")
 	flag.Parse()
-	as := oauthtest.New(&oauthtest.Options{OpaqueTokens: *opaque, Alg: *alg, IssuerPath: *path})
+	as := authtest.New(&authtest.Options{OpaqueTokens: *opaque, Alg: *alg, IssuerPath: *path})
 	defer as.Close()
 	json.NewEncoder(os.Stdout).Encode(map[string]string{
 		"issuer":                 as.Issuer,
