@@ -1,0 +1,120 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/mcp"
+)
+
+// Authorize implements [core.Authenticator]: the caller must hold every
+// scope the operation needs (Required, ToolScopes or PromptScopes, and
+// Scopes), or it gets 403 insufficient_scope naming all of them. A
+// completion/complete of a prompt's argument needs the prompt's
+// PromptScopes. The operation's scopes are kept with the caller's token for
+// RequireScopes.
+func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
+	info := TokenInfoFromContext(ctx)
+	if info == nil || info.state == nil {
+		return errors.New("auth: Authorize without Authenticate")
+	}
+	var extra []string
+	switch op.Method {
+	case "tools/call":
+		extra = rs.toolScopes[op.Name]
+	case "prompts/get":
+		extra = rs.promptScopes[op.Name]
+	case "completion/complete":
+		if op.Ref == "ref/prompt" {
+			extra = rs.promptScopes[op.Name]
+		}
+	}
+	var dyn []string
+	if rs.scopesFn != nil {
+		dyn = rs.scopesFn(ctx, op)
+	}
+	// core authorizes each operation just before its handler runs, and the
+	// operations of one HTTP request one after another: the last operation
+	// authorized is the one whose handler may call RequireScopes.
+	if len(extra) > 0 || len(dyn) > 0 {
+		info.state.op.Store(&opScopes{static: extra, dynamic: dyn})
+	} else {
+		info.state.op.Store(nil)
+	}
+	if hasAll(info.Scopes, extra) && hasAll(info.Scopes, dyn) {
+		return nil
+	}
+	need := union(rs.required, extra, dyn)
+	return rs.challenge(info.entry, http.StatusForbidden, "insufficient_scope",
+		"the operation needs scopes the access token lacks", need, ErrInsufficientScope)
+}
+
+// RequireScopes returns nil when the caller's token grants every scope of
+// scopes (directly or implied), and otherwise the 403 insufficient_scope
+// error a tool handler returns to ask the client for a step-up
+// authorization (2026-07-28 basic/authorization §Scope Challenge Handling).
+// The challenge names every scope the call needs, so that a token granting
+// exactly those passes: the Required scopes, those of the operation
+// (ToolScopes or PromptScopes, and Options.Scopes) and scopes. Return it
+// before sending any notification, or it cannot carry its HTTP status.
+// Without a token in ctx (no Resource in front of the handler) it returns
+// an error.
+func RequireScopes(ctx context.Context, scopes ...string) error {
+	info := TokenInfoFromContext(ctx)
+	if info == nil || info.state == nil {
+		return core.NewError(core.CodeInternalError, "Internal error: no authenticated caller")
+	}
+	if hasAll(info.Scopes, scopes) {
+		return nil
+	}
+	rs := info.state.res
+	need := rs.required
+	if op := info.state.op.Load(); op != nil {
+		need = union(need, op.static, op.dynamic)
+	}
+	return rs.challenge(info.entry, http.StatusForbidden, "insufficient_scope",
+		"the operation needs scopes the access token lacks", union(need, scopes), ErrInsufficientScope)
+}
+
+// Sentinel errors, the Cause of the *core.Error answers (errors.Is).
+var (
+	// ErrNoToken: the request carried no bearer token.
+	ErrNoToken = errors.New("auth: no bearer token")
+	// ErrInvalidToken: the token failed verification.
+	ErrInvalidToken = errors.New("auth: invalid token")
+	// ErrInsufficientScope: the token lacks scopes the operation needs.
+	ErrInsufficientScope = errors.New("auth: insufficient scope")
+	// ErrUnavailable: the authorization server (JWKS, metadata,
+	// introspection) could not be reached.
+	ErrUnavailable = errUnavailable
+)
+
+// challenge builds the error answered with status and a Bearer challenge
+// (RFC 6750 §3; 2026-07-28 basic/authorization §Error Handling).
+func (rs *Resource) challenge(e *resourceEntry, status int, code, desc string, scopes []string, cause error) *core.Error {
+	params := []mcp.AuthParam{{Name: "resource_metadata", Value: e.metaURL}}
+	if len(scopes) > 0 {
+		params = append(params, mcp.AuthParam{Name: "scope", Value: strings.Join(scopes, " ")})
+	}
+	if code != "" {
+		params = append(params, mcp.AuthParam{Name: "error", Value: code}, mcp.AuthParam{Name: "error_description", Value: desc})
+	}
+	msg := "Unauthorized"
+	switch status {
+	case http.StatusBadRequest:
+		msg = "Bad Request: " + desc
+	case http.StatusForbidden:
+		msg = "Forbidden: " + desc
+	}
+	ce := &core.Error{Code: core.CodeInvalidRequest, Message: msg, Cause: cause}
+	return ce.WithHTTP(status, http.Header{"Www-Authenticate": {mcp.FormatChallenge("Bearer", params...)}})
+}
+
+// unavailable is the 503 answer when the authorization server fails.
+func (rs *Resource) unavailable(cause error) *core.Error {
+	ce := &core.Error{Code: core.CodeInternalError, Message: "Service Unavailable: the authorization server cannot be reached", Cause: cause}
+	return ce.WithHTTP(http.StatusServiceUnavailable, http.Header{"Retry-After": {rs.retryAfter}})
+}
