@@ -17,8 +17,8 @@ import (
 )
 
 // Tasks extension (io.modelcontextprotocol/tasks, ext-tasks
-// specification/draft/tasks.md) on the 2026-07-28 era. See docs/design.md,
-// "Tasks", for the state machine, the store layout and the runners.
+// specification/draft/tasks.md) on the 2026-07-28 era. See docs/tasks.md,
+// "State machine", "Store layout" and "Runners".
 
 // Aliases of the extension's wire vocabulary (package mcp).
 type (

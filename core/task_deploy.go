@@ -6,7 +6,7 @@ package core
 // task readable through any instance as soon as its CreateTaskResult is
 // sent, and a platform that runs many instances, or freezes an instance
 // once its response is sent, breaks that with the per-process defaults.
-// See docs/design.md, "Safe defaults on many instances".
+// See docs/deploying.md, "Safe defaults on many instances".
 
 // ServesTasks reports whether a tool registered now may run as a task
 // (ToolOptions.TaskSupport TaskOptional or TaskRequired): what server/discover

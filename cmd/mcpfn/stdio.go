@@ -72,7 +72,7 @@ var stdioFlags = map[string]bool{"mode": true, "header": true, "token": true, "o
 //
 // A line longer than the bound gets -32600 and invalid JSON -32700, both
 // without an id (the bridge keeps serving); EOF on stdin cancels what is
-// in flight, ends the session and exits 0. docs/design.md ("The stdio
+// in flight, ends the session and exits 0. docs/client.md ("The stdio
 // bridge") says why, and what does not cross.
 func stdioCmd(ctx context.Context, cfg *config, e *env, stderr io.Writer, bad func(string) int) int {
 	for f := range cfg.set {

@@ -66,7 +66,7 @@ func taskRunnerKind(table string) (string, error) {
 // the instance's memory (another instance answers -32602 "unknown task",
 // against tasks.md §Task Creation). A refusal at init rather than a
 // logged error: the kit stops a function whose configuration would only
-// half work (docs/design.md, "Safe defaults on many instances").
+// half work (docs/deploying.md, "Safe defaults on many instances").
 func checkTasks(srv *core.Server, kind string) error {
 	if !srv.ServesTasks() {
 		return nil
