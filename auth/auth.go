@@ -39,11 +39,11 @@ type resourceEntry struct {
 	audiences []string
 }
 
-// Resource is an OAuth 2.1 protected resource: a [core.Authenticator] that
-// verifies bearer tokens, checks scopes per operation, answers with RFC 6750
-// challenges and serves RFC 9728 metadata. Set it as
-// core.ServerOptions.Authenticator. It is safe for concurrent use.
-type Resource struct {
+// ProtectedResource is an OAuth 2.1 protected resource (RFC 9728): a
+// [core.Authenticator] that verifies bearer tokens, checks scopes per
+// operation, answers with RFC 6750 challenges and serves RFC 9728 metadata.
+// Set it as core.ServerOptions.Authenticator. It is safe for concurrent use.
+type ProtectedResource struct {
 	resources    []*resourceEntry
 	issuers      map[string]*issuer
 	introspector *issuer // the issuer using introspection, or nil
@@ -58,13 +58,17 @@ type Resource struct {
 	log          *slog.Logger
 }
 
-var _ core.Authenticator = (*Resource)(nil)
+var _ core.Authenticator = (*ProtectedResource)(nil)
 
 // New validates opts and returns the protected resource. Bad configuration
 // (no issuer, a non-canonical resource URI, an invalid scope, offline_access,
-// two introspecting issuers) is an error.
-func New(opts Options) (*Resource, error) {
-	r := &Resource{
+// two introspecting issuers) is an error, and so is a nil opts: a protected
+// resource has no default Resource or Issuers.
+func New(opts *Options) (*ProtectedResource, error) {
+	if opts == nil {
+		return nil, errors.New("auth: nil Options: Resource and Issuers are required")
+	}
+	r := &ProtectedResource{
 		required:     append([]string(nil), opts.Required...),
 		toolScopes:   copyScopeMap(opts.ToolScopes),
 		promptScopes: copyScopeMap(opts.PromptScopes),

@@ -342,7 +342,7 @@ func TestMetadataURLAndVirtualHosts(t *testing.T) {
 	t.Parallel()
 	as := authtest.New(nil)
 	t.Cleanup(as.Close)
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource:    "https://abc.execute-api.example.com/prod/mcp",
 		MetadataURL: "https://abc.execute-api.example.com/prod/.well-known/oauth-protected-resource/mcp",
 		Issuers:     []auth.Issuer{{Issuer: as.Issuer}},
@@ -363,7 +363,7 @@ func TestMetadataURLAndVirtualHosts(t *testing.T) {
 		t.Fatalf("challenge URL %q", rs.MetadataURL())
 	}
 
-	vh, err := auth.New(auth.Options{
+	vh, err := auth.New(&auth.Options{
 		Resources: []string{"https://a.example.com/mcp", "https://b.example.com/mcp"},
 		Issuers:   []auth.Issuer{{Issuer: as.Issuer}},
 	})
@@ -420,12 +420,15 @@ func TestConstructionErrors(t *testing.T) {
 	for name, o := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := auth.New(o); err == nil {
+			if _, err := auth.New(&o); err == nil {
 				t.Fatal("New accepted bad configuration")
 			}
 		})
 	}
-	if _, err := auth.New(auth.Options{Resource: "http://127.0.0.1:8080/mcp", Issuers: []auth.Issuer{{Issuer: "http://localhost:9000"}}}); err != nil {
+	if _, err := auth.New(nil); err == nil {
+		t.Error("New accepted nil Options")
+	}
+	if _, err := auth.New(&auth.Options{Resource: "http://127.0.0.1:8080/mcp", Issuers: []auth.Issuer{{Issuer: "http://localhost:9000"}}}); err != nil {
 		t.Fatalf("loopback http refused: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ const benchResource = "https://mcp.example.com/mcp"
 
 // benchResourceFor returns a Resource trusting as (a JWT issuer) and intro
 // (introspection), with a warm JWKS.
-func benchResourceFor(b *testing.B, as, intro *authtest.Server, jwtCache int) *auth.Resource {
+func benchResourceFor(b *testing.B, as, intro *authtest.Server, jwtCache int) *auth.ProtectedResource {
 	o := auth.Options{
 		JWTCacheSize: jwtCache,
 		Resource:     benchResource,
@@ -30,7 +30,7 @@ func benchResourceFor(b *testing.B, as, intro *authtest.Server, jwtCache int) *a
 		o.Issuers = append(o.Issuers, auth.Issuer{Issuer: intro.Issuer, Introspection: &auth.Introspection{
 			Endpoint: intro.Issuer + "/introspect", ClientID: intro.IntrospectionClientID, ClientSecret: intro.IntrospectionSecret}})
 	}
-	rs, err := auth.New(o)
+	rs, err := auth.New(&o)
 	if err != nil {
 		b.Fatal(err)
 	}

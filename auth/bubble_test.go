@@ -25,7 +25,7 @@ const bubbleResource = "https://mcp.example.com/mcp"
 // bubbleResourceFor returns a Resource for bubbleResource whose outbound
 // calls reach as inside the bubble. Without Issuers in o, it trusts as's
 // JWTs; Required defaults to {"mcp"}.
-func bubbleResourceFor(t *testing.T, as *authtest.Server, o auth.Options) *auth.Resource {
+func bubbleResourceFor(t *testing.T, as *authtest.Server, o auth.Options) *auth.ProtectedResource {
 	t.Helper()
 	o.Resource = bubbleResource
 	if o.Issuers == nil {
@@ -35,7 +35,7 @@ func bubbleResourceFor(t *testing.T, as *authtest.Server, o auth.Options) *auth.
 		o.Required = []string{"mcp"}
 	}
 	o.HTTPClient = mcptest.Serve(t, as.Handler())
-	rs, err := auth.New(o)
+	rs, err := auth.New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func bubbleResourceFor(t *testing.T, as *authtest.Server, o auth.Options) *auth.
 }
 
 // introspectingResource trusts as by introspection only.
-func introspectingResource(t *testing.T, as *authtest.Server, in auth.Introspection) *auth.Resource {
+func introspectingResource(t *testing.T, as *authtest.Server, in auth.Introspection) *auth.ProtectedResource {
 	in.Endpoint = as.Issuer + "/introspect"
 	in.ClientID, in.ClientSecret = as.IntrospectionClientID, as.IntrospectionSecret
 	return bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, Introspection: &in}}})
@@ -51,7 +51,7 @@ func introspectingResource(t *testing.T, as *authtest.Server, in auth.Introspect
 
 // authn runs Authenticate for tok with ctx and returns the HTTP status it
 // answers with (200 for success) and the error.
-func authn(ctx context.Context, rs *auth.Resource, tok string) (int, error) {
+func authn(ctx context.Context, rs *auth.ProtectedResource, tok string) (int, error) {
 	r := httptest.NewRequestWithContext(ctx, http.MethodPost, bubbleResource, nil)
 	r.Header.Set("Authorization", "Bearer "+tok)
 	_, err := rs.Authenticate(r)

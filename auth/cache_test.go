@@ -29,7 +29,7 @@ func fill(tc *tokenCache, n int, now time.Time) [32]byte {
 // at 4 entries after 20 distinct tokens, and the cache is in use.
 func TestJWTCacheBound(t *testing.T) {
 	t.Parallel()
-	rs, err := New(Options{Resource: "https://mcp.example.com/mcp",
+	rs, err := New(&Options{Resource: "https://mcp.example.com/mcp",
 		Issuers: []Issuer{{Issuer: "https://auth.example.com"}}, JWTCacheSize: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestJWTCacheBound(t *testing.T) {
 // cached introspection answers at 8 after 50 distinct tokens.
 func TestIntrospectionCacheBound(t *testing.T) {
 	t.Parallel()
-	rs, err := New(Options{Resource: "https://mcp.example.com/mcp", Issuers: []Issuer{{
+	rs, err := New(&Options{Resource: "https://mcp.example.com/mcp", Issuers: []Issuer{{
 		Issuer: "https://auth.example.com", Introspection: &Introspection{
 			Endpoint: "https://auth.example.com/introspect", ClientID: "rs", ClientSecret: "secret", CacheSize: 8}}}})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // completion/complete of a prompt's argument needs the prompt's
 // PromptScopes. The operation's scopes are kept with the caller's token for
 // RequireScopes.
-func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
+func (rs *ProtectedResource) Authorize(ctx context.Context, op core.Operation) error {
 	info := TokenInfoFromContext(ctx)
 	if info == nil || info.state == nil {
 		return errors.New("auth: Authorize without Authenticate")
@@ -60,7 +60,7 @@ func (rs *Resource) Authorize(ctx context.Context, op core.Operation) error {
 // exactly those passes: the Required scopes, those of the operation
 // (ToolScopes or PromptScopes, and Options.Scopes) and scopes. Return it
 // before sending any notification, or it cannot carry its HTTP status.
-// Without a token in ctx (no Resource in front of the handler) it returns
+// Without a token in ctx (no ProtectedResource in front of the handler) it returns
 // an error.
 func RequireScopes(ctx context.Context, scopes ...string) error {
 	info := TokenInfoFromContext(ctx)
@@ -94,7 +94,7 @@ var (
 
 // challenge builds the error answered with status and a Bearer challenge
 // (RFC 6750 §3; 2026-07-28 basic/authorization §Error Handling).
-func (rs *Resource) challenge(e *resourceEntry, status int, code, desc string, scopes []string, cause error) *core.Error {
+func (rs *ProtectedResource) challenge(e *resourceEntry, status int, code, desc string, scopes []string, cause error) *core.Error {
 	params := []mcp.AuthParam{{Name: "resource_metadata", Value: e.metaURL}}
 	if len(scopes) > 0 {
 		params = append(params, mcp.AuthParam{Name: "scope", Value: strings.Join(scopes, " ")})
@@ -114,7 +114,7 @@ func (rs *Resource) challenge(e *resourceEntry, status int, code, desc string, s
 }
 
 // unavailable is the 503 answer when the authorization server fails.
-func (rs *Resource) unavailable(cause error) *core.Error {
+func (rs *ProtectedResource) unavailable(cause error) *core.Error {
 	ce := &core.Error{Code: core.CodeInternalError, Message: "Service Unavailable: the authorization server cannot be reached", Cause: cause}
 	return ce.WithHTTP(http.StatusServiceUnavailable, http.Header{"Retry-After": {rs.retryAfter}})
 }

@@ -4,12 +4,12 @@
 // answers with RFC 6750 challenges and serves RFC 9728 protected resource
 // metadata.
 //
-// A [Resource] is a [core.Authenticator]: set it as
+// A [ProtectedResource] is a [core.Authenticator]: set it as
 // core.ServerOptions.Authenticator and every adapter (net/http, AWS Lambda,
 // Google Cloud Functions) gets the same behaviour, after core's Host and
 // Origin checks.
 //
-//	rs, err := auth.New(auth.Options{
+//	rs, err := auth.New(&auth.Options{
 //		Resource: "https://mcp.example.com/mcp",
 //		Issuers:  []auth.Issuer{{Issuer: "https://login.example.com"}},
 //		Required: []string{"mcp"},

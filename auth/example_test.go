@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleNew() {
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers:  []auth.Issuer{{Issuer: "https://auth.example.com"}},
 		Required: []string{"mcp"},

@@ -22,12 +22,12 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// env is a core server protected by an auth.Resource, served on loopback
+// env is a core server protected by an auth.ProtectedResource, served on loopback
 // (or on an in-memory network inside a testing/synctest bubble), with a
 // real authorization server (authtest) beside it.
 type env struct {
 	as       *authtest.Server
-	rs       *auth.Resource
+	rs       *auth.ProtectedResource
 	srv      *core.Server
 	origin   string       // the MCP server's scheme and host
 	resource string       // canonical resource URI
@@ -101,7 +101,7 @@ func newEnv(t testing.TB, cfg envConfig) *env {
 	if cfg.opts != nil {
 		cfg.opts(&o, e.as, e.resource)
 	}
-	rs, err := auth.New(o)
+	rs, err := auth.New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // JWKS fetch it causes is held at the authorization server, and returns
 // once that caller has given up and the bubble is quiet again. Then it
 // releases the fetch.
-func abortDuringFetch(t *testing.T, as *authtest.Server, rs *auth.Resource, tok string) *authtest.Hold {
+func abortDuringFetch(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource, tok string) *authtest.Hold {
 	t.Helper()
 	h := as.Hold(authtest.EndpointJWKS)
 	ctx, cancel := context.WithCancel(t.Context())

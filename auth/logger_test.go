@@ -24,7 +24,7 @@ func TestNilLoggerIsDefault(t *testing.T) {
 	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	const resource = "http://127.0.0.1/mcp"
-	rs, err := auth.New(auth.Options{Resource: resource, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
+	rs, err := auth.New(&auth.Options{Resource: resource, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ func newResourceEntry(uri, metadataURL, metadataPath string) (*resourceEntry, er
 
 // MetadataURL returns the URL of the protected resource metadata document
 // for the first resource, as challenges name it.
-func (rs *Resource) MetadataURL() string { return rs.resources[0].metaURL }
+func (rs *ProtectedResource) MetadataURL() string { return rs.resources[0].metaURL }
 
 // pick returns the resource a request is for: the only one, or the one whose
 // host matches r.Host.
-func (rs *Resource) pick(r *http.Request) *resourceEntry {
+func (rs *ProtectedResource) pick(r *http.Request) *resourceEntry {
 	if len(rs.resources) == 1 {
 		return rs.resources[0]
 	}
@@ -62,7 +62,7 @@ var errMisdirected = (&core.Error{Code: core.CodeInvalidRequest, Message: "Misdi
 
 // Metadata implements [core.Authenticator]: the RFC 9728 document at the
 // well-known path derived from the resource, and at MetadataURL's path.
-func (rs *Resource) Metadata(r *http.Request) ([]byte, error) {
+func (rs *ProtectedResource) Metadata(r *http.Request) ([]byte, error) {
 	p := r.URL.EscapedPath()
 	if !strings.HasPrefix(p, MetadataPathPrefix) && !rs.hasExtraPath(p) {
 		return nil, nil
@@ -83,7 +83,7 @@ func (rs *Resource) Metadata(r *http.Request) ([]byte, error) {
 	return nil, nil
 }
 
-func (rs *Resource) hasExtraPath(p string) bool {
+func (rs *ProtectedResource) hasExtraPath(p string) bool {
 	for _, e := range rs.resources {
 		for _, dp := range e.docPaths[1:] {
 			if p == dp {

@@ -55,7 +55,8 @@ const (
 	maxIntrospectionBytes = 64 << 10
 )
 
-// Options configures New. New copies it; later changes have no effect.
+// Options configures New. New copies what it needs; later changes have no
+// effect.
 type Options struct {
 	// Resource is the canonical URI of the MCP endpoint as clients use it,
 	// e.g. "https://mcp.example.com/mcp" (RFC 8707 §2; 2026-07-28

@@ -58,12 +58,12 @@ type TokenInfo struct {
 	state *callState
 }
 
-// callState is what the Resource keeps with a request's TokenInfo (copies
+// callState is what the ProtectedResource keeps with a request's TokenInfo (copies
 // of the TokenInfo share it): the scopes of the operation being performed,
 // for the challenges of RequireScopes.
 type callState struct {
 	info TokenInfo // allocated together
-	res  *Resource
+	res  *ProtectedResource
 	op   atomic.Pointer[opScopes]
 }
 
@@ -87,7 +87,7 @@ type tokenInfoKey struct{}
 
 // TokenInfoFromContext returns the token of the request whose context is
 // ctx (a handler's context), or nil when the request was not authenticated
-// by a [Resource].
+// by a [ProtectedResource].
 func TokenInfoFromContext(ctx context.Context) *TokenInfo {
 	t, _ := ctx.Value(tokenInfoKey{}).(*TokenInfo)
 	return t

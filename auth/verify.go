@@ -17,7 +17,7 @@ import (
 // Authenticate implements [core.Authenticator]: it verifies the bearer token
 // and returns a context carrying its [TokenInfo] and a [core.Principal], or
 // the 400, 401, 403, 421 or 503 error to answer with.
-func (rs *Resource) Authenticate(r *http.Request) (context.Context, error) {
+func (rs *ProtectedResource) Authenticate(r *http.Request) (context.Context, error) {
 	e := rs.pick(r)
 	if e == nil {
 		return nil, errMisdirected
@@ -58,7 +58,7 @@ func (rs *Resource) Authenticate(r *http.Request) (context.Context, error) {
 
 // verify checks tok and returns the caller. A JWT goes to the issuer named
 // by its iss; opaque tokens go to the introspecting issuer, if any.
-func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*TokenInfo, error) {
+func (rs *ProtectedResource) verify(ctx context.Context, e *resourceEntry, tok string) (*TokenInfo, error) {
 	if len(tok) > maxTokenBytes {
 		return nil, fmt.Errorf("%w: token too long", ErrInvalidToken)
 	}
@@ -111,7 +111,7 @@ func (rs *Resource) verify(ctx context.Context, e *resourceEntry, tok string) (*
 
 // tokenInfo applies the time and audience checks to verified claims and
 // describes the caller.
-func (rs *Resource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok string, now time.Time) (*TokenInfo, error) {
+func (rs *ProtectedResource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok string, now time.Time) (*TokenInfo, error) {
 	if err := rs.checkClaims(e, c, now); err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (rs *Resource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok strin
 
 // verifyJWT checks the signature of a JWT against the issuer's keys, then
 // decodes its claims with the issuer's claim names.
-func (rs *Resource) verifyJWT(ctx context.Context, is *issuer, tok string, h jwtHeader, jc *claims, now time.Time) (*claims, error) {
+func (rs *ProtectedResource) verifyJWT(ctx context.Context, is *issuer, tok string, h jwtHeader, jc *claims, now time.Time) (*claims, error) {
 	if len(h.Crit) > 0 {
 		return nil, fmt.Errorf("%w: unsupported crit header", ErrInvalidToken)
 	}
@@ -183,7 +183,7 @@ func (rs *Resource) verifyJWT(ctx context.Context, is *issuer, tok string, h jwt
 }
 
 // checkClaims applies the time and audience rules to verified claims.
-func (rs *Resource) checkClaims(e *resourceEntry, c *claims, now time.Time) error {
+func (rs *ProtectedResource) checkClaims(e *resourceEntry, c *claims, now time.Time) error {
 	if !c.hasExp {
 		return fmt.Errorf("%w: no exp", ErrInvalidToken)
 	}

@@ -54,7 +54,7 @@
 //
 //	as := authtest.New(nil)
 //	defer as.Close()
-//	rs, err := auth.New(auth.Options{Resource: resourceURL, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
+//	rs, err := auth.New(&auth.Options{Resource: resourceURL, Issuers: []auth.Issuer{{Issuer: as.Issuer}}})
 //	tok := as.Mint(authtest.Claims{Audience: []string{resourceURL}, Scope: "read"})
 //
 // A Server is safe for concurrent use.

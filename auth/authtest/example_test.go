@@ -19,7 +19,7 @@ func Example() {
 	as := authtest.New(nil) // a real authorization server on loopback
 	defer as.Close()
 
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource:   "https://mcp.example.com/mcp",
 		Issuers:    []auth.Issuer{{Issuer: as.Issuer}},
 		Required:   []string{"mcp"},

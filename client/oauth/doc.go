@@ -9,7 +9,7 @@
 //
 //	lb, _ := oauth.NewLoopback(openBrowser)
 //	defer lb.Close()
-//	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
+//	src := oauth.New(&oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
 //	c, err := client.Connect(ctx, "https://mcp.example.com/mcp", &client.Options{TokenSource: src})
 //
 // # Discovery

@@ -58,7 +58,7 @@ func Example_clientCredentials() {
 	defer ts.Close()
 	base = ts.URL
 
-	src := oauth.New(oauth.Config{
+	src := oauth.New(&oauth.Config{
 		Grant: oauth.GrantClientCredentials,
 		// The client is registered with one authorization server: its
 		// secret goes to that issuer only.
@@ -94,7 +94,7 @@ func ExampleNewLoopback() {
 		return
 	}
 	defer lb.Close()
-	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
+	src := oauth.New(&oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
 	c, err := client.Connect(context.Background(), "https://mcp.example.com/mcp", &client.Options{TokenSource: src})
 	if err != nil {
 		return

@@ -181,7 +181,7 @@ func (w *world) source(t *testing.T, tr *http.Transport) *oauth.Source {
 		}}}
 	t.Cleanup(ua.CloseIdleConnections)
 	t.Cleanup(tr.CloseIdleConnections)
-	src := oauth.New(oauth.Config{HTTPClient: &http.Client{Transport: tr}, RedirectURL: redirect, Authorize: oauth.Headless(ua)})
+	src := oauth.New(&oauth.Config{HTTPClient: &http.Client{Transport: tr}, RedirectURL: redirect, Authorize: oauth.Headless(ua)})
 	oauth.SetNetwork(src, w.net.resolve, w.net.dial)
 	return src
 }

@@ -14,8 +14,8 @@ import (
 
 const redirect = "http://127.0.0.1:9/callback"
 
-func codeConfig() oauth.Config {
-	return oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
+func codeConfig() *oauth.Config {
+	return &oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -154,7 +154,7 @@ type IdP struct {
 // urn:ietf:params:oauth:token-type:id-jag whose audience is the
 // authorization server and whose resource is the MCP server.
 func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, error) {
-	src := New(Config{HTTPClient: idp.HTTPClient})
+	src := New(&Config{HTTPClient: idp.HTTPClient})
 	// The token endpoint is configured, not learned from a server: it may
 	// be anywhere (https, or http on a loopback host).
 	src.local = true

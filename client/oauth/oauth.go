@@ -195,15 +195,19 @@ type token struct {
 	expiry  time.Time // zero: unknown
 }
 
-// New returns a Source for cfg. It does no I/O: the first 401 starts the
-// discovery. A Source serves one MCP endpoint.
-func New(cfg Config) *Source {
+// New returns a Source for cfg, which it copies; a nil cfg is the zero
+// Config. It does no I/O: the first 401 starts the discovery. A Source
+// serves one MCP endpoint.
+func New(cfg *Config) *Source {
+	if cfg == nil {
+		cfg = &Config{}
+	}
 	c := http.Client{}
 	if cfg.HTTPClient != nil {
 		c = *cfg.HTTPClient
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Source{cfg: cfg, hc: &c, registered: map[string]Client{}, redirects: map[string]string{}}
+	return &Source{cfg: *cfg, hc: &c, registered: map[string]Client{}, redirects: map[string]string{}}
 }
 
 // client returns the HTTP client of a local or a remote flow.

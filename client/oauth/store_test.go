@@ -95,7 +95,7 @@ func TestStore(t *testing.T) {
 		return tok
 	}
 
-	if tok := get(oauth.New(cfg)); tok != "at1" || tokens() != 1 {
+	if tok := get(oauth.New(&cfg)); tok != "at1" || tokens() != 1 {
 		t.Fatalf("first Source: %q, %d token requests", tok, tokens())
 	}
 	key := oauth.StoreKey{Resource: base + "/mcp", Issuer: base}
@@ -107,7 +107,7 @@ func TestStore(t *testing.T) {
 	}
 
 	// A new Source (a new process): the saved token, no request.
-	if tok := get(oauth.New(cfg)); tok != "at1" || tokens() != 1 {
+	if tok := get(oauth.New(&cfg)); tok != "at1" || tokens() != 1 {
 		t.Fatalf("second Source: %q, %d token requests", tok, tokens())
 	}
 
@@ -117,7 +117,7 @@ func TestStore(t *testing.T) {
 	pre.Clients = func(issuer string) (oauth.Client, bool) {
 		return oauth.Client{ID: "pre", Issuer: issuer}, true
 	}
-	if tok := get(oauth.New(pre)); tok != "at2" || tokens() != 2 {
+	if tok := get(oauth.New(&pre)); tok != "at2" || tokens() != 2 {
 		t.Fatalf("another client: %q, %d token requests", tok, tokens())
 	}
 	if e := st.entries[key]; e.ClientID != "pre" || e.Registration != nil {
@@ -128,7 +128,7 @@ func TestStore(t *testing.T) {
 	st.mu.Lock()
 	st.loadErr = errors.New("disk on fire")
 	st.mu.Unlock()
-	if tok := get(oauth.New(cfg)); tok != "at3" || tokens() != 3 {
+	if tok := get(oauth.New(&cfg)); tok != "at3" || tokens() != 3 {
 		t.Fatalf("failing Load: %q, %d token requests", tok, tokens())
 	}
 }

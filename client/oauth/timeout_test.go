@@ -75,7 +75,7 @@ func TestRequestTimeout(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				cfg := oauth.Config{HTTPClient: mcptest.Serve(t, miniAS(pipeBase, path)), RedirectURL: redirect, Authorize: approve}
 				start := time.Now()
-				err := oauth.New(cfg).Challenge(t.Context(), pipeBase+"/mcp", challenge401(`Bearer resource_metadata="`+pipeBase+`/prm"`))
+				err := oauth.New(&cfg).Challenge(t.Context(), pipeBase+"/mcp", challenge401(`Bearer resource_metadata="`+pipeBase+`/prm"`))
 				if !errors.Is(err, client.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("dribbling %s: %v after %v, want ErrTimeout", path, err, time.Since(start))
 				}
@@ -104,7 +104,7 @@ func TestAuthorizeTimeout(t *testing.T) {
 				want = oauth.DefaultAuthorizeTimeout
 			}
 			start := time.Now()
-			err := oauth.New(cfg).Challenge(t.Context(), pipeBase+"/mcp", challenge401(`Bearer resource_metadata="`+pipeBase+`/prm"`))
+			err := oauth.New(&cfg).Challenge(t.Context(), pipeBase+"/mcp", challenge401(`Bearer resource_metadata="`+pipeBase+`/prm"`))
 			if !errors.Is(err, client.ErrTimeout) || time.Since(start) != want {
 				t.Fatalf("AuthorizeTimeout %v: %v after %v, want ErrTimeout after %v", d, err, time.Since(start), want)
 			}

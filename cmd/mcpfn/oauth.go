@@ -73,7 +73,7 @@ func browserOAuth(ctx context.Context, endpoint string, stderr io.Writer) (clien
 	} else if dir != "" {
 		cfg.Store = &tokenCache{dir: dir, endpoint: endpoint, warn: stderr}
 	}
-	return oauth.New(cfg), nil
+	return oauth.New(&cfg), nil
 }
 
 // logoutCmd is mcpfn logout URL: it deletes the saved --oauth logins of

@@ -138,7 +138,7 @@ func maxInstances() (int, error) {
 
 // authFromEnv returns the OAuth protected resource the MCPFN_AUTH_*
 // variables describe, or nil when MCPFN_AUTH_RESOURCE is unset.
-func authFromEnv(log *slog.Logger) (*auth.Resource, error) {
+func authFromEnv(log *slog.Logger) (*auth.ProtectedResource, error) {
 	resource := os.Getenv("MCPFN_AUTH_RESOURCE")
 	if resource == "" {
 		for _, name := range []string{"MCPFN_AUTH_ISSUER", "MCPFN_AUTH_JWKS_URL", "MCPFN_AUTH_SCOPES", "MCPFN_AUTH_METADATA_URL", "MCPFN_AUTH_METADATA_PATH"} {
@@ -152,7 +152,7 @@ func authFromEnv(log *slog.Logger) (*auth.Resource, error) {
 	if issuer == "" {
 		return nil, fmt.Errorf("MCPFN_AUTH_ISSUER: not set, but MCPFN_AUTH_RESOURCE is: name the authorization server (its issuer URL)")
 	}
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource:     resource,
 		MetadataURL:  os.Getenv("MCPFN_AUTH_METADATA_URL"),
 		MetadataPath: os.Getenv("MCPFN_AUTH_METADATA_PATH"),

@@ -128,8 +128,8 @@ func TestAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := opts.Authenticator.(*auth.Resource); !ok {
-		t.Fatalf("Authenticator = %T, want *auth.Resource", opts.Authenticator)
+	if _, ok := opts.Authenticator.(*auth.ProtectedResource); !ok {
+		t.Fatalf("Authenticator = %T, want *auth.ProtectedResource", opts.Authenticator)
 	}
 	h, err := gcfenv.Handler(core.Implementation{Name: "t", Version: "1"}, nil)
 	if err != nil {

@@ -204,8 +204,8 @@ func TestAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cfg.Server.Authenticator.(*auth.Resource); !ok {
-		t.Fatalf("Authenticator = %T, want *auth.Resource", cfg.Server.Authenticator)
+	if _, ok := cfg.Server.Authenticator.(*auth.ProtectedResource); !ok {
+		t.Fatalf("Authenticator = %T, want *auth.ProtectedResource", cfg.Server.Authenticator)
 	}
 	srv := core.NewServer(core.Implementation{Name: "auth-test", Version: "1"}, cfg.Server)
 	rec := httptest.NewRecorder()

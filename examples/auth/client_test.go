@@ -105,7 +105,7 @@ func TestClientAuthorization(t *testing.T) {
 				hc := &http.Client{Transport: rec.Wrap(http.DefaultTransport),
 					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 				const redirect = "http://127.0.0.1:1/callback" // never reached: Headless reads the Location
-				src := oauth.New(oauth.Config{HTTPClient: hc, RedirectURL: redirect, Authorize: oauth.Headless(hc), ClientName: "clientauth-test"})
+				src := oauth.New(&oauth.Config{HTTPClient: hc, RedirectURL: redirect, Authorize: oauth.Headless(hc), ClientName: "clientauth-test"})
 				c, err := mcpclient.Connect(ctx, endpoint, &mcpclient.Options{Mode: mode, HTTPClient: hc, TokenSource: src})
 				if err != nil {
 					t.Fatalf("connect: %v", err)

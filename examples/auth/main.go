@@ -95,7 +95,7 @@ func newServer(cfg config, logger *slog.Logger) (*core.Server, error) {
 		issuers = append(issuers, auth.Issuer{Issuer: cfg.introIssuer, Introspection: &auth.Introspection{
 			Endpoint: cfg.introEndpoint, ClientID: cfg.introID, ClientSecret: cfg.introSK}})
 	}
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource:     cfg.resource,
 		MetadataURL:  cfg.metadataURL,
 		ResourceName: "Notes",

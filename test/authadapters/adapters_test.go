@@ -49,7 +49,7 @@ func protected(t *testing.T, as *authtest.Server, o auth.Options) *core.Server {
 	o.Issuers = []auth.Issuer{{Issuer: as.Issuer}}
 	o.Required = []string{"mcp"}
 	o.HTTPClient = as.Client()
-	rs, err := auth.New(o)
+	rs, err := auth.New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}

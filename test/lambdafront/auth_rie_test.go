@@ -30,7 +30,7 @@ var buildAuthfn = sync.OnceValues(func() (string, error) {
 	return path, nil
 })
 
-// TestAuthEmulator runs an MCP server protected by an auth.Resource (JWT
+// TestAuthEmulator runs an MCP server protected by an auth.ProtectedResource (JWT
 // issuer: an oauthtest server on loopback) as a buffered Lambda function
 // under the AWS Lambda Runtime Interface Emulator, behind every front door,
 // and checks what reaches the client (2026-07-28 basic/authorization): no

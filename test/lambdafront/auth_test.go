@@ -34,7 +34,7 @@ func TestAuthThroughDoor(t *testing.T) {
 				ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 				defer ts.Close()
 				resource := ts.URL + "/mcp"
-				rs, err := auth.New(auth.Options{
+				rs, err := auth.New(&auth.Options{
 					Resource: resource, Issuers: []auth.Issuer{{Issuer: as.Issuer}}, HTTPClient: as.Client(),
 					Required: []string{"mcp"}, ToolScopes: map[string][]string{"write": {"write"}},
 				})

@@ -388,7 +388,7 @@ func inBubble(t *testing.T, as *authtest.Server, f func(t *testing.T, rs *testRS
 		cfg := codeConfig()
 		cfg.HTTPClient = n.Client()
 		cfg.Authorize = oauth.Headless(n.Client())
-		f(t, rs, cfg)
+		f(t, rs, *cfg)
 	})
 }
 
@@ -398,7 +398,7 @@ func TestRefresh(t *testing.T) {
 	t.Parallel()
 	as := newAS(t, authtest.Options{})
 	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
-		src := oauth.New(cfg)
+		src := oauth.New(&cfg)
 		c, err := connect(t, rs, src)
 		if err != nil {
 			t.Fatal(err)
@@ -442,7 +442,7 @@ func TestUnavailable(t *testing.T) {
 		return nil
 	}})
 	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
-		src := oauth.New(cfg)
+		src := oauth.New(&cfg)
 		if err := challengeFor(t, rs, src); err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +495,7 @@ func TestClientCredentials(t *testing.T) {
 				cl = oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}
 				as.AddClient(authtest.Client{ID: "svc", Key: &key.PublicKey})
 			}
-			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
+			src := oauth.New(&oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return cl, true }})
 			c, err := connect(t, rs, src)
 			if err != nil {
@@ -522,7 +522,7 @@ func TestEnterprise(t *testing.T) {
 	as.AddClient(authtest.Client{ID: "xaa", Secret: "pw"})
 	rs := newRS(t, as, core.ModeAuto)
 	idToken := idp.IDToken(authtest.Claims{Subject: "user", Audience: []string{"idp-client"}})
-	src := oauth.New(oauth.Config{
+	src := oauth.New(&oauth.Config{
 		Grant: oauth.GrantJWTBearer,
 		Clients: func(string) (oauth.Client, bool) {
 			return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.Issuer}, true
@@ -571,7 +571,7 @@ func TestPrivateKeyJWTKeys(t *testing.T) {
 			}
 			as := newAS(t, authtest.Options{AuthMethods: []string{"private_key_jwt"}})
 			as.AddClient(authtest.Client{ID: "svc", Key: tc.pub})
-			src := oauth.New(oauth.Config{Grant: oauth.GrantClientCredentials,
+			src := oauth.New(&oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Key: key, Issuer: as.Issuer}, true }})
 			if err := challengeFor(t, newRS(t, as, core.ModeAuto), src); err != nil {
 				t.Fatal(err)

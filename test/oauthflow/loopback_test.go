@@ -36,7 +36,7 @@ func TestLoopback(t *testing.T) {
 	defer lb.Close()
 	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
-	src := oauth.New(oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
+	src := oauth.New(&oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
 	c, err := connect(t, rs, src)
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func TestClientBoundToIssuer(t *testing.T) {
 			return oauth.Client{ID: "svc", Secret: "pw", Issuer: good.Issuer}, true
 		}}
 	for name, cfg := range map[string]oauth.Config{"careless": careless, "bound": bound} {
-		err := challengeFor(t, rs, oauth.New(cfg))
+		err := challengeFor(t, rs, oauth.New(&cfg))
 		if err == nil || !errors.Is(err, oauth.ErrClientIssuer) {
 			t.Errorf("%s: %v, want ErrClientIssuer", name, err)
 		}
@@ -122,7 +122,7 @@ func TestClientBoundToIssuer(t *testing.T) {
 
 	// With its own issuer the bound client works.
 	rs.setAS(good)
-	if err := challengeFor(t, rs, oauth.New(bound)); err != nil {
+	if err := challengeFor(t, rs, oauth.New(&bound)); err != nil {
 		t.Fatal(err)
 	}
 	if _, tok, _ := snapshot(good); len(tok) != 1 || !strings.HasPrefix(tokenAuth(good)[0], "Basic ") {

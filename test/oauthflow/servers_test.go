@@ -30,8 +30,8 @@ import (
 
 const redirect = "http://127.0.0.1:9/callback"
 
-func codeConfig() oauth.Config {
-	return oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
+func codeConfig() *oauth.Config {
+	return &oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
 }
 
 // newAS starts an authorization server for the test. Without AuthMethods

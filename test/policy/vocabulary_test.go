@@ -100,9 +100,7 @@ var challengeType = regexp.MustCompile(`(?i)^(www.?authenticate|bearer)?(challen
 // notWire are the types of other packages that share a name with a type of
 // package mcp but are not wire types, each with the reason. A new entry
 // needs one as good.
-var notWire = map[string]string{
-	module + "/auth.Resource": "the OAuth 2.0 protected resource (RFC 9728) the authenticator stands for, not an MCP resource",
-}
+var notWire = map[string]string{}
 
 // TestOneVocabulary: no wire type, error type or WWW-Authenticate parser is
 // declared twice. It parses every non-test file of the public packages

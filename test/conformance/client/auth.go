@@ -83,5 +83,5 @@ func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioCon
 			IDToken:       func(context.Context) (string, error) { return idToken, nil },
 		})
 	}
-	return oauth.New(cfg), nil
+	return oauth.New(&cfg), nil
 }

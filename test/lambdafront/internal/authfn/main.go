@@ -1,5 +1,5 @@
 // Command authfn is the OAuth-protected Lambda function the front-door
-// emulator tests run: an MCP server with an auth.Resource served by
+// emulator tests run: an MCP server with an auth.ProtectedResource served by
 // adapters/lambda, built as a provided.al2023 bootstrap (go build -tags
 // lambda.norpc). Every request needs the scope "mcp"; the tool "write" also
 // needs "write".
@@ -26,7 +26,7 @@ type noArgs struct{}
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	rs, err := auth.New(auth.Options{
+	rs, err := auth.New(&auth.Options{
 		Resource:   os.Getenv("AUTHFN_RESOURCE"),
 		Issuers:    []auth.Issuer{{Issuer: os.Getenv("AUTHFN_ISSUER")}},
 		Required:   []string{"mcp"},
