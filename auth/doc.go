@@ -90,4 +90,10 @@
 // [Basic] and [Bearer] check static credentials (or a verify function) in
 // constant time and answer 401 with a realm challenge. They are not MCP
 // authorization: no metadata, no scopes, no authorization server.
+//
+// # Testing
+//
+// Package authtest (github.com/mcpfn/mcpfn/auth/authtest) runs a real
+// authorization server on loopback that mints the tokens a test sends: set
+// its Issuer as an [Issuer] and its Client as Options.HTTPClient.
 package auth
