@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/deploy/mcpfnenv"
 	"github.com/mcpfn/mcpfn/store/memory"
 )
 
@@ -58,7 +59,7 @@ func Load() (*core.ServerOptions, error) {
 	}
 
 	opts := &core.ServerOptions{Logger: log}
-	if opts.AllowedOrigins, err = allowedOrigins(); err != nil {
+	if opts.AllowedOrigins, err = mcpfnenv.AllowedOrigins(); err != nil {
 		return nil, err
 	}
 	rs, err := authFromEnv(log)
@@ -68,12 +69,12 @@ func Load() (*core.ServerOptions, error) {
 	if rs != nil {
 		opts.Authenticator = rs
 	}
-	if keys, err := stateKey(); err != nil {
+	if keys, err := mcpfnenv.StateKeys(); err != nil {
 		return nil, err
 	} else if keys != nil {
 		opts.Keys = keys
 	}
-	if opts.TaskClaimTimeout, err = durationVar("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
+	if opts.TaskClaimTimeout, err = mcpfnenv.Duration("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
 		return nil, err
 	}
 	instances, err := maxInstances()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/deploy/mcpfnenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/store/secretsmanager"
 )
@@ -117,7 +118,7 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	streaming, err := boolVar("MCPFN_STREAMING")
+	streaming, err := mcpfnenv.Bool("MCPFN_STREAMING")
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 		Server: &core.ServerOptions{Logger: log},
 		Lambda: &lambda.Options{Streaming: streaming, Logger: log},
 	}
-	if cfg.Server.AllowedOrigins, err = allowedOrigins(); err != nil {
+	if cfg.Server.AllowedOrigins, err = mcpfnenv.AllowedOrigins(); err != nil {
 		return nil, err
 	}
 	rs, err := authFromEnv(log)
@@ -140,7 +141,7 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 	if secretID != "" && os.Getenv("MCPFN_STATE_KEY") != "" {
 		return nil, errors.New("MCPFN_KEYS_SECRET_ID and MCPFN_STATE_KEY are both set: use one (MCPFN_KEYS_SECRET_ID in production)")
 	}
-	if keys, err := stateKey(); err != nil {
+	if keys, err := mcpfnenv.StateKeys(); err != nil {
 		return nil, err
 	} else if keys != nil {
 		cfg.Server.Keys = keys
@@ -150,7 +151,7 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 		return nil, err
 	}
 	cfg.taskRunner = runner
-	if cfg.Server.TaskClaimTimeout, err = durationVar("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
+	if cfg.Server.TaskClaimTimeout, err = mcpfnenv.Duration("MCPFN_TASK_CLAIM_TIMEOUT"); err != nil {
 		return nil, err
 	}
 	if table == "" && secretID == "" {
