@@ -7,10 +7,10 @@ import (
 	"github.com/mcpfn/mcpfn/client/oauth"
 )
 
-// The flows against a real authorization server (internal/oauthtest) and
-// a protected MCP server are tested in test/oauthflow, in the test module:
-// internal/oauthtest is a module of its own, which the root module's tests
-// must not require.
+// The flows against a real authorization server (auth/authtest) and a
+// protected MCP server are tested in test/oauthflow, in the test module:
+// auth/authtest belongs to the auth module (it requires jwx), which the
+// root module's tests must not require.
 
 const redirect = "http://127.0.0.1:9/callback"
 

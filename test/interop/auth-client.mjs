@@ -2,7 +2,7 @@
 // server) with an official TypeScript client: SDK "v1" is
 // @modelcontextprotocol/sdk 1.x (2025-11-25), "v2" is
 // @modelcontextprotocol/client 2.x (2026-07-28). The authorization server is
-// internal/oauthtest, which approves at once; the provider below follows its
+// auth/authtest, which approves at once; the provider below follows its
 // redirect instead of a browser. The flow: 401 → resource metadata →
 // authorization server metadata → dynamic registration → code with PKCE and
 // resource → call → 403 insufficient_scope → step-up → success, twice.

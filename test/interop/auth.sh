@@ -2,7 +2,7 @@
 # auth.sh: drive examples/auth (an OAuth 2.1 protected resource) with the
 # official TypeScript clients, @modelcontextprotocol/sdk (2025-11-25) and
 # @modelcontextprotocol/client (2026-07-28), against a real authorization
-# server (internal/oauthtest): once with JWT access tokens, once with opaque
+# server (auth/authtest): once with JWT access tokens, once with opaque
 # tokens the server introspects. Installs Node 22 and the pinned packages from
 # the npm registry into ~/.cache on first use.
 set -euo pipefail

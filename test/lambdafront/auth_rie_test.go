@@ -31,7 +31,7 @@ var buildAuthfn = sync.OnceValues(func() (string, error) {
 })
 
 // TestAuthEmulator runs an MCP server protected by an auth.ProtectedResource (JWT
-// issuer: an oauthtest server on loopback) as a buffered Lambda function
+// issuer: an authtest server on loopback) as a buffered Lambda function
 // under the AWS Lambda Runtime Interface Emulator, behind every front door,
 // and checks what reaches the client (2026-07-28 basic/authorization): no
 // token → 401 whose WWW-Authenticate names resource_metadata; the RFC 9728

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// The go-sdk side of mcpfn's auth benchmarks (test/authas/bench_test.go in
+// The go-sdk side of mcpfn's auth benchmarks (auth/bench_test.go in
 // the test module): the same add call, bare and behind go-sdk's
 // auth.RequireBearerToken with a JWT verifier built on the same library
 // (lestrrat-go/jwx v2) and the same checks (signature against a JWKS with an
