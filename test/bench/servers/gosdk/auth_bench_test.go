@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// The go-sdk side of mcpfn's auth benchmarks (auth/bench_test.go in
-// the test module): the same add call, bare and behind go-sdk's
+// The go-sdk side of mcpfn's auth benchmarks (auth/bench_test.go,
+// beside package auth): the same add call, bare and behind go-sdk's
 // auth.RequireBearerToken with a JWT verifier built on the same library
 // (lestrrat-go/jwx v2) and the same checks (signature against a JWKS with an
 // RS256 key, iss, aud, exp with a minute of skew, scope; mcpfn also checks typ). go-sdk
