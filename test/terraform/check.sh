@@ -18,7 +18,9 @@
 #     fast stage: the schema provider serves exactly them, and they cover every type used; the
 #     full stage: the real providers' are the same), and each line of validators.txt holds for
 #     them (every value it allows validates, others fail); the full stage also requires the real
-#     providers' diagnostics to be the schema provider's, word for word.
+#     providers' diagnostics to be the schema provider's, word for word. The data sources the
+#     plans read (aws_region, aws_partition, aws_iam_policy_document: tools/tfcheck/policies)
+#     compute what the real provider computed (policies/want.json).
 #  1. tools/tfcheck/tfcheck.sh (fmt -check, init against the stage's providers, validate) on
 #     every directory of .tf files under infra/terraform and test/terraform/fixtures; those that
 #     need a provider not built offline (hashicorp/google) or a module from a git source get
@@ -77,6 +79,16 @@ else
   echo "$out"
   echo "terraform: FAIL (tfcheck --schemas exited $rc)"
   exit 1
+fi
+# The data sources the plans read (tools/tfcheck/policies): what the real aws provider computes
+# for them is committed (want.json); the stage's provider must compute the same.
+rendered=0
+if "$TFCHECK" --outputs "$work/outputs.json" tools/tfcheck/policies &&
+   diff -u tools/tfcheck/policies/want.json "$work/outputs.json" > "$work/outputs.diff"; then
+  rendered=1; echo "data sources: ok   the $STAGE stage's aws provider computes tools/tfcheck/policies/want.json"
+else
+  failed0=1; echo "data sources: FAIL the $STAGE stage's aws provider computes other values than tools/tfcheck/policies/want.json:"
+  sed 's/^/    /' "$work/outputs.diff" 2>/dev/null | head -100
 fi
 if "$TFCHECK" --validators "$work/validators.txt"; then
   validators=1
@@ -305,7 +317,7 @@ fi
 
 [ "$failed0" = 0 ] || failed=1
 echo
-summary="$STAGE stage: $schemas/2 schemas as committed, $validators/$nvalidators validator checks, ${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $tests/1 mock test suites, $caught/$cases broken configurations rejected, $rewrites/4 rewrite checks, $own/1 own-function"
+summary="$STAGE stage: $schemas/2 schemas as committed, $validators/$nvalidators validator checks, $rendered/1 data source renderings, ${#validate[@]} validated, ${#fmtonly[@]} fmt-only, $plans/2 plans, $tests/1 mock test suites, $caught/$cases broken configurations rejected, $rewrites/4 rewrite checks, $own/1 own-function"
 if [ $failed = 0 ]; then
   echo "terraform: PASS ($summary)"
 else

@@ -5,6 +5,7 @@
 #   tfcheck.sh [--fmt-only | --plan | --test] [DIR...]        (default: infra/terraform)
 #   tfcheck.sh --schemas OUTDIR DIR...      the providers' schemas for the types DIRs use
 #   tfcheck.sh --validators OUTFILE         the providers' verdicts on schemaprov/schemas/validators.txt
+#   tfcheck.sh --outputs OUTFILE DIR        the outputs of DIR applied (data sources only: policies/)
 #
 # Two sets of providers (README.md):
 #   - fast (the default): the tfcheck schema provider (schemaprov/), one small binary serving as
@@ -39,15 +40,19 @@
 # validators.txt (each value it allows, and values it does not) and writes each resource's
 # diagnostics to OUTFILE; it fails if an allowed value is refused or another one accepted. The
 # full stage compares the real providers' file with the schema provider's.
+# --outputs applies DIR (a configuration of data sources and outputs, such as policies/: with fake
+# credentials, nothing that calls AWS) in a copy with a local state and writes `output -json` to
+# OUTFILE: what the stage's providers compute for those data sources.
 set -euo pipefail
 shopt -s inherit_errexit   # a failed step inside $(build_cli ...) fails the build
-FMT_ONLY=0 PLAN=0 TEST=0 SCHEMAS="" VALIDATORS=""
+FMT_ONLY=0 PLAN=0 TEST=0 SCHEMAS="" VALIDATORS="" OUTPUTS=""
 case ${1:-} in
   --fmt-only) FMT_ONLY=1; shift ;;
   --plan) PLAN=1; shift ;;
   --test) TEST=1; shift ;;
   --schemas) SCHEMAS=${2:?--schemas OUTDIR DIR...}; shift 2 ;;
   --validators) VALIDATORS=${2:?--validators OUTFILE}; shift 2 ;;
+  --outputs) OUTPUTS=${2:?--outputs OUTFILE DIR}; shift 2 ;;
 esac
 [ $# -gt 0 ] || set -- infra/terraform
 CACHE=${TFCHECK_CACHE:-$HOME/.cache/tfcheck}
@@ -57,7 +62,7 @@ if [ "$FULL" = 1 ]; then
 else
   CLI=${TFCHECK_CLI:-tofu}         # the fast stage: OpenTofu alone
 fi
-if [ -n "$SCHEMAS$VALIDATORS" ]; then CLI=tofu; fi   # schema JSON and validate -json as tofu prints them
+if [ -n "$SCHEMAS$VALIDATORS$OUTPUTS" ]; then CLI=tofu; fi   # schema JSON, validate -json and outputs as tofu prints them
 TEST_CLI=${TFCHECK_TEST_CLI:-tofu} # what runs --test: tofu (mock providers since 1.8), or terraform (>= 1.7 only)
 TOFU_VERSION=v1.12.6
 TERRAFORM_VERSION=v1.5.7
@@ -168,7 +173,7 @@ build_schemaprov() {
   echo "tfcheck: built the schema provider in $(($(date +%s) - s))s" >&2
 }
 need_schemaprov=0
-[ "$FULL" = 1 ] && [ -z "$SCHEMAS$VALIDATORS" ] || need_schemaprov=1
+[ "$FULL" = 1 ] && [ -z "$SCHEMAS$VALIDATORS$OUTPUTS" ] || need_schemaprov=1
 [ "$FMT_ONLY" = 0 ] || need_schemaprov=0
 sp_pid=""
 if [ "$need_schemaprov" = 1 ]; then   # alongside the CLI's build: the two cores overlap downloads and links
@@ -230,6 +235,24 @@ if [ -n "$SCHEMAS" ]; then
     mv "$work/$p.json" "$SCHEMAS/$p.json"
   done
   echo "tfcheck: wrote $SCHEMAS/aws.json and $SCHEMAS/random.json ($(wc -l <<<"$types") types; $([ "$FULL" = 1 ] && echo 'the real providers' || echo 'the schema provider'))"
+  exit 0
+fi
+if [ -n "$OUTPUTS" ]; then
+  src=$1
+  "$TF" fmt -check -diff -no-color "$src" || { echo "tfcheck: FAIL $src (fmt)"; exit 1; }
+  mkdir -p "$work/outputs"; cp -r "$src/." "$work/outputs/"
+  rm -rf "$work/outputs/.terraform" "$work/outputs/.terraform.lock.hcl" "$work/outputs"/terraform.tfstate*
+  if ! (cd "$work/outputs" && export TF_DATA_DIR="$work/outputs/.terraform" &&
+        "$TF" init -backend=false -input=false -no-color "${PLUGIN_ARGS[@]}" &&
+        env -u AWS_PROFILE -u AWS_SESSION_TOKEN -u AWS_CONFIG_FILE -u AWS_SHARED_CREDENTIALS_FILE \
+          "$TF" apply -auto-approve -input=false -no-color -lock=false &&
+        "$TF" output -json -no-color > "$work/outputs.json") > "$work/outputs.log" 2>&1; then
+    sed 's/^/    /' "$work/outputs.log"
+    echo "tfcheck: FAIL $src (apply)"
+    exit 1
+  fi
+  mv "$work/outputs.json" "$OUTPUTS"
+  echo "tfcheck: ok   $src: wrote its outputs to $OUTPUTS ($([ "$FULL" = 1 ] && echo 'the real providers' || echo 'the schema provider'))"
   exit 0
 fi
 if [ -n "$VALIDATORS" ]; then
