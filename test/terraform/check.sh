@@ -157,21 +157,33 @@ else
 fi
 
 # 4. The negative tests: each broken configuration must make tfcheck exit 1 with the expected
-# error text (a fixed string) in its output.
+# error text (a fixed string) in its output. They run two at a time (the machine's two cores;
+# each tfcheck has its own work directory, and the builds are done), and are judged in order.
 caught=0 cases=0
-check_broken() { # check_broken NAME DIR EXPECTED [TFCHECK_OPTION]
-  local name=$1 dir=$2 expected=$3 out rc
-  cases=$((cases + 1))
-  out=$("$TFCHECK" ${4:+"$4"} "$dir" 2>&1)
-  rc=$?
-  if [ $rc = 1 ] && grep -qF -- "$expected" <<<"$out"; then
-    caught=$((caught + 1))
-    echo "negative: ok   $name: rejected with \"$expected\""
-  else
-    failed=1
-    echo "negative: FAIL $name: want tfcheck ${4:-} to exit 1 with \"$expected\"; it exited $rc:"
-    sed 's/^/    /' <<<"$out"
-  fi
+neg_names=() neg_expected=() neg_opts=()
+check_broken() { # check_broken NAME DIR EXPECTED [TFCHECK_OPTION]: starts it
+  local name=$1 dir=$2 n=${#neg_names[@]}
+  neg_names+=("$1") neg_expected+=("$3") neg_opts+=("${4:-}")
+  while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+  ("$TFCHECK" ${4:+"$4"} "$dir" > "$work/neg-$n.out" 2>&1; echo $? > "$work/neg-$n.rc") &
+}
+judge_broken() { # judges the cases started, in order
+  local i name expected out rc
+  wait
+  for i in "${!neg_names[@]}"; do
+    name=${neg_names[$i]} expected=${neg_expected[$i]}
+    cases=$((cases + 1))
+    out=$(cat "$work/neg-$i.out"); rc=$(cat "$work/neg-$i.rc")
+    if [ "$rc" = 1 ] && grep -qF -- "$expected" <<<"$out"; then
+      caught=$((caught + 1))
+      echo "negative: ok   $name: rejected with \"$expected\""
+    else
+      failed=1
+      echo "negative: FAIL $name: want tfcheck ${neg_opts[$i]} to exit 1 with \"$expected\"; it exited $rc:"
+      sed 's/^/    /' <<<"$out"
+    fi
+  done
+  neg_names=() neg_expected=() neg_opts=()
 }
 broken() { # broken NAME FILE SED_EXPR EXPECTED [TFCHECK_OPTION]
   local name=$1 file=$2 expr=$3 expected=$4 dir=$work/$1
@@ -247,6 +259,8 @@ module "mcp" {
 }
 EOF
 check_broken bad-claim-timeout "$work/bad-claim-timeout/root" 'task_claim_timeout must be null or a whole number of seconds from 1 to 21600'
+
+judge_broken
 
 # A public URL without auth, as a copy-paste of authorization_type = "NONE" would make it: plan
 # refuses it (allow_unauthenticated is the explicit opt-in).
