@@ -2,7 +2,7 @@
 # check.sh: the Terraform stage of test/all.sh.
 #
 #   test/terraform/check.sh                  the fast stage (the default): OpenTofu and the tfcheck
-#                                            schema provider, ~3 to 5 minutes cold on 2 cores
+#                                            schema provider, ~3.5 minutes cold on 2 cores, 1.5 warm
 #   TFCHECK_FULL=1 test/terraform/check.sh   the full stage (make terraform-full): terraform 1.5.7,
 #                                            OpenTofu and the real providers built from source
 #                                            (~20 minutes cold), and the schema provider checked

@@ -70,7 +70,8 @@ TERRAFORM_VERSION=v1.5.7
 # backends and state-encryption key providers (the checks use the local backend and no state
 # encryption), go-getter's s3 and gcs module getters (the modules here come from local paths; a
 # patched copy of go-getter without get_s3.go and get_gcs.go replaces it), and OpenTelemetry
-# export (OTEL_TRACES_EXPORTER=otlp is refused): 799 packages to compile instead of 1267.
+# export (OTEL_TRACES_EXPORTER=otlp is refused): 799 packages to compile instead of 1267 (the
+# backends and key providers alone dropped) and a 40 MB binary instead of 68.
 TOFU_DROP_BACKENDS=azurerm,consul,cos,gcs,kubernetes,oss,pg,s3
 TOFU_DROP_KEYPROVIDERS=aws_kms,azure_vault,gcp_kms,openbao
 TOFU_DROP_OTHER=getter-s3-gcs,otel-export
