@@ -24,7 +24,9 @@ import (
 // "expected NAME to be ..."; sdk-key: the same with the flatmap key,
 // "attribute.0.type", in place of NAME) or framework (terraform-plugin-framework:
 // "Invalid Attribute Value..." with "Attribute PATH value must be ..."). CHECK is
-// one-of (strings), int-one-of, int-between MIN MAX, or int-at-least MIN.
+// one-of (strings), int-one-of, int-between MIN MAX, or int-at-least MIN. The
+// words are the real providers' for the combinations validators.txt uses (the
+// full stage compares them); a new combination is checked when a line uses it.
 type validator struct {
 	Kind, Type, Path, Style, Check string
 	Args                           []string
@@ -212,7 +214,8 @@ func (v *validator) check(val tftypes.Value, path *tftypes.AttributePath, key st
 }
 
 // frameworkPath writes a path as terraform-plugin-framework does: a.b[0].c,
-// ["key"] for map keys, [Value(...)] is left out for set elements.
+// ["key"] for map keys; set elements as [Value], which is not the
+// framework's form (no line of validators.txt validates one in that style).
 func frameworkPath(p *tftypes.AttributePath) string {
 	var sb strings.Builder
 	for _, s := range p.Steps() {
