@@ -19,8 +19,9 @@ import (
 var envName = regexp.MustCompile(`MCPFN_[A-Z0-9_]+`)
 
 // readers are the Go packages whose environment variables the Terraform
-// sets: the public deploy kits (MCPFN_STREAMING included).
-var readers = []string{repoRoot + "/deploy/lambdaenv", repoRoot + "/deploy/gcfenv"}
+// sets: the public deploy kits (MCPFN_STREAMING included) and the
+// variables they share (deploy/mcpfnenv).
+var readers = []string{repoRoot + "/deploy/lambdaenv", repoRoot + "/deploy/gcfenv", repoRoot + "/deploy/mcpfnenv"}
 
 // goEnvNames returns the MCPFN_ names that appear as string literals in
 // the non-test Go files of dirs (a missing directory is skipped), and the

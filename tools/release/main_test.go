@@ -42,6 +42,10 @@ func tree(t *testing.T, files map[string]string) string {
 		}
 	}
 	gitRun("init", "-q")
+	// The repository's own identity: the tool's git tag -m needs one, and
+	// a fresh machine has no global one.
+	gitRun("config", "user.name", "t")
+	gitRun("config", "user.email", "t@example.com")
 	for name := range files {
 		if !slices.Contains(untracked, name) {
 			gitRun("add", name)
