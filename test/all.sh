@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # all.sh: the whole test suite (`make test`). Each stage installs what it
-# needs into ~/.cache; the stages run one after the other, except lint,
-# which runs beside unit, and the Terraform check (test/terraform/check.sh),
-# whose one-time build (~3 to 5 min on a fresh machine) runs in the
-# background from the start. Prints a
+# needs into ~/.cache; the stages run one after the other, except the
+# Terraform check (test/terraform/check.sh), whose one-time build (~3 to 5
+# min on a fresh machine) runs in the background from the start. Prints a
 # summary with each stage's duration and exits non-zero if any stage failed.
 # Every stage covers every module of go.work (test/modules.sh); `make check` (test/check.sh) is the quick tier.
 set -uo pipefail
@@ -36,18 +35,8 @@ if [ -x tools/tfcheck/tfcheck.sh ] && [ -d infra/terraform ]; then
   tf_pid=$!
 fi
 
-# lint runs beside the unit stage, not before it: on a fresh machine both
-# spend minutes compiling (vet without, the tests with the race detector),
-# and the unit stage leaves a core idle while its tests wait on processes.
-echo "=== lint (beside unit; its output follows unit's)"
-(s=$SECONDS; test/lint.sh > "$logdir/lint.log" 2>&1; echo $? > "$logdir/lint.rc"
- echo $((SECONDS - s)) > "$logdir/lint.secs") &
-lint_pid=$!
+stage lint test/lint.sh
 stage unit test/unit.sh
-wait "$lint_pid"
-cat "$logdir/lint.log"
-lint="lint ($(cat "$logdir/lint.secs" 2>/dev/null)s, beside unit)"
-if [ "$(cat "$logdir/lint.rc" 2>/dev/null)" = 0 ]; then results=("PASS $lint" "${results[@]}"); else results=("FAIL $lint" "${results[@]}"); failed=1; fi
 stage conformance test/conformance/all.sh
 stage conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2025-11-25
 [ -x test/interop/run.sh ] && stage interop test/interop/run.sh
