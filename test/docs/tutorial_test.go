@@ -466,7 +466,8 @@ const inspectorVersion = "2.12.0"
 // `mcpfn new my-tools -target lambda`, then `mcpfn dev` in it, which
 // prints its URL; the README's `mcpfn call` and the official MCP
 // Inspector's CLI (the README's npx line, run from a directory where the
-// pinned Inspector is installed, so npx needs no network) use that URL.
+// pinned Inspector is installed once, so npx needs no network) use that
+// URL.
 func twoCommands(t *testing.T, rel *release) {
 	const doc = "README.md"
 	readme := readFile(t, doc)
@@ -489,7 +490,18 @@ func twoCommands(t *testing.T, rel *release) {
 	// The Inspector first (npm), while the module builds.
 	inspector := make(chan string, 1)
 	go func() {
-		dir := filepath.Join(t.TempDir(), "inspector")
+		// Installed once, where test/node/install.sh keeps the suite's
+		// other npm packages (it does nothing when the install is complete).
+		tools := os.Getenv("MCPFN_TOOLS")
+		if tools == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				inspector <- "error: " + err.Error()
+				return
+			}
+			tools = filepath.Join(home, ".cache", "mcpfn")
+		}
+		dir := filepath.Join(tools, "inspector-"+inspectorVersion)
 		cmd := exec.Command(filepath.Join(repoRoot(t), "test", "node", "install.sh"), dir, "@modelcontextprotocol/inspector@"+inspectorVersion)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
