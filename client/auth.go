@@ -9,7 +9,7 @@ import (
 // It stands for one principal: the cache keeps the private results of every
 // token it returns as one credential's (a token renewed on expiry keeps
 // them). To send different users' tokens over one Conn, give each call its
-// own (WithAuthorization), which bypasses the cache. Token may be called
+// own (CallOptions.Token), which bypasses the cache. Token may be called
 // concurrently.
 type TokenSource interface {
 	Token(ctx context.Context) (string, error) // "" means send no Authorization

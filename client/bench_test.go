@@ -52,12 +52,12 @@ func TestListToolsCachedAllocations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := posts.Load()
 	n := testing.AllocsPerRun(100, func() {
-		tools, err := c.ListTools(ctx)
+		tools, err := c.ListTools(ctx, nil)
 		if err != nil || len(tools) != 1 || tools[0].Name != "add" {
 			t.Fatalf("ListTools = %v, %v", tools, err)
 		}
@@ -84,12 +84,12 @@ func BenchmarkListToolsCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.ListTools(ctx); err != nil {
+		if _, err := c.ListTools(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func BenchmarkCallTool(b *testing.B) {
 			args := map[string]any{"a": 2, "b": 3}
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := c.CallTool(ctx, "add", args)
+				r, err := c.CallTool(ctx, "add", args, nil)
 				if err != nil || r.IsError {
 					b.Fatal(err)
 				}
@@ -144,7 +144,7 @@ func BenchmarkCallToolMiddleware(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := processCPU()
 				for b.Loop() {
-					r, err := c.CallTool(ctx, "add", args)
+					r, err := c.CallTool(ctx, "add", args, nil)
 					if err != nil || r.IsError {
 						b.Fatal(err)
 					}

@@ -6,15 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpfn/mcpfn/mcp"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/mcp"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
@@ -152,7 +154,7 @@ func TestProbe(t *testing.T) {
 			if c.Modern() != tc.modern || rec.count("server/discover") != 1 {
 				t.Fatalf("second Connect: modern %v, discover %d", c.Modern(), rec.count("server/discover"))
 			}
-			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 				t.Fatal(err)
 			}
 			// Another Client knows nothing of it: no state outside a Client.
@@ -300,7 +302,7 @@ func TestModernRequestShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "ü"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "ü"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := rec.last("tools/call")
@@ -322,18 +324,18 @@ func TestModernRequestShape(t *testing.T) {
 		t.Fatalf("_meta %s", s.Body)
 	}
 	// Mcp-Name is encoded when it is not a plain value.
-	c.CallTool(ctx, " spaced", nil)
+	c.CallTool(ctx, " spaced", nil, nil)
 	if got := rec.last("tools/call").Header.Get("Mcp-Name"); got != "=?base64?IHNwYWNlZA==?=" {
 		t.Fatalf("Mcp-Name %q", got)
 	}
 	// Unknown tool: -32602 as an *mcp.Error.
-	_, err = c.CallTool(ctx, "nope", nil)
+	_, err = c.CallTool(ctx, "nope", nil, nil)
 	if !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("err = %v", err)
 	}
 	// Non-object arguments are refused before anything is sent.
 	n := len(rec.all())
-	if _, err := c.CallTool(ctx, "echo", []int{1}); err == nil || len(rec.all()) != n {
+	if _, err := c.CallTool(ctx, "echo", []int{1}, nil); err == nil || len(rec.all()) != n {
 		t.Fatalf("array arguments: %v, sent %d", err, len(rec.all())-n)
 	}
 }
@@ -355,10 +357,10 @@ func TestParamHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "Zürich", "n": 42, "b": false, "nested": map[string]any{"k": "=?base64?x?="}})
+	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "Zürich", "n": 42, "b": false, "nested": map[string]any{"k": "=?base64?x?="}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +376,7 @@ func TestParamHeaders(t *testing.T) {
 		}
 	}
 	// null and absent values send no header.
-	if _, err := c.CallTool(ctx, "hdr", map[string]any{"region": nil}); err != nil {
+	if _, err := c.CallTool(ctx, "hdr", map[string]any{"region": nil}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for k := range rec.last("tools/call").Header {
@@ -384,10 +386,10 @@ func TestParamHeaders(t *testing.T) {
 	}
 	// Integers beyond ±(2^53-1) fail before sending.
 	n := rec.count("tools/call")
-	if _, err := c.CallTool(ctx, "hdr", json.RawMessage(`{"n":9007199254740992}`)); err == nil || rec.count("tools/call") != n {
+	if _, err := c.CallTool(ctx, "hdr", json.RawMessage(`{"n":9007199254740992}`), nil); err == nil || rec.count("tools/call") != n {
 		t.Fatalf("big integer: err %v", err)
 	}
-	if _, err := c.CallTool(ctx, "hdr", json.RawMessage(`{"n":9007199254740991}`)); err != nil {
+	if _, err := c.CallTool(ctx, "hdr", json.RawMessage(`{"n":9007199254740991}`), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -419,7 +421,7 @@ func TestHeaderMismatchRefreshes(t *testing.T) {
 		return true
 	}
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
-	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "eu"})
+	r, err := c.CallTool(ctx, "hdr", map[string]any{"region": "eu"}, nil)
 	if err != nil || r.IsError {
 		t.Fatalf("%v %v", err, r)
 	}
@@ -451,7 +453,7 @@ func TestMRTRRules(t *testing.T) {
 	o.Mode = client.ModeModern
 	o.MaxRounds = 3
 	c, _ := client.Connect(ctx, url, o)
-	_, err := c.CallTool(ctx, "forever", nil)
+	_, err := c.CallTool(ctx, "forever", nil, nil)
 	var mr *client.MaxRoundsError
 	if !errors.Is(err, client.ErrMaxRounds) || !errors.As(err, &mr) || rounds.Load() != 4 {
 		t.Fatalf("err %v, rounds %d", err, rounds.Load())
@@ -486,11 +488,11 @@ func TestMRTRRules(t *testing.T) {
 		prevState = b.Params.RequestState
 	}
 	// No input_required leaks into the next call.
-	r, k, err := c.CallToolOnce(ctx, "stateful", nil)
+	r, k, err := c.CallToolOnce(ctx, "stateful", nil, nil)
 	if err != nil || r != nil || k == nil || len(k.Requests) != 1 || len(k.Keys) != 1 || k.Keys[0] != "q" || k.Requests["q"] == nil {
 		t.Fatalf("CallToolOnce: %v %v %v", r, k, err)
 	}
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "between"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "between"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b := rec.last("tools/call").Body; bytes.Contains(b, []byte("requestState")) || bytes.Contains(b, []byte("inputResponses")) {
@@ -504,7 +506,7 @@ func TestMRTRRules(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// Resume with answers given by the caller.
-	_, k, err = c.CallToolOnce(ctx, "stateful", nil)
+	_, k, err = c.CallToolOnce(ctx, "stateful", nil, nil)
 	if err != nil || k == nil {
 		t.Fatalf("CallToolOnce: %v", err)
 	}
@@ -517,7 +519,7 @@ func TestMRTRRules(t *testing.T) {
 	}
 	// A kind the client did not declare is refused by the server (-32021).
 	c2, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
-	_, err = c2.CallTool(ctx, "forever", nil)
+	_, err = c2.CallTool(ctx, "forever", nil, nil)
 	if !errors.Is(err, mcp.ErrMissingCapability) {
 		t.Fatalf("err = %v", err)
 	}
@@ -595,14 +597,14 @@ func TestAuthorization(t *testing.T) {
 			if c.Modern() != (mode == core.ModeAuto) || ch.challenges != 1 {
 				t.Fatalf("modern %v challenges %d", c.Modern(), ch.challenges)
 			}
-			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			// 403 insufficient_scope is a challenge too.
 			ch.mu.Lock()
 			ch.tok = "narrow"
 			ch.mu.Unlock()
-			if _, err := c.CallTool(ctx, "echo", nil); err != nil || ch.challenges != 2 {
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil || ch.challenges != 2 {
 				t.Fatalf("after step-up: %v, challenges %d", err, ch.challenges)
 			}
 		})
@@ -628,7 +630,7 @@ func TestAuthorization(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A per-call Authorization replaces the source's token.
-		_, err = c.CallTool(ctx, "echo", nil, client.WithAuthorization("bad"))
+		_, err = c.CallTool(ctx, "echo", nil, &client.CallOptions{Token: "bad"})
 		if !errors.Is(err, client.ErrUnauthorized) {
 			t.Fatalf("err = %v", err)
 		}
@@ -649,7 +651,7 @@ func TestCache(t *testing.T) {
 	tok := &challenger{tok: "t1"}
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: tok})
 	for range 3 {
-		if _, err := c.ListTools(ctx); err != nil {
+		if _, err := c.ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -661,23 +663,23 @@ func TestCache(t *testing.T) {
 	tok.mu.Lock()
 	tok.tok = "t2"
 	tok.mu.Unlock()
-	c.ListTools(ctx)
+	c.ListTools(ctx, nil)
 	if n := rec.count("tools/list"); n != 1 {
 		t.Fatalf("renewed token: tools/list sent %d times, want 1", n)
 	}
 	// Refresh and bypass; a per-call Authorization bypasses.
-	c.ListTools(ctx, client.WithCache(client.CacheRefresh))
-	c.ListTools(ctx, client.WithCache(client.CacheBypass))
-	c.ListTools(ctx, client.WithAuthorization("t2"))
+	c.ListTools(ctx, &client.CallOptions{Cache: client.CacheRefresh})
+	c.ListTools(ctx, &client.CallOptions{Cache: client.CacheBypass})
+	c.ListTools(ctx, &client.CallOptions{Token: "t2"})
 	if n := rec.count("tools/list"); n != 4 {
 		t.Fatalf("tools/list %d, want 4", n)
 	}
 	// Public results are shared across tokens.
-	c.ReadResource(ctx, "test://r")
+	c.ReadResource(ctx, "test://r", nil)
 	tok.mu.Lock()
 	tok.tok = "t3"
 	tok.mu.Unlock()
-	c.ReadResource(ctx, "test://r")
+	c.ReadResource(ctx, "test://r", nil)
 	if n := rec.count("resources/read"); n != 1 {
 		t.Fatalf("resources/read %d, want 1", n)
 	}
@@ -696,7 +698,7 @@ func TestLegacySession(t *testing.T) {
 	if init.Header.Get("Mcp-Session-Id") != "" || rec.count("notifications/initialized") != 1 {
 		t.Fatal("initialize shape")
 	}
-	if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	call := rec.last("tools/call")
@@ -713,14 +715,14 @@ func TestLegacySession(t *testing.T) {
 		}
 		return false
 	}
-	if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("initialize") != 2 {
 		t.Fatalf("initialize %d", rec.count("initialize"))
 	}
 	// Per-call credentials get their own session.
-	if _, err := c.CallTool(ctx, "echo", nil, client.WithAuthorization("other")); err != nil {
+	if _, err := c.CallTool(ctx, "echo", nil, &client.CallOptions{Token: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("initialize") != 3 || rec.last("initialize").Header.Get("Authorization") != "Bearer other" {
@@ -760,7 +762,7 @@ func TestLegacyCancel(t *testing.T) {
 	defer c.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	if _, err := c.CallTool(ctx, "block", nil); !errors.Is(err, context.Canceled) {
+	if _, err := c.CallTool(ctx, "block", nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	n := rec.last("notifications/cancelled")
@@ -791,7 +793,7 @@ func TestBrokenStream(t *testing.T) {
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	// An idempotent request is sent again, once, with a new id.
 	rec.fault = breakFirst("tools/list")
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -809,7 +811,7 @@ func TestBrokenStream(t *testing.T) {
 	}
 	// tools/call is never repeated.
 	rec.fault = breakFirst("tools/call")
-	_, err := c.CallTool(ctx, "echo", nil)
+	_, err := c.CallTool(ctx, "echo", nil, nil)
 	if !errors.Is(err, client.ErrStreamBroken) || rec.count("tools/call") != 1 {
 		t.Fatalf("err %v, calls %d", err, rec.count("tools/call"))
 	}
@@ -823,7 +825,7 @@ func TestVersionRetry(t *testing.T) {
 	url, rec := newServer(t, nil, nil)
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	rec.fault = unsupported(1, "2026-07-28")
-	if _, err := c.Discover(ctx); err != nil {
+	if _, err := c.Discover(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("server/discover") != 2 {
@@ -862,21 +864,21 @@ func TestHostileResponses(t *testing.T) {
 		}
 		return false
 	}
-	if _, err := c.ListToolsPage(ctx, nil, client.WithCache(client.CacheBypass)); err == nil {
+	if _, err := c.ListToolsPage(ctx, nil, &client.CallOptions{Cache: client.CacheBypass}); err == nil {
 		t.Fatal("oversized JSON accepted")
 	}
-	if _, err := c.ListPrompts(ctx, nil); !errors.Is(err, client.ErrStreamBroken) {
+	if _, err := c.ListPrompts(ctx, nil, nil); !errors.Is(err, client.ErrStreamBroken) {
 		t.Fatalf("oversized SSE event: %v", err)
 	}
 	// The connection still works.
 	rec.fault = nil
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "ok"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "ok"}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestExtraHeaders: Options.Header and WithHeader reach the server in both
-// eras.
+// TestExtraHeaders: Options.Header and CallOptions.Header reach the server
+// in both eras.
 func TestExtraHeaders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -887,12 +889,43 @@ func TestExtraHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		if _, err := c.CallTool(ctx, "echo", nil, client.WithHeader(http.Header{"X-Call": {"k"}})); err != nil {
+		if _, err := c.CallTool(ctx, "echo", nil, &client.CallOptions{Header: http.Header{"X-Call": {"k"}}}); err != nil {
 			t.Fatal(err)
 		}
 		h := rec.last("tools/call").Header
 		if h.Get("X-Conn") != "c" || h.Get("X-Call") != "k" {
 			t.Fatalf("%v: headers %v", mode, h)
+		}
+	}
+}
+
+// TestCallCredential: a call's own credential replaces the TokenSource's
+// token: CallOptions.Token, an Authorization in CallOptions.Header (any
+// spelling), Token over Header, and an empty Authorization sends none.
+func TestCallCredential(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url, rec := newServer(t, nil, nil)
+	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: client.StaticToken("conn")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for _, tc := range []struct {
+		opts *client.CallOptions
+		want []string
+	}{
+		{nil, []string{"Bearer conn"}},
+		{&client.CallOptions{Token: "t1"}, []string{"Bearer t1"}},
+		{&client.CallOptions{Header: http.Header{"authorization": {"Bearer h"}}}, []string{"Bearer h"}},
+		{&client.CallOptions{Token: "t2", Header: http.Header{"Authorization": {"Bearer h"}}}, []string{"Bearer t2"}},
+		{&client.CallOptions{Header: http.Header{"Authorization": {""}}}, nil},
+	} {
+		if _, err := c.CallTool(ctx, "echo", nil, tc.opts); err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.last("tools/call").Header.Values("Authorization"); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: Authorization %q, want %q", tc.opts, got, tc.want)
 		}
 	}
 }
@@ -922,17 +955,17 @@ func TestMRTRProtocolErrors(t *testing.T) {
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	// An input request of a kind the client did not declare.
 	rec.fault = answerWith("tools/call", `{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{}}}}`)
-	if _, err := c.CallTool(ctx, "echo", nil); !errors.Is(err, client.ErrProtocol) || rec.count("tools/call") != 1 {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); !errors.Is(err, client.ErrProtocol) || rec.count("tools/call") != 1 {
 		t.Fatalf("undeclared kind: %v", err)
 	}
 	// An unknown resultType.
 	rec.fault = answerWith("tools/call", `{"resultType":"later","content":[]}`)
-	if _, err := c.CallTool(ctx, "echo", nil); !errors.Is(err, client.ErrProtocol) {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); !errors.Is(err, client.ErrProtocol) {
 		t.Fatalf("unknown resultType: %v", err)
 	}
 	// input_required on a method that may not return it.
 	rec.fault = answerWith("tools/list", `{"resultType":"input_required","requestState":"x"}`)
-	if _, err := c.ListTools(ctx, client.WithCache(client.CacheBypass)); !errors.Is(err, client.ErrProtocol) {
+	if _, err := c.ListTools(ctx, &client.CallOptions{Cache: client.CacheBypass}); !errors.Is(err, client.ErrProtocol) {
 		t.Fatalf("input_required on tools/list: %v", err)
 	}
 	// requestState alone: retried at once, state echoed byte for byte,
@@ -942,7 +975,7 @@ func TestMRTRProtocolErrors(t *testing.T) {
 	rec.fault = func(w http.ResponseWriter, r *http.Request, s *seen) bool {
 		return first(w, r, s) || second(w, r, s)
 	}
-	r, err := c.CallTool(ctx, "echo", map[string]any{"s": "again"})
+	r, err := c.CallTool(ctx, "echo", map[string]any{"s": "again"}, nil)
 	if err != nil || textOf(t, r) != "later" {
 		t.Fatalf("state-only retry: %v", err)
 	}
@@ -968,7 +1001,7 @@ func TestPagination(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 		before := rec.count("tools/list")
-		tools, err := c.ListTools(ctx)
+		tools, err := c.ListTools(ctx, nil)
 		if err != nil || len(tools) != 4 {
 			t.Fatalf("%v: %d tools, %v", mode, len(tools), err)
 		}
@@ -979,23 +1012,23 @@ func TestPagination(t *testing.T) {
 	// "" is a cursor like any other: it is sent.
 	c, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	empty := ""
-	_, err := c.ListToolsPage(ctx, &empty)
+	_, err := c.ListToolsPage(ctx, &empty, nil)
 	if !bytes.Contains(rec.last("tools/list").Body, []byte(`"cursor":""`)) {
 		t.Fatalf("empty cursor not sent (err %v)", err)
 	}
 	// A rejected cursor drops the cached pages of that list.
-	c.ListTools(ctx)
+	c.ListTools(ctx, nil)
 	n := rec.count("tools/list")
-	c.ListTools(ctx)
+	c.ListTools(ctx, nil)
 	if rec.count("tools/list") != n {
 		t.Fatal("pages not cached")
 	}
 	bad := "not-a-cursor"
-	if _, err := c.ListToolsPage(ctx, &bad); !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
+	if _, err := c.ListToolsPage(ctx, &bad, nil); !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("bad cursor: %v", err)
 	}
 	n = rec.count("tools/list")
-	c.ListTools(ctx)
+	c.ListTools(ctx, nil)
 	if rec.count("tools/list") != n+4 {
 		t.Fatalf("pages still cached after a rejected cursor (%d requests)", rec.count("tools/list")-n)
 	}
@@ -1023,7 +1056,7 @@ func TestEraReprobe(t *testing.T) {
 		return false
 	}
 	var he *client.HTTPError
-	if _, err := c.ListTools(ctx); !errors.As(err, &he) || he.StatusCode != 405 {
+	if _, err := c.ListTools(ctx, nil); !errors.As(err, &he) || he.StatusCode != 405 {
 		t.Fatalf("err = %v", err)
 	}
 	rec.fault = nil
@@ -1060,7 +1093,7 @@ func TestDiscoverAdopt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("server/discover") != 1 {
@@ -1068,7 +1101,7 @@ func TestDiscoverAdopt(t *testing.T) {
 	}
 	req := &core.CompleteParams{Ref: core.CompletionReference{Type: "ref/prompt", Name: "p"}}
 	req.Argument.Name, req.Argument.Value = "x", "y"
-	r, err := c.Complete(ctx, req)
+	r, err := c.Complete(ctx, req, nil)
 	if err != nil || len(r.Completion.Values) != 2 {
 		t.Fatalf("complete: %v %+v", err, r)
 	}
@@ -1103,7 +1136,7 @@ func TestModernCancel(t *testing.T) {
 	c, _ := client.Connect(context.Background(), url, &client.Options{Mode: client.ModeModern})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	if _, err := c.CallTool(ctx, "block", nil); !errors.Is(err, context.Canceled) {
+	if _, err := c.CallTool(ctx, "block", nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	select {
@@ -1138,15 +1171,15 @@ func TestConcurrentUse(t *testing.T) {
 					var err error
 					switch (i + j) % 3 {
 					case 0:
-						_, err = c.ListTools(ctx)
+						_, err = c.ListTools(ctx, nil)
 					case 1:
 						var r *mcp.CallToolResult
-						r, err = c.CallTool(ctx, "echo", map[string]any{"s": "x"})
+						r, err = c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil)
 						if err == nil && textOf(t, r) != "echo:x" {
 							err = fmt.Errorf("wrong result %+v", r)
 						}
 					case 2:
-						_, err = c.CallTool(ctx, "echo", nil, client.WithAuthorization("other"))
+						_, err = c.CallTool(ctx, "echo", nil, &client.CallOptions{Token: "other"})
 					}
 					if err != nil {
 						errs <- err

@@ -101,7 +101,7 @@ func (c *Conn) Close() error {
 
 func (c *Conn) isClosed() bool { return c.closed.Load() }
 
-// do sends r in the Conn's era and hands its result to WithRawResult.
+// do sends r in the Conn's era and hands its result to CallOptions.RawResult.
 func (c *Conn) do(ctx context.Context, r *request) (json.RawMessage, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
@@ -115,7 +115,7 @@ func (c *Conn) do(ctx context.Context, r *request) (json.RawMessage, error) {
 }
 
 // dispatch handles a server notification: progress goes to the request's
-// WithProgress function (x, nil outside a request's stream), change
+// CallOptions.Progress function (x, nil outside a request's stream), change
 // notifications drop what they make stale from the cache, then the
 // Client's Notification handler and the era have it.
 func (c *Conn) dispatch(m *wireMessage, x *exchange) {

@@ -62,7 +62,7 @@
 // tasks/cancel, best effort, on a context of its own bounded by
 // TaskCancelTimeout. Every task request carries Mcp-Name with the task id
 // and the call's credential and headers, and has the bounds of any request
-// (RequestTimeout, MaxResponseBytes). WithTaskStatus follows the task's
+// (RequestTimeout, MaxResponseBytes). CallOptions.TaskStatus follows the task's
 // status changes.
 //
 // CallToolTask returns the TaskHandle at once instead; its ID can be
@@ -96,8 +96,8 @@
 // Options.TokenSource supplies the bearer token. A TokenSource that also
 // implements Challenger (package client/oauth) is asked to authorize on a
 // 401, or a 403 with error="insufficient_scope", and the request is sent
-// again, at most three times per operation. WithAuthorization, or an
-// Authorization header given with WithHeader, is the credential of one
+// again, at most three times per operation. CallOptions.Token, or an
+// Authorization header in CallOptions.Header, is the credential of one
 // call: it never triggers a challenge, bypasses the cache, and on legacy
 // servers such calls run in a session per credential.
 //
@@ -112,7 +112,7 @@
 // so a token renewed on expiry keeps the cache), the Authorization of
 // Options.Header, or no credential. A successful challenge drops the
 // private entries (a new authorization). Calls with a credential of their
-// own neither read nor store entries. WithCache chooses per call.
+// own neither read nor store entries. CallOptions.Cache chooses per call.
 //
 // # Middleware
 //
@@ -151,7 +151,7 @@
 // Requests and results are the wire types of package mcp (mcp.Tool,
 // mcp.CallToolResult, mcp.ListPromptsResult, ...), decoded with their raw
 // parts kept raw: tool schemas, structuredContent and input request params
-// are json.RawMessage values as received. WithRawResult hands out a whole
+// are json.RawMessage values as received. CallOptions.RawResult hands out a whole
 // result as received; ToolsPage keeps each tool's entry. Cursors follow
 // the mcp convention: nil is the first page in a request and the last page
 // in a result, and "" is a cursor like any other.

@@ -22,7 +22,7 @@ import (
 // revisions have no cache hints).
 //
 // The session of the Conn's own credential is def; each per-call
-// credential (WithAuthorization) gets a session of its own, at most
+// credential (CallOptions.Token) gets a session of its own, at most
 // Options.MaxSessions of them, the least recently used ended first.
 type legacyEra struct {
 	c *Conn

@@ -192,7 +192,7 @@ func testEverything(t *testing.T, url string) {
 			if c.Modern() != tc.modern {
 				t.Fatalf("Modern() = %v, want %v", c.Modern(), tc.modern)
 			}
-			tools, err := c.ListTools(ctx)
+			tools, err := c.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,32 +203,32 @@ func testEverything(t *testing.T, url string) {
 			if !names["test_simple_text"] || !names["test_x_mcp_header"] {
 				t.Fatalf("tools: %v", names)
 			}
-			r, err := c.CallTool(ctx, "test_simple_text", nil)
+			r, err := c.CallTool(ctx, "test_simple_text", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := textOf(t, r); got != "This is a simple text response for testing." {
 				t.Fatalf("text %q", got)
 			}
-			r, err = c.CallTool(ctx, "test_error_handling", map[string]any{})
+			r, err = c.CallTool(ctx, "test_error_handling", map[string]any{}, nil)
 			if err != nil || !r.IsError {
 				t.Fatalf("test_error_handling: %v, %+v", err, r)
 			}
-			r, err = c.CallTool(ctx, "test_elicitation", map[string]any{"message": "who?"})
+			r, err = c.CallTool(ctx, "test_elicitation", map[string]any{"message": "who?"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := textOf(t, r); !strings.Contains(got, "action=accept") || !strings.Contains(got, `"username":"Ada"`) {
 				t.Fatalf("elicitation: %q", got)
 			}
-			r, err = c.CallTool(ctx, "test_input_required_result_multi_round", nil)
+			r, err = c.CallTool(ctx, "test_input_required_result_multi_round", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := textOf(t, r); got != "Hello Ada, your favorite color is blue." {
 				t.Fatalf("multi round: %q", got)
 			}
-			r, err = c.CallTool(ctx, "test_input_required_result_multiple_inputs", nil)
+			r, err = c.CallTool(ctx, "test_input_required_result_multiple_inputs", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,34 +236,34 @@ func testEverything(t *testing.T, url string) {
 				t.Fatalf("multiple inputs: %q", got)
 			}
 			var progress []float64
-			r, err = c.CallTool(ctx, "test_tool_with_progress", nil, client.WithProgress(func(p client.Progress) {
+			r, err = c.CallTool(ctx, "test_tool_with_progress", nil, &client.CallOptions{Progress: func(p client.Progress) {
 				progress = append(progress, p.Progress)
-			}))
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if fmt.Sprint(progress) != "[0 50 100]" {
 				t.Fatalf("progress %v", progress)
 			}
-			r, err = c.CallTool(ctx, "test_x_mcp_header", map[string]any{"region": " Zürich", "level": 3})
+			r, err = c.CallTool(ctx, "test_x_mcp_header", map[string]any{"region": " Zürich", "level": 3}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := textOf(t, r); got != "region= Zürich level=3" {
 				t.Fatalf("x-mcp-header: %q", got)
 			}
-			rr, err := c.ReadResource(ctx, "test://static-text")
+			rr, err := c.ReadResource(ctx, "test://static-text", nil)
 			if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text == "" {
 				t.Fatalf("read: %v %+v", err, rr)
 			}
-			pr, err := c.GetPrompt(ctx, "test_prompt_with_arguments", map[string]string{"arg1": "x", "arg2": "y"})
+			pr, err := c.GetPrompt(ctx, "test_prompt_with_arguments", map[string]string{"arg1": "x", "arg2": "y"}, nil)
 			if err != nil || len(pr.Messages) == 0 {
 				t.Fatalf("prompt: %v %+v", err, pr)
 			}
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.ListTools(ctx); err != client.ErrClosed {
+			if _, err := c.ListTools(ctx, nil); err != client.ErrClosed {
 				t.Fatalf("after Close: %v", err)
 			}
 		})
@@ -296,7 +296,7 @@ func TestListen(t *testing.T) {
 			if f := <-acked; !f.ToolsListChanged {
 				t.Fatalf("ack %+v", f)
 			}
-			if _, err := c.CallTool(context.Background(), "test_trigger_tool_change", nil); err != nil {
+			if _, err := c.CallTool(context.Background(), "test_trigger_tool_change", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			select {

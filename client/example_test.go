@@ -46,11 +46,11 @@ func Example() {
 	defer c.Close()
 	fmt.Println("modern:", c.Modern(), c.ProtocolVersion())
 
-	tools, _ := c.ListTools(ctx)
+	tools, _ := c.ListTools(ctx, nil)
 	for _, t := range tools {
 		fmt.Println("tool:", t.Name)
 	}
-	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
+	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -77,7 +77,7 @@ func ExampleClient() {
 			fmt.Println(err)
 			return
 		}
-		res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"})
+		res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"}, nil)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -107,7 +107,7 @@ func ExampleOptions_elicitation() {
 			fmt.Println(err)
 			return
 		}
-		res, err := c.CallTool(ctx, "confirm", nil)
+		res, err := c.CallTool(ctx, "confirm", nil, nil)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -128,7 +128,7 @@ func Example_errors() {
 	ctx := context.Background()
 	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeModern})
 	defer c.Close()
-	_, err := c.CallTool(ctx, "no-such-tool", nil)
+	_, err := c.CallTool(ctx, "no-such-tool", nil, nil)
 	var e *mcp.Error
 	if errors.As(err, &e) {
 		fmt.Println(e.Code, e.Method(), e.ResponseStatus())
@@ -139,16 +139,16 @@ func Example_errors() {
 	// true false
 }
 
-// WithRawResult keeps a result as the server sent it, beside the decoded
+// CallOptions.RawResult keeps a result as the server sent it, beside the decoded
 // value.
-func ExampleWithRawResult() {
+func ExampleCallOptions_rawResult() {
 	ts := exampleServer()
 	defer ts.Close()
 	ctx := context.Background()
 	c, _ := client.Connect(ctx, ts.URL+"/mcp", &client.Options{Mode: client.ModeLegacy})
 	defer c.Close()
 	var raw json.RawMessage
-	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"}, client.WithRawResult(&raw))
+	res, err := c.CallTool(ctx, "greet", map[string]any{"name": "Ada"}, &client.CallOptions{RawResult: &raw})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -190,7 +190,7 @@ func ExampleMiddleware() {
 		return
 	}
 	defer conn.Close()
-	if _, err := conn.CallTool(ctx, "confirm", nil); err != nil {
+	if _, err := conn.CallTool(ctx, "confirm", nil, nil); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
@@ -218,14 +218,14 @@ func ExampleConn_CallToolTask() {
 		return
 	}
 	defer c.Close()
-	_, task, err := c.CallToolTask(ctx, "report", nil)
+	_, task, err := c.CallToolTask(ctx, "report", nil, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	id := task.ID() // persist it
 
-	res, err := c.Task(id).Wait(ctx)
+	res, err := c.Task(id, nil).Wait(ctx)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -68,21 +68,21 @@ func TestLegacySessionNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// The server restarts: core answers the old id with 404 and a JSON-RPC
 	// error body.
 	srv.restart()
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatalf("after a restart: %v", err)
 	}
 	if n := rec.count("initialize"); n != 2 {
 		t.Fatalf("initialize sent %d times, want 2", n)
 	}
 	srv.restart()
-	r, err := c.CallTool(ctx, "count", nil)
+	r, err := c.CallTool(ctx, "count", nil, nil)
 	if err != nil {
 		t.Fatalf("call after a restart: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestLegacySessionNotFound(t *testing.T) {
 		return false
 	}
 	inits := rec.count("initialize")
-	if _, err := c.CallTool(ctx, "count", nil); err != nil {
+	if _, err := c.CallTool(ctx, "count", nil, nil); err != nil {
 		t.Fatalf("TypeScript-style 404: %v", err)
 	}
 	if rec.count("initialize") != inits+1 || runs.Load() != 2 {
@@ -122,7 +122,7 @@ func TestLegacySessionNotFound(t *testing.T) {
 		return false
 	}
 	inits, calls := rec.count("initialize"), rec.count("tools/call")
-	_, err = c.CallTool(ctx, "count", nil)
+	_, err = c.CallTool(ctx, "count", nil, nil)
 	var re *mcp.Error
 	if !errors.As(err, &re) || re.ResponseStatus() != http.StatusNotFound {
 		t.Fatalf("err = %v, want the 404", err)
@@ -154,7 +154,7 @@ func TestParamHeadersBeforeList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "Zürich", "level": 2}); err != nil {
+	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "Zürich", "level": 2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if calls, lists := rec.count("tools/call"), rec.count("tools/list"); calls != 1 || lists != 1 {
@@ -168,7 +168,7 @@ func TestParamHeadersBeforeList(t *testing.T) {
 		t.Errorf("Mcp-Param-Level = %q", got)
 	}
 	// Known declarations: no list before the next call.
-	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "eu-west-1"}); err != nil {
+	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "eu-west-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("tools/list") != 1 || rec.last("tools/call").Header.Get("Mcp-Param-Region") != "eu-west-1" {
@@ -178,7 +178,7 @@ func TestParamHeadersBeforeList(t *testing.T) {
 	// CallToolOnce does the same.
 	c2, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	defer c2.Close()
-	if _, _, err := c2.CallToolOnce(ctx, "where", map[string]any{"region": "Zürich"}); err != nil {
+	if _, _, err := c2.CallToolOnce(ctx, "where", map[string]any{"region": "Zürich"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("tools/list") != 2 || rec.last("tools/call").Header.Get("Mcp-Param-Region") != "=?base64?WsO8cmljaA==?=" {
@@ -206,7 +206,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 	}
 	defer c.Close()
 	// "echo" sorts before the rest: its page is the first.
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := rec.count("tools/list"); n != 1 {
@@ -214,7 +214,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 	}
 	// A tool the server does not list: a bounded walk, then the call
 	// without headers (the server answers it).
-	_, err = c.CallTool(ctx, "missing", nil)
+	_, err = c.CallTool(ctx, "missing", nil, nil)
 	if !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("err = %v", err)
 	}
@@ -223,7 +223,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 		t.Fatalf("tools/list %d times: unbounded", walked)
 	}
 	// The walk is not repeated for the same tool.
-	c.CallTool(ctx, "missing", nil)
+	c.CallTool(ctx, "missing", nil, nil)
 	if n := rec.count("tools/list"); n != walked {
 		t.Fatalf("tools/list %d, want %d: the walk was repeated", n, walked)
 	}
@@ -283,7 +283,7 @@ func TestCachePerCallAuthorization(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("alice got %q", got)
 	}
 	for _, h := range []http.Header{
@@ -291,29 +291,29 @@ func TestCachePerCallAuthorization(t *testing.T) {
 		{"authorization": {"Bearer bob"}},
 		{"AUTHORIZATION": {"Bearer bob"}},
 	} {
-		if got := toolNames(c.ListTools(ctx, client.WithHeader(h))); got != "bob_tool" {
+		if got := toolNames(c.ListTools(ctx, &client.CallOptions{Header: h})); got != "bob_tool" {
 			t.Fatalf("a call with Bob's header %v got %q", h, got)
 		}
 		if sent := rec.last("tools/list").Header.Values("Authorization"); len(sent) != 1 || sent[0] != "Bearer bob" {
 			t.Fatalf("sent Authorization %q", sent)
 		}
 	}
-	if got := toolNames(c.ListTools(ctx, client.WithAuthorization("bob"))); got != "bob_tool" {
+	if got := toolNames(c.ListTools(ctx, &client.CallOptions{Token: "bob"})); got != "bob_tool" {
 		t.Fatalf("WithAuthorization(bob) got %q", got)
 	}
 	// Bob's answers were not stored: Alice's entry is still served.
 	n := rec.count("tools/list")
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != n {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != n {
 		t.Fatalf("alice after bob: %q, %d requests", got, rec.count("tools/list")-n)
 	}
 	// No credential at all keeps entries of its own; a per-call one
 	// bypasses them.
 	c3, _ := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
 	defer c3.Close()
-	if got := toolNames(c3.ListTools(ctx)); got != "anon_tool" {
+	if got := toolNames(c3.ListTools(ctx, nil)); got != "anon_tool" {
 		t.Fatalf("no credential got %q", got)
 	}
-	if got := toolNames(c3.ListTools(ctx, client.WithHeader(http.Header{"Authorization": {"Bearer alice"}}))); got != "alice_tool" {
+	if got := toolNames(c3.ListTools(ctx, &client.CallOptions{Header: http.Header{"Authorization": {"Bearer alice"}}})); got != "alice_tool" {
 		t.Fatalf("no credential, then Alice's header: %q", got)
 	}
 }
@@ -330,13 +330,13 @@ func TestCacheRenewedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("alice got %q", got)
 	}
 	src.mu.Lock()
 	src.tok = "alice-2"
 	src.mu.Unlock()
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != 1 {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 1 {
 		t.Fatalf("after a renewed token: %q, tools/list sent %d times (want 1: served from the cache)", got, rec.count("tools/list"))
 	}
 }
@@ -355,13 +355,13 @@ func TestCacheCredentialSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := toolNames(c.ListTools(ctx)); got != "bob_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "bob_tool" {
 		t.Fatalf("static header got %q", got)
 	}
 	lazy.mu.Lock()
 	lazy.tok = "alice"
 	lazy.mu.Unlock()
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("the token source's first token got %q", got)
 	}
 	if sent := rec.last("tools/list").Header.Values("Authorization"); len(sent) != 1 || sent[0] != "Bearer alice" {
@@ -373,7 +373,7 @@ func TestCacheCredentialSources(t *testing.T) {
 	lazy.tok = ""
 	lazy.mu.Unlock()
 	n := rec.count("tools/list")
-	if got := toolNames(c.ListTools(ctx)); got != "bob_tool" || rec.count("tools/list") != n {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "bob_tool" || rec.count("tools/list") != n {
 		t.Fatalf("static header again: %q, %d requests", got, rec.count("tools/list")-n)
 	}
 }
@@ -391,15 +391,15 @@ func TestCacheChallengeDropsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := toolNames(c.ListTools(ctx)); got != "alice_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("got %q", got)
 	}
 	// The server stops accepting Alice's token; the challenge yields Bob's.
 	rec.fault = revoke("alice")
-	if _, err := c.CallTool(ctx, "bob_tool", nil); err != nil {
+	if _, err := c.CallTool(ctx, "bob_tool", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(c.ListTools(ctx)); got != "bob_tool" {
+	if got := toolNames(c.ListTools(ctx, nil)); got != "bob_tool" {
 		t.Fatalf("after the challenge: %q", got)
 	}
 }
@@ -430,7 +430,7 @@ func TestLegacyMaxRounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = c.CallTool(ctx, "forever", nil)
+	_, err = c.CallTool(ctx, "forever", nil, nil)
 	var mr *client.MaxRoundsError
 	if !errors.Is(err, client.ErrMaxRounds) || !errors.As(err, &mr) || mr.Rounds != 3 {
 		t.Fatalf("err = %v", err)
@@ -442,7 +442,7 @@ func TestLegacyMaxRounds(t *testing.T) {
 		t.Fatalf("notifications/cancelled %d", rec.count("notifications/cancelled"))
 	}
 	// The session still serves calls.
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "after"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "after"}, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -34,10 +34,10 @@ func TestLegacyNoInitialize(t *testing.T) {
 	if ir := c.InitializeResult(); ir == nil || ir.ProtocolVersion != core.ProtocolVersion20250326 || ir.Capabilities.Tools != nil {
 		t.Fatalf("InitializeResult %+v", ir)
 	}
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "a"}, client.WithAuthorization("user-1")); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "a"}, &client.CallOptions{Token: "user-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "b"}, client.WithAuthorization("user-2")); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "b"}, &client.CallOptions{Token: "user-2"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range rec.all() {
@@ -98,7 +98,7 @@ func TestLegacyAdoptSession(t *testing.T) {
 	if len(rec.all()) != n || b.Modern() || b.SessionID() != sid || b.ProtocolVersion() != core.ProtocolVersion20251125 {
 		t.Fatalf("adopt: %d requests, session %q version %q", len(rec.all())-n, b.SessionID(), b.ProtocolVersion())
 	}
-	if _, err := b.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := b.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	call := rec.last("tools/call")
@@ -106,7 +106,7 @@ func TestLegacyAdoptSession(t *testing.T) {
 		t.Fatalf("headers %v", call.Header)
 	}
 	b.Close() // not b's session: no DELETE
-	if _, err := a.CallTool(ctx, "echo", map[string]any{"s": "y"}); err != nil {
+	if _, err := a.CallTool(ctx, "echo", map[string]any{"s": "y"}, nil); err != nil {
 		t.Fatalf("the session was ended by the adopter: %v", err)
 	}
 	if rec.count("initialize") != 1 {
@@ -149,7 +149,7 @@ func TestLegacyGETNotFound(t *testing.T) {
 	}
 	defer c.Close()
 	first := c.SessionID()
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rec.count("initialize") != 2 || rec.count("tools/call") != 1 {
@@ -185,7 +185,7 @@ func TestLegacyResubscribe(t *testing.T) {
 	}()
 	<-acked
 	srv.restart()
-	if _, err := c.ReadResource(context.Background(), "test://r"); err != nil {
+	if _, err := c.ReadResource(context.Background(), "test://r", nil); err != nil {
 		t.Fatal(err)
 	}
 	subs := 0

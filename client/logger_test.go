@@ -48,7 +48,7 @@ func TestNilLoggerIsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tools, err := c.ListTools(ctx); err != nil || len(tools) != 0 {
+	if tools, err := c.ListTools(ctx, nil); err != nil || len(tools) != 0 {
 		t.Fatalf("ListTools = %v, %v; want the bad tool dropped", tools, err)
 	}
 	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "tool dropped") {

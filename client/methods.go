@@ -18,13 +18,13 @@ func cursorParams(cursor *string) (params, string) {
 }
 
 // GetPrompt gets a prompt, running its input rounds like CallTool.
-func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*mcp.GetPromptResult, error) {
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, opts *CallOptions) (*mcp.GetPromptResult, error) {
 	p := params{{"name", quoteJSON(name)}}
 	if args != nil {
 		b, _ := json.Marshal(args)
 		p = append(p, field{"arguments", b})
 	}
-	res, err := c.do(ctx, &request{method: "prompts/get", params: p, co: callOpts(opts)})
+	res, err := c.do(ctx, &request{method: "prompts/get", params: p, co: opts.resolve()})
 	if err != nil {
 		return nil, err
 	}
@@ -37,9 +37,9 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 
 // ReadResource reads a resource, running its input rounds like CallTool.
 // Modern results are cached per their ttlMs and cacheScope.
-func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*mcp.ReadResourceResult, error) {
+func (c *Conn) ReadResource(ctx context.Context, uri string, opts *CallOptions) (*mcp.ReadResourceResult, error) {
 	p := params{{"uri", quoteJSON(uri)}}
-	res, err := c.do(ctx, &request{method: "resources/read", params: p, co: callOpts(opts), cacheable: true, target: uri})
+	res, err := c.do(ctx, &request{method: "resources/read", params: p, co: opts.resolve(), cacheable: true, target: uri})
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string, opts ...CallOption)
 }
 
 // Complete asks for completion/complete suggestions.
-func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts ...CallOption) (*mcp.CompleteResult, error) {
+func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts *CallOptions) (*mcp.CompleteResult, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts ...Ca
 			p = append(p, field{k, v})
 		}
 	}
-	res, err := c.do(ctx, &request{method: "completion/complete", params: p, co: callOpts(opts)})
+	res, err := c.do(ctx, &request{method: "completion/complete", params: p, co: opts.resolve()})
 	if err != nil {
 		return nil, err
 	}
@@ -77,28 +77,28 @@ func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts ...Ca
 
 // ListPrompts fetches one page of prompts/list (cursor nil: the first;
 // NextCursor nil: the last page).
-func (c *Conn) ListPrompts(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListPromptsResult, error) {
+func (c *Conn) ListPrompts(ctx context.Context, cursor *string, opts *CallOptions) (*mcp.ListPromptsResult, error) {
 	var r mcp.ListPromptsResult
 	return &r, c.list(ctx, "prompts/list", cursor, opts, &r)
 }
 
 // ListResources fetches one page of resources/list (cursor nil: the
 // first; NextCursor nil: the last page).
-func (c *Conn) ListResources(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListResourcesResult, error) {
+func (c *Conn) ListResources(ctx context.Context, cursor *string, opts *CallOptions) (*mcp.ListResourcesResult, error) {
 	var r mcp.ListResourcesResult
 	return &r, c.list(ctx, "resources/list", cursor, opts, &r)
 }
 
 // ListResourceTemplates fetches one page of resources/templates/list
 // (cursor nil: the first; NextCursor nil: the last page).
-func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts ...CallOption) (*mcp.ListResourceTemplatesResult, error) {
+func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts *CallOptions) (*mcp.ListResourceTemplatesResult, error) {
 	var r mcp.ListResourceTemplatesResult
 	return &r, c.list(ctx, "resources/templates/list", cursor, opts, &r)
 }
 
-func (c *Conn) list(ctx context.Context, method string, cursor *string, opts []CallOption, out any) error {
+func (c *Conn) list(ctx context.Context, method string, cursor *string, opts *CallOptions, out any) error {
 	p, target := cursorParams(cursor)
-	res, err := c.do(ctx, &request{method: method, params: p, co: callOpts(opts), cacheable: true, target: target})
+	res, err := c.do(ctx, &request{method: method, params: p, co: opts.resolve(), cacheable: true, target: target})
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (c *Conn) list(ctx context.Context, method string, cursor *string, opts []C
 // Call sends any request and returns its raw result (2026-07-28 requests
 // get the standard _meta and headers; input rounds are run for the three
 // methods that have them). params must be a JSON object or nil.
-func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessage, opts ...CallOption) (json.RawMessage, error) {
+func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessage, opts *CallOptions) (json.RawMessage, error) {
 	var p params
 	if len(paramsJSON) > 0 {
 		var m map[string]json.RawMessage
@@ -124,13 +124,13 @@ func (c *Conn) Call(ctx context.Context, method string, paramsJSON json.RawMessa
 			}
 		}
 	}
-	return c.do(ctx, &request{method: method, params: p, co: callOpts(opts)})
+	return c.do(ctx, &request{method: method, params: p, co: opts.resolve()})
 }
 
 // Discover sends server/discover on a modern Conn (through the cache); a
 // legacy Conn has none, and fails.
-func (c *Conn) Discover(ctx context.Context, opts ...CallOption) (*Discovery, error) {
-	return c.era.discover(ctx, callOpts(opts))
+func (c *Conn) Discover(ctx context.Context, opts *CallOptions) (*Discovery, error) {
+	return c.era.discover(ctx, opts.resolve())
 }
 
 // Notification is one server notification.

@@ -92,11 +92,11 @@ type Call struct {
 	// (protocol version, capabilities, client info, log level); changing
 	// those makes the request disagree with its mirrored headers, which
 	// servers reject. In legacy it starts empty (nil). "progressToken" is
-	// added per message (WithProgress) and is not here. A Meta left as it
+	// added per message (CallOptions.Progress) and is not here. A Meta left as it
 	// was is not encoded again.
 	Meta map[string]json.RawMessage
 	// Header holds HTTP headers the request is sent with, over
-	// Options.Header and the call's WithHeader; every HTTP attempt of the
+	// Options.Header and the call's CallOptions.Header; every HTTP attempt of the
 	// Call carries them. Headers the client sets itself (Content-Type,
 	// Accept, Mcp-*, MCP-Protocol-Version, Mcp-Session-Id, Authorization
 	// when the Conn has a credential) override them. Nil until a

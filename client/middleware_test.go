@@ -136,20 +136,20 @@ func TestMiddleware(t *testing.T) {
 			defer c.Close()
 			modern := tc.cmode == client.ModeModern
 
-			r, err := c.CallTool(ctx, "meta", nil)
+			r, err := c.CallTool(ctx, "meta", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := textOf(t, r), `"m-outer" "m-inner" h-outer h-inner`; got != want {
 				t.Errorf("the server saw %q, want %q", got, want)
 			}
-			if r, err := c.CallTool(ctx, "fail", nil); err != nil || !r.IsError {
+			if r, err := c.CallTool(ctx, "fail", nil, nil); err != nil || !r.IsError {
 				t.Fatalf("fail: %+v, %v", r, err)
 			}
-			if _, err := c.CallTool(ctx, "nope", nil); err == nil {
+			if _, err := c.CallTool(ctx, "nope", nil, nil); err == nil {
 				t.Fatal("an unknown tool succeeded")
 			}
-			if r, err := c.CallTool(ctx, "confirm", nil); err != nil || textOf(t, r) != "answer: accept" {
+			if r, err := c.CallTool(ctx, "confirm", nil, nil); err != nil || textOf(t, r) != "answer: accept" {
 				t.Fatalf("confirm: %+v, %v", r, err)
 			}
 
@@ -234,13 +234,13 @@ func TestMiddlewareShortCircuit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.ListTools(ctx); err != nil {
+			if _, err := c.ListTools(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); !errors.Is(err, denied) {
+			if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); !errors.Is(err, denied) {
 				t.Fatalf("err = %v, want the middleware's", err)
 			}
-			r, err := c.CallTool(ctx, "canned", nil)
+			r, err := c.CallTool(ctx, "canned", nil, nil)
 			if err != nil || textOf(t, r) != "from the middleware" {
 				t.Fatalf("canned: %+v, %v", r, err)
 			}
@@ -277,7 +277,7 @@ func TestMiddlewareHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := rec.last("tools/call")
@@ -324,7 +324,7 @@ func TestMiddlewareChallengeIsOneCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var calls []event
@@ -391,7 +391,7 @@ func TestMiddlewareCacheHit(t *testing.T) {
 	}
 	defer c.Close()
 	for range 2 {
-		if _, err := c.ListTools(ctx); err != nil {
+		if _, err := c.ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -432,7 +432,7 @@ func TestMiddlewareSessionRenewal(t *testing.T) {
 	}
 	defer c.Close()
 	first := c.SessionID()
-	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.SessionID() == first {

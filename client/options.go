@@ -141,7 +141,7 @@ type Options struct {
 	Tasks bool
 
 	// Notification receives every notification the server sends that is not
-	// progress (which goes to the request's WithProgress function). Calls may
+	// progress (which goes to the request's CallOptions.Progress function). Calls may
 	// come from several goroutines.
 	Notification func(method string, params json.RawMessage)
 	// LogLevel, if set, asks for notifications/message at or above it
@@ -153,7 +153,7 @@ type Options struct {
 	NoGETStream bool
 	// NoInitialize reaches a legacy server without creating a session, for
 	// example when each call carries a different user's token
-	// (WithAuthorization): the client skips the initialize handshake, sends
+	// (CallOptions.Token): the client skips the initialize handshake, sends
 	// no Mcp-Session-Id and no MCP-Protocol-Version header, and reports
 	// version 2025-03-26 with empty server capabilities. In ModeLegacy,
 	// Connect then makes no network call; in ModeAuto it sends only the
@@ -279,16 +279,55 @@ const (
 	CacheBypass
 )
 
-// CallOption configures one call.
-type CallOption func(*callOptions)
+// CallOptions are the options of one call, the last argument of every
+// request method; nil is a call with none (the common call, which allocates
+// nothing).
+type CallOptions struct {
+	// Progress, when set, asks for progress notifications of this request
+	// (a progressToken in _meta) and receives them.
+	Progress func(Progress)
 
-// callOptions are the options of one call. A nil *callOptions is a call
-// given none; its methods read it as the zero value.
+	// Token, when not "", is sent as this call's bearer token instead of
+	// the TokenSource's (and instead of any Authorization in
+	// Options.Header). A call with its own credential never triggers a
+	// challenge, bypasses the cache (it neither reads nor stores entries),
+	// and in legacy sessions runs in a session of its own credential. To
+	// send a call with no Authorization at all, give Header an empty
+	// Authorization value.
+	Token string
+
+	// Header adds HTTP headers to this call; they replace headers of the
+	// same name from Options.Header. An Authorization header, in any
+	// spelling, is the call's own credential, exactly as Token (its first
+	// value is sent; "" sends none). Token, when set, wins over it.
+	Header http.Header
+
+	// Cache is the call's cache mode (Options.Cache).
+	Cache CacheMode
+
+	// RawResult, when set, receives the call's complete result, as the
+	// server sent it, when the call succeeds: the bytes behind the decoded
+	// value the method returns (for a multi round-trip call, the last
+	// round's). A result served from the cache is the cached bytes; they
+	// must not be modified.
+	RawResult *json.RawMessage
+
+	// TaskStatus, when set, is handed the task of a tools/call each time
+	// its status or statusMessage changes (Options.Tasks): first as the
+	// server created it, then as each tasks/get that changed them
+	// describes it. It is called from the goroutine waiting for the task,
+	// one call at a time, and must not keep or modify the task.
+	TaskStatus func(*mcp.DetailedTask)
+}
+
+// callOptions are the options of one call as the request path reads them.
+// A nil *callOptions is a call given none; its methods read it as the zero
+// value.
 type callOptions struct {
 	progress func(Progress)
 	// authz is the Authorization value of the call's own credential (""
-	// sends none); hasAuth says the call has one: WithAuthorization, or an
-	// Authorization header given with WithHeader.
+	// sends none); hasAuth says the call has one: Token, or an
+	// Authorization header in Header.
 	authz     string
 	hasAuth   bool
 	cacheMode CacheMode
@@ -301,42 +340,31 @@ type callOptions struct {
 	taskStatus func(*mcp.DetailedTask)
 }
 
-// WithProgress asks for progress notifications of this request (a
-// progressToken in _meta) and hands them to fn.
-func WithProgress(fn func(Progress)) CallOption {
-	return func(o *callOptions) { o.progress = fn }
-}
-
-// WithAuthorization sends token as the bearer token of this call instead of
-// the TokenSource's (and instead of any Authorization in Options.Header);
-// "" sends no Authorization. A call with its own credential never triggers
-// a challenge, bypasses the cache (it neither reads nor stores entries), and
-// in legacy sessions runs in a session of its own credential.
-func WithAuthorization(token string) CallOption {
-	return func(o *callOptions) {
-		o.authz, o.hasAuth = "", true
-		if token != "" {
-			o.authz = "Bearer " + token
-		}
+// resolve returns the call's options as the request path reads them; nil
+// for none.
+func (o *CallOptions) resolve() *callOptions {
+	if o == nil {
+		return nil
 	}
-}
-
-// WithRawResult stores the call's complete result, as the server sent it,
-// in *dst when the call succeeds: the bytes behind the decoded value the
-// method returns (for a multi round-trip call, the last round's). A result
-// served from the cache is the cached bytes; dst must not be modified
-// after the call returns them.
-func WithRawResult(dst *json.RawMessage) CallOption {
-	return func(o *callOptions) { o.raw = dst }
-}
-
-// WithTaskStatus hands fn the task of a tools/call each time its status or
-// statusMessage changes (Options.Tasks): first as the server created it,
-// then as each tasks/get that changed them describes it. fn is called
-// from the goroutine waiting for the task, one call at a time; it must not
-// keep or modify the task.
-func WithTaskStatus(fn func(*mcp.DetailedTask)) CallOption {
-	return func(o *callOptions) { o.taskStatus = fn }
+	co := &callOptions{progress: o.Progress, cacheMode: o.Cache, raw: o.RawResult, taskStatus: o.TaskStatus}
+	for k, vs := range o.Header {
+		if len(vs) == 0 {
+			continue
+		}
+		k = http.CanonicalHeaderKey(k)
+		if k == "Authorization" {
+			co.authz, co.hasAuth = vs[0], true
+			continue
+		}
+		if co.header == nil {
+			co.header = http.Header{}
+		}
+		co.header[k] = append(co.header[k], vs...)
+	}
+	if o.Token != "" {
+		co.authz, co.hasAuth = "Bearer "+o.Token, true
+	}
+	return co
 }
 
 // taskStatusFn returns the call's task status function, or nil.
@@ -347,24 +375,11 @@ func (co *callOptions) taskStatusFn() func(*mcp.DetailedTask) {
 	return co.taskStatus
 }
 
-// keepRaw stores raw where WithRawResult asked.
+// keepRaw stores raw where CallOptions.RawResult asked.
 func (co *callOptions) keepRaw(raw json.RawMessage) {
 	if co != nil && co.raw != nil {
 		*co.raw = raw
 	}
-}
-
-// callOpts applies opts; nil when there are none (the common call, which
-// allocates nothing).
-func callOpts(opts []CallOption) *callOptions {
-	if len(opts) == 0 {
-		return nil
-	}
-	co := &callOptions{}
-	for _, o := range opts {
-		o(co)
-	}
-	return co
 }
 
 // ownAuth returns the call's own credential, if it has one: the
@@ -415,31 +430,4 @@ func (co *callOptions) credentialOnly(m CacheMode) *callOptions {
 		return &callOptions{cacheMode: m}
 	}
 	return &callOptions{authz: co.authz, hasAuth: co.hasAuth, header: co.header, cacheMode: m}
-}
-
-// WithCache sets the cache mode of this call.
-func WithCache(m CacheMode) CallOption { return func(o *callOptions) { o.cacheMode = m } }
-
-// WithHeader adds HTTP headers to this call; they replace headers of the
-// same name from Options.Header. An Authorization header, in any spelling,
-// is the call's own credential, exactly as WithAuthorization (the first
-// value is sent): it bypasses the cache and, in legacy sessions, gets a
-// session of its own.
-func WithHeader(h http.Header) CallOption {
-	return func(o *callOptions) {
-		for k, vs := range h {
-			if len(vs) == 0 {
-				continue
-			}
-			k = http.CanonicalHeaderKey(k)
-			if k == "Authorization" {
-				o.authz, o.hasAuth = vs[0], true
-				continue
-			}
-			if o.header == nil {
-				o.header = http.Header{}
-			}
-			o.header[k] = append(o.header[k], vs...)
-		}
-	}
 }

@@ -161,7 +161,7 @@ func TestRetryAfter(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer c.Close()
-					r, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"s":"hi"}`))
+					r, err := c.CallTool(t.Context(), "echo", json.RawMessage(`{"s":"hi"}`), nil)
 					if err != nil {
 						t.Fatalf("CallTool: %v", err)
 					}
@@ -213,7 +213,7 @@ func TestRetryGivesUp(t *testing.T) {
 	}
 	call := func(ctx context.Context, c *client.Conn) (time.Duration, *client.RetryLaterError, error) {
 		start := time.Now()
-		_, err := c.CallTool(ctx, "echo", json.RawMessage(`{"s":"hi"}`))
+		_, err := c.CallTool(ctx, "echo", json.RawMessage(`{"s":"hi"}`), nil)
 		var re *client.RetryLaterError
 		errors.As(err, &re)
 		return time.Since(start), re, err

@@ -28,7 +28,7 @@ func TestClientSharesCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(a.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != 1 {
+	if got := toolNames(a.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 1 {
 		t.Fatalf("first Conn: %q, tools/list %d", got, rec.count("tools/list"))
 	}
 	a.Close()
@@ -37,14 +37,14 @@ func TestClientSharesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if got := toolNames(b.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != 1 {
+	if got := toolNames(b.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 1 {
 		t.Fatalf("second Conn of the Client: %q, tools/list %d (want 1: the Client's cache)", got, rec.count("tools/list"))
 	}
 	// A call with its own credential neither reads nor stores entries.
-	if got := toolNames(b.ListTools(ctx, client.WithAuthorization("bob"))); got != "bob_tool" || rec.count("tools/list") != 2 {
+	if got := toolNames(b.ListTools(ctx, &client.CallOptions{Token: "bob"})); got != "bob_tool" || rec.count("tools/list") != 2 {
 		t.Fatalf("per-call credential: %q, tools/list %d", got, rec.count("tools/list"))
 	}
-	if got := toolNames(b.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != 2 {
+	if got := toolNames(b.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 2 {
 		t.Fatalf("after the per-call credential: %q, tools/list %d", got, rec.count("tools/list"))
 	}
 	// Another Client has a cache of its own.
@@ -53,7 +53,7 @@ func TestClientSharesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	if got := toolNames(o.ListTools(ctx)); got != "alice_tool" || rec.count("tools/list") != 3 {
+	if got := toolNames(o.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 3 {
 		t.Fatalf("another Client: %q, tools/list %d (want 3)", got, rec.count("tools/list"))
 	}
 	// Another endpoint of the Client has entries of its own.
@@ -63,7 +63,7 @@ func TestClientSharesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if got := toolNames(e.ListTools(ctx)); got != "alice_tool" || rec2.count("tools/list") != 1 {
+	if got := toolNames(e.ListTools(ctx, nil)); got != "alice_tool" || rec2.count("tools/list") != 1 {
 		t.Fatalf("another endpoint: %q, tools/list %d there (want 1)", got, rec2.count("tools/list"))
 	}
 }
@@ -87,14 +87,14 @@ func TestClientChallengeDropsPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if got := toolNames(a.ListTools(ctx)); got != "alice_tool" {
+	if got := toolNames(a.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("got %q", got)
 	}
 	rec.fault = revoke("alice")
-	if _, err := b.CallTool(ctx, "bob_tool", nil); err != nil {
+	if _, err := b.CallTool(ctx, "bob_tool", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(a.ListTools(ctx)); got != "bob_tool" {
+	if got := toolNames(a.ListTools(ctx, nil)); got != "bob_tool" {
 		t.Fatalf("the other Conn after the challenge: %q, want bob_tool (alice's private entry must go)", got)
 	}
 }
@@ -125,10 +125,10 @@ func TestClientConcurrentConns(t *testing.T) {
 						errs <- fmt.Errorf("Conn %d: modern %v", i, c.Modern())
 					}
 					for range 3 {
-						if _, err := c.ListTools(ctx); err != nil {
+						if _, err := c.ListTools(ctx, nil); err != nil {
 							errs <- err
 						}
-						r, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"})
+						r, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil)
 						if err != nil {
 							errs <- err
 						} else if textOf(t, r) != "echo:x" {

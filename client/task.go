@@ -85,10 +85,9 @@ func (h *TaskHandle) ID() string { return h.id }
 
 // Task returns a handle to the task id of this connection's server, for a
 // task created earlier (TaskHandle.ID), perhaps by another process. It sends
-// nothing. opts (WithAuthorization, WithHeader, WithTaskStatus) apply to the
-// task's requests; the task belongs to the credential that created it.
-func (c *Conn) Task(id string, opts ...CallOption) *TaskHandle {
-	return &TaskHandle{c: c, id: id, co: callOpts(opts)}
+// nothing. opts (Token, Header, TaskStatus) apply to the task's requests; the task belongs to the credential that created it.
+func (c *Conn) Task(id string, opts *CallOptions) *TaskHandle {
+	return &TaskHandle{c: c, id: id, co: opts.resolve()}
 }
 
 // CallToolTask calls a tool like CallTool, but when the server answers with
@@ -96,11 +95,11 @@ func (c *Conn) Task(id string, opts ...CallOption) *TaskHandle {
 // either the result (a server may answer any call synchronously) or the
 // handle is set. Without Options.Tasks no server creates a task, and
 // CallToolTask is CallTool.
-func (c *Conn) CallToolTask(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, *TaskHandle, error) {
+func (c *Conn) CallToolTask(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, *TaskHandle, error) {
 	if c.isClosed() {
 		return nil, nil, ErrClosed
 	}
-	r, err := toolRequest(name, args, callOpts(opts))
+	r, err := toolRequest(name, args, opts.resolve())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,7 +127,7 @@ func (c *Conn) isTask(res json.RawMessage) bool {
 }
 
 // createdTask returns the handle of the task the CreateTaskResult res
-// describes, and tells WithTaskStatus of it.
+// describes, and tells CallOptions.TaskStatus of it.
 func (c *Conn) createdTask(res json.RawMessage, co *callOptions) (*TaskHandle, error) {
 	t, err := decodeTask(res, "")
 	if err != nil {
@@ -142,7 +141,7 @@ func (c *Conn) createdTask(res json.RawMessage, co *callOptions) (*TaskHandle, e
 }
 
 // waitTool waits for the task of a tools/call (CallTool, CallToolOnce) and
-// stores its result where WithRawResult asked. When the wait fails with
+// stores its result where CallOptions.RawResult asked. When the wait fails with
 // the task still running (ctx ended, the server broke the protocol, too
 // many input rounds), the task is cancelled: its result would never be
 // read.
@@ -265,7 +264,7 @@ func (h *TaskHandle) send(ctx context.Context, method string, inputResponses jso
 
 // Wait polls the task with tasks/get until it ends and returns its
 // outcome: completed → its CallToolResult (IsError set for a tool's own
-// failure; WithRawResult given to the call that created the task, or to
+// failure; CallOptions.RawResult given to the call that created the task, or to
 // Conn.Task, receives it as sent), failed → the task's JSON-RPC error as
 // an *mcp.Error, cancelled → an error matching ErrTaskCancelled with the
 // statusMessage.
@@ -288,7 +287,7 @@ func (h *TaskHandle) send(ctx context.Context, method string, inputResponses jso
 //
 // When ctx ends Wait returns its error and leaves the task running: Cancel
 // cancels it, and a handle from Conn.Task resumes waiting (CallTool, which
-// owns its task, cancels it). WithTaskStatus's function is told of each
+// owns its task, cancels it). CallOptions.TaskStatus is told of each
 // change of status or statusMessage. Wait is meant to run once at a time
 // per task.
 func (h *TaskHandle) Wait(ctx context.Context) (*mcp.CallToolResult, error) {

@@ -86,28 +86,28 @@ func TestTaskCore(t *testing.T) {
 		t.Fatalf("core does not advertise the extension: %s", c.Discovery().Raw)
 	}
 	var id string
-	r, err := c.CallTool(ctx, "greet", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) { id = tk.TaskID }))
+	r, err := c.CallTool(ctx, "greet", nil, &client.CallOptions{TaskStatus: func(tk *mcp.DetailedTask) { id = tk.TaskID }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || tc.Text != "Hello, Luca!" || asked != 1 {
 		t.Fatalf("greet: %+v, asked %d times", r, asked)
 	}
-	if tk, err := c.Task(id).Get(ctx); err != nil || tk.Status != mcp.TaskCompleted {
+	if tk, err := c.Task(id, nil).Get(ctx); err != nil || tk.Status != mcp.TaskCompleted {
 		t.Fatalf("greet's task afterwards: %+v, %v", tk, err)
 	}
 	// The multi round-trip round comes first, then the task (tasks.md
 	// §Task Creation), with the same handler.
 	asked = 0
 	var created bool
-	r, err = c.CallTool(ctx, "deferred", nil, client.WithTaskStatus(func(*mcp.DetailedTask) { created = true }))
+	r, err = c.CallTool(ctx, "deferred", nil, &client.CallOptions{TaskStatus: func(*mcp.DetailedTask) { created = true }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tc, ok := r.Content[0].(*mcp.TextContent); !ok || !strings.HasPrefix(tc.Text, "task ") || !strings.HasSuffix(tc.Text, " after accept") || asked != 1 || !created {
 		t.Fatalf("deferred: %+v, asked %d times, task seen %v", r, asked, created)
 	}
-	if r, err := c.CallTool(ctx, "oops", nil); err != nil || !r.IsError {
+	if r, err := c.CallTool(ctx, "oops", nil, nil); err != nil || !r.IsError {
 		t.Fatalf("oops: %+v, %v; want IsError", r, err)
 	}
 	plain, err := client.Connect(ctx, url, nil)
@@ -115,7 +115,7 @@ func TestTaskCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if _, err := plain.CallTool(ctx, "greet", nil); !errors.Is(err, mcp.ErrMissingCapability) {
+	if _, err := plain.CallTool(ctx, "greet", nil, nil); !errors.Is(err, mcp.ErrMissingCapability) {
 		t.Fatalf("without the extension: %v, want -32021", err)
 	}
 
@@ -127,9 +127,9 @@ func TestTaskCore(t *testing.T) {
 	known := make(chan struct{})
 	var once sync.Once
 	go func() { <-started; <-known; cancel() }()
-	_, err = c.CallTool(short, "block", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) {
+	_, err = c.CallTool(short, "block", nil, &client.CallOptions{TaskStatus: func(tk *mcp.DetailedTask) {
 		once.Do(func() { id = tk.TaskID; close(known) })
-	}))
+	}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("block: %v, want context.Canceled", err)
 	}
@@ -142,7 +142,7 @@ func TestTaskCore(t *testing.T) {
 		if i == 1000 {
 			t.Fatal("block's task did not end after its handler returned")
 		}
-		tk, err := c.Task(id).Get(ctx)
+		tk, err := c.Task(id, nil).Get(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -180,9 +180,9 @@ func askName(keys ...string) map[string]any {
 // waits for the task: it polls tasks/get, answers the task's elicitation
 // with the Elicitation handler once although three polls list its key
 // (the server is slow to see the answer), and returns the completed
-// task's CallToolResult (WithRawResult gets it as sent). Every request
+// task's CallToolResult (CallOptions.RawResult gets it as sent). Every request
 // declares the extension, and every tasks/* request names the task in
-// Mcp-Name. WithTaskStatus sees each change of status.
+// Mcp-Name. CallOptions.TaskStatus sees each change of status.
 func TestTaskCallTool(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -204,9 +204,9 @@ func TestTaskCallTool(t *testing.T) {
 		}})
 		var raw json.RawMessage
 		var seen []string
-		r, err := c.CallTool(t.Context(), "job", nil, client.WithRawResult(&raw), client.WithTaskStatus(func(tk *mcp.DetailedTask) {
+		r, err := c.CallTool(t.Context(), "job", nil, &client.CallOptions{RawResult: &raw, TaskStatus: func(tk *mcp.DetailedTask) {
 			seen = append(seen, string(tk.Status))
-		}))
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestTaskPollInterval(t *testing.T) {
 				}
 				c := connectPipe(t, p, client.Options{Tasks: true})
 				start := time.Now()
-				if _, err := c.CallTool(t.Context(), "job", nil); err != nil {
+				if _, err := c.CallTool(t.Context(), "job", nil, nil); err != nil {
 					t.Fatal(err)
 				}
 				gets, _, _ := p.stats()
@@ -310,7 +310,7 @@ func TestTaskNeverEnds(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := c.CallTool(ctx, "job", nil)
+		_, err := c.CallTool(ctx, "job", nil, nil)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want the deadline", err)
 		}
@@ -343,7 +343,7 @@ func TestTaskCancelOnContext(t *testing.T) {
 			return working(100)
 		}}
 		c := connectPipe(t, p, client.Options{Tasks: true})
-		if _, err := c.CallTool(ctx, "job", nil); !errors.Is(err, context.Canceled) {
+		if _, err := c.CallTool(ctx, "job", nil, nil); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 		if _, _, cancels := p.stats(); cancels != 1 {
@@ -386,7 +386,7 @@ func TestTaskOutcomes(t *testing.T) {
 			t.Parallel()
 			p := &taskPeer{t: t, created: map[string]any{"pollIntervalMs": 0}, get: func(int) map[string]any { return tc.final }}
 			c := connectPeer(t, p, client.Options{Tasks: true})
-			r, err := c.CallTool(t.Context(), "job", nil)
+			r, err := c.CallTool(t.Context(), "job", nil, nil)
 			tc.check(t, r, err)
 			if _, _, cancels := p.stats(); cancels != 0 {
 				t.Fatalf("%d tasks/cancel for an ended task", cancels)
@@ -410,7 +410,7 @@ func TestTaskRepeatedAndNewKeys(t *testing.T) {
 			asked++
 			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
 		}})
-		_, err := c.CallTool(t.Context(), "job", nil)
+		_, err := c.CallTool(t.Context(), "job", nil, nil)
 		var mr *client.MaxRoundsError
 		if !errors.As(err, &mr) || mr.Rounds != 3 {
 			t.Fatalf("err = %v, want a MaxRoundsError after 3 rounds", err)
@@ -445,7 +445,7 @@ func TestTaskHugeInputRequests(t *testing.T) {
 			asked++
 			return nil, nil
 		}})
-		if _, err := c.CallTool(t.Context(), "job", nil); !errors.Is(err, client.ErrProtocol) {
+		if _, err := c.CallTool(t.Context(), "job", nil, nil); !errors.Is(err, client.ErrProtocol) {
 			t.Fatalf("err = %v, want ErrProtocol", err)
 		}
 		if _, updates, cancels := p.stats(); asked != 0 || len(updates) != 0 || cancels != 1 {
@@ -461,7 +461,7 @@ func TestTaskHugeInputRequests(t *testing.T) {
 			t.Error("a handler ran for an oversized response")
 			return nil, nil
 		}})
-		if _, err := c.CallTool(t.Context(), "job", nil); err == nil {
+		if _, err := c.CallTool(t.Context(), "job", nil, nil); err == nil {
 			t.Fatal("an oversized tasks/get result was accepted")
 		}
 		if _, _, cancels := p.stats(); cancels != 1 {
@@ -489,7 +489,7 @@ func TestTaskHostileAnswers(t *testing.T) {
 				p.created["taskId"] = ""
 			}
 			c := connectPeer(t, p, client.Options{Tasks: true})
-			if _, err := c.CallTool(t.Context(), "job", nil); !errors.Is(err, client.ErrProtocol) {
+			if _, err := c.CallTool(t.Context(), "job", nil, nil); !errors.Is(err, client.ErrProtocol) {
 				t.Fatalf("err = %v, want ErrProtocol", err)
 			}
 		})
@@ -504,7 +504,7 @@ func TestTaskNotDeclared(t *testing.T) {
 	t.Parallel()
 	p := &taskPeer{t: t, get: func(int) map[string]any { return completed("x", false) }}
 	c := connectPeer(t, p, client.Options{})
-	r, err := c.CallTool(t.Context(), "job", nil)
+	r, err := c.CallTool(t.Context(), "job", nil, nil)
 	if err != nil || r.Content[0].(*mcp.TextContent).Text != "synchronous" {
 		t.Fatalf("result %+v, err %v; want the synchronous result", r, err)
 	}
@@ -524,10 +524,10 @@ func TestTaskNotDeclared(t *testing.T) {
 	}))
 	defer srv.Close()
 	c2 := connectTo(t, srv.URL, client.Options{})
-	if _, err := c2.CallTool(t.Context(), "job", nil); !errors.Is(err, client.ErrProtocol) {
+	if _, err := c2.CallTool(t.Context(), "job", nil, nil); !errors.Is(err, client.ErrProtocol) {
 		t.Fatalf("err = %v, want ErrProtocol", err)
 	}
-	if _, err := c2.GetPrompt(t.Context(), "p", nil); !errors.Is(err, client.ErrProtocol) {
+	if _, err := c2.GetPrompt(t.Context(), "p", nil, nil); !errors.Is(err, client.ErrProtocol) {
 		t.Fatalf("prompts/get answered with a task: err = %v, want ErrProtocol", err)
 	}
 }
@@ -548,7 +548,7 @@ func TestTaskResume(t *testing.T) {
 		hc := mcptest.Serve(t, p)
 		url := "http://tasks.test/mcp"
 		a := connectTo(t, url, client.Options{Tasks: true, HTTPClient: hc})
-		r, h, err := a.CallToolTask(t.Context(), "job", nil)
+		r, h, err := a.CallToolTask(t.Context(), "job", nil, nil)
 		if err != nil || r != nil || h == nil || h.ID() != "T1" {
 			t.Fatalf("CallToolTask: %v, %v, %v", r, h, err)
 		}
@@ -565,7 +565,7 @@ func TestTaskResume(t *testing.T) {
 			return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"name": "x"}}, nil
 		}})
 		var raw json.RawMessage
-		res, err := b.Task(h.ID(), client.WithRawResult(&raw)).Wait(t.Context())
+		res, err := b.Task(h.ID(), &client.CallOptions{RawResult: &raw}).Wait(t.Context())
 		if err != nil || res.Content[0].(*mcp.TextContent).Text != "resumed" || !strings.Contains(string(raw), "resumed") {
 			t.Fatalf("resumed Wait: %+v, %v (raw %s)", res, err, raw)
 		}
@@ -573,11 +573,11 @@ func TestTaskResume(t *testing.T) {
 			t.Fatalf("%d updates, %d cancels; want 1, 0", len(updates), cancels)
 		}
 		// Get and Cancel, one request each.
-		tk, err := b.Task("T1").Get(t.Context())
+		tk, err := b.Task("T1", nil).Get(t.Context())
 		if err != nil || tk.Status != mcp.TaskCompleted {
 			t.Fatalf("Get: %+v, %v", tk, err)
 		}
-		if err := b.Task("T1").Cancel(t.Context()); err != nil {
+		if err := b.Task("T1", nil).Cancel(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, cancels := p.stats(); cancels != 1 {
@@ -602,7 +602,7 @@ func TestTaskTransientFailures(t *testing.T) {
 			return 0
 		}, get: func(n int) map[string]any { return working(100) }}
 		c := connectPipe(t, p, client.Options{Tasks: true, MaxRetries: -1})
-		_, err := c.CallTool(t.Context(), "job", nil)
+		_, err := c.CallTool(t.Context(), "job", nil, nil)
 		var he *client.HTTPError
 		if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("err = %v, want the third 503 in a row", err)
@@ -619,7 +619,7 @@ func TestTaskTransientFailures(t *testing.T) {
 			return 0
 		}, get: func(n int) map[string]any { return working(100) }}
 		c := connectPipe(t, p, client.Options{Tasks: true})
-		_, err := c.CallTool(t.Context(), "job", nil)
+		_, err := c.CallTool(t.Context(), "job", nil, nil)
 		if !errors.Is(err, client.ErrRetryLater) {
 			t.Fatalf("err = %v, want the ninth 503 in a row", err)
 		}

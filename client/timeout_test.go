@@ -86,7 +86,7 @@ func TestRequestTimeout(t *testing.T) {
 				}
 				defer c.Close()
 				start := time.Now()
-				_, err = c.ListTools(t.Context())
+				_, err = c.ListTools(t.Context(), nil)
 				if !errors.Is(err, client.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("ListTools after %v: %v, want ErrTimeout", time.Since(start), err)
 				}
@@ -97,7 +97,7 @@ func TestRequestTimeout(t *testing.T) {
 				c2, _ := client.Connect(t.Context(), "http://mcp.test/mcp", &client.Options{Mode: client.ModeModern, HTTPClient: hc, CacheEntries: -1, RequestTimeout: 5 * time.Second})
 				defer c2.Close()
 				start = time.Now()
-				if _, err = c2.ListTools(t.Context()); !errors.Is(err, client.ErrTimeout) || time.Since(start) != 5*time.Second {
+				if _, err = c2.ListTools(t.Context(), nil); !errors.Is(err, client.ErrTimeout) || time.Since(start) != 5*time.Second {
 					t.Fatalf("RequestTimeout 5s: %v after %v", err, time.Since(start))
 				}
 			})
@@ -153,12 +153,12 @@ func TestStreamTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.ListTools(t.Context()); err != nil {
+		if _, err := c.ListTools(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 
 		start := time.Now()
-		res, err := c.CallTool(t.Context(), "slow", map[string]any{})
+		res, err := c.CallTool(t.Context(), "slow", map[string]any{}, nil)
 		if err != nil || res.IsError {
 			t.Fatalf("long streamed call: %v after %v", err, time.Since(start))
 		}
@@ -168,7 +168,7 @@ func TestStreamTimeouts(t *testing.T) {
 
 		quiet.Store(true)
 		start = time.Now()
-		_, err = c.CallTool(t.Context(), "slow", map[string]any{})
+		_, err = c.CallTool(t.Context(), "slow", map[string]any{}, nil)
 		if !errors.Is(err, client.ErrTimeout) || errors.Is(err, client.ErrStreamBroken) {
 			t.Fatalf("silent stream: %v, want ErrTimeout", err)
 		}
@@ -317,7 +317,7 @@ func TestLegacyTimeoutCancels(t *testing.T) {
 		}
 		defer c.Close()
 		start := time.Now()
-		if _, err := c.CallTool(t.Context(), "block", nil); !errors.Is(err, client.ErrTimeout) {
+		if _, err := c.CallTool(t.Context(), "block", nil, nil); !errors.Is(err, client.ErrTimeout) {
 			t.Fatalf("err = %v, want ErrTimeout", err)
 		}
 		if d := time.Since(start); d != 300*time.Millisecond {
@@ -356,7 +356,7 @@ func TestCacheTTL(t *testing.T) {
 		defer c.Close()
 		list := func() int {
 			t.Helper()
-			if _, err := c.ListTools(t.Context()); err != nil {
+			if _, err := c.ListTools(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
 			return rec.count("tools/list")
@@ -373,11 +373,11 @@ func TestCacheTTL(t *testing.T) {
 			t.Fatalf("tools/list %d once ttlMs passed, want 2", n)
 		}
 		// An hour's ttlMs is cut to MaxTTL.
-		if _, err := c.ListPrompts(t.Context(), nil); err != nil {
+		if _, err := c.ListPrompts(t.Context(), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Minute)
-		if _, err := c.ListPrompts(t.Context(), nil); err != nil || rec.count("prompts/list") != 2 {
+		if _, err := c.ListPrompts(t.Context(), nil, nil); err != nil || rec.count("prompts/list") != 2 {
 			t.Fatalf("prompts/list %d after MaxTTL (%v), want 2", rec.count("prompts/list"), err)
 		}
 	})
@@ -446,7 +446,7 @@ func TestLegacyResumeDelay(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				r, err := c.CallTool(t.Context(), "slow", nil)
+				r, err := c.CallTool(t.Context(), "slow", nil, nil)
 				if err != nil || textOf(t, r) != "resumed" {
 					t.Fatalf("call: %v %+v", err, r)
 				}

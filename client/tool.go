@@ -27,8 +27,8 @@ type ToolsPage struct {
 // NextCursor nil: the last page, "" is a cursor like any other). In
 // 2026-07-28, tools whose x-mcp-header declarations are invalid are left
 // out (and logged as a warning).
-func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts ...CallOption) (*ToolsPage, error) {
-	page, err := c.listToolsPage(ctx, cursor, callOpts(opts))
+func (c *Conn) ListToolsPage(ctx context.Context, cursor *string, opts *CallOptions) (*ToolsPage, error) {
+	page, err := c.listToolsPage(ctx, cursor, opts.resolve())
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +208,8 @@ const maxPages = 1000
 
 // ListTools returns every tool, following nextCursor across all pages.
 // The tools' entries as received are on the pages (ListToolsPage).
-func (c *Conn) ListTools(ctx context.Context, opts ...CallOption) ([]*mcp.Tool, error) {
-	return c.listTools(ctx, callOpts(opts))
+func (c *Conn) ListTools(ctx context.Context, opts *CallOptions) ([]*mcp.Tool, error) {
+	return c.listTools(ctx, opts.resolve())
 }
 
 func (c *Conn) listTools(ctx context.Context, co *callOptions) ([]*mcp.Tool, error) {
@@ -231,7 +231,7 @@ func (c *Conn) listTools(ctx context.Context, co *callOptions) ([]*mcp.Tool, err
 
 // decodeCallToolResult decodes a tools/call result the client received
 // (valid JSON: its message was decoded). Content blocks of types package
-// mcp does not model are left out; WithRawResult keeps them.
+// mcp does not model are left out; CallOptions.RawResult keeps them.
 func decodeCallToolResult(res json.RawMessage) (*mcp.CallToolResult, error) {
 	r := &mcp.CallToolResult{}
 	if err := r.UnmarshalJSON(res); err != nil {
@@ -314,11 +314,11 @@ func checkObject(raw json.RawMessage) error {
 // a task: CallTool then waits for it (TaskHandle.Wait) and returns its
 // outcome, and cancels it (tasks/cancel, best effort, within
 // TaskCancelTimeout) when ctx ends or the wait fails before the task does.
-func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
+func (c *Conn) CallTool(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, error) {
 	if c.isClosed() {
 		return nil, ErrClosed
 	}
-	r, err := toolRequest(name, args, callOpts(opts))
+	r, err := toolRequest(name, args, opts.resolve())
 	if err != nil {
 		return nil, err
 	}
@@ -337,11 +337,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any, opts ...Call
 // Resume, with answers given); no other call carries its state. On a
 // legacy connection it is CallTool. A task (Options.Tasks) is waited for
 // as CallTool waits for it.
-func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, *Continuation, error) {
+func (c *Conn) CallToolOnce(ctx context.Context, name string, args any, opts *CallOptions) (*mcp.CallToolResult, *Continuation, error) {
 	if c.isClosed() {
 		return nil, nil, ErrClosed
 	}
-	r, err := toolRequest(name, args, callOpts(opts))
+	r, err := toolRequest(name, args, opts.resolve())
 	if err != nil {
 		return nil, nil, err
 	}

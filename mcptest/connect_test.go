@@ -71,11 +71,11 @@ func TestTypedTool(t *testing.T) {
 			if c.Modern() == (c.SessionID() != "") {
 				t.Fatalf("modern = %v with session id %q", c.Modern(), c.SessionID())
 			}
-			tools, err := c.ListTools(t.Context())
+			tools, err := c.ListTools(t.Context(), nil)
 			if err != nil || len(tools) != 1 || tools[0].Name != "add" {
 				t.Fatalf("tools/list: %v %+v", err, tools)
 			}
-			res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 3})
+			res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 3}, nil)
 			if err != nil || res.IsError || text(res) != "5" {
 				t.Fatalf("add: %v %+v", err, res)
 			}
@@ -109,12 +109,12 @@ func TestProgressStreams(t *testing.T) {
 			})
 			c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode})
 			var got []client.Progress
-			res, err := c.CallTool(callCtx(t), "slow", struct{}{}, client.WithProgress(func(p client.Progress) {
+			res, err := c.CallTool(callCtx(t), "slow", struct{}{}, &client.CallOptions{Progress: func(p client.Progress) {
 				got = append(got, p)
 				if len(got) == 1 {
 					close(seen)
 				}
-			}))
+			}})
 			if err != nil || text(res) != "done" {
 				t.Fatalf("slow: %v %+v", err, res)
 			}
@@ -171,7 +171,7 @@ func TestElicitation(t *testing.T) {
 				},
 				NoGETStream: true,
 			}})
-			res, err := c.CallTool(callCtx(t), "delete", map[string]any{"path": "notes.txt"})
+			res, err := c.CallTool(callCtx(t), "delete", map[string]any{"path": "notes.txt"}, nil)
 			if err != nil || text(res) != "deleted notes.txt" {
 				t.Fatalf("delete: %v %+v", err, res)
 			}
@@ -242,7 +242,7 @@ func TestRecord(t *testing.T) {
 	t.Run("modern", func(t *testing.T) {
 		rec := &mcptest.Recorder{}
 		c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern, Record: rec})
-		if _, err := c.CallTool(t.Context(), "add", AddArgs{Left: 40, Right: 2}); err != nil {
+		if _, err := c.CallTool(t.Context(), "add", AddArgs{Left: 40, Right: 2}, nil); err != nil {
 			t.Fatal(err)
 		}
 		xs := rec.Exchanges()
@@ -278,7 +278,7 @@ func TestRecord(t *testing.T) {
 	t.Run("legacy", func(t *testing.T) {
 		rec := &mcptest.Recorder{}
 		c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeLegacy, Record: rec, Client: &client.Options{NoGETStream: true}})
-		if _, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}); err != nil {
+		if _, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}, nil); err != nil {
 			t.Fatal(err)
 		}
 		sid := c.SessionID()
@@ -332,14 +332,14 @@ func TestCancel(t *testing.T) {
 				})
 				c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode})
 				ctx, cancel := context.WithCancel(t.Context())
-				var opts []client.CallOption
+				var opts *client.CallOptions
 				if streaming {
 					// The client reads the stream: the progress arrived.
-					opts = append(opts, client.WithProgress(func(client.Progress) { close(running) }))
+					opts = &client.CallOptions{Progress: func(client.Progress) { close(running) }}
 				}
 				errc := make(chan error, 1)
 				go func() {
-					_, err := c.CallTool(ctx, "block", struct{}{}, opts...)
+					_, err := c.CallTool(ctx, "block", struct{}{}, opts)
 					errc <- err
 				}()
 				<-running
@@ -351,7 +351,7 @@ func TestCancel(t *testing.T) {
 					t.Fatalf("the call returned %v, want context.Canceled", err)
 				}
 				// The connection still works.
-				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 2}); err != nil || text(res) != "3" {
+				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 2}, nil); err != nil || text(res) != "3" {
 					t.Fatalf("add after the cancel: %v %+v", err, res)
 				}
 			})
@@ -376,9 +376,9 @@ func TestTask(t *testing.T) {
 		}, &core.ToolOptions{TaskSupport: core.TaskRequired})
 		var statuses []string
 		c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern, Client: &client.Options{Tasks: true}})
-		res, err := c.CallTool(t.Context(), "report", struct{}{}, client.WithTaskStatus(func(task *mcp.DetailedTask) {
+		res, err := c.CallTool(t.Context(), "report", struct{}{}, &client.CallOptions{TaskStatus: func(task *mcp.DetailedTask) {
 			statuses = append(statuses, string(task.Status))
-		}))
+		}})
 		if err != nil || text(res) != "report ready" {
 			t.Fatalf("report: %v %+v", err, res)
 		}
@@ -396,7 +396,7 @@ func TestAllowedHosts(t *testing.T) {
 	srv := newServer(t)
 	for _, u := range []string{"http://localhost:8080/mcp", "http://[::1]/mcp"} {
 		c := mcptest.Connect(t, srv, &mcptest.Options{URL: u})
-		if _, err := c.CallTool(t.Context(), "add", AddArgs{}); err != nil {
+		if _, err := c.CallTool(t.Context(), "add", AddArgs{}, nil); err != nil {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
@@ -407,11 +407,11 @@ func TestAllowedHosts(t *testing.T) {
 	defer strict.Close()
 	core.AddTool(strict, &core.Tool{Name: "add"}, add)
 	c := mcptest.Connect(t, strict, &mcptest.Options{URL: "https://mcp.example.com/mcp", Mode: client.ModeModern})
-	if _, err := c.CallTool(t.Context(), "add", AddArgs{}); err != nil {
+	if _, err := c.CallTool(t.Context(), "add", AddArgs{}, nil); err != nil {
 		t.Errorf("an allowed host: %v", err)
 	}
 	c = mcptest.Connect(t, strict, &mcptest.Options{URL: "https://other.example.com/mcp", Mode: client.ModeModern})
-	_, err := c.CallTool(t.Context(), "add", AddArgs{})
+	_, err := c.CallTool(t.Context(), "add", AddArgs{}, nil)
 	if he := (*client.HTTPError)(nil); !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
 		t.Fatalf("a host not allowed: %v, want HTTP 403", err)
 	}
@@ -428,7 +428,7 @@ func TestConcurrentCalls(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 16 {
 			wg.Go(func() {
-				res, err := c.CallTool(t.Context(), "add", AddArgs{Left: i, Right: 1})
+				res, err := c.CallTool(t.Context(), "add", AddArgs{Left: i, Right: 1}, nil)
 				if err != nil || text(res) != fmt.Sprint(i+1) {
 					t.Errorf("%v: add(%d, 1): %v %+v", mode, i, err, res)
 				}
@@ -458,7 +458,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 					}
 				})
 				c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode})
-				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}); err != nil || text(res) != "2" {
+				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}, nil); err != nil || text(res) != "2" {
 					t.Fatalf("add: %v %+v", err, res)
 				}
 			})
@@ -482,7 +482,7 @@ func TestServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Not closed: the server's cleanup ends the legacy GET stream.
-		if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 2}); err != nil || text(res) != "4" {
+		if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 2}, nil); err != nil || text(res) != "4" {
 			t.Fatalf("%v: add: %v %+v", mode, err, res)
 		}
 	}

@@ -31,7 +31,7 @@ func ExampleConnect() {
 		defer srv.Close()
 		for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 			c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode})
-			res, err := c.CallTool(t.Context(), "add", map[string]any{"left": 2, "right": 3})
+			res, err := c.CallTool(t.Context(), "add", map[string]any{"left": 2, "right": 3}, nil)
 			if err != nil {
 				t.Fatalf("%v: %v", mode, err)
 			}
@@ -55,7 +55,7 @@ func ExampleTransport() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		res, err := c.CallTool(ctx, "add", map[string]any{"left": 2, "right": 3})
+		res, err := c.CallTool(ctx, "add", map[string]any{"left": 2, "right": 3}, nil)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func ExampleRecorder() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "add", map[string]any{"left": 2, "right": 3}); err != nil {
+	if _, err := c.CallTool(ctx, "add", map[string]any{"left": 2, "right": 3}, nil); err != nil {
 		log.Fatal(err)
 	}
 	for _, x := range rec.Exchanges() {

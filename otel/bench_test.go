@@ -90,7 +90,7 @@ func capturedCall(b *testing.B) (http.Header, []byte) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "add", map[string]any{"a": 40, "b": 2}); err != nil {
+	if _, err := c.CallTool(ctx, "add", map[string]any{"a": 40, "b": 2}, nil); err != nil {
 		b.Fatal(err)
 	}
 	mu.Lock()
@@ -224,7 +224,7 @@ func BenchmarkCallTool(b *testing.B) {
 				b.ReportAllocs()
 				cpu0 := processCPU()
 				for b.Loop() {
-					r, err := cl.CallTool(ctx, "add", args)
+					r, err := cl.CallTool(ctx, "add", args, nil)
 					if err != nil || r.IsError {
 						b.Fatal(err)
 					}

@@ -48,16 +48,16 @@ func TestSpanNamesOfUnknownTargets(t *testing.T) {
 			defer c.Close()
 			const n = 1000
 			for i := range n {
-				if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+				if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
 					t.Fatalf("invented%d: %v, want -32602", i, err)
 				}
 			}
-			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if era.mode == core.ModeLegacy {
 				for i := range 20 {
-					if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
+					if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
 						t.Fatalf("x/invented%d: %v, want -32601", i, err)
 					}
 				}
@@ -122,10 +122,10 @@ func TestAdvancedToolSpanName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "listed", nil); err != nil {
+	if _, err := c.CallTool(ctx, "listed", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(ctx, "unlisted", nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+	if _, err := c.CallTool(ctx, "unlisted", nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
 		t.Fatalf("unlisted: %v, want -32602", err)
 	}
 	var names []string
@@ -199,7 +199,7 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "down", map[string]any{"s": huge}); mcp.CodeOf(err) != mcp.CodeInternalError {
+	if _, err := c.CallTool(ctx, "down", map[string]any{"s": huge}, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
 		t.Fatalf("down: %v, want -32603", err)
 	}
 
@@ -336,7 +336,7 @@ func TestIgnoreClientPropagation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "bag", nil); err != nil {
+			if _, err := c.CallTool(ctx, "bag", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			in := <-got

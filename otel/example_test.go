@@ -42,7 +42,7 @@ func Example() {
 		return
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "add", map[string]any{"A": 2, "B": 3}); err != nil {
+	if _, err := c.CallTool(ctx, "add", map[string]any{"A": 2, "B": 3}, nil); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -157,19 +157,19 @@ func TestClientServer(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			if r, err := c.CallTool(ctx, "fail", nil); err != nil || !r.IsError {
+			if r, err := c.CallTool(ctx, "fail", nil, nil); err != nil || !r.IsError {
 				t.Fatalf("fail: %+v, %v", r, err)
 			}
-			if _, err := c.CallTool(ctx, "boom", nil); mcp.CodeOf(err) != mcp.CodeInternalError {
+			if _, err := c.CallTool(ctx, "boom", nil, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
 				t.Fatalf("boom: %v, want a -32603", err)
 			}
-			if _, err := c.CallTool(ctx, "nope", nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+			if _, err := c.CallTool(ctx, "nope", nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
 				t.Fatalf("nope: %v, want a -32602", err)
 			}
-			if _, err := c.CallTool(ctx, "confirm", nil); err != nil {
+			if _, err := c.CallTool(ctx, "confirm", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 
@@ -329,7 +329,7 @@ func TestServerParent(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+				if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 					t.Fatal(err)
 				}
 				var sp sdktrace.ReadOnlySpan
@@ -400,7 +400,7 @@ func TestBaggage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "bag", nil); err != nil {
+	if _, err := c.CallTool(ctx, "bag", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if b := <-got; b != "tenant=acme" {
@@ -433,7 +433,7 @@ func TestClientInjectsMeta(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "meta", nil); err != nil {
+			if _, err := c.CallTool(ctx, "meta", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			tp := <-got
@@ -470,10 +470,10 @@ func TestHistogramCardinality(t *testing.T) {
 	}
 	defer c.Close()
 	for i := range 20 {
-		if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
+		if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
 			t.Fatalf("x/invented%d: %v, want -32601", i, err)
 		}
-		if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+		if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
 			t.Fatalf("invented%d: %v, want -32602", i, err)
 		}
 	}
@@ -531,10 +531,10 @@ func TestTargets(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.GetPrompt(ctx, "greet", nil); err != nil {
+			if _, err := c.GetPrompt(ctx, "greet", nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.ReadResource(ctx, "test://r/1"); err != nil {
+			if _, err := c.ReadResource(ctx, "test://r/1", nil); err != nil {
 				t.Fatal(err)
 			}
 			for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
@@ -575,7 +575,7 @@ func TestTargets(t *testing.T) {
 			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
 		if err == nil {
 			defer c.Close()
-			_, err = c.Call(ctx, "ping", nil)
+			_, err = c.Call(ctx, "ping", nil, nil)
 		}
 		var he *client.HTTPError
 		if !errors.As(err, &he) {
@@ -609,7 +609,7 @@ func TestClientTimeout(t *testing.T) {
 	defer c.Close()
 	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
 	defer cancel()
-	if _, err := c.Call(expired, "ping", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.Call(expired, "ping", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ping with an expired deadline: %v", err)
 	}
 	var types []string
@@ -645,7 +645,7 @@ func TestRoundLinks(t *testing.T) {
 			defer c.Close()
 			tr := s.opts.TracerProvider.Tracer("test")
 			cctx, caller := tr.Start(ctx, "caller")
-			if _, err := c.CallTool(cctx, "confirm", nil); err != nil {
+			if _, err := c.CallTool(cctx, "confirm", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			caller.End()
@@ -749,7 +749,7 @@ func TestAmbientSpan(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			amb := <-ambient
@@ -890,7 +890,7 @@ func TestPanicBelow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "echo", nil); mcp.CodeOf(err) != mcp.CodeInternalError {
+	if _, err := c.CallTool(ctx, "echo", nil, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
 		t.Fatalf("echo: %v, want a -32603", err)
 	}
 	var found bool

@@ -38,7 +38,7 @@ func TestSessionDuration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.CallTool(ctx, "echo", nil); err != nil {
+		if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Close(); err != nil {

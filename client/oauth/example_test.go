@@ -73,7 +73,7 @@ func Example_clientCredentials() {
 		return
 	}
 	defer c.Close()
-	res, err := c.CallTool(ctx, "hello", nil)
+	res, err := c.CallTool(ctx, "hello", nil, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -95,22 +95,22 @@ func listAll(ctx context.Context, c *client.Conn, member string) ([]json.RawMess
 		switch member {
 		case "tools":
 			var page *client.ToolsPage
-			if page, err = c.ListToolsPage(ctx, cursor); err == nil {
+			if page, err = c.ListToolsPage(ctx, cursor, nil); err == nil {
 				raws, next = append(raws, page.Raw...), page.NextCursor
 			}
 		case "resources":
 			var page *mcp.ListResourcesResult
-			if page, err = c.ListResources(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+			if page, err = c.ListResources(ctx, cursor, &client.CallOptions{RawResult: &raw}); err == nil {
 				next = page.NextCursor
 			}
 		case "resourceTemplates":
 			var page *mcp.ListResourceTemplatesResult
-			if page, err = c.ListResourceTemplates(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+			if page, err = c.ListResourceTemplates(ctx, cursor, &client.CallOptions{RawResult: &raw}); err == nil {
 				next = page.NextCursor
 			}
 		case "prompts":
 			var page *mcp.ListPromptsResult
-			if page, err = c.ListPrompts(ctx, cursor, client.WithRawResult(&raw)); err == nil {
+			if page, err = c.ListPrompts(ctx, cursor, &client.CallOptions{RawResult: &raw}); err == nil {
 				next = page.NextCursor
 			}
 		}

@@ -415,10 +415,10 @@ func callStep(t *testing.T, url string, mode client.Mode, rel *releaser, want st
 	}
 	defer c.Close()
 	var progressed atomic.Bool
-	res, err := c.CallTool(ctx, "step", nil, client.WithProgress(func(p client.Progress) {
+	res, err := c.CallTool(ctx, "step", nil, &client.CallOptions{Progress: func(p client.Progress) {
 		progressed.Store(true)
 		tell()
-	}))
+	}})
 	if err != nil {
 		t.Fatalf("tools/call step: %v", err)
 	}
@@ -595,7 +595,7 @@ func TestDevDynalite(t *testing.T) {
 	defer c.Close()
 	call := func(want string) {
 		t.Helper()
-		res, err := c.CallTool(ctx, "step", nil)
+		res, err := c.CallTool(ctx, "step", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -611,7 +611,7 @@ func TestDevDynalite(t *testing.T) {
 	}
 	defer tc.Close()
 	var task string
-	res, err := tc.CallTool(ctx, "later", nil, client.WithTaskStatus(func(dt *mcp.DetailedTask) { task = dt.TaskID }))
+	res, err := tc.CallTool(ctx, "later", nil, &client.CallOptions{TaskStatus: func(dt *mcp.DetailedTask) { task = dt.TaskID }})
 	if err != nil {
 		t.Fatalf("the task tool: %v", err)
 	}

@@ -289,11 +289,11 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	}
 	defer c.Close()
 	// On a terminal, the progress of a request is shown as it comes.
-	var callOpts []client.CallOption
-	if human {
-		callOpts = append(callOpts, client.WithProgress(func(p client.Progress) { writeProgress(stderr, p) }))
-	}
 	var doc json.RawMessage
+	callOpts := &client.CallOptions{RawResult: &doc}
+	if human {
+		callOpts.Progress = func(p client.Progress) { writeProgress(stderr, p) }
+	}
 	text := writeRaw
 	code := exitOK
 	// absent names what the server does not offer at all (tools, resources
@@ -307,7 +307,7 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		case c.InitializeResult() != nil && c.InitializeResult().Raw != nil:
 			doc = c.InitializeResult().Raw
 		default:
-			d, err := c.Discover(ctx)
+			d, err := c.Discover(ctx, nil)
 			if err != nil {
 				return fail(err)
 			}
@@ -367,8 +367,8 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}{raws})
 		text = func(w *bufio.Writer, _ json.RawMessage) { writePrompts(w, e.width, raws) }
 	case "call":
-		r, err := c.CallTool(ctx, a[2], args, append(callOpts, client.WithRawResult(&doc),
-			client.WithTaskStatus(func(t *mcp.DetailedTask) { writeTaskStatus(stderr, t) }))...)
+		callOpts.TaskStatus = func(t *mcp.DetailedTask) { writeTaskStatus(stderr, t) }
+		r, err := c.CallTool(ctx, a[2], args, callOpts)
 		if err != nil {
 			return fail(err)
 		}
@@ -377,12 +377,12 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}
 		text = writeCallResult
 	case "read":
-		if _, err := c.ReadResource(ctx, a[2], append(callOpts, client.WithRawResult(&doc))...); err != nil {
+		if _, err := c.ReadResource(ctx, a[2], callOpts); err != nil {
 			return fail(err)
 		}
 		text = writeReadResult
 	case "get":
-		if _, err := c.GetPrompt(ctx, a[2], promptArgs, append(callOpts, client.WithRawResult(&doc))...); err != nil {
+		if _, err := c.GetPrompt(ctx, a[2], promptArgs, callOpts); err != nil {
 			return fail(err)
 		}
 		text = writePromptResult

@@ -127,7 +127,7 @@ func TestNewTargets(t *testing.T) {
 				t.Fatalf("connecting to mcpfn dev's %s: %v", d.url, err)
 			}
 			defer conn.Close()
-			res, err := conn.CallTool(ctx, "add", map[string]int{"left": 2, "right": 3})
+			res, err := conn.CallTool(ctx, "add", map[string]int{"left": 2, "right": 3}, nil)
 			if err != nil {
 				t.Fatalf("add through mcpfn dev: %v", err)
 			}

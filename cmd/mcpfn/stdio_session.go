@@ -123,7 +123,7 @@ func (b *bridge) initialize(ctx context.Context, m *message) []byte {
 		}
 		d := pc.Discovery()
 		if pc.Modern() && d == nil {
-			if d, err = pc.Discover(ctx); err != nil {
+			if d, err = pc.Discover(ctx, nil); err != nil {
 				return b.errorReply(ctx, m, err)
 			}
 		}
@@ -262,13 +262,13 @@ func (s *session) call(ctx context.Context, m *message) (json.RawMessage, error)
 	if present(m.Params) && m.Params[0] != '{' {
 		return nil, mcp.NewError(mcp.CodeInvalidParams, "Invalid params: params must be an object")
 	}
-	var opts []client.CallOption
+	var opts *client.CallOptions
 	if tok := progressToken(m.Params); tok != nil {
-		opts = append(opts, client.WithProgress(func(p client.Progress) { s.progress(tok, p) }))
+		opts = &client.CallOptions{Progress: func(p client.Progress) { s.progress(tok, p) }}
 	}
 	c := s.conn.Load()
 	if !s.modern {
-		return c.Call(ctx, m.Method, m.Params, opts...)
+		return c.Call(ctx, m.Method, m.Params, opts)
 	}
 	var p struct {
 		Name      string          `json:"name"`
@@ -303,12 +303,12 @@ func (s *session) call(ctx context.Context, m *message) (json.RawMessage, error)
 		if present(p.Arguments) {
 			args = p.Arguments
 		}
-		if _, err := c.CallTool(ctx, p.Name, args, append(opts, client.WithRawResult(&raw))...); err != nil {
+		if _, err := c.CallTool(ctx, p.Name, args, withRaw(opts, &raw)); err != nil {
 			return nil, err
 		}
 		return legacyResult(m.Method, raw), nil
 	}
-	res, err := c.Call(ctx, m.Method, m.Params, opts...)
+	res, err := c.Call(ctx, m.Method, m.Params, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -548,4 +548,14 @@ func (s *session) relisten() <-chan error {
 		}
 	}()
 	return first
+}
+
+// withRaw returns opts with RawResult set to raw.
+func withRaw(opts *client.CallOptions, raw *json.RawMessage) *client.CallOptions {
+	o := client.CallOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.RawResult = raw
+	return &o
 }

@@ -115,15 +115,15 @@ func TestClientAuthorization(t *testing.T) {
 					t.Fatalf("modern=%v in mode %v", c.Modern(), mode)
 				}
 
-				res, err := c.CallTool(ctx, "list_notes", map[string]any{})
+				res, err := c.CallTool(ctx, "list_notes", map[string]any{}, nil)
 				if err != nil || res.IsError {
 					t.Fatalf("list_notes: %v %+v", err, res)
 				}
-				res, err = c.CallTool(ctx, "write_note", map[string]any{"text": "hi"})
+				res, err = c.CallTool(ctx, "write_note", map[string]any{"text": "hi"}, nil)
 				if err != nil || res.IsError || !strings.Contains(text(res), "1 notes") {
 					t.Fatalf("write_note after step-up: %v %q", err, text(res))
 				}
-				res, err = c.CallTool(ctx, "purge", map[string]any{"all": true})
+				res, err = c.CallTool(ctx, "purge", map[string]any{"all": true}, nil)
 				if err != nil || res.IsError || !strings.Contains(text(res), "deleted the notes of 1 users") {
 					t.Fatalf("purge all after step-up: %v %q", err, text(res))
 				}

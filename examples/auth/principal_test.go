@@ -16,7 +16,7 @@ func notesCall(t *testing.T, c *mcpclient.Conn, tok, tool string, args map[strin
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := c.CallTool(t.Context(), tool, args, mcpclient.WithAuthorization(tok))
+	res, err := c.CallTool(t.Context(), tool, args, &mcpclient.CallOptions{Token: tok})
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}

@@ -63,7 +63,7 @@ func TestDeleteConfirmModern(t *testing.T) {
 
 	// The user declines: nothing is deleted.
 	u.says(mcp.ActionDecline, nil)
-	declined, err := c.CallTool(ctx, "delete_file", args)
+	declined, err := c.CallTool(ctx, "delete_file", args, nil)
 	if err != nil || !strings.Contains(text(declined), "Kept") || len(u.questions()) != 1 {
 		t.Fatalf("declined: %v %+v after %d questions", err, declined, len(u.questions()))
 	}
@@ -100,19 +100,19 @@ func TestDeleteConfirmModern(t *testing.T) {
 	}
 
 	u.says(mcp.ActionAccept, map[string]any{"ok": true})
-	done, err := c.CallTool(ctx, "delete_file", args)
+	done, err := c.CallTool(ctx, "delete_file", args, nil)
 	if err != nil || text(done) != "Deleted notes.txt." {
 		t.Fatalf("accepted: %v %+v", err, done)
 	}
 	u.says(mcp.ActionAccept, map[string]any{"ok": true})
-	again, err := c.CallTool(ctx, "delete_file", args)
+	again, err := c.CallTool(ctx, "delete_file", args, nil)
 	if err != nil || !again.IsError || len(u.questions()) != 0 {
 		t.Fatalf("deleting twice should fail without asking: %v %+v, %d questions", err, again, len(u.questions()))
 	}
 
 	// A client without elicitation cannot be asked: -32021, HTTP 400.
 	plain := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern})
-	_, err = plain.CallTool(ctx, "delete_file", map[string]any{"path": "draft.md"})
+	_, err = plain.CallTool(ctx, "delete_file", map[string]any{"path": "draft.md"}, nil)
 	var me *mcp.Error
 	if !errors.As(err, &me) || me.Code != -32021 || me.ResponseStatus() != 400 {
 		t.Fatalf("without elicitation: %v", err)
@@ -129,7 +129,7 @@ func TestBookTableLegacy(t *testing.T) {
 		t.Fatalf("version %s", c.ProtocolVersion())
 	}
 	u.says(mcp.ActionAccept, map[string]any{"name": "Ada", "time": "19:00", "guests": 4})
-	res, err := c.CallTool(t.Context(), "book_table", map[string]any{"restaurant": "Chez Go"})
+	res, err := c.CallTool(t.Context(), "book_table", map[string]any{"restaurant": "Chez Go"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestDeclineEndsTheCall(t *testing.T) {
 		for tool, tc := range tools {
 			for _, action := range []string{mcp.ActionDecline, mcp.ActionCancel} {
 				u.says(action, nil)
-				res, err := c.CallTool(t.Context(), tool, tc.args)
+				res, err := c.CallTool(t.Context(), tool, tc.args, nil)
 				if err != nil || len(res.Content) != 1 || !strings.Contains(text(res), tc.want) || len(u.questions()) != 1 {
 					t.Errorf("%s, %v %s: %v %+v after %d questions, want one question and the call to end (%q)",
 						tool, mode, action, err, res, len(u.questions()), tc.want)
@@ -185,7 +185,7 @@ func TestDeclineEndsTheCall(t *testing.T) {
 	u := &user{}
 	c := mcptest.Connect(t, srv, &mcptest.Options{Mode: client.ModeModern, Client: &client.Options{Elicitation: u.elicit}})
 	u.says(mcp.ActionDecline, nil)
-	if res, err := c.CallTool(t.Context(), "delete_file", map[string]any{"path": "notes.txt"}); err != nil || len(u.questions()) != 1 {
+	if res, err := c.CallTool(t.Context(), "delete_file", map[string]any{"path": "notes.txt"}, nil); err != nil || len(u.questions()) != 1 {
 		t.Errorf("notes.txt is gone after declines: %v %+v", err, res)
 	}
 }

@@ -245,32 +245,32 @@ func TestClientCache(t *testing.T) {
 				// Lists: the second within ttl costs nothing.
 				type list struct {
 					method string
-					call   func(...client.CallOption) error
+					call   func(*client.CallOptions) error
 				}
 				lists := []list{
-					{"tools/list", func(o ...client.CallOption) error {
-						tools, err := c.ListTools(ctx, o...)
+					{"tools/list", func(o *client.CallOptions) error {
+						tools, err := c.ListTools(ctx, o)
 						if err == nil && len(tools) == 0 {
 							t.Error("no tools")
 						}
 						return err
 					}},
-					{"prompts/list", func(o ...client.CallOption) error {
-						r, err := c.ListPrompts(ctx, nil, o...)
+					{"prompts/list", func(o *client.CallOptions) error {
+						r, err := c.ListPrompts(ctx, nil, o)
 						if err == nil && len(r.Prompts) == 0 {
 							t.Error("no prompts")
 						}
 						return err
 					}},
-					{"resources/list", func(o ...client.CallOption) error {
-						r, err := c.ListResources(ctx, nil, o...)
+					{"resources/list", func(o *client.CallOptions) error {
+						r, err := c.ListResources(ctx, nil, o)
 						if err == nil && len(r.Resources) == 0 {
 							t.Error("no resources")
 						}
 						return err
 					}},
-					{"resources/read", func(o ...client.CallOption) error {
-						r, err := c.ReadResource(ctx, "test://static-text", o...)
+					{"resources/read", func(o *client.CallOptions) error {
+						r, err := c.ReadResource(ctx, "test://static-text", o)
 						if err == nil && (len(r.Contents) != 1 || r.Contents[0].Text == "") {
 							t.Errorf("read: %+v", r)
 						}
@@ -284,25 +284,25 @@ func TestClientCache(t *testing.T) {
 							t.Fatalf("%s: %v", l.method, err)
 						}
 					}
-					must(l.call())
+					must(l.call(nil))
 					if n := cnt.count(l.method); n != 1 {
 						t.Fatalf("%s: first call: %d requests on the server, want 1", l.method, n)
 					}
-					must(l.call())
+					must(l.call(nil))
 					if n, want := cnt.count(l.method), hit(1); n != want {
 						t.Fatalf("%s: second call within ttl: %d requests, want %d", l.method, n, want)
 					}
-					must(l.call(client.WithCache(client.CacheRefresh)))
+					must(l.call(&client.CallOptions{Cache: client.CacheRefresh}))
 					if n, want := cnt.count(l.method), hit(1)+1; n != want {
 						t.Fatalf("%s: CacheRefresh: %d requests, want %d", l.method, n, want)
 					}
 					// The refreshed result is stored: the next call is a hit.
-					must(l.call())
+					must(l.call(nil))
 					if n, want := cnt.count(l.method), hit(hit(1)+1); n != want {
 						t.Fatalf("%s: after refresh: %d requests, want %d", l.method, n, want)
 					}
 					before := cnt.count(l.method)
-					must(l.call(client.WithCache(client.CacheBypass)))
+					must(l.call(&client.CallOptions{Cache: client.CacheBypass}))
 					if n := cnt.count(l.method); n != before+1 {
 						t.Fatalf("%s: CacheBypass: %d requests, want %d", l.method, n, before+1)
 					}
@@ -314,14 +314,14 @@ func TestClientCache(t *testing.T) {
 				tok.set("token-b")
 				for _, l := range lists {
 					before := cnt.count(l.method)
-					if err := l.call(); err != nil {
+					if err := l.call(nil); err != nil {
 						t.Fatalf("%s with token-b: %v", l.method, err)
 					}
 					if n, want := cnt.count(l.method), hit(before); n != want {
 						t.Fatalf("%s with a renewed token: %d requests, want %d", l.method, n, want)
 					}
 					before = cnt.count(l.method)
-					if err := l.call(client.WithAuthorization("token-c")); err != nil {
+					if err := l.call(&client.CallOptions{Token: "token-c"}); err != nil {
 						t.Fatalf("%s with its own token: %v", l.method, err)
 					}
 					if n := cnt.count(l.method); n != before+1 || cnt.countFor(l.method, "token-c") != 1 {
@@ -358,7 +358,7 @@ func TestClientCachePerToken(t *testing.T) {
 	}
 	for round := range 2 {
 		for i, tok := range []string{"alice", "bob"} {
-			if _, err := conns[i].ListTools(ctx); err != nil {
+			if _, err := conns[i].ListTools(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 			if n := cnt.countFor("tools/list", tok); n != 1 {

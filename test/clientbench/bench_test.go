@@ -68,7 +68,7 @@ func TestSameAnswers(t *testing.T) {
 	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		var raw json.RawMessage
-		r, err := mcpfnConn(t, url, mode).CallTool(ctx, "add", map[string]any{"a": 2, "b": 3}, client.WithRawResult(&raw))
+		r, err := mcpfnConn(t, url, mode).CallTool(ctx, "add", map[string]any{"a": 2, "b": 3}, &client.CallOptions{RawResult: &raw})
 		// Legacy results of a typed tool carry the text form only.
 		if err != nil || (mode == client.ModeModern && fmt.Sprintf("%s", r.StructuredContent) != `{"sum":5}`) ||
 			!strings.Contains(string(raw), `{\"sum\":5}`) {
@@ -93,7 +93,7 @@ func BenchmarkCallTool(b *testing.B) {
 			c := mcpfnConn(b, url, mode)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := c.CallTool(ctx, "add", args); err != nil {
+				if _, err := c.CallTool(ctx, "add", args, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -120,7 +120,7 @@ func BenchmarkListTools(b *testing.B) {
 		c := mcpfnConn(b, url, client.ModeModern)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := c.ListTools(ctx); err != nil {
+			if _, err := c.ListTools(ctx, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -129,7 +129,7 @@ func BenchmarkListTools(b *testing.B) {
 		c := mcpfnConn(b, url, client.ModeModern)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := c.ListTools(ctx, client.WithCache(client.CacheBypass)); err != nil {
+			if _, err := c.ListTools(ctx, &client.CallOptions{Cache: client.CacheBypass}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -76,18 +76,18 @@ func TestInteropGoSDK(t *testing.T) {
 			if c.Modern() != (mode == client.ModeAuto && stateless) {
 				t.Fatalf("stateless=%v %v: Modern() = %v", stateless, mode, c.Modern())
 			}
-			tools, err := c.ListTools(ctx)
+			tools, err := c.ListTools(ctx, nil)
 			if err != nil || len(tools) != 2 {
 				t.Fatalf("tools: %v %d", err, len(tools))
 			}
-			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"})
+			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"}, nil)
 			if err != nil || textOf(r) != "hi Bob" {
 				t.Fatalf("greet: %v %v", err, r)
 			}
 			if !stateless {
 				// Elicitation needs a session (go-sdk's tools elicit by
 				// server request, which a stateless server cannot send).
-				r, err = c.CallTool(ctx, "ask", nil)
+				r, err = c.CallTool(ctx, "ask", nil, nil)
 				if err != nil || textOf(r) != "accept:Ada" {
 					t.Fatalf("%v: ask: %v %+v", mode, err, r)
 				}
@@ -116,7 +116,7 @@ func TestInteropGoSDKBearer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.CallTool(ctx, "greet", map[string]any{"name": "x"}); err != nil {
+	if _, err := c.CallTool(ctx, "greet", map[string]any{"name": "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = client.Connect(ctx, url, &client.Options{TokenSource: client.StaticToken("bad")})

@@ -76,17 +76,17 @@ func TestMiddlewareGoSDK(t *testing.T) {
 			if c.Modern() != (mode == client.ModeAuto) {
 				t.Fatalf("mode %v: Modern() = %v", mode, c.Modern())
 			}
-			r, err := c.CallTool(ctx, "trace", nil)
+			r, err := c.CallTool(ctx, "trace", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := textOf(r), "meta="+traceparent+" header="+traceparent; got != want {
 				t.Errorf("go-sdk's handler saw %q, want %q", got, want)
 			}
-			if r, err := c.CallTool(ctx, "boom", nil); err != nil || !r.IsError {
+			if r, err := c.CallTool(ctx, "boom", nil, nil); err != nil || !r.IsError {
 				t.Fatalf("boom: %+v, %v", r, err)
 			}
-			if _, err := c.CallTool(ctx, "nope", nil); err == nil {
+			if _, err := c.CallTool(ctx, "nope", nil, nil); err == nil {
 				t.Fatal("an unknown tool succeeded")
 			}
 			v, modern := c.ProtocolVersion(), c.Modern()

@@ -106,11 +106,11 @@ func TestPeerTSv1SessionNotFound(t *testing.T) {
 			var before, after stats
 			getJSON(t, base+"/admin/stats", &before)
 			post(t, base+"/admin/expire-next")
-			if got := names(c.ListTools(ctx)); !slices.Equal(got, []string{"count", "echo"}) {
+			if got := names(c.ListTools(ctx, nil)); !slices.Equal(got, []string{"count", "echo"}) {
 				t.Fatalf("tools %v", got)
 			}
 			post(t, base+"/admin/expire-all")
-			if _, err := c.CallTool(ctx, "count", nil); err != nil {
+			if _, err := c.CallTool(ctx, "count", nil, nil); err != nil {
 				t.Fatalf("call after the session ended: %v", err)
 			}
 			getJSON(t, base+"/admin/stats", &after)
@@ -143,7 +143,7 @@ func checkParamHeaders(t *testing.T, url string, seen func() paramSeen, opts *cl
 		t.Fatal("want a 2026-07-28 connection")
 	}
 	n := len(seen().Calls)
-	r, err := c.CallTool(ctx, "where", map[string]any{"region": "Zürich", "level": 2})
+	r, err := c.CallTool(ctx, "where", map[string]any{"region": "Zürich", "level": 2}, nil)
 	if err != nil || r.IsError {
 		t.Fatalf("call: %v %v", err, r)
 	}
@@ -152,7 +152,7 @@ func checkParamHeaders(t *testing.T, url string, seen func() paramSeen, opts *cl
 	if len(calls) != 1 || !maps(calls[0], want) {
 		t.Fatalf("tools/call requests %v, want one with %v", calls, want)
 	}
-	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "eu-west-1"}); err != nil {
+	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "eu-west-1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := seen().Calls; got[len(got)-1]["Mcp-Param-Region"] != "eu-west-1" || len(got) != n+2 {
@@ -183,18 +183,18 @@ func checkCachePerCredential(t *testing.T, url string, seen func() paramSeen) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if got := names(c.ListTools(ctx)); !slices.Equal(got, []string{"alice_tool", "where"}) {
+	if got := names(c.ListTools(ctx, nil)); !slices.Equal(got, []string{"alice_tool", "where"}) {
 		t.Fatalf("alice: %v", got)
 	}
 	for _, h := range []http.Header{{"Authorization": {"Bearer bob"}}, {"authorization": {"Bearer bob"}}} {
-		if got := names(c.ListTools(ctx, client.WithHeader(h))); !slices.Equal(got, []string{"bob_tool", "where"}) {
+		if got := names(c.ListTools(ctx, &client.CallOptions{Header: h})); !slices.Equal(got, []string{"bob_tool", "where"}) {
 			t.Fatalf("a call with Bob's header got %v", got)
 		}
 	}
-	if got := names(c.ListTools(ctx, client.WithAuthorization("bob"))); !slices.Equal(got, []string{"bob_tool", "where"}) {
+	if got := names(c.ListTools(ctx, &client.CallOptions{Token: "bob"})); !slices.Equal(got, []string{"bob_tool", "where"}) {
 		t.Fatalf("WithAuthorization(bob) got %v", got)
 	}
-	if got := names(c.ListTools(ctx)); !slices.Equal(got, []string{"alice_tool", "where"}) {
+	if got := names(c.ListTools(ctx, nil)); !slices.Equal(got, []string{"alice_tool", "where"}) {
 		t.Fatalf("alice after bob: %v", got)
 	}
 	if s := seen(); s.Lists["alice"] != 1 || s.Lists["bob"] != 3 {

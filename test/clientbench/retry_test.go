@@ -54,7 +54,7 @@ func TestRetryGoSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"})
+			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"}, nil)
 			if err != nil || textOf(r) != "hi Bob" || calls.Load() != 3 {
 				t.Errorf("stateless=%v %d: %v %v after %d tools/call", tc.stateless, ref.status, err, r, calls.Load())
 			}
@@ -66,7 +66,7 @@ func TestRetryGoSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.CallTool(ctx, "greet", map[string]any{"name": "Bob"})
+		_, err = c.CallTool(ctx, "greet", map[string]any{"name": "Bob"}, nil)
 		var re *client.RetryLaterError
 		if !errors.As(err, &re) || re.Attempts != client.DefaultMaxRetries+1 || calls.Load() != client.DefaultMaxRetries+1 || re.StatusCode != 503 {
 			t.Errorf("stateless=%v, always 503: %v after %d tools/call", tc.stateless, err, calls.Load())

@@ -102,9 +102,9 @@ func TestPeerTasks(t *testing.T) {
 	}
 
 	var statuses []string
-	r, err := c.CallTool(ctx, "greet", nil, client.WithTaskStatus(func(tk *mcp.DetailedTask) {
+	r, err := c.CallTool(ctx, "greet", nil, &client.CallOptions{TaskStatus: func(tk *mcp.DetailedTask) {
 		statuses = append(statuses, string(tk.Status))
-	}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestPeerTasks(t *testing.T) {
 		t.Fatalf("asked %d times, the peer got %v; want the key answered once", asked, s.Updates[greet])
 	}
 
-	r, err = c.CallTool(ctx, "tool_error", nil)
+	r, err = c.CallTool(ctx, "tool_error", nil, nil)
 	if err != nil || !r.IsError {
 		t.Fatalf("tool_error: %+v, %v; want an isError result", r, err)
 	}
-	_, err = c.CallTool(ctx, "fail", nil)
+	_, err = c.CallTool(ctx, "fail", nil, nil)
 	var re *mcp.Error
 	if !errors.As(err, &re) || re.Code != mcp.CodeInternalError || re.Message != "backend exploded" {
 		t.Fatalf("fail: %v, want the task's -32603", err)
@@ -132,7 +132,7 @@ func TestPeerTasks(t *testing.T) {
 
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if _, err := c.CallTool(short, "forever", nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := c.CallTool(short, "forever", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("forever: %v, want the deadline", err)
 	}
 	s = stats(t, base)
@@ -140,11 +140,11 @@ func TestPeerTasks(t *testing.T) {
 	if len(s.Cancels) != 1 || s.Cancels[0] != forever {
 		t.Fatalf("cancels %v, want [%s]", s.Cancels, forever)
 	}
-	tk, err := c.Task(forever).Get(ctx)
+	tk, err := c.Task(forever, nil).Get(ctx)
 	if err != nil || tk.Status != mcp.TaskCancelled {
 		t.Fatalf("forever after the cancel: %+v, %v", tk, err)
 	}
-	if _, err := c.Task("no-such-task").Get(ctx); !errors.As(err, &re) || re.Code != mcp.CodeInvalidParams {
+	if _, err := c.Task("no-such-task", nil).Get(ctx); !errors.As(err, &re) || re.Code != mcp.CodeInvalidParams {
 		t.Fatalf("unknown task: %v, want -32602", err)
 	}
 
@@ -153,7 +153,7 @@ func TestPeerTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	if _, err := plain.CallTool(ctx, "greet", nil); !errors.Is(err, mcp.ErrMissingCapability) {
+	if _, err := plain.CallTool(ctx, "greet", nil, nil); !errors.Is(err, mcp.ErrMissingCapability) {
 		t.Fatalf("without the extension: %v, want -32021", err)
 	}
 	if s := stats(t, base); len(s.Invalid) > 0 {
@@ -172,7 +172,7 @@ func TestPeerTaskResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	r, h, err := a.CallToolTask(ctx, "greet", nil)
+	r, h, err := a.CallToolTask(ctx, "greet", nil, nil)
 	if err != nil || r != nil || h == nil {
 		t.Fatalf("CallToolTask: %v, %v, %v", r, h, err)
 	}
@@ -185,7 +185,7 @@ func TestPeerTaskResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	r, err = b.Task(id).Wait(ctx)
+	r, err = b.Task(id, nil).Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,10 +47,10 @@ func TestCodeFlowStepUp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.ListTools(t.Context()); err != nil {
+			if _, err := c.ListTools(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.CallTool(t.Context(), "write", nil)
+			res, err := c.CallTool(t.Context(), "write", nil, nil)
 			if err != nil || res.IsError {
 				t.Fatalf("call: %v %+v", err, res)
 			}
@@ -361,7 +361,7 @@ func TestMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs.setAS(as2)
-	if _, err := c.ListTools(t.Context()); err != nil {
+	if _, err := c.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	auth1, _, reg1 := snapshot(as1)
@@ -411,7 +411,7 @@ func TestRefresh(t *testing.T) {
 		}
 		// The server forgets every token: the 401 is answered by a refresh.
 		as.RevokeIssued()
-		if _, err := c.ListTools(t.Context()); err != nil {
+		if _, err := c.ListTools(t.Context(), nil); err != nil {
 			t.Fatal(err)
 		}
 		auth, tok, _ := snapshot(as)
@@ -501,7 +501,7 @@ func TestClientCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.ListTools(t.Context()); err != nil {
+			if _, err := c.ListTools(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
 			auth, tok, _ := snapshot(as)
@@ -534,7 +534,7 @@ func TestEnterprise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(t.Context(), "write", nil); err != nil {
+	if _, err := c.CallTool(t.Context(), "write", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, tok, _ := snapshot(as)
@@ -601,7 +601,7 @@ func TestRefreshRejected(t *testing.T) {
 	}
 	rejectRefresh.Store(true)
 	as.RevokeIssued()
-	if _, err := c.ListTools(t.Context()); err != nil {
+	if _, err := c.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	auth, tok, _ := snapshot(as)

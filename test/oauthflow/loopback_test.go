@@ -41,7 +41,7 @@ func TestLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ListTools(t.Context()); err != nil {
+	if _, err := c.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	auth, _, reg := snapshot(as)

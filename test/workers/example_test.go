@@ -34,15 +34,15 @@ func TestExample(t *testing.T) {
 				}
 				return tc.Text
 			}
-			r, err := c.CallTool(ctx, "add", map[string]int{"left": 40, "right": 2})
+			r, err := c.CallTool(ctx, "add", map[string]int{"left": 40, "right": 2}, nil)
 			if err != nil || text(r) != "42" {
 				t.Fatalf("add: %q, %v", text(r), err)
 			}
-			r, err = c.CallTool(ctx, "count", map[string]int{"to": 3})
+			r, err = c.CallTool(ctx, "count", map[string]int{"to": 3}, nil)
 			if err != nil || text(r) != "counted to 3" {
 				t.Fatalf("count: %q, %v", text(r), err)
 			}
-			r, h, err := c.CallToolTask(ctx, "report", map[string]string{"topic": "edges"})
+			r, h, err := c.CallToolTask(ctx, "report", map[string]string{"topic": "edges"}, nil)
 			if err != nil || r != nil || h == nil {
 				t.Fatalf("report as a task: %v, %v, %v", r, h, err)
 			}

@@ -128,7 +128,7 @@ func run(ctx context.Context, scenario, version, url string, sc *scenarioContext
 		return runMRTR(ctx, c)
 	case "json-schema-ref-no-deref":
 		// List only: the tool's network $ref must never be fetched.
-		_, err := c.ListTools(ctx)
+		_, err := c.ListTools(ctx, nil)
 		return err
 	case "json-schema-2020-12-preservation":
 		return runPreservation(ctx, c)
@@ -142,7 +142,7 @@ func run(ctx context.Context, scenario, version, url string, sc *scenarioContext
 func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error {
 	var caps *mcp.ServerCapabilities
 	if c.Modern() {
-		d, err := c.Discover(ctx)
+		d, err := c.Discover(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("server/discover: %w", err)
 		}
@@ -150,14 +150,14 @@ func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error 
 	} else if ir := c.InitializeResult(); ir != nil {
 		caps = &ir.Capabilities
 	}
-	tools, err := c.ListTools(ctx)
+	tools, err := c.ListTools(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("tools/list: %w", err)
 	}
 	var errs []error
 	if len(sc.ToolCalls) > 0 {
 		for _, tc := range sc.ToolCalls {
-			if _, err := c.CallTool(ctx, tc.Name, tc.Arguments); err != nil {
+			if _, err := c.CallTool(ctx, tc.Name, tc.Arguments, nil); err != nil {
 				errs = append(errs, fmt.Errorf("tools/call %s: %w", tc.Name, err))
 			}
 		}
@@ -165,7 +165,7 @@ func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error 
 		for _, t := range tools {
 			schema, _ := t.InputSchema.(json.RawMessage)
 			var raw json.RawMessage
-			if _, err := c.CallTool(ctx, t.Name, sampleArgs(schema), client.WithRawResult(&raw)); err != nil {
+			if _, err := c.CallTool(ctx, t.Name, sampleArgs(schema), &client.CallOptions{RawResult: &raw}); err != nil {
 				errs = append(errs, fmt.Errorf("tools/call %s: %w", t.Name, err))
 				continue
 			}
@@ -173,22 +173,22 @@ func runGeneric(ctx context.Context, c *client.Conn, sc *scenarioContext) error 
 		}
 	}
 	if caps != nil && caps.Resources != nil {
-		if rl, err := c.ListResources(ctx, nil); err != nil {
+		if rl, err := c.ListResources(ctx, nil, nil); err != nil {
 			errs = append(errs, fmt.Errorf("resources/list: %w", err))
 		} else {
 			for _, r := range rl.Resources {
-				if _, err := c.ReadResource(ctx, r.URI); err != nil {
+				if _, err := c.ReadResource(ctx, r.URI, nil); err != nil {
 					errs = append(errs, fmt.Errorf("resources/read %s: %w", r.URI, err))
 				}
 			}
 		}
 	}
 	if caps != nil && caps.Prompts != nil {
-		if pl, err := c.ListPrompts(ctx, nil); err != nil {
+		if pl, err := c.ListPrompts(ctx, nil, nil); err != nil {
 			errs = append(errs, fmt.Errorf("prompts/list: %w", err))
 		} else {
 			for _, p := range pl.Prompts {
-				if _, err := c.GetPrompt(ctx, p.Name, nil); err != nil {
+				if _, err := c.GetPrompt(ctx, p.Name, nil, nil); err != nil {
 					errs = append(errs, fmt.Errorf("prompts/get %s: %w", p.Name, err))
 				}
 			}
@@ -225,15 +225,15 @@ func sampleArgs(schema json.RawMessage) map[string]any {
 // runMRTR: one input round left pending while an unrelated call runs, then
 // answered; a round without requestState; a result without resultType.
 func runMRTR(ctx context.Context, c *client.Conn) error {
-	if _, err := c.ListTools(ctx); err != nil {
+	if _, err := c.ListTools(ctx, nil); err != nil {
 		return err
 	}
 	var raw json.RawMessage
-	r, k, err := c.CallToolOnce(ctx, "test_mrtr_echo_state", map[string]any{}, client.WithRawResult(&raw))
+	r, k, err := c.CallToolOnce(ctx, "test_mrtr_echo_state", map[string]any{}, &client.CallOptions{RawResult: &raw})
 	if err != nil {
 		return err
 	}
-	if _, err := c.CallTool(ctx, "test_mrtr_unrelated", map[string]any{}); err != nil {
+	if _, err := c.CallTool(ctx, "test_mrtr_unrelated", map[string]any{}, nil); err != nil {
 		return err
 	}
 	for k != nil {
@@ -245,7 +245,7 @@ func runMRTR(ctx context.Context, c *client.Conn) error {
 		logf("test_mrtr_echo_state: %s", raw)
 	}
 	for _, name := range []string{"test_mrtr_no_state", "test_mrtr_no_result_type"} {
-		if _, err := c.CallTool(ctx, name, map[string]any{}); err != nil {
+		if _, err := c.CallTool(ctx, name, map[string]any{}, nil); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -255,7 +255,7 @@ func runMRTR(ctx context.Context, c *client.Conn) error {
 // runPreservation echoes the focal tool's inputSchema, as received, to the
 // echo tool.
 func runPreservation(ctx context.Context, c *client.Conn) error {
-	tools, err := c.ListTools(ctx)
+	tools, err := c.ListTools(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func runPreservation(ctx context.Context, c *client.Conn) error {
 		if t.Name == "json_schema_2020_12_tool" {
 			schema, _ := t.InputSchema.(json.RawMessage) // as received
 			args := append(append([]byte(`{"schema":`), schema...), '}')
-			_, err := c.CallTool(ctx, "json_schema_echo", json.RawMessage(args))
+			_, err := c.CallTool(ctx, "json_schema_echo", json.RawMessage(args), nil)
 			return err
 		}
 	}
