@@ -15,7 +15,6 @@ import (
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
-	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // want is the expected answer of one case.
@@ -205,10 +204,7 @@ func esOnRSAKid(t *testing.T, e *env) string {
 
 func TestRotationAndUnknownKid(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
-		e := newEnv(t, envConfig{as: as, net: n})
+	bubbleEnv(t, envConfig{}, func(t *testing.T, e *env) {
 		ok := want{status: 200, text: "hello user-1 via client-1"}
 		check(t, e, e.do(t, e.token("mcp"), call("echo")), ok)
 		fetches := e.as.JWKSFetches()
@@ -258,10 +254,7 @@ func TestRotationAndUnknownKid(t *testing.T) {
 
 func TestJWKSOutageIs503(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
-		e := newEnv(t, envConfig{as: as, net: n})
+	bubbleEnv(t, envConfig{}, func(t *testing.T, e *env) {
 		e.as.SetJWKSDown(true)
 		r := e.do(t, e.token("mcp"), call("echo"))
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
@@ -449,10 +442,7 @@ func TestTokenRedaction(t *testing.T) {
 // on every request, through 20 tokens beyond a cache of 4.
 func TestJWTCache(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
-		e := newEnv(t, envConfig{as: as, net: n, opts: func(o *auth.Options, as *authtest.Server, res string) { o.JWTCacheSize = 4 }})
+	bubbleEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) { o.JWTCacheSize = 4 }}, func(t *testing.T, e *env) {
 		tok := e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp", Expiry: time.Now().Add(2 * time.Minute)})
 		ok := want{status: 200, text: "hello user-1 via client-1"}
 		check(t, e, e.do(t, tok, call("echo")), ok)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"testing/synctest"
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/auth/authtest"
@@ -47,6 +48,26 @@ func introspectingResource(t *testing.T, as *authtest.Server, in auth.Introspect
 	in.Endpoint = as.Issuer + "/introspect"
 	in.ClientID, in.ClientSecret = as.IntrospectionClientID, as.IntrospectionSecret
 	return bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, Introspection: &in}}})
+}
+
+// asBubble runs f in a testing/synctest bubble with an authorization
+// server of opts, as, started outside the bubble (as its listener must
+// be) and closed when the test ends.
+func asBubble(t *testing.T, opts *authtest.Options, f func(t *testing.T, as *authtest.Server)) {
+	t.Helper()
+	as := authtest.New(opts)
+	t.Cleanup(as.Close)
+	synctest.Test(t, func(t *testing.T) { f(t, as) })
+}
+
+// introspectionBubble runs f in a testing/synctest bubble with an
+// authorization server of opaque tokens, as, and a resource, rs, that
+// trusts it by introspection with in.
+func introspectionBubble(t *testing.T, in auth.Introspection, f func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource)) {
+	t.Helper()
+	asBubble(t, &authtest.Options{OpaqueTokens: true}, func(t *testing.T, as *authtest.Server) {
+		f(t, as, introspectingResource(t, as, in))
+	})
 }
 
 // authn runs Authenticate for tok with ctx and returns the HTTP status it

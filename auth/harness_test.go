@@ -62,6 +62,19 @@ func inBubble(t *testing.T, ases []*authtest.Server, f func(t *testing.T, n *mcp
 	})
 }
 
+// bubbleEnv runs f with the env of cfg in a testing/synctest bubble (see
+// inBubble), served with its own authorization server on the bubble's
+// in-memory network.
+func bubbleEnv(t *testing.T, cfg envConfig, f func(t *testing.T, e *env)) {
+	t.Helper()
+	as := authtest.New(nil)
+	t.Cleanup(as.Close)
+	inBubble(t, []*authtest.Server{as}, func(t *testing.T, n *mcptest.Network) {
+		cfg.as, cfg.net = as, n
+		f(t, newEnv(t, cfg))
+	})
+}
+
 // newEnv starts the authorization server (unless given), the MCP server
 // (tools: echo, write, stepup, stream-stepup) and the resource.
 func newEnv(t testing.TB, cfg envConfig) *env {

@@ -46,9 +46,7 @@ func abortDuringFetch(t *testing.T, as *authtest.Server, rs *auth.ProtectedResou
 // at once, without another fetch.
 func TestJWKSFetchSurvivesAbortedCaller(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
+	asBubble(t, nil, func(t *testing.T, as *authtest.Server) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
 		h := abortDuringFetch(t, as, rs, bubbleToken(as, "mcp"))
 		start := time.Now()
@@ -69,9 +67,7 @@ func TestJWKSFetchSurvivesAbortedCaller(t *testing.T) {
 // unknown for JWKSMinInterval.
 func TestJWKSRefetchSurvivesAbortedCaller(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
+	asBubble(t, nil, func(t *testing.T, as *authtest.Server) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
 		if st, err := authn(t.Context(), rs, bubbleToken(as, "mcp")); st != http.StatusOK {
 			t.Fatalf("first token: %d %v", st, err)
@@ -93,9 +89,7 @@ func TestJWKSRefetchSurvivesAbortedCaller(t *testing.T) {
 // costs no fetch.
 func TestJWKSColdRetry(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
+	asBubble(t, nil, func(t *testing.T, as *authtest.Server) {
 		rs := bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, JWKSURL: as.Issuer + "/jwks"}}})
 		as.SetJWKSDown(true)
 		if st, _ := authn(t.Context(), rs, bubbleToken(as, "mcp")); st != http.StatusServiceUnavailable {
@@ -133,9 +127,7 @@ func TestJWKSColdRetry(t *testing.T) {
 // DefaultFetchTimeout, then 503.
 func TestJWKSFetchTimeout(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
+	asBubble(t, nil, func(t *testing.T, as *authtest.Server) {
 		rs := bubbleResourceFor(t, as, auth.Options{})
 		h := as.Hold(authtest.EndpointJWKS)
 		defer h.Release()

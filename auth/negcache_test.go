@@ -27,10 +27,7 @@ func retryAfter(err error) string {
 // each, and the same 300 again none until the period ends.
 func TestIntrospectionNegativeCache(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{})
+	introspectionBubble(t, auth.Introspection{}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		for i := 0; i < 300; i++ {
 			if st, _ := authn(t.Context(), rs, "opaque-unknown"); st != http.StatusUnauthorized {
 				t.Fatalf("unknown token: %d, want 401", st)
@@ -75,10 +72,7 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 // one introspection, inactive or active.
 func TestIntrospectionSingleFlight(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{})
+	introspectionBubble(t, auth.Introspection{}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		for _, c := range []struct {
 			tok  string
 			want int
@@ -114,10 +108,7 @@ func TestIntrospectionSingleFlight(t *testing.T) {
 // request for a token already being introspected waits for that answer.
 func TestIntrospectionConcurrencyBound(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{})
+	introspectionBubble(t, auth.Introspection{}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		h := as.Hold(authtest.EndpointIntrospection)
 		defer h.Release()
 		const k = auth.DefaultIntrospectionConcurrency
@@ -163,10 +154,7 @@ func TestIntrospectionConcurrencyBound(t *testing.T) {
 // remembered: neither as inactive nor at all, for valid and unknown tokens.
 func TestIntrospectionOutageIsNotInactive(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{})
+	introspectionBubble(t, auth.Introspection{}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		valid := bubbleOpaque(as, authtest.Claims{})
 		as.SetIntrospectionDown(true)
 		for _, tok := range []string{valid, "opaque-unknown"} {
@@ -193,10 +181,7 @@ func TestIntrospectionOutageIsNotInactive(t *testing.T) {
 // case-insensitive).
 func TestIntrospectionTokenType(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{})
+	introspectionBubble(t, auth.Introspection{}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		cases := []struct {
 			extra map[string]any
 			want  int
@@ -238,10 +223,7 @@ func TestIntrospectionTokenType(t *testing.T) {
 // bound do not evict the answers of valid tokens.
 func TestIntrospectionFloodKeepsValidAnswers(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(&authtest.Options{OpaqueTokens: true})
-	t.Cleanup(as.Close)
-	synctest.Test(t, func(t *testing.T) {
-		rs := introspectingResource(t, as, auth.Introspection{CacheSize: 8})
+	introspectionBubble(t, auth.Introspection{CacheSize: 8}, func(t *testing.T, as *authtest.Server, rs *auth.ProtectedResource) {
 		valid := bubbleOpaque(as, authtest.Claims{})
 		authn(t.Context(), rs, valid)
 		for i := 0; i < 100; i++ {

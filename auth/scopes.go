@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -104,14 +105,7 @@ func (im implications) expand(granted []string) []string {
 // hasAll reports whether have (already expanded) holds every scope of need.
 func hasAll(have, need []string) bool {
 	for _, n := range need {
-		found := false
-		for _, h := range have {
-			if h == n {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(have, n) {
 			return false
 		}
 	}
@@ -123,14 +117,7 @@ func union(a []string, b ...[]string) []string {
 	out := append([]string(nil), a...)
 	for _, l := range b {
 		for _, s := range l {
-			dup := false
-			for _, o := range out {
-				if o == s {
-					dup = true
-					break
-				}
-			}
-			if !dup {
+			if !slices.Contains(out, s) {
 				out = append(out, s)
 			}
 		}

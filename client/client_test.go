@@ -102,9 +102,9 @@ func (rec *recorder) last(rpc string) *seen {
 
 type none struct{}
 
-// newServer starts a real core.Server behind adapters/nethttp on loopback.
-func newServer(t *testing.T, opts *core.ServerOptions, setup func(*core.Server)) (string, *recorder) {
-	t.Helper()
+// coreHandler is a real core.Server with the tool echo, set up further by
+// setup, behind a recorder and adapters/nethttp.
+func coreHandler(opts *core.ServerOptions, setup func(*core.Server)) (http.Handler, *recorder) {
 	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, opts)
 	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
 		S string `json:"s"`
@@ -115,7 +115,39 @@ func newServer(t *testing.T, opts *core.ServerOptions, setup func(*core.Server))
 		setup(srv)
 	}
 	rec := &recorder{}
-	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
+	return nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}), rec
+}
+
+// connect connects to url with opts and ctx, and closes the Conn when the
+// test ends.
+func connect(t *testing.T, ctx context.Context, url string, opts *client.Options) *client.Conn {
+	t.Helper()
+	c, err := client.Connect(ctx, url, opts)
+	return opened(t, c, err)
+}
+
+// connectWith is connect through cl.
+func connectWith(t *testing.T, ctx context.Context, cl *client.Client, url string) *client.Conn {
+	t.Helper()
+	c, err := cl.Connect(ctx, url)
+	return opened(t, c, err)
+}
+
+// opened ends the test on err, else closes c when the test ends.
+func opened(t *testing.T, c *client.Conn, err error) *client.Conn {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// newServer serves coreHandler on loopback.
+func newServer(t *testing.T, opts *core.ServerOptions, setup func(*core.Server)) (string, *recorder) {
+	t.Helper()
+	h, rec := coreHandler(opts, setup)
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL + nethttp.DefaultPath, rec
 }
@@ -158,11 +190,7 @@ func TestProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Another Client knows nothing of it: no state outside a Client.
-			c2, err := client.Connect(ctx, url, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c2.Close()
+			c2 := connect(t, ctx, url, nil)
 			if c2.Modern() != tc.modern || rec.count("server/discover") != 2 {
 				t.Fatalf("a new Client's Connect: modern %v, discover %d, want a probe", c2.Modern(), rec.count("server/discover"))
 			}
@@ -198,11 +226,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(1, "2026-07-28")
-		c, err := client.Connect(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := connect(t, ctx, url, nil)
 		if !c.Modern() || rec.count("server/discover") != 2 {
 			t.Fatalf("modern %v, discover %d", c.Modern(), rec.count("server/discover"))
 		}
@@ -211,11 +235,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 		t.Parallel()
 		url, rec := newServer(t, nil, nil)
 		rec.fault = unsupported(1, "2025-06-18")
-		c, err := client.Connect(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := connect(t, ctx, url, nil)
 		if c.Modern() || c.ProtocolVersion() != "2025-06-18" || rec.count("initialize") != 1 {
 			t.Fatalf("modern %v version %s", c.Modern(), c.ProtocolVersion())
 		}
@@ -282,11 +302,7 @@ func TestProbeUnsupportedVersion(t *testing.T) {
 			}
 			return false
 		}
-		c, err := client.Connect(ctx, url, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := connect(t, ctx, url, nil)
 		if c.Modern() {
 			t.Fatal("modern after 405")
 		}
@@ -589,11 +605,7 @@ func TestAuthorization(t *testing.T) {
 			url, _ := newAuthServer(t, mode)
 			// 401 is not era evidence: authorize, then probe again.
 			ch := &challenger{tok: "", good: "good", fix: true}
-			c, err := client.Connect(ctx, url, &client.Options{TokenSource: ch})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := connect(t, ctx, url, &client.Options{TokenSource: ch})
 			if c.Modern() != (mode == core.ModeAuto) || ch.challenges != 1 {
 				t.Fatalf("modern %v challenges %d", c.Modern(), ch.challenges)
 			}
@@ -1060,11 +1072,7 @@ func TestEraReprobe(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	rec.fault = nil
-	c2, err := cl.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	connectWith(t, ctx, cl, url)
 	if rec.count("server/discover") != 2 {
 		t.Fatalf("not probed again (%d discovers)", rec.count("server/discover"))
 	}

@@ -256,19 +256,20 @@ func (l *legacyEra) callWith(ctx context.Context, s *session, method string, p p
 	}
 }
 
-// resume waits the stream's retry delay and reconnects with GET and
-// Last-Event-ID (2025-11-25 basic/transports §Resumability and Redelivery).
-func (l *legacyEra) resume(ctx context.Context, s *session, x *exchange) (json.RawMessage, error) {
-	d := x.retry
+// waitRetry waits a stream's retry delay d, one second when the server
+// gave none, and returns ctx's error if ctx ends first.
+func waitRetry(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		d = time.Second
 	}
-	t := time.NewTimer(d)
-	select {
-	case <-ctx.Done():
-		t.Stop()
-		return nil, ctx.Err()
-	case <-t.C:
+	return sleep(ctx, d)
+}
+
+// resume waits the stream's retry delay and reconnects with GET and
+// Last-Event-ID (2025-11-25 basic/transports §Resumability and Redelivery).
+func (l *legacyEra) resume(ctx context.Context, s *session, x *exchange) (json.RawMessage, error) {
+	if err := waitRetry(ctx, x.retry); err != nil {
+		return nil, err
 	}
 	sid, ver := s.snapshot()
 	last := x.lastID

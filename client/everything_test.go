@@ -184,11 +184,7 @@ func testEverything(t *testing.T, url string) {
 			ctx := context.Background()
 			o := handlers()
 			o.Mode = tc.mode
-			c, err := client.Connect(ctx, url, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := connect(t, ctx, url, o)
 			if c.Modern() != tc.modern {
 				t.Fatalf("Modern() = %v, want %v", c.Modern(), tc.modern)
 			}

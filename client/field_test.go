@@ -63,11 +63,7 @@ func TestLegacySessionNotFound(t *testing.T) {
 		return nethttp.Handler(s)
 	})
 	rec := srv.rec
-	c, err := client.Connect(ctx, srv.url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, srv.url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
 	if _, err := c.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +145,7 @@ func TestParamHeadersBeforeList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, nil, regionTool)
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern})
 	if _, err := c.CallTool(ctx, "where", map[string]any{"region": "Zürich", "level": 2}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -200,11 +192,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 			})
 		}
 	})
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern})
 	// "echo" sorts before the rest: its page is the first.
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)
@@ -214,7 +202,7 @@ func TestParamHeadersPrefetchBounds(t *testing.T) {
 	}
 	// A tool the server does not list: a bounded walk, then the call
 	// without headers (the server answers it).
-	_, err = c.CallTool(ctx, "missing", nil, nil)
+	_, err := c.CallTool(ctx, "missing", nil, nil)
 	if !errors.Is(err, &mcp.Error{Code: core.CodeInvalidParams}) {
 		t.Fatalf("err = %v", err)
 	}
@@ -278,11 +266,7 @@ func TestCachePerCallAuthorization(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url, rec := principals(t)
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: client.StaticToken("alice")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: client.StaticToken("alice")})
 	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("alice got %q", got)
 	}
@@ -325,11 +309,7 @@ func TestCacheRenewedToken(t *testing.T) {
 	ctx := context.Background()
 	url, rec := principals(t)
 	src := &challenger{tok: "alice"}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: src})
 	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("alice got %q", got)
 	}
@@ -349,12 +329,8 @@ func TestCacheCredentialSources(t *testing.T) {
 	ctx := context.Background()
 	url, rec := principals(t)
 	lazy := &challenger{tok: ""}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: lazy,
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: lazy,
 		Header: http.Header{"authorization": {"Bearer bob"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if got := toolNames(c.ListTools(ctx, nil)); got != "bob_tool" {
 		t.Fatalf("static header got %q", got)
 	}
@@ -386,21 +362,25 @@ func TestCacheChallengeDropsPrivate(t *testing.T) {
 	ctx := context.Background()
 	url, rec := principals(t)
 	src := &challenger{tok: "alice", good: "bob", fix: true}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: src})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if got := toolNames(c.ListTools(ctx, nil)); got != "alice_tool" {
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern, TokenSource: src})
+	challengeDropsPrivate(t, ctx, rec, c, c)
+}
+
+// challengeDropsPrivate lists Alice's tools through read; then the server
+// stops accepting Alice's token, a call through call meets the challenge
+// that yields Bob's, and read must list Bob's tools: the challenge dropped
+// Alice's private entry.
+func challengeDropsPrivate(t *testing.T, ctx context.Context, rec *recorder, read, call *client.Conn) {
+	t.Helper()
+	if got := toolNames(read.ListTools(ctx, nil)); got != "alice_tool" {
 		t.Fatalf("got %q", got)
 	}
-	// The server stops accepting Alice's token; the challenge yields Bob's.
 	rec.fault = revoke("alice")
-	if _, err := c.CallTool(ctx, "bob_tool", nil, nil); err != nil {
+	if _, err := call.CallTool(ctx, "bob_tool", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := toolNames(c.ListTools(ctx, nil)); got != "bob_tool" {
-		t.Fatalf("after the challenge: %q", got)
+	if got := toolNames(read.ListTools(ctx, nil)); got != "bob_tool" {
+		t.Fatalf("after the challenge: %q, want bob_tool (alice's private entry must go)", got)
 	}
 }
 
@@ -425,12 +405,8 @@ func TestLegacyMaxRounds(t *testing.T) {
 	o.Mode = client.ModeLegacy
 	o.MaxRounds = 3
 	o.NoGETStream = true
-	c, err := client.Connect(ctx, url, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.CallTool(ctx, "forever", nil, nil)
+	c := connect(t, ctx, url, o)
+	_, err := c.CallTool(ctx, "forever", nil, nil)
 	var mr *client.MaxRoundsError
 	if !errors.Is(err, client.ErrMaxRounds) || !errors.As(err, &mr) || mr.Rounds != 3 {
 		t.Fatalf("err = %v", err)

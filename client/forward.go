@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
@@ -178,19 +177,9 @@ func readForwarded(ctx context.Context, c *Conn, resp *http.Response, f *forward
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		body, err := readLimited(resp.Body, c.opts.MaxResponseBytes)
-		if errors.Is(err, ErrTimeout) {
-			return nil, err
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
-		}
-		m, err := decodeMessage(body)
+		m, err := readJSONResponse(resp.Body, c.opts.MaxResponseBytes)
 		if err != nil {
 			return nil, err
-		}
-		if !m.isResponse() {
-			return nil, protocolError("JSON body is not a response")
 		}
 		return forwardedResponse(m, f, resp.StatusCode)
 	case "text/event-stream":

@@ -49,19 +49,9 @@ func (x *exchange) read(ctx context.Context, resp *http.Response) (json.RawMessa
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		body, err := readLimited(resp.Body, x.c.opts.MaxResponseBytes)
-		if errors.Is(err, ErrTimeout) {
-			return nil, err
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
-		}
-		m, err := decodeMessage(body)
+		m, err := readJSONResponse(resp.Body, x.c.opts.MaxResponseBytes)
 		if err != nil {
 			return nil, err
-		}
-		if !m.isResponse() {
-			return nil, protocolError("JSON body is not a response")
 		}
 		return x.response(m, resp.StatusCode)
 	case "text/event-stream":
@@ -136,6 +126,28 @@ func (x *exchange) readSSE(ctx context.Context, body io.Reader, status int) (jso
 // counts as a round.
 func inputMethod(m string) bool {
 	return m == "elicitation/create" || m == "sampling/createMessage" || m == "roots/list"
+}
+
+// readJSONResponse reads the response sent as one application/json body
+// of at most max bytes. A failed or oversized read is ErrStreamBroken (an
+// ErrTimeout as it is), a message that is not a response a protocol
+// error.
+func readJSONResponse(body io.Reader, max int) (*wireMessage, error) {
+	b, err := readLimited(body, max)
+	if errors.Is(err, ErrTimeout) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStreamBroken, err)
+	}
+	m, err := decodeMessage(b)
+	if err != nil {
+		return nil, err
+	}
+	if !m.isResponse() {
+		return nil, protocolError("JSON body is not a response")
+	}
+	return m, nil
 }
 
 func readLimited(r io.Reader, max int) ([]byte, error) {

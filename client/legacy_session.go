@@ -256,16 +256,8 @@ func (s *session) getLoop(ctx context.Context, ready chan struct{}) {
 		if x.lastID != before || idle {
 			attempt = 0 // progress: the budget is per silent reconnect
 		}
-		d := x.retry
-		if d <= 0 {
-			d = time.Second
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if waitRetry(ctx, x.retry) != nil {
 			return
-		case <-t.C:
 		}
 	}
 }

@@ -20,11 +20,7 @@ func TestLegacyNoInitialize(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, nil)
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy, NoInitialize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeLegacy, NoInitialize: true})
 	if n := len(rec.all()); n != 0 {
 		t.Fatalf("Connect sent %d requests", n)
 	}
@@ -58,11 +54,7 @@ func TestLegacyNoInitialize(t *testing.T) {
 
 	// ModeAuto probes, then makes no further call on a legacy server.
 	url2, rec2 := newServer(t, &core.ServerOptions{Mode: core.ModeLegacy}, nil)
-	c2, err := client.Connect(ctx, url2, &client.Options{NoInitialize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2 := connect(t, ctx, url2, &client.Options{NoInitialize: true})
 	if c2.Modern() || rec2.count("initialize") != 0 || len(rec2.all()) != 1 {
 		t.Fatalf("auto: modern %v, %d requests", c2.Modern(), len(rec2.all()))
 	}
@@ -143,11 +135,7 @@ func TestLegacyGETNotFound(t *testing.T) {
 		}
 		return false
 	}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeLegacy})
 	first := c.SessionID()
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)

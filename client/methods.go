@@ -24,13 +24,9 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 		b, _ := json.Marshal(args)
 		p = append(p, field{"arguments", b})
 	}
-	res, err := c.do(ctx, &request{method: "prompts/get", params: p, co: opts.resolve()})
-	if err != nil {
-		return nil, err
-	}
 	var r mcp.GetPromptResult
-	if err := json.Unmarshal(res, &r); err != nil {
-		return nil, protocolError("prompts/get result: %v", err)
+	if err := c.doInto(ctx, &request{method: "prompts/get", params: p, co: opts.resolve()}, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -39,13 +35,9 @@ func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]strin
 // Modern results are cached per their ttlMs and cacheScope.
 func (c *Conn) ReadResource(ctx context.Context, uri string, opts *CallOptions) (*mcp.ReadResourceResult, error) {
 	p := params{{"uri", quoteJSON(uri)}}
-	res, err := c.do(ctx, &request{method: "resources/read", params: p, co: opts.resolve(), cacheable: true, target: uri})
-	if err != nil {
-		return nil, err
-	}
 	var r mcp.ReadResourceResult
-	if err := json.Unmarshal(res, &r); err != nil {
-		return nil, protocolError("resources/read result: %v", err)
+	if err := c.doInto(ctx, &request{method: "resources/read", params: p, co: opts.resolve(), cacheable: true, target: uri}, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -64,13 +56,9 @@ func (c *Conn) Complete(ctx context.Context, req *mcp.CompleteParams, opts *Call
 			p = append(p, field{k, v})
 		}
 	}
-	res, err := c.do(ctx, &request{method: "completion/complete", params: p, co: opts.resolve()})
-	if err != nil {
-		return nil, err
-	}
 	var r mcp.CompleteResult
-	if err := json.Unmarshal(res, &r); err != nil {
-		return nil, protocolError("completion/complete result: %v", err)
+	if err := c.doInto(ctx, &request{method: "completion/complete", params: p, co: opts.resolve()}, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -98,7 +86,14 @@ func (c *Conn) ListResourceTemplates(ctx context.Context, cursor *string, opts *
 
 func (c *Conn) list(ctx context.Context, method string, cursor *string, opts *CallOptions, out any) error {
 	p, target := cursorParams(cursor)
-	res, err := c.do(ctx, &request{method: method, params: p, co: opts.resolve(), cacheable: true, target: target})
+	return c.doInto(ctx, &request{method: method, params: p, co: opts.resolve(), cacheable: true, target: target}, out)
+}
+
+// doInto sends r and decodes its result into out; a result that does not
+// decode is a protocol error.
+func (c *Conn) doInto(ctx context.Context, r *request, out any) error {
+	method := r.method
+	res, err := c.do(ctx, r)
 	if err != nil {
 		return err
 	}

@@ -385,11 +385,7 @@ func TestMiddlewareCacheHit(t *testing.T) {
 	url, rec := newServer(t, &core.ServerOptions{Mode: core.ModeModern, CacheHints: map[string]core.CacheHint{
 		"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}}}, nil)
 	tp := &tape{}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, Middleware: []client.Middleware{tp.observe("outer")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeModern, Middleware: []client.Middleware{tp.observe("outer")}})
 	for range 2 {
 		if _, err := c.ListTools(ctx, nil); err != nil {
 			t.Fatal(err)
@@ -425,12 +421,8 @@ func TestMiddlewareSessionRenewal(t *testing.T) {
 		return gone
 	}
 	tp := &tape{}
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true,
+	c := connect(t, ctx, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true,
 		Middleware: []client.Middleware{tp.observe("outer")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	first := c.SessionID()
 	if _, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil); err != nil {
 		t.Fatal(err)

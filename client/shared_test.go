@@ -32,11 +32,7 @@ func TestClientSharesCache(t *testing.T) {
 		t.Fatalf("first Conn: %q, tools/list %d", got, rec.count("tools/list"))
 	}
 	a.Close()
-	b, err := cl.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := connectWith(t, ctx, cl, url)
 	if got := toolNames(b.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 1 {
 		t.Fatalf("second Conn of the Client: %q, tools/list %d (want 1: the Client's cache)", got, rec.count("tools/list"))
 	}
@@ -48,21 +44,13 @@ func TestClientSharesCache(t *testing.T) {
 		t.Fatalf("after the per-call credential: %q, tools/list %d", got, rec.count("tools/list"))
 	}
 	// Another Client has a cache of its own.
-	o, err := client.New(opts).Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o.Close()
+	o := connectWith(t, ctx, client.New(opts), url)
 	if got := toolNames(o.ListTools(ctx, nil)); got != "alice_tool" || rec.count("tools/list") != 3 {
 		t.Fatalf("another Client: %q, tools/list %d (want 3)", got, rec.count("tools/list"))
 	}
 	// Another endpoint of the Client has entries of its own.
 	url2, rec2 := principals(t)
-	e, err := cl.Connect(ctx, url2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := connectWith(t, ctx, cl, url2)
 	if got := toolNames(e.ListTools(ctx, nil)); got != "alice_tool" || rec2.count("tools/list") != 1 {
 		t.Fatalf("another endpoint: %q, tools/list %d there (want 1)", got, rec2.count("tools/list"))
 	}
@@ -77,26 +65,9 @@ func TestClientChallengeDropsPrivate(t *testing.T) {
 	url, rec := principals(t)
 	src := &challenger{tok: "alice", good: "bob", fix: true}
 	cl := client.New(&client.Options{Mode: client.ModeModern, TokenSource: src})
-	a, err := cl.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := cl.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if got := toolNames(a.ListTools(ctx, nil)); got != "alice_tool" {
-		t.Fatalf("got %q", got)
-	}
-	rec.fault = revoke("alice")
-	if _, err := b.CallTool(ctx, "bob_tool", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got := toolNames(a.ListTools(ctx, nil)); got != "bob_tool" {
-		t.Fatalf("the other Conn after the challenge: %q, want bob_tool (alice's private entry must go)", got)
-	}
+	a := connectWith(t, ctx, cl, url)
+	b := connectWith(t, ctx, cl, url)
+	challengeDropsPrivate(t, ctx, rec, a, b)
 }
 
 // TestClientConcurrentConns: one Client, many goroutines each connecting

@@ -446,14 +446,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
+	return sleep(ctx, d)
 }
 
 // transient reports whether a failed tasks/get may succeed when sent

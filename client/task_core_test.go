@@ -110,11 +110,7 @@ func TestTaskCore(t *testing.T) {
 	if r, err := c.CallTool(ctx, "oops", nil, nil); err != nil || !r.IsError {
 		t.Fatalf("oops: %+v, %v; want IsError", r, err)
 	}
-	plain, err := client.Connect(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer plain.Close()
+	plain := connect(t, ctx, url, nil)
 	if _, err := plain.CallTool(ctx, "greet", nil, nil); !errors.Is(err, mcp.ErrMissingCapability) {
 		t.Fatalf("without the extension: %v, want -32021", err)
 	}

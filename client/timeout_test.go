@@ -277,17 +277,8 @@ func TestGETStreamIdle(t *testing.T) {
 // in a synctest bubble; it returns the endpoint and the client to reach it.
 func pipeCore(t *testing.T, opts *core.ServerOptions, setup func(*core.Server)) (string, *recorder, *http.Client) {
 	t.Helper()
-	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, opts)
-	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
-		S string `json:"s"`
-	}) (string, error) {
-		return "echo:" + in.S, nil
-	})
-	if setup != nil {
-		setup(srv)
-	}
-	rec := &recorder{}
-	hc := mcptest.Serve(t, nethttp.NewHandler(srv, &nethttp.Options{Middleware: rec.wrap}))
+	h, rec := coreHandler(opts, setup)
+	hc := mcptest.Serve(t, h)
 	return "http://mcp.test" + nethttp.DefaultPath, rec, hc
 }
 

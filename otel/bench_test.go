@@ -65,6 +65,22 @@ func addServer(mode core.Mode, mw []core.Middleware) *core.Server {
 	return srv
 }
 
+// benchProviders returns the real SDK's providers, shut down when the
+// benchmark ends: tp batches to an exporter that drops the spans, never
+// does too with a sampler that never samples, and mp's reader is never
+// collected.
+func benchProviders(b *testing.B) (tp, never *sdktrace.TracerProvider, mp *sdkmetric.MeterProvider) {
+	tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
+	never = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithBatcher(noopExporter{}))
+	mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = never.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	return tp, never, mp
+}
+
 // capturedCall is the HTTP request of a real client's 2026-07-28
 // tools/call add, captured on loopback once.
 func capturedCall(b *testing.B) (http.Header, []byte) {
@@ -117,14 +133,7 @@ func capturedCall(b *testing.B) (http.Header, []byte) {
 // Compare with benchstat -col /mw.
 func BenchmarkDispatchToolsCall(b *testing.B) {
 	hdr, body := capturedCall(b)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
-	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithBatcher(noopExporter{}))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = never.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
+	tp, never, mp := benchProviders(b)
 	pass := func(next core.Handler) core.Handler {
 		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) { return next(ctx, c) }
 	}
@@ -194,14 +203,7 @@ func processCPU() int64 {
 func BenchmarkCallTool(b *testing.B) {
 	ts := httptest.NewServer(nethttp.Handler(addServer(core.ModeAuto, nil)))
 	b.Cleanup(ts.Close)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(noopExporter{}))
-	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithBatcher(noopExporter{}))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	b.Cleanup(func() {
-		_ = tp.Shutdown(context.Background())
-		_ = never.Shutdown(context.Background())
-		_ = mp.Shutdown(context.Background())
-	})
+	tp, never, mp := benchProviders(b)
 	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		for _, c := range []struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
@@ -34,69 +32,61 @@ import (
 // group by.
 func TestSpanNamesOfUnknownTargets(t *testing.T) {
 	t.Parallel()
-	for _, era := range eras {
-		t.Run(era.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := newSDK(t)
-			url := server(t, era.mode, s.opts)
-			c, err := client.Connect(ctx, url, &client.Options{Mode: era.cmode, NoGETStream: true,
-				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-			if err != nil {
-				t.Fatal(err)
+	eachEra(t, func(t *testing.T, era eraCase, s *sdk) {
+		ctx := context.Background()
+		url := server(t, era.mode, s.opts)
+		c := connect(t, url, &client.Options{Mode: era.cmode, NoGETStream: true,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+		const n = 1000
+		for i := range n {
+			if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+				t.Fatalf("invented%d: %v, want -32602", i, err)
 			}
-			defer c.Close()
-			const n = 1000
-			for i := range n {
-				if _, err := c.CallTool(ctx, fmt.Sprint("invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
-					t.Fatalf("invented%d: %v, want -32602", i, err)
+		}
+		if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if era.mode == core.ModeLegacy {
+			for i := range 20 {
+				if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
+					t.Fatalf("x/invented%d: %v, want -32601", i, err)
 				}
 			}
-			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			if era.mode == core.ModeLegacy {
-				for i := range 20 {
-					if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
-						t.Fatalf("x/invented%d: %v, want -32601", i, err)
+		}
+		for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
+			names := map[string]int{}
+			tools := map[string]bool{}
+			methods := map[string]bool{}
+			for _, sp := range s.ended(kind) {
+				a := attrs(sp.Attributes())
+				switch m := a["mcp.method.name"]; {
+				case m == "tools/call":
+					tools[a["gen_ai.tool.name"]] = true
+				case strings.HasPrefix(m, "x/"):
+					methods[m] = true
+					if kind == trace.SpanKindClient {
+						continue // the client's own choice of method
 					}
+				default:
+					continue // initialize, the client's tools/list
 				}
+				names[sp.Name()]++
 			}
-			for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
-				names := map[string]int{}
-				tools := map[string]bool{}
-				methods := map[string]bool{}
-				for _, sp := range s.ended(kind) {
-					a := attrs(sp.Attributes())
-					switch m := a["mcp.method.name"]; {
-					case m == "tools/call":
-						tools[a["gen_ai.tool.name"]] = true
-					case strings.HasPrefix(m, "x/"):
-						methods[m] = true
-						if kind == trace.SpanKindClient {
-							continue // the client's own choice of method
-						}
-					default:
-						continue // initialize, the client's tools/list
-					}
-					names[sp.Name()]++
-				}
-				want := map[string]int{"tools/call": n, "tools/call echo": 1}
-				if era.mode == core.ModeLegacy && kind == trace.SpanKindServer {
-					want["_OTHER"] = 20
-				}
-				if !maps.Equal(names, want) {
-					t.Errorf("%v span names %v, want %v", kind, names, want)
-				}
-				if len(tools) != n+1 || !tools["invented999"] {
-					t.Errorf("%v spans name %d distinct tools, want %d", kind, len(tools), n+1)
-				}
-				if era.mode == core.ModeLegacy && (len(methods) != 20 || !methods["x/invented7"]) {
-					t.Errorf("%v spans name %d distinct invented methods, want 20", kind, len(methods))
-				}
+			want := map[string]int{"tools/call": n, "tools/call echo": 1}
+			if era.mode == core.ModeLegacy && kind == trace.SpanKindServer {
+				want["_OTHER"] = 20
 			}
-		})
-	}
+			if !maps.Equal(names, want) {
+				t.Errorf("%v span names %v, want %v", kind, names, want)
+			}
+			if len(tools) != n+1 || !tools["invented999"] {
+				t.Errorf("%v spans name %d distinct tools, want %d", kind, len(tools), n+1)
+			}
+			if era.mode == core.ModeLegacy && (len(methods) != 20 || !methods["x/invented7"]) {
+				t.Errorf("%v spans name %d distinct invented methods, want 20", kind, len(methods))
+			}
+		}
+	})
 }
 
 // TestAdvancedToolSpanName: a tool only ListToolsHandler lists is found by
@@ -115,13 +105,8 @@ func TestAdvancedToolSpanName(t *testing.T) {
 			return &core.CallToolResult{Content: []core.Content{&core.TextContent{Text: "ran"}}}, nil
 		},
 	})
-	ts := httptest.NewServer(nethttp.Handler(srv))
-	defer ts.Close()
-	c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	url := serve(t, nethttp.Handler(srv))
+	c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true})
 	if _, err := c.CallTool(ctx, "listed", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +138,7 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSDK(t)
-	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
-		DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
-	})
+	srv := newServer(core.ModeAuto, s.opts)
 	core.AddTool(srv, &core.Tool{Name: "down"}, func(ctx context.Context, req *core.CallToolRequest, in struct {
 		S string `json:"s"`
 	}) (string, error) {
@@ -164,9 +147,7 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 	srv.AddResource(&core.Resource{URI: "test://r/1", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
 		return &core.ReadResourceResult{}, nil
 	})
-	ts := httptest.NewServer(nethttp.Handler(srv))
-	defer ts.Close()
-	url := ts.URL + nethttp.DefaultPath
+	url := serve(t, nethttp.Handler(srv))
 	mc := &mcptest.Client{URL: url}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	modern := func(method, name string) http.Header {
@@ -193,12 +174,8 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 	h := http.Header{"Mcp-Protocol-Version": {mcp.ProtocolVersion20251125}}
 	post(lc, `{"jsonrpc":"2.0","id":"`+huge[:200<<10]+`","method":"`+huge+`"}`, h)
 
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
+	c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
 		Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	if _, err := c.CallTool(ctx, "down", map[string]any{"s": huge}, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
 		t.Fatalf("down: %v, want -32603", err)
 	}
@@ -291,9 +268,7 @@ func TestIgnoreClientPropagation(t *testing.T) {
 			}
 			got := make(chan seen, 1)
 			prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
-			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
-				Mode: core.ModeModern, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(opts)},
-			})
+			srv := newServer(core.ModeModern, opts)
 			core.AddTool(srv, &core.Tool{Name: "bag"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 				carrier := propagation.MapCarrier{}
 				prop.Inject(ctx, carrier)
@@ -303,7 +278,7 @@ func TestIgnoreClientPropagation(t *testing.T) {
 			h := nethttp.Handler(srv)
 			ambient := make(chan trace.SpanContext, 8)
 			tr := s.opts.TracerProvider.Tracer("http")
-			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				rctx := r.Context()
 				switch tc.ambient {
 				case "local":
@@ -318,7 +293,6 @@ func TestIgnoreClientPropagation(t *testing.T) {
 				}
 				h.ServeHTTP(w, r.WithContext(rctx))
 			}))
-			defer ts.Close()
 			inject := func(next client.Handler) client.Handler {
 				return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
 					if c.Method == "tools/call" {
@@ -330,25 +304,13 @@ func TestIgnoreClientPropagation(t *testing.T) {
 					return next(ctx, c)
 				}
 			}
-			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true,
+			c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
 				Middleware: []client.Middleware{inject}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
 			if _, err := c.CallTool(ctx, "bag", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			in := <-got
-			var sp sdktrace.ReadOnlySpan
-			for _, x := range s.ended(trace.SpanKindServer) {
-				if x.Name() == "tools/call bag" {
-					sp = x
-				}
-			}
-			if sp == nil {
-				t.Fatal("no server span tools/call bag")
-			}
+			sp := s.span(t, trace.SpanKindServer, "tools/call bag")
 			if in.span.SpanID() != sp.SpanContext().SpanID() {
 				t.Errorf("the handler's context holds span %s, not the server span %s", in.span.SpanID(), sp.SpanContext().SpanID())
 			}

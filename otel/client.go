@@ -11,8 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpfn/mcpfn/client"
@@ -67,16 +65,9 @@ func ClientMiddleware(opts Options) client.Middleware {
 		// Nothing to record: the chain is left as it is.
 		return func(next client.Handler) client.Handler { return next }
 	}
-	m := &clientMW{
-		opts: opts,
-		tr:   opts.tracer(),
-		hist: opts.histogram(MetricClientOperationDuration,
-			"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."),
-		prop:    opts.propagator(),
-		tools:   targetNames{method: "tools/call", max: maxMetricTargets},
-		prompts: targetNames{method: "prompts/get", max: maxMetricTargets},
-		start:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)},
-	}
+	m := &clientMW{}
+	m.init(opts, trace.SpanKindClient, MetricClientOperationDuration,
+		"The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.")
 	return func(next client.Handler) client.Handler {
 		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) { return m.send(ctx, c, next) }
 	}
@@ -84,15 +75,8 @@ func ClientMiddleware(opts Options) client.Middleware {
 
 // clientMW is the state of one ClientMiddleware, shared by its calls.
 type clientMW struct {
-	opts    Options
-	tr      trace.Tracer
-	hist    metric.Float64Histogram
-	prop    propagation.TextMapPropagator
-	tools   targetNames
-	prompts targetNames
-	sets    setCache
-	start   []trace.SpanStartOption
-	peer    atomic.Pointer[peer] // the last URL's server.address and port
+	instruments
+	peer atomic.Pointer[peer] // the last URL's server.address and port
 }
 
 // peer is server.address and server.port of a URL.
@@ -122,16 +106,6 @@ func (m *clientMW) peerOf(rawURL string) *peer {
 	}
 	m.peer.Store(p)
 	return p
-}
-
-func (m *clientMW) names(method string) *targetNames {
-	switch method {
-	case "tools/call":
-		return &m.tools
-	case "prompts/get":
-		return &m.prompts
-	}
-	return nil
 }
 
 func (m *clientMW) send(ctx context.Context, c *client.Call, next client.Handler) (*client.Outcome, error) {

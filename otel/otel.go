@@ -138,6 +138,43 @@ type Options struct {
 	IgnoreClientPropagation bool
 }
 
+// instruments is what one middleware half records with, shared by its
+// calls: the tracer, the operation-duration histogram, the propagator and
+// the bounded target names and attribute sets of the histogram.
+type instruments struct {
+	opts    Options
+	tr      trace.Tracer
+	hist    metric.Float64Histogram
+	prop    propagation.TextMapPropagator
+	tools   targetNames // the tool names of the histogram, and their span names
+	prompts targetNames
+	sets    setCache
+	start   []trace.SpanStartOption // the span kind, built once
+}
+
+// init sets up the instruments of a half whose spans are of kind and
+// whose duration histogram is hist, described by desc.
+func (in *instruments) init(opts Options, kind trace.SpanKind, hist, desc string) {
+	in.opts = opts
+	in.tr = opts.tracer()
+	in.hist = opts.histogram(hist, desc)
+	in.prop = opts.propagator()
+	in.tools = targetNames{method: "tools/call", max: maxMetricTargets}
+	in.prompts = targetNames{method: "prompts/get", max: maxMetricTargets}
+	in.start = []trace.SpanStartOption{trace.WithSpanKind(kind)}
+}
+
+// names is the bounded name set of method's target, or nil.
+func (in *instruments) names(method string) *targetNames {
+	switch method {
+	case "tools/call":
+		return &in.tools
+	case "prompts/get":
+		return &in.prompts
+	}
+	return nil
+}
+
 func (o Options) tracer() trace.Tracer {
 	tp := o.TracerProvider
 	if tp == nil {

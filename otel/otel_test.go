@@ -82,12 +82,56 @@ func (s *sdk) histogram(t *testing.T, name string) []metricdata.HistogramDataPoi
 	return nil
 }
 
+// span returns the last ended span of kind named name, and ends the test
+// when there is none.
+func (s *sdk) span(t *testing.T, kind trace.SpanKind, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var sp sdktrace.ReadOnlySpan
+	for _, x := range s.ended(kind) {
+		if x.Name() == name {
+			sp = x
+		}
+	}
+	if sp == nil {
+		t.Fatalf("no %v span %s", kind, name)
+	}
+	return sp
+}
+
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, kv := range kvs {
 		m[string(kv.Key)] = kv.Value.Emit()
 	}
 	return m
+}
+
+// newServer is an mcpfn server in mode with the otel Middleware of opts
+// followed by more.
+func newServer(mode core.Mode, opts otel.Options, more ...core.Middleware) *core.Server {
+	return core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
+		Mode: mode, DisableRequestLog: true, Middleware: append([]core.Middleware{otel.Middleware(opts)}, more...),
+	})
+}
+
+// serve serves h on loopback until the test ends and returns the MCP
+// endpoint's URL.
+func serve(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	ts := httptest.NewServer(h)
+	tb.Cleanup(ts.Close)
+	return ts.URL + nethttp.DefaultPath
+}
+
+// connect connects a client to url, closed when the test ends.
+func connect(tb testing.TB, url string, opts *client.Options) *client.Conn {
+	tb.Helper()
+	c, err := client.Connect(context.Background(), url, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
 }
 
 // server is a real mcpfn server behind adapters/nethttp on loopback with
@@ -115,23 +159,35 @@ func server(t *testing.T, mode core.Mode, opts otel.Options) string {
 		return "", core.InputRequired(core.InputRequests{"ok": core.ElicitForm("Proceed?",
 			json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}, "")
 	})
-	ts := httptest.NewServer(nethttp.Handler(srv))
-	t.Cleanup(ts.Close)
-	return ts.URL + nethttp.DefaultPath
+	return serve(t, nethttp.Handler(srv))
 }
 
 func accept(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: map[string]any{"ok": true}}, nil
 }
 
-var eras = []struct {
+// eraCase is a protocol era of the server and the client.
+type eraCase struct {
 	name    string
 	mode    core.Mode
 	cmode   client.Mode
 	version string
-}{
+}
+
+var eras = []eraCase{
 	{"modern", core.ModeModern, client.ModeModern, mcp.ProtocolVersion20260728},
 	{"legacy", core.ModeLegacy, client.ModeLegacy, mcp.ProtocolVersion20251125},
+}
+
+// eachEra runs f in a parallel subtest per era, with an SDK of its own.
+func eachEra(t *testing.T, f func(t *testing.T, era eraCase, s *sdk)) {
+	t.Helper()
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, era, newSDK(t))
+		})
+	}
 }
 
 // TestClientServer: a client with ClientMiddleware calls a server with
@@ -143,135 +199,127 @@ var eras = []struct {
 // a point per call with the conventions' bucket boundaries.
 func TestClientServer(t *testing.T) {
 	t.Parallel()
-	for _, era := range eras {
-		t.Run(era.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := newSDK(t)
-			url := server(t, era.mode, s.opts)
-			c, err := client.Connect(ctx, url, &client.Options{
-				Mode: era.cmode, NoGETStream: true, Elicitation: accept,
-				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			if r, err := c.CallTool(ctx, "fail", nil, nil); err != nil || !r.IsError {
-				t.Fatalf("fail: %+v, %v", r, err)
-			}
-			if _, err := c.CallTool(ctx, "boom", nil, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
-				t.Fatalf("boom: %v, want a -32603", err)
-			}
-			if _, err := c.CallTool(ctx, "nope", nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
-				t.Fatalf("nope: %v, want a -32602", err)
-			}
-			if _, err := c.CallTool(ctx, "confirm", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-
-			clientSpans := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-			for _, sp := range s.ended(trace.SpanKindClient) {
-				clientSpans[sp.SpanContext().SpanID()] = sp
-			}
-			type row struct {
-				Name, Status, ErrorType, Code, Round string
-			}
-			var got []row
-			for _, sp := range s.ended(trace.SpanKindServer) {
-				a := attrs(sp.Attributes())
-				parent, ok := clientSpans[sp.Parent().SpanID()]
-				if !ok || sp.Parent().TraceID() != parent.SpanContext().TraceID() || !sp.Parent().IsRemote() {
-					t.Errorf("server span %q: parent %v is not a client span", sp.Name(), sp.Parent())
-					continue
-				}
-				if parent.Name() != sp.Name() {
-					t.Errorf("server span %q under client span %q", sp.Name(), parent.Name())
-				}
-				if a["mcp.method.name"] != strings.Fields(sp.Name())[0] || a["mcp.protocol.version"] != era.version ||
-					a["network.protocol.name"] != "http" || a["network.transport"] != "tcp" || a["client.address"] != "127.0.0.1" {
-					t.Errorf("server span %q attributes %v", sp.Name(), a)
-				}
-				pa := attrs(parent.Attributes())
-				if pa["mcp.method.name"] != a["mcp.method.name"] || pa["mcp.protocol.version"] != era.version || pa["server.address"] != "127.0.0.1" {
-					t.Errorf("client span %q attributes %v", parent.Name(), pa)
-				}
-				if a["mcp.session.id"] != pa["mcp.session.id"] || (era.name == "legacy") != (a["mcp.session.id"] != "") {
-					t.Errorf("%s: mcp.session.id server %q client %q", sp.Name(), a["mcp.session.id"], pa["mcp.session.id"])
-				}
-				if a["jsonrpc.request.id"] == "" {
-					t.Errorf("%s: no jsonrpc.request.id", sp.Name())
-				}
-				if a["mcp.method.name"] != "tools/call" {
-					continue
-				}
-				if a["gen_ai.tool.name"] == "" || a["gen_ai.operation.name"] != "execute_tool" {
-					t.Errorf("%s: attributes %v", sp.Name(), a)
-				}
-				if pa["error.type"] != a["error.type"] && a["error.type"] != "-32603" {
-					t.Errorf("%s: error.type server %q client %q", sp.Name(), a["error.type"], pa["error.type"])
-				}
-				if pa["error.type"] != "" && parent.Status().Code != codes.Error {
-					// Every JSON-RPC error is an error of the client span.
-					t.Errorf("client span %q with error.type %q has status %v", parent.Name(), pa["error.type"], parent.Status())
-				}
-				got = append(got, row{sp.Name(), sp.Status().Code.String() + ":" + sp.Status().Description, a["error.type"], a["rpc.response.status_code"], a["mcpfn.round"]})
-			}
-			want := []row{
-				{"tools/call echo", "Unset:", "", "", ""},
-				{"tools/call fail", "Error:tool_error", "tool_error", "", ""},
-				{"tools/call boom", "Error:Internal error", "-32603", "-32603", ""},
-				// The conventions count -32603 and -32000..-32099 as the
-				// server's errors: an unknown tool is the client's. Its
-				// name is the client's too: the span is named by the
-				// method (gen_ai.tool.name still says nope).
-				{"tools/call", "Unset:", "-32602", "-32602", ""},
-			}
-			if era.name == "modern" {
-				// Two requests, each a round: the client's retry carries the
-				// answer.
-				want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
-			} else {
-				// One request; the bridge runs the handler again with the
-				// answer: two server spans, siblings under one client span.
-				want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("server spans:\n got %v\nwant %v", got, want)
-			}
-
-			for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
-				pts := s.histogram(t, name)
-				var n uint64
-				byTool := map[string]uint64{}
-				for _, p := range pts {
-					if !slices.Equal(p.Bounds, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}) {
-						t.Errorf("%s: bounds %v", name, p.Bounds)
-					}
-					a := attrs(p.Attributes.ToSlice())
-					for _, k := range []string{"mcp.session.id", "jsonrpc.request.id", "client.address", "mcpfn.round"} {
-						if _, ok := a[k]; ok {
-							t.Errorf("%s: high-cardinality attribute %s in %v", name, k, a)
-						}
-					}
-					n += p.Count
-					byTool[a["gen_ai.tool.name"]+"|"+a["error.type"]] += p.Count
-				}
-				// Both halves record the unknown tool's name as _OTHER (names
-				// refused with -32602 do not make series).
-				unknown := "_OTHER|-32602"
-				if byTool["echo|"] != 1 || byTool["fail|tool_error"] != 1 || byTool[unknown] != 1 || byTool["boom|-32603"] != 1 {
-					t.Errorf("%s: points by tool %v", name, byTool)
-				}
-				if n == 0 {
-					t.Errorf("%s: no points", name)
-				}
-			}
+	eachEra(t, func(t *testing.T, era eraCase, s *sdk) {
+		ctx := context.Background()
+		url := server(t, era.mode, s.opts)
+		c := connect(t, url, &client.Options{
+			Mode: era.cmode, NoGETStream: true, Elicitation: accept,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)},
 		})
-	}
+		if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := c.CallTool(ctx, "fail", nil, nil); err != nil || !r.IsError {
+			t.Fatalf("fail: %+v, %v", r, err)
+		}
+		if _, err := c.CallTool(ctx, "boom", nil, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
+			t.Fatalf("boom: %v, want a -32603", err)
+		}
+		if _, err := c.CallTool(ctx, "nope", nil, nil); mcp.CodeOf(err) != mcp.CodeInvalidParams {
+			t.Fatalf("nope: %v, want a -32602", err)
+		}
+		if _, err := c.CallTool(ctx, "confirm", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+
+		clientSpans := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+		for _, sp := range s.ended(trace.SpanKindClient) {
+			clientSpans[sp.SpanContext().SpanID()] = sp
+		}
+		type row struct {
+			Name, Status, ErrorType, Code, Round string
+		}
+		var got []row
+		for _, sp := range s.ended(trace.SpanKindServer) {
+			a := attrs(sp.Attributes())
+			parent, ok := clientSpans[sp.Parent().SpanID()]
+			if !ok || sp.Parent().TraceID() != parent.SpanContext().TraceID() || !sp.Parent().IsRemote() {
+				t.Errorf("server span %q: parent %v is not a client span", sp.Name(), sp.Parent())
+				continue
+			}
+			if parent.Name() != sp.Name() {
+				t.Errorf("server span %q under client span %q", sp.Name(), parent.Name())
+			}
+			if a["mcp.method.name"] != strings.Fields(sp.Name())[0] || a["mcp.protocol.version"] != era.version ||
+				a["network.protocol.name"] != "http" || a["network.transport"] != "tcp" || a["client.address"] != "127.0.0.1" {
+				t.Errorf("server span %q attributes %v", sp.Name(), a)
+			}
+			pa := attrs(parent.Attributes())
+			if pa["mcp.method.name"] != a["mcp.method.name"] || pa["mcp.protocol.version"] != era.version || pa["server.address"] != "127.0.0.1" {
+				t.Errorf("client span %q attributes %v", parent.Name(), pa)
+			}
+			if a["mcp.session.id"] != pa["mcp.session.id"] || (era.name == "legacy") != (a["mcp.session.id"] != "") {
+				t.Errorf("%s: mcp.session.id server %q client %q", sp.Name(), a["mcp.session.id"], pa["mcp.session.id"])
+			}
+			if a["jsonrpc.request.id"] == "" {
+				t.Errorf("%s: no jsonrpc.request.id", sp.Name())
+			}
+			if a["mcp.method.name"] != "tools/call" {
+				continue
+			}
+			if a["gen_ai.tool.name"] == "" || a["gen_ai.operation.name"] != "execute_tool" {
+				t.Errorf("%s: attributes %v", sp.Name(), a)
+			}
+			if pa["error.type"] != a["error.type"] && a["error.type"] != "-32603" {
+				t.Errorf("%s: error.type server %q client %q", sp.Name(), a["error.type"], pa["error.type"])
+			}
+			if pa["error.type"] != "" && parent.Status().Code != codes.Error {
+				// Every JSON-RPC error is an error of the client span.
+				t.Errorf("client span %q with error.type %q has status %v", parent.Name(), pa["error.type"], parent.Status())
+			}
+			got = append(got, row{sp.Name(), sp.Status().Code.String() + ":" + sp.Status().Description, a["error.type"], a["rpc.response.status_code"], a["mcpfn.round"]})
+		}
+		want := []row{
+			{"tools/call echo", "Unset:", "", "", ""},
+			{"tools/call fail", "Error:tool_error", "tool_error", "", ""},
+			{"tools/call boom", "Error:Internal error", "-32603", "-32603", ""},
+			// The conventions count -32603 and -32000..-32099 as the
+			// server's errors: an unknown tool is the client's. Its
+			// name is the client's too: the span is named by the
+			// method (gen_ai.tool.name still says nope).
+			{"tools/call", "Unset:", "-32602", "-32602", ""},
+		}
+		if era.name == "modern" {
+			// Two requests, each a round: the client's retry carries the
+			// answer.
+			want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
+		} else {
+			// One request; the bridge runs the handler again with the
+			// answer: two server spans, siblings under one client span.
+			want = append(want, row{"tools/call confirm", "Unset:", "", "", ""}, row{"tools/call confirm", "Unset:", "", "", "1"})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("server spans:\n got %v\nwant %v", got, want)
+		}
+
+		for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
+			pts := s.histogram(t, name)
+			var n uint64
+			byTool := map[string]uint64{}
+			for _, p := range pts {
+				if !slices.Equal(p.Bounds, []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}) {
+					t.Errorf("%s: bounds %v", name, p.Bounds)
+				}
+				a := attrs(p.Attributes.ToSlice())
+				for _, k := range []string{"mcp.session.id", "jsonrpc.request.id", "client.address", "mcpfn.round"} {
+					if _, ok := a[k]; ok {
+						t.Errorf("%s: high-cardinality attribute %s in %v", name, k, a)
+					}
+				}
+				n += p.Count
+				byTool[a["gen_ai.tool.name"]+"|"+a["error.type"]] += p.Count
+			}
+			// Both halves record the unknown tool's name as _OTHER (names
+			// refused with -32602 do not make series).
+			unknown := "_OTHER|-32602"
+			if byTool["echo|"] != 1 || byTool["fail|tool_error"] != 1 || byTool[unknown] != 1 || byTool["boom|-32603"] != 1 {
+				t.Errorf("%s: points by tool %v", name, byTool)
+			}
+			if n == 0 {
+				t.Errorf("%s: no points", name)
+			}
+		}
+	})
 }
 
 // TestServerParent: the server span's parent is the trace context of
@@ -324,23 +372,11 @@ func TestServerParent(t *testing.T) {
 						return next(ctx, c)
 					}
 				}
-				c, err := client.Connect(ctx, url, &client.Options{Mode: era.cmode, NoGETStream: true, Middleware: []client.Middleware{inject}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
+				c := connect(t, url, &client.Options{Mode: era.cmode, NoGETStream: true, Middleware: []client.Middleware{inject}})
 				if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 					t.Fatal(err)
 				}
-				var sp sdktrace.ReadOnlySpan
-				for _, x := range s.ended(trace.SpanKindServer) {
-					if x.Name() == "tools/call echo" {
-						sp = x
-					}
-				}
-				if sp == nil {
-					t.Fatal("no server span for tools/call echo")
-				}
+				sp := s.span(t, trace.SpanKindServer, "tools/call echo")
 				if got := sp.SpanContext().TraceID().String(); got != tc.trace {
 					t.Errorf("trace id %s, want %s", got, tc.trace)
 				}
@@ -378,28 +414,21 @@ func TestBaggage(t *testing.T) {
 	s := newSDK(t)
 	prop := propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	got := make(chan string, 1)
-	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
-		Mode: core.ModeModern, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
-	})
+	srv := newServer(core.ModeModern, s.opts)
 	core.AddTool(srv, &core.Tool{Name: "bag"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 		carrier := propagation.MapCarrier{}
 		prop.Inject(ctx, carrier)
 		got <- carrier["baggage"]
 		return "ok", nil
 	})
-	ts := httptest.NewServer(nethttp.Handler(srv))
-	defer ts.Close()
+	url := serve(t, nethttp.Handler(srv))
 	setBaggage := func(next client.Handler) client.Handler {
 		return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
 			c.SetMeta("baggage", "tenant=acme")
 			return next(ctx, c)
 		}
 	}
-	c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{setBaggage}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{setBaggage}})
 	if _, err := c.CallTool(ctx, "bag", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -412,46 +441,29 @@ func TestBaggage(t *testing.T) {
 // params._meta itself (not only the header), in both eras.
 func TestClientInjectsMeta(t *testing.T) {
 	t.Parallel()
-	for _, era := range eras {
-		t.Run(era.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := newSDK(t)
-			got := make(chan [2]string, 1)
-			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{Mode: era.mode, DisableRequestLog: true})
-			core.AddTool(srv, &core.Tool{Name: "meta"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
-				var m map[string]string
-				_ = json.Unmarshal(req.Meta, &m)
-				got <- [2]string{m["traceparent"], req.Header.Get("Traceparent")}
-				return "ok", nil
-			})
-			ts := httptest.NewServer(nethttp.Handler(srv))
-			defer ts.Close()
-			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: era.cmode, NoGETStream: true,
-				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.CallTool(ctx, "meta", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			tp := <-got
-			var span sdktrace.ReadOnlySpan
-			for _, sp := range s.ended(trace.SpanKindClient) {
-				if sp.Name() == "tools/call meta" {
-					span = sp
-				}
-			}
-			if span == nil {
-				t.Fatal("no client span")
-			}
-			want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
-			if tp[0] != want || tp[1] != want {
-				t.Errorf("_meta traceparent %q, header %q, want %q in both", tp[0], tp[1], want)
-			}
+	eachEra(t, func(t *testing.T, era eraCase, s *sdk) {
+		ctx := context.Background()
+		got := make(chan [2]string, 1)
+		srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{Mode: era.mode, DisableRequestLog: true})
+		core.AddTool(srv, &core.Tool{Name: "meta"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
+			var m map[string]string
+			_ = json.Unmarshal(req.Meta, &m)
+			got <- [2]string{m["traceparent"], req.Header.Get("Traceparent")}
+			return "ok", nil
 		})
-	}
+		url := serve(t, nethttp.Handler(srv))
+		c := connect(t, url, &client.Options{Mode: era.cmode, NoGETStream: true,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+		if _, err := c.CallTool(ctx, "meta", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		tp := <-got
+		span := s.span(t, trace.SpanKindClient, "tools/call meta")
+		want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
+		if tp[0] != want || tp[1] != want {
+			t.Errorf("_meta traceparent %q, header %q, want %q in both", tp[0], tp[1], want)
+		}
+	})
 }
 
 // TestHistogramCardinality: invented method and tool names do not become
@@ -464,11 +476,7 @@ func TestHistogramCardinality(t *testing.T) {
 	ctx := context.Background()
 	s := newSDK(t)
 	url := server(t, core.ModeLegacy, s.opts)
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, url, &client.Options{Mode: client.ModeLegacy, NoGETStream: true})
 	for i := range 20 {
 		if _, err := c.Call(ctx, fmt.Sprint("x/invented", i), nil, nil); mcp.CodeOf(err) != mcp.CodeMethodNotFound {
 			t.Fatalf("x/invented%d: %v, want -32601", i, err)
@@ -509,56 +517,45 @@ func TestHistogramCardinality(t *testing.T) {
 // status.
 func TestTargets(t *testing.T) {
 	t.Parallel()
-	for _, era := range eras {
-		t.Run(era.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := newSDK(t)
-			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
-				Mode: era.mode, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
-			})
-			srv.AddPrompt(&core.Prompt{Name: "greet"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
-				return &core.GetPromptResult{}, nil
-			})
-			srv.AddResource(&core.Resource{URI: "test://r/1", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
-				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://r/1", Text: "x"}}}, nil
-			})
-			ts := httptest.NewServer(nethttp.Handler(srv))
-			defer ts.Close()
-			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: era.cmode, NoGETStream: true,
-				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.GetPrompt(ctx, "greet", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.ReadResource(ctx, "test://r/1", nil); err != nil {
-				t.Fatal(err)
-			}
-			for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
-				got := map[string]map[string]string{}
-				for _, sp := range s.ended(kind) {
-					got[sp.Name()] = attrs(sp.Attributes())
-				}
-				if a := got["prompts/get greet"]; a == nil || a["gen_ai.prompt.name"] != "greet" || a["gen_ai.tool.name"] != "" {
-					t.Errorf("%v: prompts/get greet span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
-				}
-				if a := got["resources/read"]; a == nil || a["mcp.resource.uri"] != "test://r/1" {
-					t.Errorf("%v: resources/read span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
-				}
-			}
-			// The histograms leave the URI out (opt-in in the conventions).
-			for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
-				for _, p := range s.histogram(t, name) {
-					if _, ok := p.Attributes.Value("mcp.resource.uri"); ok {
-						t.Errorf("%s has mcp.resource.uri: %v", name, p.Attributes.ToSlice())
-					}
-				}
-			}
+	eachEra(t, func(t *testing.T, era eraCase, s *sdk) {
+		ctx := context.Background()
+		srv := newServer(era.mode, s.opts)
+		srv.AddPrompt(&core.Prompt{Name: "greet"}, func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return &core.GetPromptResult{}, nil
 		})
-	}
+		srv.AddResource(&core.Resource{URI: "test://r/1", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+			return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: "test://r/1", Text: "x"}}}, nil
+		})
+		url := serve(t, nethttp.Handler(srv))
+		c := connect(t, url, &client.Options{Mode: era.cmode, NoGETStream: true,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+		if _, err := c.GetPrompt(ctx, "greet", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ReadResource(ctx, "test://r/1", nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindClient} {
+			got := map[string]map[string]string{}
+			for _, sp := range s.ended(kind) {
+				got[sp.Name()] = attrs(sp.Attributes())
+			}
+			if a := got["prompts/get greet"]; a == nil || a["gen_ai.prompt.name"] != "greet" || a["gen_ai.tool.name"] != "" {
+				t.Errorf("%v: prompts/get greet span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
+			}
+			if a := got["resources/read"]; a == nil || a["mcp.resource.uri"] != "test://r/1" {
+				t.Errorf("%v: resources/read span attributes %v (spans %v)", kind, a, slices.Sorted(maps.Keys(got)))
+			}
+		}
+		// The histograms leave the URI out (opt-in in the conventions).
+		for _, name := range []string{otel.MetricServerOperationDuration, otel.MetricClientOperationDuration} {
+			for _, p := range s.histogram(t, name) {
+				if _, ok := p.Attributes.Value("mcp.resource.uri"); ok {
+					t.Errorf("%s has mcp.resource.uri: %v", name, p.Attributes.ToSlice())
+				}
+			}
+		}
+	})
 
 	t.Run("http-error", func(t *testing.T) {
 		t.Parallel()
@@ -601,12 +598,8 @@ func TestClientTimeout(t *testing.T) {
 	ctx := context.Background()
 	s := newSDK(t)
 	url := server(t, core.ModeModern, otel.Options{})
-	c, err := client.Connect(ctx, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
+	c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true,
 		Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	expired, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
 	defer cancel()
 	if _, err := c.Call(expired, "ping", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -631,79 +624,71 @@ func TestClientTimeout(t *testing.T) {
 // span, and both client rounds are children of the caller's span.
 func TestRoundLinks(t *testing.T) {
 	t.Parallel()
-	for _, era := range eras {
-		t.Run(era.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			s := newSDK(t)
-			url := server(t, era.mode, s.opts)
-			c, err := client.Connect(ctx, url, &client.Options{Mode: era.cmode, NoGETStream: true, Elicitation: accept,
-				Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			tr := s.opts.TracerProvider.Tracer("test")
-			cctx, caller := tr.Start(ctx, "caller")
-			if _, err := c.CallTool(cctx, "confirm", nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			caller.End()
+	eachEra(t, func(t *testing.T, era eraCase, s *sdk) {
+		ctx := context.Background()
+		url := server(t, era.mode, s.opts)
+		c := connect(t, url, &client.Options{Mode: era.cmode, NoGETStream: true, Elicitation: accept,
+			Middleware: []client.Middleware{otel.ClientMiddleware(s.opts)}})
+		tr := s.opts.TracerProvider.Tracer("test")
+		cctx, caller := tr.Start(ctx, "caller")
+		if _, err := c.CallTool(cctx, "confirm", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		caller.End()
 
-			var rounds []sdktrace.ReadOnlySpan
-			for _, sp := range s.ended(trace.SpanKindServer) {
-				if sp.Name() == "tools/call confirm" {
-					rounds = append(rounds, sp)
-				}
+		var rounds []sdktrace.ReadOnlySpan
+		for _, sp := range s.ended(trace.SpanKindServer) {
+			if sp.Name() == "tools/call confirm" {
+				rounds = append(rounds, sp)
 			}
-			if len(rounds) != 2 {
-				t.Fatalf("%d server spans of confirm, want 2", len(rounds))
+		}
+		if len(rounds) != 2 {
+			t.Fatalf("%d server spans of confirm, want 2", len(rounds))
+		}
+		first, second := rounds[0], rounds[1]
+		var linked []string
+		for _, l := range second.Links() {
+			if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
+				linked = append(linked, l.SpanContext.SpanID().String())
 			}
-			first, second := rounds[0], rounds[1]
-			var linked []string
-			for _, l := range second.Links() {
-				if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
-					linked = append(linked, l.SpanContext.SpanID().String())
-				}
+		}
+		for _, l := range first.Links() {
+			if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
+				t.Errorf("the first round links to %s", l.SpanContext.SpanID())
 			}
-			for _, l := range first.Links() {
-				if attrs(l.Attributes)["mcpfn.link.type"] == "first_round" {
-					t.Errorf("the first round links to %s", l.SpanContext.SpanID())
-				}
+		}
+		clients := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+		for _, sp := range s.ended(trace.SpanKindClient) {
+			if sp.Name() == "tools/call confirm" {
+				clients[sp.SpanContext().SpanID()] = sp
 			}
-			clients := map[trace.SpanID]sdktrace.ReadOnlySpan{}
-			for _, sp := range s.ended(trace.SpanKindClient) {
-				if sp.Name() == "tools/call confirm" {
-					clients[sp.SpanContext().SpanID()] = sp
-				}
+		}
+		if era.name == "legacy" {
+			if !slices.Equal(linked, []string{first.SpanContext().SpanID().String()}) {
+				t.Errorf("second round links %v, want the first round %s", linked, first.SpanContext().SpanID())
 			}
-			if era.name == "legacy" {
-				if !slices.Equal(linked, []string{first.SpanContext().SpanID().String()}) {
-					t.Errorf("second round links %v, want the first round %s", linked, first.SpanContext().SpanID())
-				}
-				if first.Parent().SpanID() != second.Parent().SpanID() || len(clients) != 1 {
-					t.Errorf("bridge rounds: parents %s and %s, %d client spans; want siblings under one", first.Parent().SpanID(), second.Parent().SpanID(), len(clients))
-				}
-				return
+			if first.Parent().SpanID() != second.Parent().SpanID() || len(clients) != 1 {
+				t.Errorf("bridge rounds: parents %s and %s, %d client spans; want siblings under one", first.Parent().SpanID(), second.Parent().SpanID(), len(clients))
 			}
-			if len(linked) != 0 {
-				t.Errorf("a 2026-07-28 retry links %v: its rounds are requests of their own", linked)
+			return
+		}
+		if len(linked) != 0 {
+			t.Errorf("a 2026-07-28 retry links %v: its rounds are requests of their own", linked)
+		}
+		if len(clients) != 2 {
+			t.Fatalf("%d client spans, want one per round", len(clients))
+		}
+		for _, sp := range rounds {
+			cs, ok := clients[sp.Parent().SpanID()]
+			if !ok {
+				t.Errorf("server round %s has no client round as parent", sp.SpanContext().SpanID())
+				continue
 			}
-			if len(clients) != 2 {
-				t.Fatalf("%d client spans, want one per round", len(clients))
+			if cs.Parent().SpanID() != caller.SpanContext().SpanID() {
+				t.Errorf("client round's parent %s, want the caller %s", cs.Parent().SpanID(), caller.SpanContext().SpanID())
 			}
-			for _, sp := range rounds {
-				cs, ok := clients[sp.Parent().SpanID()]
-				if !ok {
-					t.Errorf("server round %s has no client round as parent", sp.SpanContext().SpanID())
-					continue
-				}
-				if cs.Parent().SpanID() != caller.SpanContext().SpanID() {
-					t.Errorf("client round's parent %s, want the caller %s", cs.Parent().SpanID(), caller.SpanContext().SpanID())
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestAmbientSpan: a span already in the server's context (an HTTP
@@ -718,16 +703,14 @@ func TestAmbientSpan(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			s := newSDK(t)
-			srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{
-				Mode: core.ModeModern, DisableRequestLog: true, Middleware: []core.Middleware{otel.Middleware(s.opts)},
-			})
+			srv := newServer(core.ModeModern, s.opts)
 			core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 				return "echo", nil
 			})
 			tr := s.opts.TracerProvider.Tracer("http")
 			h := nethttp.Handler(srv)
 			ambient := make(chan trace.SpanContext, 8)
-			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				rctx, sp := tr.Start(r.Context(), "HTTP "+r.Method, trace.WithSpanKind(trace.SpanKindServer))
 				defer sp.End()
 				if r.Header.Get("Mcp-Method") == "tools/call" {
@@ -735,7 +718,6 @@ func TestAmbientSpan(t *testing.T) {
 				}
 				h.ServeHTTP(w, r.WithContext(rctx))
 			}))
-			defer ts.Close()
 			inject := func(next client.Handler) client.Handler {
 				return func(ctx context.Context, c *client.Call) (*client.Outcome, error) {
 					if withMeta && c.Method == "tools/call" {
@@ -744,24 +726,12 @@ func TestAmbientSpan(t *testing.T) {
 					return next(ctx, c)
 				}
 			}
-			c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{inject}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true, Middleware: []client.Middleware{inject}})
 			if _, err := c.CallTool(ctx, "echo", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			amb := <-ambient
-			var sp sdktrace.ReadOnlySpan
-			for _, x := range s.ended(trace.SpanKindServer) {
-				if x.Name() == "tools/call echo" {
-					sp = x
-				}
-			}
-			if sp == nil {
-				t.Fatal("no server span tools/call echo")
-			}
+			sp := s.span(t, trace.SpanKindServer, "tools/call echo")
 			var links []string
 			for _, l := range sp.Links() {
 				links = append(links, attrs(l.Attributes)["mcpfn.link.type"]+":"+l.SpanContext.SpanID().String())
@@ -799,15 +769,10 @@ func TestServerParentEscapedMeta(t *testing.T) {
 	if err != nil || res.Error != nil {
 		t.Fatalf("tools/call echo: %v %v", err, res)
 	}
-	for _, sp := range s.ended(trace.SpanKindServer) {
-		if sp.Name() == "tools/call echo" {
-			if sp.Parent().SpanID().String() != metaSpan || sp.SpanContext().TraceID().String() != metaTrace {
-				t.Errorf("parent %s in trace %s, want the escaped _meta member's %s in %s", sp.Parent().SpanID(), sp.SpanContext().TraceID(), metaSpan, metaTrace)
-			}
-			return
-		}
+	sp := s.span(t, trace.SpanKindServer, "tools/call echo")
+	if sp.Parent().SpanID().String() != metaSpan || sp.SpanContext().TraceID().String() != metaTrace {
+		t.Errorf("parent %s in trace %s, want the escaped _meta member's %s in %s", sp.Parent().SpanID(), sp.SpanContext().TraceID(), metaSpan, metaTrace)
 	}
-	t.Fatal("no server span tools/call echo")
 }
 
 // TestBatchElements: each request of a 2025-03-26 JSON-RPC batch is its own
@@ -883,13 +848,8 @@ func TestPanicBelow(t *testing.T) {
 	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
 		return "echo", nil
 	})
-	ts := httptest.NewServer(nethttp.Handler(srv))
-	defer ts.Close()
-	c, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: client.ModeModern, NoGETStream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	url := serve(t, nethttp.Handler(srv))
+	c := connect(t, url, &client.Options{Mode: client.ModeModern, NoGETStream: true})
 	if _, err := c.CallTool(ctx, "echo", nil, nil); mcp.CodeOf(err) != mcp.CodeInternalError {
 		t.Fatalf("echo: %v, want a -32603", err)
 	}

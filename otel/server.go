@@ -100,16 +100,9 @@ func Middleware(opts Options) core.Middleware {
 		// Nothing to record: the chain is left as it is.
 		return func(next core.Handler) core.Handler { return next }
 	}
-	m := &serverMW{
-		opts: opts,
-		tr:   opts.tracer(),
-		hist: opts.histogram(MetricServerOperationDuration,
-			"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."),
-		prop:    opts.propagator(),
-		tools:   targetNames{method: "tools/call", max: maxMetricTargets},
-		prompts: targetNames{method: "prompts/get", max: maxMetricTargets},
-		start:   []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
-	}
+	m := &serverMW{}
+	m.init(opts, trace.SpanKindServer, MetricServerOperationDuration,
+		"MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.")
 	return func(next core.Handler) core.Handler {
 		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) { return m.serve(ctx, c, next) }
 	}
@@ -117,15 +110,8 @@ func Middleware(opts Options) core.Middleware {
 
 // serverMW is the state of one Middleware, shared by its calls.
 type serverMW struct {
-	opts    Options
-	tr      trace.Tracer
-	hist    metric.Float64Histogram
-	prop    propagation.TextMapPropagator
-	tools   targetNames // the tool names of the histogram, and their span names
-	prompts targetNames
-	sets    setCache
-	start   []trace.SpanStartOption // kind SERVER, built once
-	rounds  roundLinks
+	instruments
+	rounds roundLinks
 }
 
 // linkType is the attributes of a span link of type t (KeyLinkType).
@@ -136,17 +122,6 @@ func linkType(t string) []attribute.KeyValue {
 // asked reports whether a round ended asking the client for input.
 func asked(out *core.Outcome, err error) bool {
 	return err == nil && out != nil && out.InputRequired
-}
-
-// names is the bounded name set of method's target, or nil.
-func (m *serverMW) names(method string) *targetNames {
-	switch method {
-	case "tools/call":
-		return &m.tools
-	case "prompts/get":
-		return &m.prompts
-	}
-	return nil
 }
 
 func (m *serverMW) serve(ctx context.Context, c *core.Call, next core.Handler) (out *core.Outcome, err error) {
@@ -270,13 +245,7 @@ func (m *serverMW) spanAttrs(c *core.Call, code int, isError bool) []attribute.K
 	if c.Round != 0 {
 		a = append(a, KeyRound.Int(c.Round))
 	}
-	switch {
-	case code != 0:
-		cs := codeString(code)
-		a = append(a, KeyErrorType.String(cs), KeyRPCStatusCode.String(cs))
-	case isError:
-		a = append(a, KeyErrorType.String("tool_error"))
-	}
+	a = errorAttrs(a, code, isError)
 	return slices.Clone(a)
 }
 
@@ -305,6 +274,14 @@ func (m *serverMW) metricOpts(c *core.Call, names *targetNames, code int, isErro
 		target = names.admit(c.Target, c.TargetFound())
 	}
 	a = targetAttrs(a, c.Method, target, false)
+	a = errorAttrs(a, code, isError)
+	return m.sets.opts(&k, len(a))
+}
+
+// errorAttrs appends error.type and rpc.response.status_code of a round
+// answered with the JSON-RPC error code (0: none), or error.type
+// "tool_error" of an isError result.
+func errorAttrs(a []attribute.KeyValue, code int, isError bool) []attribute.KeyValue {
 	switch {
 	case code != 0:
 		cs := codeString(code)
@@ -312,7 +289,7 @@ func (m *serverMW) metricOpts(c *core.Call, names *targetNames, code int, isErro
 	case isError:
 		a = append(a, KeyErrorType.String("tool_error"))
 	}
-	return m.sets.opts(&k, len(a))
+	return a
 }
 
 // maxMetricTargets bounds the distinct tool names and the distinct prompt

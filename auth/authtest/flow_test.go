@@ -106,12 +106,8 @@ func TestRegistrationMethods(t *testing.T) {
 		}
 		b, _ := json.Marshal(body)
 		res, err := http.Post(as.Issuer+"/register", "application/json", strings.NewReader(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
 		var out map[string]any
-		json.NewDecoder(res.Body).Decode(&out)
+		readJSON(t, res, err, &out)
 		if res.StatusCode != 201 {
 			t.Fatalf("register %q: %d %v", method, res.StatusCode, out)
 		}
@@ -137,12 +133,8 @@ func TestRegistrationMethods(t *testing.T) {
 func metadata(t *testing.T, u string) map[string]any {
 	t.Helper()
 	res, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var md map[string]any
-	json.NewDecoder(res.Body).Decode(&md)
+	readJSON(t, res, err, &md)
 	if res.StatusCode != 200 {
 		return nil
 	}
@@ -208,12 +200,8 @@ func TestMetadataControls(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, as.Issuer+"/token", strings.NewReader("grant_type=refresh_token&refresh_token=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	res, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var e map[string]any
-	json.NewDecoder(res.Body).Decode(&e)
-	res.Body.Close()
+	readJSON(t, res, err, &e)
 	if res.StatusCode != 503 || res.Header.Get("Retry-After") != "7" || e["error"] != "temporarily_unavailable" {
 		t.Fatalf("TokenError: %d %v %v", res.StatusCode, res.Header, e)
 	}

@@ -59,10 +59,7 @@ func (s *Server) Opaque(c Claims) string {
 }
 
 func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
-	s.introspections.Add(1)
-	s.record(EndpointIntrospection, r, nil)
-	if s.intDown.Load() {
-		http.Error(w, "introspection is down", http.StatusServiceUnavailable)
+	if !s.arrive(w, r, EndpointIntrospection, &s.introspections, &s.intDown, "introspection is down") {
 		return
 	}
 	id, secret, ok := r.BasicAuth()

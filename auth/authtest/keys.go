@@ -238,10 +238,7 @@ func (s *Server) jwksURI() string {
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
-	s.jwksFetches.Add(1)
-	s.record(EndpointJWKS, r, nil)
-	if s.jwksDown.Load() {
-		http.Error(w, "down", http.StatusServiceUnavailable)
+	if !s.arrive(w, r, EndpointJWKS, &s.jwksFetches, &s.jwksDown, "down") {
 		return
 	}
 	s.mu.Lock()

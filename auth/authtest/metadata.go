@@ -5,10 +5,7 @@ import (
 )
 
 func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
-	s.metadataFetches.Add(1)
-	s.record(EndpointMetadata, r, nil)
-	if s.jwksDown.Load() {
-		http.Error(w, "down", http.StatusServiceUnavailable)
+	if !s.arrive(w, r, EndpointMetadata, &s.metadataFetches, &s.jwksDown, "down") {
 		return
 	}
 	is := s.Issuer

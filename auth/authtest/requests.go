@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // Requests returns the requests endpoint e received, oldest first (the
@@ -34,4 +35,17 @@ func (s *Server) record(e Endpoint, r *http.Request, body map[string]any) {
 		l = slices.Delete(l, 0, len(l)-maxLogged)
 	}
 	s.log[e] = l
+}
+
+// arrive counts a request to e in n and records it, and answers it 503
+// with msg while down is set; it reports whether the handler goes on to
+// serve it.
+func (s *Server) arrive(w http.ResponseWriter, r *http.Request, e Endpoint, n *atomic.Int64, down *atomic.Bool, msg string) bool {
+	n.Add(1)
+	s.record(e, r, nil)
+	if down.Load() {
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return false
+	}
+	return true
 }

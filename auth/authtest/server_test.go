@@ -13,6 +13,17 @@ import (
 	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
+// readJSON ends the test on err, else decodes the JSON body of res into
+// v and closes it.
+func readJSON(t *testing.T, res *http.Response, err error, v any) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	json.NewDecoder(res.Body).Decode(v)
+}
+
 func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(f.Encode()))
@@ -21,12 +32,8 @@ func postForm(t *testing.T, u string, f url.Values, user, pass string) (int, map
 		req.SetBasicAuth(url.QueryEscape(user), url.QueryEscape(pass))
 	}
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var m map[string]any
-	json.NewDecoder(res.Body).Decode(&m)
+	readJSON(t, res, err, &m)
 	return res.StatusCode, m
 }
 
@@ -112,24 +119,16 @@ func TestRegistrationAndMetadata(t *testing.T) {
 	as := authtest.New(&authtest.Options{IssuerPath: "/t1"})
 	defer as.Close()
 	res, err := http.Post(as.Issuer+"/register", "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reg map[string]any
-	json.NewDecoder(res.Body).Decode(&reg)
-	res.Body.Close()
+	readJSON(t, res, err, &reg)
 	if res.StatusCode != 201 || reg["client_id"] == "" {
 		t.Fatalf("registration: %d %v", res.StatusCode, reg)
 	}
 	for _, u := range []string{as.URL + "/.well-known/oauth-authorization-server/t1", as.URL + "/.well-known/openid-configuration/t1",
 		as.Issuer + "/.well-known/openid-configuration"} {
 		res, err := http.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var md map[string]any
-		json.NewDecoder(res.Body).Decode(&md)
-		res.Body.Close()
+		readJSON(t, res, err, &md)
 		if md["issuer"] != as.Issuer || md["jwks_uri"] != as.Issuer+"/jwks" {
 			t.Fatalf("%s: %v", u, md)
 		}
@@ -216,12 +215,8 @@ func TestHoldRedirectAndCounters(t *testing.T) {
 	}
 
 	res, err = http.Get(as.URL + "/.well-known/oauth-authorization-server")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var md map[string]any
-	json.NewDecoder(res.Body).Decode(&md)
-	res.Body.Close()
+	readJSON(t, res, err, &md)
 	if md["jwks_uri"] != "http://jwks.example.test/keys" || as.MetadataFetches() != 1 {
 		t.Fatalf("metadata %v, fetches %d", md, as.MetadataFetches())
 	}
@@ -241,12 +236,8 @@ func TestRefreshTokenIntrospection(t *testing.T) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(url.QueryEscape(as.IntrospectionClientID), url.QueryEscape(as.IntrospectionSecret))
 	res, err := as.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
 	var info map[string]any
-	json.NewDecoder(res.Body).Decode(&info)
+	readJSON(t, res, err, &info)
 	if info["active"] != true || info["token_type"] != "refresh_token" || info["aud"] != "https://mcp.example.com/mcp" || info["sub"] != "user-1" {
 		t.Fatalf("introspection of a refresh token: %v", info)
 	}

@@ -328,15 +328,7 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 		"code_verifier": {verifier},
 		"resource":      {resource},
 	}
-	basic, err := s.authenticate(c, meta, form)
-	if err != nil {
-		return err
-	}
-	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
-	if err != nil {
-		return err
-	}
-	return s.store(ctx, c, tr, scopes, "")
+	return s.redeem(ctx, meta, c, form, scopes, "")
 }
 
 // authorize runs the user-agent step within the authorize timeout.
@@ -393,15 +385,7 @@ func (s *Source) refresh(ctx context.Context, t *token) error {
 		"refresh_token": {t.refresh},
 		"resource":      {resource},
 	}
-	basic, err := s.authenticate(c, meta, form)
-	if err != nil {
-		return err
-	}
-	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
-	if err != nil {
-		return err
-	}
-	return s.store(ctx, c, tr, nil, t.refresh)
+	return s.redeem(ctx, meta, c, form, nil, t.refresh)
 }
 
 // clientCredentials runs the client_credentials grant (RFC 6749 §4.4) with
@@ -446,6 +430,12 @@ func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
+	return s.redeem(ctx, meta, c, form, scopes, "")
+}
+
+// redeem sends form, authenticated as client c, to the token endpoint of
+// meta, and stores the tokens of the answer (see store).
+func (s *Source) redeem(ctx context.Context, meta *ServerMetadata, c Client, form url.Values, scopes []string, keepRefresh string) error {
 	basic, err := s.authenticate(c, meta, form)
 	if err != nil {
 		return err
@@ -454,7 +444,7 @@ func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form
 	if err != nil {
 		return err
 	}
-	return s.store(ctx, c, tr, scopes, "")
+	return s.store(ctx, c, tr, scopes, keepRefresh)
 }
 
 // preRegistered returns the client Config.Clients has for the issuer of

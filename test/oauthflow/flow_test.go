@@ -43,10 +43,7 @@ func TestCodeFlowStepUp(t *testing.T) {
 				return []string{"mcp:basic"}
 			}
 			src := oauth.New(codeConfig())
-			c, err := connect(t, rs, src)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := connect(t, rs, src)
 			if _, err := c.ListTools(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -117,9 +114,7 @@ func TestScopeSelection(t *testing.T) {
 				}
 				return nil
 			}
-			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
-				t.Fatal(err)
-			}
+			connect(t, rs, oauth.New(codeConfig()))
 			auth, _, _ := snapshot(as)
 			if len(auth) != 1 {
 				t.Fatalf("%d authorization requests", len(auth))
@@ -150,9 +145,7 @@ func TestDiscoveryOrder(t *testing.T) {
 			t.Parallel()
 			as := newAS(t, authtest.Options{IssuerPath: tc.prefix, MetadataPath: tc.metaPath})
 			rs := newRS(t, as, core.ModeAuto)
-			if _, err := connect(t, rs, oauth.New(codeConfig())); err != nil {
-				t.Fatal(err)
-			}
+			connect(t, rs, oauth.New(codeConfig()))
 			if got := metaGets(as); !slices.Equal(got, tc.want) {
 				t.Fatalf("metadata GETs %v, want %v", got, tc.want)
 			}
@@ -356,10 +349,7 @@ func TestMigration(t *testing.T) {
 	as1 := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	as2 := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	rs := newRS(t, as1, core.ModeAuto)
-	c, err := connect(t, rs, oauth.New(codeConfig()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, rs, oauth.New(codeConfig()))
 	rs.setAS(as2)
 	if _, err := c.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
@@ -399,10 +389,7 @@ func TestRefresh(t *testing.T) {
 	as := newAS(t, authtest.Options{})
 	inBubble(t, as, func(t *testing.T, rs *testRS, cfg oauth.Config) {
 		src := oauth.New(&cfg)
-		c, err := connect(t, rs, src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := connect(t, rs, src)
 		first, _ := src.Token(t.Context())
 		time.Sleep(time.Hour) // the token's expires_in
 		second, err := src.Token(t.Context())
@@ -497,10 +484,7 @@ func TestClientCredentials(t *testing.T) {
 			}
 			src := oauth.New(&oauth.Config{Grant: oauth.GrantClientCredentials,
 				Clients: func(string) (oauth.Client, bool) { return cl, true }})
-			c, err := connect(t, rs, src)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := connect(t, rs, src)
 			if _, err := c.ListTools(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
@@ -530,10 +514,7 @@ func TestEnterprise(t *testing.T) {
 		Assertion: oauth.IDJAG(oauth.IdP{TokenEndpoint: idp.Issuer + "/token", ClientID: "idp-client",
 			IDToken: func(context.Context) (string, error) { return idToken, nil }}),
 	})
-	c, err := connect(t, rs, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, rs, src)
 	if _, err := c.CallTool(t.Context(), "write", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -595,10 +576,7 @@ func TestRefreshRejected(t *testing.T) {
 		return nil
 	}})
 	rs := newRS(t, as, core.ModeAuto)
-	c, err := connect(t, rs, oauth.New(codeConfig()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, rs, oauth.New(codeConfig()))
 	rejectRefresh.Store(true)
 	as.RevokeIssued()
 	if _, err := c.ListTools(t.Context(), nil); err != nil {

@@ -37,10 +37,7 @@ func TestLoopback(t *testing.T) {
 	as := newAS(t, authtest.Options{})
 	rs := newRS(t, as, core.ModeAuto)
 	src := oauth.New(&oauth.Config{RedirectURL: lb.RedirectURL(), Authorize: lb.Authorize})
-	c, err := connect(t, rs, src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connect(t, rs, src)
 	if _, err := c.ListTools(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,13 @@ func prmServer(t *testing.T, resource, issuer string) (*httptest.Server, *atomic
 	return srv, &hits
 }
 
+// prmChallenge is the error of a Source of cfg taking the 401 of endpoint
+// whose challenge names the protected resource metadata prmServer serves
+// at prmURL.
+func prmChallenge(t *testing.T, cfg *oauth.Config, endpoint, prmURL string) error {
+	return oauth.New(cfg).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prmURL+`/prm"`))
+}
+
 // TestPlainHTTPEndpoint: a non-loopback http:// MCP endpoint is never
 // authorized, since its token would travel in clear (2026-07-28
 // basic/authorization: the MCP server, authorization server and client
@@ -34,7 +41,7 @@ func TestPlainHTTPEndpoint(t *testing.T) {
 	as := newAS(t, authtest.Options{})
 	const endpoint = "http://mcp.example.test/mcp"
 	prm, hits := prmServer(t, endpoint, as.Issuer)
-	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
+	err := prmChallenge(t, codeConfig(), endpoint, prm.URL)
 	if !errors.Is(err, oauth.ErrInsecureURL) {
 		t.Fatalf("http endpoint: %v, want ErrInsecureURL", err)
 	}
@@ -73,7 +80,7 @@ func TestRemoteEndpointStaysRemote(t *testing.T) {
 	as := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
 	const endpoint = "https://mcp.example.test/mcp"
 	prm, hits := prmServer(t, endpoint, as.Issuer)
-	err := oauth.New(codeConfig()).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`))
+	err := prmChallenge(t, codeConfig(), endpoint, prm.URL)
 	if !errors.Is(err, oauth.ErrLocalAddress) {
 		t.Errorf("loopback metadata for a remote endpoint: %v, want ErrLocalAddress", err)
 	}
@@ -84,7 +91,7 @@ func TestRemoteEndpointStaysRemote(t *testing.T) {
 	// Config.AllowPrivateNetwork is the explicit way in.
 	cfg := codeConfig()
 	cfg.AllowPrivateNetwork = true
-	if err := oauth.New(cfg).Challenge(t.Context(), endpoint, challenge401(`Bearer resource_metadata="`+prm.URL+`/prm"`)); err != nil {
+	if err := prmChallenge(t, cfg, endpoint, prm.URL); err != nil {
 		t.Fatalf("AllowPrivateNetwork: %v", err)
 	}
 }

@@ -263,13 +263,16 @@ func (rs *testRS) guard(next http.Handler) http.Handler {
 	})
 }
 
-func connect(t *testing.T, rs *testRS, src *oauth.Source) (*client.Conn, error) {
+// connect connects a client with the token source src to rs, and closes
+// it when the test ends.
+func connect(t *testing.T, rs *testRS, src *oauth.Source) *client.Conn {
 	t.Helper()
 	c, err := client.Connect(t.Context(), rs.url, &client.Options{TokenSource: src, HTTPClient: rs.clientHTTP()})
-	if err == nil {
-		t.Cleanup(func() { c.Close() })
+	if err != nil {
+		t.Fatal(err)
 	}
-	return c, err
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // clientHTTP is the HTTP client that reaches rs: nil (the default) on
