@@ -15,35 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
-// syncBuffer collects output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newFunction runs this test binary as the bootstrap.
-func newFunction(t *testing.T, cfg lambdalocal.Config) (*lambdalocal.Function, *syncBuffer) {
+func newFunction(t *testing.T, cfg lambdalocal.Config) (*lambdalocal.Function, *mcptest.LogBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &mcptest.LogBuffer{}
 	cfg.Bootstrap = exe
 	cfg.Env = append(cfg.Env, "LAMBDALOCAL_TEST_BOOTSTRAP=1")
 	cfg.Output = out

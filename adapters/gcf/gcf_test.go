@@ -45,7 +45,10 @@ func newServer(release <-chan struct{}) *core.Server {
 	return srv
 }
 
-func call(t *testing.T, url, tool string, meta map[string]any) *http.Response {
+// call POSTs a 2026-07-28 tools/call of tool, with the arguments left 2
+// and right 3 and meta in its _meta, to url, with the headers of header
+// added; the response's body is closed when the test ends.
+func call(t *testing.T, url, tool string, meta map[string]any, header http.Header) *http.Response {
 	t.Helper()
 	meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
 	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
@@ -57,6 +60,9 @@ func call(t *testing.T, url, tool string, meta map[string]any) *http.Response {
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", tool)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +77,7 @@ func TestHandler(t *testing.T) {
 	t.Parallel()
 	hs := httptest.NewServer(http.HandlerFunc(gcf.Handler(newServer(nil))))
 	defer hs.Close()
-	res := call(t, hs.URL+"/", "add", map[string]any{})
+	res := call(t, hs.URL+"/", "add", map[string]any{}, nil)
 	var out struct {
 		Result struct {
 			StructuredContent int `json:"structuredContent"`
@@ -90,7 +96,7 @@ func TestHandlerStreams(t *testing.T) {
 	release := make(chan struct{})
 	hs := httptest.NewServer(http.HandlerFunc(gcf.Handler(newServer(release))))
 	defer hs.Close()
-	res := call(t, hs.URL+"/", "slow_add", map[string]any{"progressToken": "p1"})
+	res := call(t, hs.URL+"/", "slow_add", map[string]any{"progressToken": "p1"}, nil)
 	if ct := res.Header.Get("Content-Type"); res.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("%s, Content-Type %q; want 200 and an event stream", res.Status, ct)
 	}

@@ -1,9 +1,7 @@
 package gcf_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -50,23 +48,7 @@ func TestMiddlewareThroughHandler(t *testing.T) {
 
 	const metaTP = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	const headerTP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": "add", "arguments": map[string]any{"left": 2, "right": 3}, "_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-			"traceparent": metaTP,
-		}}})
-	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "add")
-	req.Header.Set("Traceparent", headerTP)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := call(t, hs.URL+"/", "add", map[string]any{"traceparent": metaTP}, http.Header{"Traceparent": {headerTP}})
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("tools/call: %s", res.Status)

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -266,22 +265,13 @@ func TestFlushRuntime(t *testing.T) {
 					record("response " + string(raw))
 					w.WriteHeader(http.StatusAccepted)
 				default:
-					raw, _ := io.ReadAll(r.Body)
-					t.Errorf("unexpected runtime API call %s %s: %s", r.Method, r.URL.Path, raw)
-					w.WriteHeader(http.StatusNotFound)
+					unexpectedRuntimeCall(t, w, r)
 				}
 			}))
 			t.Cleanup(func() { close(stop); api.Close() })
 
-			cmd := exec.Command(os.Args[0], "-test.run=^TestFlushRuntimeChild$")
-			cmd.Env = append(os.Environ(), "LAMBDA_FLUSH_TEST_CHILD="+mode, "LAMBDA_FLUSH_TEST_HOOK="+api.URL+"/flushed",
-				"AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"), "_LAMBDA_SERVER_PORT=")
-			var out strings.Builder
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			out := startRuntimeChild(t, "TestFlushRuntimeChild", api.URL,
+				"LAMBDA_FLUSH_TEST_CHILD="+mode, "LAMBDA_FLUSH_TEST_HOOK="+api.URL+"/flushed")
 			select {
 			case <-third:
 			case <-time.After(30 * time.Second):

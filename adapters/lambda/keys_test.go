@@ -16,10 +16,16 @@ import (
 var testImpl = core.Implementation{Name: "keys-test", Version: "1.0.0"}
 
 // warnings returns the lines of a text log at level WARN.
-func warnings(log string) []string {
+func warnings(log string) []string { return linesAt(log, "WARN") }
+
+// errorLines returns the lines of a text log at level ERROR.
+func errorLines(log string) []string { return linesAt(log, "ERROR") }
+
+// linesAt returns the lines of a text log at level.
+func linesAt(log, level string) []string {
 	var out []string
 	for l := range strings.Lines(log) {
-		if strings.Contains(l, "level=WARN") {
+		if strings.Contains(l, "level="+level) {
 			out = append(out, l)
 		}
 	}
@@ -135,17 +141,6 @@ func TestStreamingMismatch(t *testing.T) {
 			}
 		})
 	}
-}
-
-// errorLines returns the lines of a text log at level ERROR.
-func errorLines(log string) []string {
-	var out []string
-	for l := range strings.Lines(log) {
-		if strings.Contains(l, "level=ERROR") {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // TestPerProcessTasksError: wrapping a server with task tools whose tasks

@@ -79,6 +79,19 @@ func (w *responseHeader) bodyAllowed() bool {
 	return !(w.status >= 100 && w.status <= 199) && w.status != http.StatusNoContent && w.status != http.StatusNotModified
 }
 
+// startBody is the start of every body write: it commits the status (200
+// if the handler wrote none) and returns [http.ErrBodyNotAllowed] if that
+// status permits no body.
+func (w *responseHeader) startBody() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.bodyAllowed() {
+		return http.ErrBodyNotAllowed
+	}
+	return nil
+}
+
 // sniff sets Content-Type from the first bytes of the body if the handler
 // set none, as net/http does. A Content-Type key with no values suppresses
 // it.
@@ -108,11 +121,8 @@ var (
 )
 
 func (w *bufferedWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.bodyAllowed() {
-		return 0, http.ErrBodyNotAllowed
+	if err := w.startBody(); err != nil {
+		return 0, err
 	}
 	if w.head {
 		return len(p), nil
@@ -121,11 +131,8 @@ func (w *bufferedWriter) Write(p []byte) (int, error) {
 }
 
 func (w *bufferedWriter) WriteString(s string) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.bodyAllowed() {
-		return 0, http.ErrBodyNotAllowed
+	if err := w.startBody(); err != nil {
+		return 0, err
 	}
 	if w.head {
 		return len(s), nil

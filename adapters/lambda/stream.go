@@ -57,11 +57,8 @@ func (w *streamWriter) release(p []byte) {
 }
 
 func (w *streamWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	if !w.bodyAllowed() {
-		return 0, http.ErrBodyNotAllowed
+	if err := w.startBody(); err != nil {
+		return 0, err
 	}
 	w.release(p)
 	if w.head {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -67,21 +66,12 @@ func TestTraceHeader(t *testing.T) {
 			body <- res.Body
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			raw, _ := io.ReadAll(r.Body)
-			t.Errorf("unexpected runtime API call %s %s: %s", r.Method, r.URL.Path, raw)
-			w.WriteHeader(http.StatusNotFound)
+			unexpectedRuntimeCall(t, w, r)
 		}
 	}))
 	t.Cleanup(func() { close(stop); api.Close() })
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTraceHeaderChild$")
-	cmd.Env = append(os.Environ(), "LAMBDA_TRACE_TEST_CHILD=1", "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"), "_LAMBDA_SERVER_PORT=")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out := startRuntimeChild(t, "TestTraceHeaderChild", api.URL, "LAMBDA_TRACE_TEST_CHILD=1")
 	select {
 	case got := <-body:
 		if got != runtimeTrace {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,6 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/lambdaenv"
-	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // invocationContext is the context aws-lambda-go gives an invocation: its
@@ -214,27 +212,15 @@ func testStartWith(t *testing.T, initType string) {
 			record("response")
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			body, _ := io.ReadAll(r.Body)
-			t.Errorf("unexpected runtime API call %s %s: %s", r.Method, r.URL.Path, body)
-			w.WriteHeader(http.StatusNotFound)
+			unexpectedRuntimeCall(t, w, r)
 		}
 	}))
 	t.Cleanup(func() { close(stop); api.Close() })
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStartWithChild$")
-	stderr := &mcptest.LogBuffer{}
-	cmd.Stderr = stderr
-	cmd.Env = append(os.Environ(), "LAMBDAENV_TEST_FLUSH_HOOK="+api.URL+"/flushed",
-		"AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"), "_LAMBDA_SERVER_PORT=",
-		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=test",
-		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=",
-		"MCPFN_TASK_RUNNER=", "MCPFN_TASK_CLAIM_TIMEOUT=", "POWERTOOLS_SERVICE_NAME=", "OTEL_SERVICE_NAME=",
+	cmd, stderr := runChild(t, "TestStartWithChild", api.URL, "LAMBDAENV_TEST_FLUSH_HOOK="+api.URL+"/flushed",
+		"POWERTOOLS_SERVICE_NAME=", "OTEL_SERVICE_NAME=",
 		"AWS_LAMBDA_LOG_FORMAT=JSON", "AWS_LAMBDA_FUNCTION_NAME=calc", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128",
 		"AWS_LAMBDA_INITIALIZATION_TYPE="+initType)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	select {
 	case <-third:
 	case <-time.After(30 * time.Second):

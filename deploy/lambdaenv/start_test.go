@@ -73,9 +73,7 @@ func newRuntimeAPI(t *testing.T, event []byte) *runtimeAPI {
 			api.response <- invocationResponse{r.Header.Clone(), body}
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			body, _ := io.ReadAll(r.Body)
-			t.Errorf("unexpected runtime API call %s %s: %s", r.Method, r.URL.Path, body)
-			w.WriteHeader(http.StatusNotFound)
+			unexpectedRuntimeCall(t, w, r)
 		}
 	}))
 	t.Cleanup(func() { close(api.stop); api.Close() })
@@ -101,16 +99,34 @@ func functionURLEvent(t *testing.T) []byte {
 	return ev
 }
 
+// unexpectedRuntimeCall fails the test on a call the loopback Runtime API
+// does not serve, and answers it 404.
+func unexpectedRuntimeCall(t *testing.T, w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	t.Errorf("unexpected runtime API call %s %s: %s", r.Method, r.URL.Path, body)
+	w.WriteHeader(http.StatusNotFound)
+}
+
 // startChild runs TestStartChild against api with the Lambda environment
 // plus env, and returns the command and its stderr.
 func startChild(t *testing.T, api *runtimeAPI, env ...string) (*exec.Cmd, *mcptest.LogBuffer) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStartChild$")
+	return runChild(t, "TestStartChild", api.URL, append([]string{"LAMBDAENV_TEST_CHILD=1",
+		"AWS_LAMBDA_LOG_FORMAT=", "AWS_LAMBDA_FUNCTION_NAME=", "LAMBDAENV_TEST_TASKS="}, env...)...)
+}
+
+// runChild runs the test named test of this test binary in a child
+// process, as a function under the Runtime API served at apiURL: with a
+// region and test credentials, none of the MCPFN_* variables set, and env
+// added. The child is killed when the test ends. It returns the command
+// and its stderr.
+func runChild(t *testing.T, test, apiURL string, env ...string) (*exec.Cmd, *mcptest.LogBuffer) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
 	stderr := &mcptest.LogBuffer{}
 	cmd.Stderr = stderr
-	cmd.Env = append(os.Environ(), "LAMBDAENV_TEST_CHILD=1", "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(api.URL, "http://"),
-		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=test", "_LAMBDA_SERVER_PORT=",
-		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=", "AWS_LAMBDA_LOG_FORMAT=",
-		"MCPFN_TASK_RUNNER=", "MCPFN_TASK_CLAIM_TIMEOUT=", "AWS_LAMBDA_FUNCTION_NAME=", "LAMBDAENV_TEST_TASKS=")
+	cmd.Env = append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(apiURL, "http://"), "_LAMBDA_SERVER_PORT=",
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDTEST", "AWS_SECRET_ACCESS_KEY=test",
+		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_STATE_KEY=", "MCPFN_STREAMING=", "MCPFN_LOG_LEVEL=",
+		"MCPFN_TASK_RUNNER=", "MCPFN_TASK_CLAIM_TIMEOUT=")
 	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,34 +1,20 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth/authtest"
-	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // buildAuthfn builds the OAuth-protected bootstrap, once per test binary.
-var buildAuthfn = sync.OnceValues(func() (string, error) {
-	path := filepath.Join(tmpDir, "authfn")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, "./internal/authfn")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/authfn: %v\n%s", err, b)
-	}
-	return path, nil
-})
+var buildAuthfn = buildOnce("authfn", "./internal/authfn")
 
 // TestAuthEmulator runs an MCP server protected by an auth.ProtectedResource (JWT
 // issuer: an authtest server on loopback) as a buffered Lambda function
@@ -56,46 +42,19 @@ func TestAuthEmulator(t *testing.T) {
 			}
 			base := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 			resource := base + "/mcp"
-			var out bytes.Buffer
-			s, err := start(context.Background(), config{
+			s := startDoor(t, config{
 				Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]), Door: door, Mode: ModeBuffered,
 				Bootstrap: bootstrap, RIE: rie, Concurrency: 1, Timeout: 20 * time.Second,
-				Env:    append(os.Environ(), "AUTHFN_RESOURCE="+resource, "AUTHFN_ISSUER="+as.Issuer),
-				Log:    &mcptest.LockedWriter{W: &out},
-				Logger: testLogger(t),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := s.Shutdown(ctx); err != nil {
-					t.Error(err)
-				}
-				if t.Failed() {
-					t.Logf("emulator output:\n%s", out.String())
-				}
+				Env: append(os.Environ(), "AUTHFN_RESOURCE="+resource, "AUTHFN_ISSUER="+as.Issuer),
 			})
 			if s.URL() != base {
 				t.Fatalf("door at %s, want %s", s.URL(), base)
 			}
 
-			call := func(tool string) []byte {
-				return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` +
-					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-			}
-			hdr := func(tool, tok string) http.Header {
-				h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-					"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
-				if tok != "" {
-					h.Set("Authorization", "Bearer "+tok)
-				}
-				return h
-			}
+			call := func(tool string) []byte { return toolCall(tool, "{}") }
 
 			// No token: 401 naming the metadata document.
-			res, body := do(t, http.MethodPost, resource, call("read"), hdr("read", ""))
+			res, body := do(t, http.MethodPost, resource, call("read"), toolCallHeader("read", ""))
 			wantPRM := base + "/.well-known/oauth-protected-resource/mcp"
 			if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+wantPRM+`"`) {
 				t.Fatalf("no token: %d %q %s", res.StatusCode, res.Header.Get("WWW-Authenticate"), body)
@@ -114,13 +73,13 @@ func TestAuthEmulator(t *testing.T) {
 
 			// A valid token: the call succeeds.
 			tok := as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"})
-			res, body = do(t, http.MethodPost, resource, call("read"), hdr("read", tok))
+			res, body = do(t, http.MethodPost, resource, call("read"), toolCallHeader("read", tok))
 			if res.StatusCode != 200 || !strings.Contains(string(body), "read by user-1") {
 				t.Fatalf("valid token: %d %s", res.StatusCode, body)
 			}
 
 			// The tool's scope is missing: 403 insufficient_scope.
-			res, body = do(t, http.MethodPost, resource, call("write"), hdr("write", tok))
+			res, body = do(t, http.MethodPost, resource, call("write"), toolCallHeader("write", tok))
 			ch := res.Header.Get("WWW-Authenticate")
 			if res.StatusCode != 403 || !strings.Contains(ch, `error="insufficient_scope"`) || !strings.Contains(ch, `scope="mcp write"`) {
 				t.Fatalf("missing scope: %d %q %s", res.StatusCode, ch, body)
@@ -128,7 +87,7 @@ func TestAuthEmulator(t *testing.T) {
 
 			// Stepped up: success.
 			tok = as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp write"})
-			res, body = do(t, http.MethodPost, resource, call("write"), hdr("write", tok))
+			res, body = do(t, http.MethodPost, resource, call("write"), toolCallHeader("write", tok))
 			if res.StatusCode != 200 || !strings.Contains(string(body), "written by user-1") {
 				t.Fatalf("stepped up: %d %s", res.StatusCode, body)
 			}

@@ -53,16 +53,8 @@ func TestAuthThroughDoor(t *testing.T) {
 				if res.StatusCode != 200 || !strings.Contains(string(body), `"resource":"`+resource+`"`) {
 					t.Fatalf("metadata: %d %s", res.StatusCode, body)
 				}
-				call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write","arguments":{},` +
-					`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-				hdr := func(tok string) http.Header {
-					h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-						"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"write"}}
-					if tok != "" {
-						h.Set("Authorization", "Bearer "+tok)
-					}
-					return h
-				}
+				call := toolCall("write", "{}")
+				hdr := func(tok string) http.Header { return toolCallHeader("write", tok) }
 				res, body = do(t, http.MethodPost, resource, call, hdr(""))
 				if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), `resource_metadata="`+ts.URL+`/.well-known/oauth-protected-resource/mcp"`) {
 					t.Fatalf("no token: %d %v %s", res.StatusCode, res.Header, body)

@@ -41,22 +41,35 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// goBuild builds a package of this module into tmpDir, once per test binary.
-var goBuild = sync.OnceValues(func() (map[string]string, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, err
+// buildBinary builds the package pkg of this module, as a Lambda bootstrap
+// is built, into tmpDir/name, and returns its path.
+func buildBinary(name, pkg string) (string, error) {
+	path := filepath.Join(tmpDir, name)
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
+	return path, nil
+}
+
+// buildOnce returns a function that builds pkg into tmpDir/name the first
+// time it is called, once per test binary.
+func buildOnce(name, pkg string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) { return buildBinary(name, pkg) })
+}
+
+// goBuild builds the echo bootstrap and lambdafront itself into tmpDir,
+// once per test binary.
+var goBuild = sync.OnceValues(func() (map[string]string, error) {
 	out := map[string]string{}
 	for name, pkg := range map[string]string{
 		"echofn":      "./internal/echofn",
 		"lambdafront": ".",
 	} {
-		path := filepath.Join(tmpDir, name)
-		cmd := exec.Command(gobin, "build", "-tags", "lambda.norpc", "-o", path, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		path, err := buildBinary(name, pkg)
+		if err != nil {
+			return nil, err
 		}
 		out[name] = path
 	}
@@ -81,6 +94,25 @@ func requireRIE(t *testing.T) string {
 		testenv.RIE.Missing(t, err.Error())
 	}
 	return rie
+}
+
+// rigBootstrap returns the bootstrap that build builds and, for
+// RuntimeRIE, the emulator's path. It skips the test with -short, or when
+// runtime needs the emulator and it is missing; what names the bootstrap
+// in the reason.
+func rigBootstrap(t *testing.T, what string, build func() (string, error), runtime Runtime) (bootstrap, rie string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds and runs the " + what + " bootstrap")
+	}
+	if runtime == RuntimeRIE {
+		rie = requireRIE(t)
+	}
+	bootstrap, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bootstrap, rie
 }
 
 // wrapInvoker invokes adapters/lambda in process, and answers what the
@@ -118,14 +150,9 @@ func TestDoorInProcess(t *testing.T) {
 		for _, streaming := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/streaming=%v", door, streaming), func(t *testing.T) {
 				t.Parallel()
-				fd := &lambdalocal.Door{
-					Integration: door, Mode: expectedMode(door, streaming), Timeout: 10 * time.Second,
-					Function: wrapInvoker{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
-					Logger:   testLogger(t),
-				}
-				srv := httptest.NewServer(fd)
-				defer srv.Close()
-				roundTrips(t, srv.URL, door)
+				base := serveDoor(t, door, expectedMode(door, streaming),
+					wrapInvoker{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})})
+				roundTrips(t, base, door)
 			})
 		}
 	}
@@ -280,12 +307,19 @@ func testCommand(t *testing.T, minProcs int, args ...string) {
 
 // running reports whether pid is a live (not zombie) process.
 func running(pid int) bool {
+	state, ok := procState(pid)
+	return ok && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
+}
+
+// procState returns /proc/pid/stat from its state field on, and whether
+// the process was found.
+func procState(pid int) (string, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return "", false
 	}
 	_, after, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
+	return after, true
 }
 
 func functionEnv(streaming bool, releaseURL string) []string {
@@ -299,13 +333,19 @@ func functionEnv(streaming bool, releaseURL string) []string {
 	return env
 }
 
-// startDoor starts an in-process front door on a free port.
+// startDoor starts an in-process front door, on a free port unless
+// cfg.Addr names one, and shuts it down when the test ends. The emulators'
+// and functions' output goes to cfg.Log, a new mcptest.LogBuffer when nil, and is
+// logged if the test failed.
 func startDoor(t *testing.T, cfg config) *server {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
 	cfg.Logger = testLogger(t)
-	var out bytes.Buffer
-	cfg.Log = &mcptest.LockedWriter{W: &out}
+	if cfg.Log == nil {
+		cfg.Log = &mcptest.LogBuffer{}
+	}
 	s, err := start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -316,11 +356,40 @@ func startDoor(t *testing.T, cfg config) *server {
 		if err := s.Shutdown(ctx); err != nil {
 			t.Error(err)
 		}
-		if t.Failed() {
-			t.Logf("emulator output:\n%s", out.String())
+		if out, ok := cfg.Log.(fmt.Stringer); ok && t.Failed() {
+			t.Logf("function output:\n%s", out)
 		}
 	})
 	return s
+}
+
+// serveDoor serves a lambdalocal.Door in front of fn on loopback until the
+// test ends, and returns its URL.
+func serveDoor(t *testing.T, door Door, mode Mode, fn lambdalocal.Invoker) string {
+	t.Helper()
+	srv := httptest.NewServer(&lambdalocal.Door{
+		Integration: door, Mode: mode, Timeout: 10 * time.Second, Function: fn, Logger: testLogger(t),
+	})
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// toolCall is a 2026-07-28 tools/call request for tool, with args (a JSON
+// object) as its arguments.
+func toolCall(tool, args string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+}
+
+// toolCallHeader is the HTTP header of a toolCall for tool, with tok as
+// its bearer token when set.
+func toolCallHeader(tool, tok string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return h
 }
 
 func testLogger(t *testing.T) *slog.Logger {

@@ -3,19 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // The telemetry tests run internal/otelfn (deploy/lambdaenv's StartWith
@@ -25,24 +24,17 @@ import (
 // for the next invocation, as Lambda freezes it. What the exporters wrote
 // by then is all that would leave a frozen Lambda sandbox.
 
-var buildOtelfn = sync.OnceValues(func() (string, error) {
-	path := filepath.Join(tmpDir, "otelfn")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, "./internal/otelfn")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/otelfn: %v\n%s", err, b)
-	}
-	return path, nil
-})
+// buildOtelfn builds the telemetry bootstrap, once per test binary.
+var buildOtelfn = buildOnce("otelfn", "./internal/otelfn")
 
 // otelRig is otelfn behind a Function URL door.
 type otelRig struct {
 	t       *testing.T
 	door    *server
-	spans   string          // the file of the span exporter
-	metrics string          // the file of the metric exporter
-	frozen  chan freezeInfo // the door's freezes
-	out     *logBuffer      // the function's output
+	spans   string             // the file of the span exporter
+	metrics string             // the file of the metric exporter
+	frozen  chan freezeInfo    // the door's freezes
+	out     *mcptest.LogBuffer // the function's output
 }
 
 type freezeInfo struct{ pid, served int }
@@ -56,20 +48,10 @@ type otelConfig struct {
 
 func startOtelRig(t *testing.T, cfg otelConfig) *otelRig {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: builds and runs the telemetry bootstrap")
-	}
-	var rie string
-	if cfg.Runtime == RuntimeRIE {
-		rie = requireRIE(t)
-	}
-	bootstrap, err := buildOtelfn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bootstrap, rie := rigBootstrap(t, "telemetry", buildOtelfn, cfg.Runtime)
 	dir := t.TempDir()
 	r := &otelRig{t: t, spans: filepath.Join(dir, "spans.json"), metrics: filepath.Join(dir, "metrics.json"),
-		frozen: make(chan freezeInfo, 16), out: &logBuffer{}}
+		frozen: make(chan freezeInfo, 16), out: &mcptest.LogBuffer{}}
 	env := append(os.Environ(), "AWS_LAMBDA_FUNCTION_NAME=otelfn", "AWS_LAMBDA_LOG_FORMAT=JSON",
 		"OTELFN_SPANS="+r.spans, "OTELFN_METRICS="+r.metrics, "OTEL_SERVICE_NAME=calc-service", "POWERTOOLS_SERVICE_NAME=",
 		"MCPFN_DYNAMODB_TABLE=", "MCPFN_KEYS_SECRET_ID=", "MCPFN_TASK_RUNNER=", "MCPFN_LOG_LEVEL=")
@@ -79,29 +61,15 @@ func startOtelRig(t *testing.T, cfg otelConfig) *otelRig {
 		env = append(env, "MCPFN_STREAMING=1")
 	}
 	env = append(env, cfg.Env...)
-	c := config{
-		Addr: "127.0.0.1:0", Door: DoorFunctionURL, Mode: mode, Runtime: cfg.Runtime, Bootstrap: bootstrap, RIE: rie,
-		Concurrency: 1, Timeout: 20 * time.Second, Env: env, Log: r.out, Logger: testLogger(t), Freeze: cfg.Freeze,
+	r.door = startDoor(t, config{
+		Door: DoorFunctionURL, Mode: mode, Runtime: cfg.Runtime, Bootstrap: bootstrap, RIE: rie,
+		Concurrency: 1, Timeout: 20 * time.Second, Env: env, Log: r.out, Freeze: cfg.Freeze,
 		OnFreeze: func(_, pid, served int) {
 			select {
 			case r.frozen <- freezeInfo{pid, served}:
 			default:
 			}
 		},
-	}
-	r.door, err = start(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r.door.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("function output:\n%s", r.out.String())
-		}
 	})
 	return r
 }
@@ -109,11 +77,8 @@ func startOtelRig(t *testing.T, cfg otelConfig) *otelRig {
 // add calls the add tool through the door and checks the answer.
 func (r *otelRig) add(a, b int) {
 	r.t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d},`+
-		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, a, b)
-	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
-		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"add"}}
-	res, b2 := do(r.t, http.MethodPost, r.door.URL()+"/mcp", []byte(body), h)
+	body := toolCall("add", fmt.Sprintf(`{"a":%d,"b":%d}`, a, b))
+	res, b2 := do(r.t, http.MethodPost, r.door.URL()+"/mcp", body, toolCallHeader("add", ""))
 	if want := fmt.Sprintf(`"text":"%d"`, a+b); res.StatusCode != 200 || !bytes.Contains(b2, []byte(want)) {
 		r.t.Fatalf("tools/call add: %d %s", res.StatusCode, b2)
 	}
@@ -324,12 +289,8 @@ func TestLambdaLogFields(t *testing.T) {
 
 // stopped reports whether pid is stopped (SIGSTOP).
 func stopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, after, _ := strings.Cut(string(b), ") ")
-	return strings.HasPrefix(after, "T")
+	state, ok := procState(pid)
+	return ok && strings.HasPrefix(state, "T")
 }
 
 func contains(list []string, s string) bool { return count(list, s) > 0 }

@@ -119,13 +119,9 @@ func TestPassThroughInProcess(t *testing.T) {
 		t.Run(string(door), func(t *testing.T) {
 			t.Parallel()
 			rel := newReleaser(t)
-			fd := &lambdalocal.Door{
-				Integration: door, Mode: ModeStreaming, Timeout: 10 * time.Second, Logger: testLogger(t),
-				Function: wrapStreamer{lambda.Wrap(echo.Handler(rel.URL), &lambda.Options{Streaming: true})},
-			}
-			srv := httptest.NewServer(fd)
-			defer srv.Close()
-			checkFirstEventEarly(t, srv.URL, rel)
+			base := serveDoor(t, door, ModeStreaming,
+				wrapStreamer{lambda.Wrap(echo.Handler(rel.URL), &lambda.Options{Streaming: true})})
+			checkFirstEventEarly(t, base, rel)
 		})
 	}
 	t.Run("round trips", func(t *testing.T) {
@@ -133,13 +129,9 @@ func TestPassThroughInProcess(t *testing.T) {
 		for _, door := range doors {
 			for _, streaming := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/streaming=%v", door, streaming), func(t *testing.T) {
-					fd := &lambdalocal.Door{
-						Integration: door, Mode: expectedMode(door, streaming), Timeout: 10 * time.Second, Logger: testLogger(t),
-						Function: wrapStreamer{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})},
-					}
-					srv := httptest.NewServer(fd)
-					defer srv.Close()
-					roundTrips(t, srv.URL, door)
+					base := serveDoor(t, door, expectedMode(door, streaming),
+						wrapStreamer{lambda.Wrap(echo.Handler(""), &lambda.Options{Streaming: streaming})})
+					roundTrips(t, base, door)
 				})
 			}
 		}
@@ -297,13 +289,9 @@ func TestRuntimeRecovery(t *testing.T) {
 func TestForeignHost(t *testing.T) {
 	t.Parallel()
 	invoked := false
-	fd := &lambdalocal.Door{
-		Integration: DoorFunctionURL, Mode: ModeAuto, Timeout: 10 * time.Second, Logger: testLogger(t),
-		Function: wrapStreamer{lambda.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { invoked = true }), nil)},
-	}
-	srv := httptest.NewServer(fd)
-	defer srv.Close()
-	_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
+	base := serveDoor(t, DoorFunctionURL, ModeAuto,
+		wrapStreamer{lambda.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { invoked = true }), nil)})
+	_, port, _ := strings.Cut(strings.TrimPrefix(base, "http://"), ":")
 	for host, want := range map[string]int{
 		"evil.example.com":         http.StatusForbidden,
 		"evil.example.com:" + port: http.StatusForbidden,
@@ -311,7 +299,7 @@ func TestForeignHost(t *testing.T) {
 		"127.0.0.1:" + port:        http.StatusOK,
 	} {
 		invoked = false
-		req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+		req, _ := http.NewRequest("GET", base+"/", nil)
 		req.Host = host
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {

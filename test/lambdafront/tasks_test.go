@@ -10,11 +10,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,6 +22,7 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/invokeapi"
@@ -39,15 +37,7 @@ import (
 // emulator's or the Runtime API's, as Lambda's asynchronous queue does.
 
 // buildTaskfn builds the task bootstrap, once per test binary.
-var buildTaskfn = sync.OnceValues(func() (string, error) {
-	path := filepath.Join(tmpDir, "taskfn")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, "./internal/taskfn")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./internal/taskfn: %v\n%s", err, b)
-	}
-	return path, nil
-})
+var buildTaskfn = buildOnce("taskfn", "./internal/taskfn")
 
 const taskfnName = "taskfn"
 
@@ -58,26 +48,8 @@ type taskRig struct {
 	door    *server
 	api     *invokeapi.Server
 	apiURL  string
-	started chan url.Values // the tools' start reports
-	out     *logBuffer      // the function's output
-}
-
-// logBuffer collects the function's output; it is safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	started chan url.Values    // the tools' start reports
+	out     *mcptest.LogBuffer // the function's output
 }
 
 type rigConfig struct {
@@ -99,18 +71,8 @@ type rigConfig struct {
 
 func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: builds and runs the task bootstrap")
-	}
-	var rie string
-	if cfg.Runtime == RuntimeRIE {
-		rie = requireRIE(t)
-	}
-	bootstrap, err := buildTaskfn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &logBuffer{}}
+	bootstrap, rie := rigBootstrap(t, "task", buildTaskfn, cfg.Runtime)
+	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &mcptest.LogBuffer{}}
 
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		select {
