@@ -20,8 +20,10 @@ for m in $(test/modules.sh); do
   (cd "$m" && GOWORK=off go vet ./...) || { echo "lint: go vet failed in $m"; failed=1; }
 done
 # The edge: core, the Workers adapter and its example vet for js/wasm (the
-# adapter's code builds only there), and core builds for wasip1.
-GOOS=js GOARCH=wasm go vet ./core/... ./mcp/... ./adapters/workers/... ./examples/workers/... ||
+# adapter's code builds only there), and core builds for wasip1. -trimpath,
+# as mcpfn package builds a Worker, so that the tests' Worker builds find
+# the dependencies compiled.
+GOOS=js GOARCH=wasm go vet -trimpath ./core/... ./mcp/... ./adapters/workers/... ./examples/workers/... ||
   { echo "lint: go vet for js/wasm failed"; failed=1; }
 GOOS=wasip1 GOARCH=wasm go build -o /dev/null ./core || { echo "lint: core does not build for wasip1"; failed=1; }
 # go.work.sum as the go command would write it: nothing to add, nothing stale.

@@ -106,13 +106,15 @@ func TestNewTargets(t *testing.T) {
 			// go test vets the package too (its high-confidence checks) and
 			// compiles it for this machine.
 			goCmd(nil, "test", "-count=1", "./...")
-			// As the platform builds it, where that is another build.
+			// As the platform builds it, where that is another build: with
+			// mcpfn package's flags (-trimpath also lets every such build of
+			// the suite share the go command's cache).
 			bin := filepath.Join(t.TempDir(), "bin")
 			switch target {
 			case "lambda":
-				goCmd([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-o", bin, ".")
+				goCmd([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "build", "-tags", "lambda.norpc", "-trimpath", "-o", bin, ".")
 			case "workers":
-				goCmd([]string{"GOOS=js", "GOARCH=wasm"}, "build", "-o", bin, ".")
+				goCmd([]string{"GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0"}, "build", "-trimpath", "-o", bin, ".")
 			}
 			// The second command: mcpfn dev serves the project behind its
 			// platform's door, and the tool answers there.

@@ -223,7 +223,7 @@ func TestGoBlocksCompile(t *testing.T) {
 	if len(wasm) > 0 {
 		// A Worker's files build for js/wasm only (go vet ./... above left
 		// them out by their build constraint).
-		cmd := exec.Command("go", append([]string{"vet"}, wasm...)...)
+		cmd := exec.Command("go", append([]string{"vet", "-trimpath"}, wasm...)...)
 		cmd.Dir, cmd.Env = dir, append(env, "GOOS=js", "GOARCH=wasm")
 		wout, werr := cmd.CombinedOutput()
 		out = append(out, wout...)

@@ -280,7 +280,7 @@ func lambdaTutorial(t *testing.T, rel *release) {
 		t.Fatal(err)
 	}
 	u.shell(doc, "go mod tidy")
-	u.run([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "build", "-tags", "lambda.norpc", "-o", os.DevNull, ".")
+	u.run([]string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-o", os.DevNull, ".")
 	if mod := readAbs(t, filepath.Join(u.dir, "go.mod")); !strings.Contains(mod, "github.com/mcpfn/mcpfn/deploy/lambdaenv "+releaseVersion) {
 		t.Errorf("go mod tidy did not require deploy/lambdaenv %s:\n%s", releaseVersion, mod)
 	}
