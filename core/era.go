@@ -198,6 +198,15 @@ func (f metaFault) String() string {
 	return ""
 }
 
+// scannedMeta returns what the scan of params._meta found, scanning it on
+// first use.
+func (m *rpcMessage) scannedMeta() *requestMeta {
+	if !m.metaScanned {
+		m.meta, m.metaScanned = scanMeta(m.pMeta), true
+	}
+	return &m.meta
+}
+
 // scanMeta reads the params._meta member v of a request (nil when absent)
 // once.
 func scanMeta(v []byte) requestMeta {

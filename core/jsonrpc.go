@@ -50,15 +50,6 @@ func (m *rpcMessage) newRequest() *Request {
 	return new(Request)
 }
 
-// scannedMeta returns what the scan of params._meta found, scanning it on
-// first use.
-func (m *rpcMessage) scannedMeta() *requestMeta {
-	if !m.metaScanned {
-		m.meta, m.metaScanned = scanMeta(m.pMeta), true
-	}
-	return &m.meta
-}
-
 // indexParams finds the members of params the envelope checks need.
 func (m *rpcMessage) indexParams() {
 	jsonwire.EachMember(m.params, func(k, v []byte) bool {
