@@ -144,12 +144,7 @@ func TestAuthenticatorPreflightUnauthenticated(t *testing.T) {
 	t.Parallel()
 	a := &recordingAuth{}
 	srv := authServer(t, a, nil)
-	hr := httptest.NewRequest(http.MethodOptions, "http://localhost/mcp", nil)
-	hr.Header.Set("Origin", "http://localhost")
-	hr.Header.Set("Access-Control-Request-Method", "POST")
-	hr.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, hr)
+	rec := preflight(srv, "http://localhost/mcp", "http://localhost", "authorization, content-type")
 	if rec.Code != http.StatusNoContent || !strings.Contains(strings.ToLower(rec.Header().Get("Access-Control-Allow-Headers")), "authorization") {
 		t.Fatalf("preflight: %d %v", rec.Code, rec.Header())
 	}

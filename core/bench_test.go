@@ -32,6 +32,14 @@ func newBenchRequest(r *testReq) *benchRequest {
 
 func (b *benchRequest) rewind() { b.body.Reset(b.raw) }
 
+// serve rewinds the request and serves it with h, writing to w after
+// resetting it.
+func (b *benchRequest) serve(h http.Handler, w *mcptest.DiscardWriter) {
+	b.rewind()
+	w.Reset()
+	h.ServeHTTP(w, b.req)
+}
+
 func benchServe(b *testing.B, h http.Handler, r *testReq, check func(*mcptest.DiscardWriter)) {
 	br := newBenchRequest(r)
 	w := &mcptest.DiscardWriter{}
@@ -40,12 +48,25 @@ func benchServe(b *testing.B, h http.Handler, r *testReq, check func(*mcptest.Di
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		br.rewind()
-		w.Reset()
-		h.ServeHTTP(w, br.req)
+		br.serve(h, w)
 	}
 	b.StopTimer()
 	check(w)
+}
+
+// firstRoundState returns result.requestState of the answer body of a
+// first round, failing the benchmark when there is none.
+func firstRoundState(b *testing.B, body []byte) string {
+	b.Helper()
+	var env struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Result.RequestState == "" {
+		b.Fatalf("first round: %s", body)
+	}
+	return env.Result.RequestState
 }
 
 func wantStatus(b *testing.B, want int, contains string) func(*mcptest.DiscardWriter) {
@@ -118,27 +139,15 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 	// Prepare a valid retry once: the state stays valid for the benchmark.
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, first.httpRequest("/mcp"))
-	var env struct {
-		Result struct {
-			RequestState string `json:"requestState"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil || env.Result.RequestState == "" {
-		b.Fatalf("first round: %s", rec.Body.Bytes())
-	}
-	second := retry(callReq(2, "form_ask", nil).withCaps(caps), 2, env.Result.RequestState,
+	second := retry(callReq(2, "form_ask", nil).withCaps(caps), 2, firstRoundState(b, rec.Body.Bytes()),
 		map[string]any{"user_name": accept(map[string]any{"name": "Bench"})})
 	r1, r2 := newBenchRequest(first), newBenchRequest(second)
 	w := &mcptest.DiscardWriter{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r1.rewind()
-		w.Reset()
-		srv.ServeHTTP(w, r1.req)
-		r2.rewind()
-		w.Reset()
-		srv.ServeHTTP(w, r2.req)
+		r1.serve(srv, w)
+		r2.serve(srv, w)
 	}
 	b.StopTimer()
 	if !bytes.Contains(w.Body.Bytes(), []byte("Hello, Bench!")) {
@@ -186,11 +195,7 @@ func TestRequestAllocations(t *testing.T) {
 			srv := newFixture(t, quietBench())
 			br := newBenchRequest(c.req(srv))
 			w := &mcptest.DiscardWriter{}
-			n := testing.AllocsPerRun(200, func() {
-				br.rewind()
-				w.Reset()
-				srv.ServeHTTP(w, br.req)
-			})
+			n := testing.AllocsPerRun(200, func() { br.serve(srv, w) })
 			if !bytes.Contains(w.Body.Bytes(), []byte(`"text":"42"`)) {
 				t.Fatalf("HTTP %d %s", w.Status, w.Body.Bytes())
 			}

@@ -26,20 +26,9 @@ type sseEvent struct{ id, data string }
 // r ends or fn fails. strict refuses a line that is no SSE field or comment
 // (the server writes none).
 func readSSE(r io.Reader, strict bool, fn func(sseEvent) error) error {
-	sr := mcptest.NewSSEReader(r)
-	sr.Strict = strict
-	for {
-		ev, err := sr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(sseEvent{id: ev.ID, data: ev.Data}); err != nil {
-			return err
-		}
-	}
+	return mcptest.EachEvent(r, strict, func(ev mcptest.Event) error {
+		return fn(sseEvent{id: ev.ID, data: ev.Data})
+	})
 }
 
 // parseSSE returns the data of each event of a whole SSE body; every data
@@ -89,6 +78,18 @@ func sessionRequest(ctx context.Context, c *mcptest.Client, method string, body 
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
 	return http.DefaultClient.Do(req)
+}
+
+// sessionEvents sends method to the legacy session c holds, as
+// sessionRequest does, and returns every event of the answer, which must
+// be a 200 event stream.
+func sessionEvents(ctx context.Context, t *testing.T, c *mcptest.Client, method string, body []byte, lastEventID string) []sseEvent {
+	t.Helper()
+	res, err := sessionRequest(ctx, c, method, body, lastEventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readAllEvents(t, res)
 }
 
 // sseStream reads the events of a live SSE response as they arrive.

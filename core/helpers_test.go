@@ -127,11 +127,7 @@ func (r *testReq) meta() map[string]any { return r.params()["_meta"].(map[string
 
 // withMeta sets (or, with deleted, removes) a _meta key.
 func (r *testReq) withMeta(k string, v any) *testReq {
-	if v == deleted {
-		delete(r.meta(), k)
-	} else {
-		r.meta()[k] = v
-	}
+	setMember(r.meta(), k, v)
 	return r
 }
 
@@ -139,22 +135,23 @@ func (r *testReq) withCaps(c any) *testReq { return r.withMeta(core.MetaClientCa
 
 // withParam sets (or removes) a member of params.
 func (r *testReq) withParam(k string, v any) *testReq {
-	if v == deleted {
-		delete(r.params(), k)
-	} else {
-		r.params()[k] = v
-	}
+	setMember(r.params(), k, v)
 	return r
 }
 
 // withMsg sets (or removes) a member of the message itself.
 func (r *testReq) withMsg(k string, v any) *testReq {
-	if v == deleted {
-		delete(r.msg, k)
-	} else {
-		r.msg[k] = v
-	}
+	setMember(r.msg, k, v)
 	return r
+}
+
+// setMember sets m[k] to v, or removes k when v is deleted.
+func setMember(m map[string]any, k string, v any) {
+	if v == deleted {
+		delete(m, k)
+	} else {
+		m[k] = v
+	}
 }
 
 // withHeader sets a header; an empty value removes it.
@@ -331,6 +328,18 @@ func toJSON(t testing.TB, v any) []byte {
 
 // textOf returns content[0].text of a tools/call result.
 func textOf(res map[string]any) string { return str(at(res, "content", 0, "text")) }
+
+// preflight sends h a CORS preflight of a POST to target from origin,
+// asking for headers, and returns the answer.
+func preflight(h http.Handler, target, origin, headers string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodOptions, target, nil)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", headers)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
 
 // mustPanic runs f and returns the panic message; it fails if f does not
 // panic.

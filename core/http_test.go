@@ -172,12 +172,8 @@ func TestCORSPreflight(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []core.Mode{core.ModeAuto, core.ModeModern} {
 		srv := newFixture(t, &core.ServerOptions{Mode: mode})
-		req := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
-		req.Header.Set("Origin", "http://example.com")
-		req.Header.Set("Access-Control-Request-Method", "POST")
-		req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-protocol-version, mcp-method, mcp-name, authorization, mcp-param-region, x-evil")
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
+		const asked = "content-type, mcp-protocol-version, mcp-method, mcp-name, authorization, mcp-param-region, x-evil"
+		rec := preflight(srv, "/mcp", "http://example.com", asked)
 		h := rec.Header()
 		if rec.Code != http.StatusNoContent && rec.Code != http.StatusOK {
 			t.Fatalf("%v: preflight HTTP %d", mode, rec.Code)
@@ -202,9 +198,7 @@ func TestCORSPreflight(t *testing.T) {
 			t.Errorf("modern-only server allows GET in CORS: %q", methods)
 		}
 		// A foreign origin is refused.
-		req.Header.Set("Origin", "http://evil.example.com")
-		rec = httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
+		rec = preflight(srv, "/mcp", "http://evil.example.com", asked)
 		if rec.Code != http.StatusForbidden {
 			t.Errorf("%v: foreign preflight HTTP %d", mode, rec.Code)
 		}

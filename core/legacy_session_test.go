@@ -439,10 +439,12 @@ func TestDefaultSessionStore(t *testing.T) {
 }
 
 // failingStore is a memory store whose operations fail on demand, the way a
-// throttled or missing DynamoDB table does.
+// throttled or missing DynamoDB table does: all of them while fail is set,
+// the writes of existing sessions while failUpdate is.
 type failingStore struct {
 	memory.Store
-	fail atomic.Bool
+	fail       atomic.Bool
+	failUpdate atomic.Bool
 }
 
 var errThrottled = errors.New("dynamo: get session: ProvisionedThroughputExceededException")
@@ -462,7 +464,7 @@ func (f *failingStore) Create(ctx context.Context, rec *core.SessionRecord, lim 
 }
 
 func (f *failingStore) Update(ctx context.Context, rec *core.SessionRecord) error {
-	if f.fail.Load() {
+	if f.fail.Load() || f.failUpdate.Load() {
 		return errThrottled
 	}
 	return f.Store.Update(ctx, rec)
@@ -594,20 +596,6 @@ func TestOnSessionEnd(t *testing.T) {
 	})
 }
 
-// updateFailingStore is a memory store whose writes of existing sessions
-// fail on demand.
-type updateFailingStore struct {
-	memory.Store
-	fail atomic.Bool
-}
-
-func (f *updateFailingStore) Update(ctx context.Context, rec *core.SessionRecord) error {
-	if f.fail.Load() {
-		return errThrottled
-	}
-	return f.Store.Update(ctx, rec)
-}
-
 // A request of a batch (2025-03-26) whose session write fails is answered
 // as a POST's is: -32603 in its place in the batch, its neighbours served,
 // and the store's failure logged at ERROR with its cause.
@@ -615,11 +603,11 @@ func TestBatchStoreFailure(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	store := &updateFailingStore{}
+	store := &failingStore{}
 	srv := newFixture(t, &core.ServerOptions{SessionStore: store,
 		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
 	sid := initialize(t, srv, core.ProtocolVersion20250326, nil, nil)
-	store.fail.Store(true)
+	store.failUpdate.Store(true)
 	r := rawReq(`[{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
 		map[string]string{core.HeaderProtocolVersion: core.ProtocolVersion20250326, core.HeaderSessionID: sid}).do(t, srv)
 	var out []struct {

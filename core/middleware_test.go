@@ -605,11 +605,7 @@ func TestMiddlewarePolling(t *testing.T) {
 	obs.take()
 	send := func(method string, body []byte, lastEventID string) []sseEvent {
 		t.Helper()
-		res, err := sessionRequest(t.Context(), c, method, body, lastEventID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return readAllEvents(t, res)
+		return sessionEvents(t.Context(), t, c, method, body, lastEventID)
 	}
 	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
 		"params": map[string]any{"name": "ask_once", "arguments": map[string]any{}}})

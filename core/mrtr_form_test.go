@@ -89,88 +89,50 @@ func TestNewFormErrors(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, field)
 		}
 	}
-	t.Run("nested struct", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Nested inner }]()
-		check(t, err, "Nested")
-	})
-	t.Run("map", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Labels map[string]string }]()
-		check(t, err, "Labels")
-	})
-	t.Run("pointer", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Maybe *string }]()
-		check(t, err, "Maybe")
-	})
-	t.Run("interface", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Anything any }]()
-		check(t, err, "Anything")
-	})
-	t.Run("slice of ints", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Numbers []int }]()
-		check(t, err, "Numbers")
-	})
-	t.Run("multi-select without enum", func(t *testing.T) {
-		_, err := core.NewForm[struct{ Free []string }]()
-		check(t, err, "Free")
-	})
-	t.Run("enum on an integer", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+	for _, tc := range []struct {
+		name  string
+		form  func() error // the NewForm call
+		field string       // what the error names
+	}{
+		{"nested struct", formErr[struct{ Nested inner }], "Nested"},
+		{"map", formErr[struct{ Labels map[string]string }], "Labels"},
+		{"pointer", formErr[struct{ Maybe *string }], "Maybe"},
+		{"interface", formErr[struct{ Anything any }], "Anything"},
+		{"slice of ints", formErr[struct{ Numbers []int }], "Numbers"},
+		{"multi-select without enum", formErr[struct{ Free []string }], "Free"},
+		{"enum on an integer", formErr[struct {
 			Level int `enum:"1,2"`
-		}]()
-		check(t, err, "Level")
-	})
-	t.Run("titles count", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "Level"},
+		{"titles count", formErr[struct {
 			Pick string `enum:"a,b" enumTitles:"A"`
-		}]()
-		check(t, err, "Pick")
-	})
-	t.Run("default outside enum", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "Pick"},
+		{"default outside enum", formErr[struct {
 			Pick string `enum:"a,b" default:"c"`
-		}]()
-		check(t, err, "Pick")
-	})
-	t.Run("multi default outside enum", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "Pick"},
+		{"multi default outside enum", formErr[struct {
 			Picks []string `enum:"a,b" default:"a,z"`
-		}]()
-		check(t, err, "Picks")
-	})
-	t.Run("bad format", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "Picks"},
+		{"bad format", formErr[struct {
 			When string `format:"time-of-day"`
-		}]()
-		check(t, err, "When")
-	})
-	t.Run("bad bound", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "When"},
+		{"bad bound", formErr[struct {
 			N int `minimum:"one"`
-		}]()
-		check(t, err, "N")
-	})
-	t.Run("inverted bounds", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "N"},
+		{"inverted bounds", formErr[struct {
 			N int `minimum:"5" maximum:"1"`
-		}]()
-		check(t, err, "inverted")
-	})
-	t.Run("bad integer default", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "inverted"},
+		{"bad integer default", formErr[struct {
 			N int `default:"2.5"`
-		}]()
-		check(t, err, "N")
-	})
-	t.Run("bad boolean default", func(t *testing.T) {
-		_, err := core.NewForm[struct {
+		}], "N"},
+		{"bad boolean default", formErr[struct {
 			B bool `default:"yes please"`
-		}]()
-		check(t, err, "B")
-	})
-	t.Run("not a struct", func(t *testing.T) {
-		_, err := core.NewForm[string]()
-		check(t, err, "struct")
-	})
+		}], "B"},
+		{"not a struct", formErr[string], "struct"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, tc.form(), tc.field)
+		})
+	}
 	t.Run("MustForm panics", func(t *testing.T) {
 		msg := mustPanic(t, func() { core.MustForm[struct{ Nested inner }]() })
 		if !strings.Contains(msg, "Nested") {

@@ -65,44 +65,30 @@ func BenchmarkMRTRRatio(b *testing.B) {
 	one, oneRd := newReq("hello", oneRaw)
 	firstRaw := body(2, "ask", nil)
 	first, firstRd := newReq("ask", firstRaw)
-	w := serve(first, firstRd, firstRaw)
-	var env struct {
-		Result struct {
-			RequestState string `json:"requestState"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(w.Body.Bytes(), &env); err != nil || env.Result.RequestState == "" {
-		b.Fatalf("first round: %s", w.Body.Bytes())
-	}
-	secondRaw := body(3, "ask", map[string]any{"requestState": env.Result.RequestState,
+	state := firstRoundState(b, serve(first, firstRd, firstRaw).Body.Bytes())
+	secondRaw := body(3, "ask", map[string]any{"requestState": state,
 		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}})
 	second, secondRd := newReq("ask", secondRaw)
 	if w := serve(second, secondRd, secondRaw); !bytes.Contains(w.Body.Bytes(), []byte("Hello, Ada!")) {
 		b.Fatalf("second round: %s", w.Body.Bytes())
 	}
-	b.Run("one-round", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			serve(one, oneRd, oneRaw)
-		}
-	})
-	b.Run("round-1", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			serve(first, firstRd, firstRaw)
-		}
-	})
-	b.Run("round-2", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			serve(second, secondRd, secondRaw)
-		}
-	})
-	b.Run("two-round", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
+	for _, bc := range []struct {
+		name string
+		run  func()
+	}{
+		{"one-round", func() { serve(one, oneRd, oneRaw) }},
+		{"round-1", func() { serve(first, firstRd, firstRaw) }},
+		{"round-2", func() { serve(second, secondRd, secondRaw) }},
+		{"two-round", func() {
 			serve(first, firstRd, firstRaw)
 			serve(second, secondRd, secondRaw)
-		}
-	})
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				bc.run()
+			}
+		})
+	}
 }

@@ -137,11 +137,7 @@ func TestMaxInputRoundsPolling(t *testing.T) {
 	}
 	send := func(method string, body []byte, lastEventID string) []sseEvent {
 		t.Helper()
-		res, err := sessionRequest(context.Background(), c, method, body, lastEventID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return readAllEvents(t, res)
+		return sessionEvents(context.Background(), t, c, method, body, lastEventID)
 	}
 	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
 		"params": map[string]any{"name": "ask_forever", "arguments": map[string]any{}}})

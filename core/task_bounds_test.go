@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/memory"
 )
 
@@ -86,24 +86,6 @@ func (s *faultyTaskStore) Update(ctx context.Context, rec *core.TaskRecord) erro
 
 func (s *faultyTaskStore) calls() int64 { return s.gets.Load() + s.creates.Load() + s.updates.Load() }
 
-// lockedBuffer is a log destination safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Task ids that core cannot have issued (too long, or outside the
 // base64url alphabet) are answered as unknown ids at the door: -32602,
 // no store call, no ERROR log. A 3,000-byte id used to reach DynamoDB,
@@ -112,7 +94,7 @@ func TestTaskIDValidatedAtTheDoor(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		store := newFaultyTaskStore()
-		var logs lockedBuffer
+		var logs mcptest.LogBuffer
 		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		good := f.create(t, "job", map[string]any{})
 		f.await(t, good, "completed")
@@ -306,7 +288,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		store := newFaultyTaskStore()
-		var logs lockedBuffer
+		var logs mcptest.LogBuffer
 		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		id := f.create(t, "job", map[string]any{"wait": true, "say": "kept"})
 		<-f.started
@@ -343,7 +325,7 @@ func TestTaskResultGivenUpAfterLease(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		store := newFaultyTaskStore()
-		var logs lockedBuffer
+		var logs mcptest.LogBuffer
 		f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, TaskLease: 3 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		id := f.create(t, "job", map[string]any{"wait": true})
 		<-f.started
@@ -445,6 +427,35 @@ func (a issuerOnlyAuth) Authenticate(r *http.Request) (context.Context, error) {
 	return a.subjectAuth.Authenticate(r)
 }
 
+// floodTasks makes the task call req(i) for each i below n and counts the
+// calls stored and those refused; check fails the test on a refusal that
+// is not the one expected.
+func floodTasks(t *testing.T, f *taskFixture, n int, req func(i int) *testReq, check func(r *resp, e map[string]any)) (stored, refused int) {
+	t.Helper()
+	for i := range n {
+		r := req(i).do(t, f.srv)
+		if e, ok := r.final(t)["error"].(map[string]any); ok {
+			check(r, e)
+			refused++
+			continue
+		}
+		stored++
+	}
+	return stored, refused
+}
+
+// limitRefusal is a check for floodTasks: a refusal is HTTP 429 with
+// CodeLimitExceeded, reason and a Retry-After.
+func limitRefusal(t *testing.T, reason string) func(*resp, map[string]any) {
+	return func(r *resp, e map[string]any) {
+		t.Helper()
+		if r.Status != http.StatusTooManyRequests || num(t, e["code"]) != core.CodeLimitExceeded ||
+			at(e, "data", "reason") != reason || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("refusal = HTTP %d %v", r.Status, e)
+		}
+	}
+}
+
 // A flood of anonymous task calls with large arguments stops at the bytes
 // bound, not only at the count: the in-memory store holds at most
 // MaxAnonymousTaskBytes of their arguments, later calls are refused with
@@ -456,20 +467,9 @@ func TestTaskBytesBoundAnonymousFlood(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newTaskFixture(t, &core.ServerOptions{Authenticator: subjectAuth{}, MaxAnonymousTaskBytes: 3 << 20})
 		big := strings.Repeat("x", 380<<10)
-		stored, refused := 0, 0
-		for i := range 40 {
-			r := callReq(i, "job", map[string]any{"say": big}).withCaps(taskCaps).do(t, f.srv)
-			m := r.final(t)
-			if e, ok := m["error"].(map[string]any); ok {
-				if r.Status != http.StatusTooManyRequests || num(t, e["code"]) != core.CodeLimitExceeded ||
-					at(e, "data", "reason") != "too_many_task_bytes" || r.Header.Get("Retry-After") == "" {
-					t.Fatalf("refusal = HTTP %d %v", r.Status, e)
-				}
-				refused++
-				continue
-			}
-			stored++
-		}
+		stored, refused := floodTasks(t, f, 40, func(i int) *testReq {
+			return callReq(i, "job", map[string]any{"say": big}).withCaps(taskCaps)
+		}, limitRefusal(t, "too_many_task_bytes"))
 		if want := (3 << 20) / (380<<10 + 40); stored != want || refused != 40-want {
 			t.Fatalf("40 calls of 380 KiB at a bound of 3 MiB: %d stored, %d refused; want %d stored", stored, refused, want)
 		}
@@ -492,18 +492,13 @@ func TestTaskLocalStoreBytesBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newTaskFixture(t, &core.ServerOptions{Authenticator: subjectAuth{}, MaxLocalTaskStoreBytes: 2 << 20})
 		arg := strings.Repeat("x", 100<<10)
-		full, stored := 0, 0
-		for i := range 40 {
-			r := callReq(i, "job", map[string]any{"say": arg}).withCaps(taskCaps).withHeader("X-Subject", "user"+strconv.Itoa(i)).do(t, f.srv)
-			if e, ok := r.final(t)["error"].(map[string]any); ok {
-				if num(t, e["code"]) != core.CodeLimitExceeded || at(e, "data", "reason") != "task_store_full" {
-					t.Fatalf("refusal = %v", e)
-				}
-				full++
-				continue
+		stored, full := floodTasks(t, f, 40, func(i int) *testReq {
+			return callReq(i, "job", map[string]any{"say": arg}).withCaps(taskCaps).withHeader("X-Subject", "user"+strconv.Itoa(i))
+		}, func(_ *resp, e map[string]any) {
+			if num(t, e["code"]) != core.CodeLimitExceeded || at(e, "data", "reason") != "task_store_full" {
+				t.Fatalf("refusal = %v", e)
 			}
-			stored++
-		}
+		})
 		if full == 0 {
 			t.Fatal("40 principals of 100 KiB each filled a 2 MiB store without a refusal")
 		}

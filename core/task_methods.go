@@ -186,11 +186,7 @@ func (s *Server) updateTask(ctx context.Context, r *Request, params []byte) ([]b
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.loadTask(ctx, r, id)
-	if err != nil {
-		return nil, err
-	}
-	for range maxTaskAttempts {
+	return s.retryTask(ctx, r, id, func(rec *TaskRecord) ([]byte, error) {
 		if rec.Status != TaskInputRequired {
 			return s.ackTask(r), nil
 		}
@@ -233,16 +229,44 @@ func (s *Server) updateTask(ctx context.Context, r *Request, params []byte) ([]b
 			return s.ackTask(r), nil
 		case errors.Is(err, ErrTaskTooLarge):
 			return nil, InvalidParamsError("Invalid params: the answers are too large for the task")
-		case errors.Is(err, ErrTaskNotFound):
-			return nil, errTaskNotFound()
-		case !errors.Is(err, ErrTaskConflict):
-			return nil, s.taskStoreFailure(ctx, "update", err)
+		}
+		return nil, s.taskUpdateError(ctx, err)
+	})
+}
+
+// retryTask loads the caller's task id and calls attempt with it, which
+// changes the record and writes it with the store's compare-and-set.
+// While attempt fails with ErrTaskConflict (the record changed since it
+// was read), the task is loaded again and attempt called again, at most
+// maxTaskAttempts times.
+func (s *Server) retryTask(ctx context.Context, r *Request, id string, attempt func(rec *TaskRecord) ([]byte, error)) ([]byte, error) {
+	rec, err := s.loadTask(ctx, r, id)
+	if err != nil {
+		return nil, err
+	}
+	for range maxTaskAttempts {
+		out, err := attempt(rec)
+		if !errors.Is(err, ErrTaskConflict) {
+			return out, err
 		}
 		if rec, err = s.loadTask(ctx, r, id); err != nil {
 			return nil, err
 		}
 	}
 	return nil, internalf("the task kept changing; retry")
+}
+
+// taskUpdateError is the answer when the store refuses a task's Update
+// with err: an unknown task; ErrTaskConflict itself, for retryTask to try
+// again; or a store failure.
+func (s *Server) taskUpdateError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrTaskNotFound):
+		return errTaskNotFound()
+	case errors.Is(err, ErrTaskConflict):
+		return err
+	}
+	return s.taskStoreFailure(ctx, "update", err)
 }
 
 // cancelTask answers tasks/cancel (tasks.md §Task Cancellation): an
@@ -256,11 +280,7 @@ func (s *Server) cancelTask(ctx context.Context, r *Request, params []byte) ([]b
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.loadTask(ctx, r, id)
-	if err != nil {
-		return nil, err
-	}
-	for range maxTaskAttempts {
+	return s.retryTask(ctx, r, id, func(rec *TaskRecord) ([]byte, error) {
 		if rec.Terminal() || rec.CancelRequested {
 			s.signalCancel(id)
 			return s.ackTask(r), nil
@@ -272,25 +292,16 @@ func (s *Server) cancelTask(ctx context.Context, r *Request, params []byte) ([]b
 		} else {
 			setOutcome(rec, taskOutcome{status: TaskCancelled}, now)
 		}
-		err := s.tk.store.Update(ctx, rec)
-		switch {
-		case err == nil:
-			if held {
-				s.signalCancel(id)
-			} else {
-				s.publishTask(rec)
-			}
-			return s.ackTask(r), nil
-		case errors.Is(err, ErrTaskNotFound):
-			return nil, errTaskNotFound()
-		case !errors.Is(err, ErrTaskConflict):
-			return nil, s.taskStoreFailure(ctx, "update", err)
+		if err := s.tk.store.Update(ctx, rec); err != nil {
+			return nil, s.taskUpdateError(ctx, err)
 		}
-		if rec, err = s.loadTask(ctx, r, id); err != nil {
-			return nil, err
+		if held {
+			s.signalCancel(id)
+		} else {
+			s.publishTask(rec)
 		}
-	}
-	return nil, internalf("the task kept changing; retry")
+		return s.ackTask(r), nil
+	})
 }
 
 // signalCancel cancels the run of id in this process, if any.

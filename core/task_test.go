@@ -397,17 +397,9 @@ func TestTaskFloodHitsPrincipalBound(t *testing.T) {
 	t.Parallel()
 	store := &memory.TaskStore{}
 	f := newTaskFixture(t, &core.ServerOptions{TaskStore: store, Authenticator: subjectAuth{}, MaxTasksPerPrincipal: 5, MaxAnonymousTasks: 3})
-	refused := 0
-	for i := range 200 {
-		r := callReq(i, "job", map[string]any{"say": "x"}).withCaps(taskCaps).withHeader("X-Subject", "flooder").do(t, f.srv)
-		if e, ok := r.final(t)["error"].(map[string]any); ok {
-			if num(t, e["code"]) != core.CodeLimitExceeded || at(e, "data", "reason") != "too_many_tasks" ||
-				r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
-				t.Fatalf("refusal = HTTP %d %v", r.Status, e)
-			}
-			refused++
-		}
-	}
+	_, refused := floodTasks(t, f, 200, func(i int) *testReq {
+		return callReq(i, "job", map[string]any{"say": "x"}).withCaps(taskCaps).withHeader("X-Subject", "flooder")
+	}, limitRefusal(t, "too_many_tasks"))
 	if refused != 195 || store.Len() != 5 {
 		t.Fatalf("200 creations at bound 5: %d refused, %d stored; want 195 and 5", refused, store.Len())
 	}

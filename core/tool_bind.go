@@ -174,15 +174,21 @@ func fieldName(goName, tag string) (string, bool) {
 // the decoder does: the kinds bool, string, int*, uint* (not uintptr) and
 // float*, without unmarshal methods, and not time.Duration.
 func fastKind(t reflect.Type) bool {
-	switch t.Kind() {
+	return scalarKind(t.Kind()) && t != timeDurationType && !hasUnmarshalMethod(t)
+}
+
+// scalarKind reports whether k is one of the kinds the fast binder and
+// the fast encoder handle: bool, string, int*, uint* (not uintptr) and
+// float*.
+func scalarKind(k reflect.Kind) bool {
+	switch k {
 	case reflect.Bool, reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64:
-	default:
-		return false
+		return true
 	}
-	return t != timeDurationType && !hasUnmarshalMethod(t)
+	return false
 }
 
 // hasUnmarshalMethod reports whether t or *t decodes itself.

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -365,15 +366,17 @@ func TestBindArgumentsAllocations(t *testing.T) {
 	}
 }
 
-// TestFastBinderEligibility checks which argument types get a fast binder.
-func TestFastBinderEligibility(t *testing.T) {
-	t.Parallel()
+// oneField returns struct{ A T } with tag on its field. It builds the type
+// at run time, so tags go vet refuses in source can be tried too.
+func oneField[T any](tag reflect.StructTag) reflect.Type {
+	return reflect.StructOf([]reflect.StructField{{Name: "A", Type: reflect.TypeFor[T](), Tag: tag}})
+}
+
+// ineligibleStructs returns struct types, keyed by what they show, whose
+// fields or tags neither the fast binder nor the fast encoder handles.
+func ineligibleStructs() map[string]reflect.Type {
 	type inner struct{ A int }
-	ineligible := map[string]reflect.Type{
-		"pointer to struct":   reflect.TypeFor[*bindInts](),
-		"map":                 reflect.TypeFor[map[string]any](),
-		"int":                 reflect.TypeFor[int](),
-		"any":                 reflect.TypeFor[any](),
+	return map[string]reflect.Type{
 		"pointer field":       reflect.TypeFor[struct{ P *int }](),
 		"slice field":         reflect.TypeFor[struct{ S []int }](),
 		"bytes field":         reflect.TypeFor[struct{ S []byte }](),
@@ -385,6 +388,31 @@ func TestFastBinderEligibility(t *testing.T) {
 		"uintptr field":       reflect.TypeFor[struct{ U uintptr }](),
 		"complex field":       reflect.TypeFor[struct{ C complex128 }](),
 		"time.Time field":     reflect.TypeFor[struct{ T time.Time }](),
+		"embedded unexported": reflect.TypeFor[struct{ inner }](),
+		"embedded named int":  reflect.TypeFor[struct{ bindInt }](),
+		"string option":       oneField[int](`json:"a,string"`),
+		"inline option":       oneField[int](`json:"a,inline"`),
+		"unknown option":      oneField[int](`json:"a,unknown"`),
+		"format option":       oneField[float64](`json:"a,format:nonfinite"`),
+		"trailing comma":      oneField[int](`json:"a,"`),
+		"quoted name":         oneField[int](`json:"'a'"`),
+		"name with backslash": oneField[int](`json:"a\\b"`),
+		"control character":   oneField[int]("json:\"a\x01\""),
+		"tag names a Go field": reflect.TypeFor[struct {
+			A int
+			B int `json:"A"`
+		}](),
+	}
+}
+
+// TestFastBinderEligibility checks which argument types get a fast binder.
+func TestFastBinderEligibility(t *testing.T) {
+	t.Parallel()
+	ineligible := map[string]reflect.Type{
+		"pointer to struct":   reflect.TypeFor[*bindInts](),
+		"map":                 reflect.TypeFor[map[string]any](),
+		"int":                 reflect.TypeFor[int](),
+		"any":                 reflect.TypeFor[any](),
 		"time.Duration field": reflect.TypeFor[struct{ D time.Duration }](),
 		"TextUnmarshaler":     reflect.TypeFor[struct{ T bindText }](),
 		"json.Unmarshaler":    reflect.TypeFor[struct{ T bindJSON }](),
@@ -393,48 +421,15 @@ func TestFastBinderEligibility(t *testing.T) {
 		"*struct Unmarshaler": reflect.TypeFor[bindSelfPtr](),
 		"embedded":            reflect.TypeFor[struct{ bindInts }](),
 		"embedded pointer":    reflect.TypeFor[struct{ *bindInts }](),
-		"embedded unexported": reflect.TypeFor[struct{ inner }](),
-		"embedded named int":  reflect.TypeFor[struct{ bindInt }](),
-		"string option": reflect.TypeFor[struct {
-			A int `json:"a,string"`
-		}](),
-		"inline option": reflect.TypeFor[struct {
-			A int `json:"a,inline"`
-		}](),
-		"unknown option": reflect.TypeFor[struct {
-			A int `json:"a,unknown"`
-		}](),
-		"format option": reflect.TypeFor[struct {
-			A float64 `json:"a,format:nonfinite"`
-		}](),
-		"case option": reflect.TypeFor[struct {
-			A int `json:"a,case:ignore"`
-		}](),
-		"nocase option": reflect.TypeFor[struct {
-			A int `json:"a,nocase"`
-		}](),
-		"trailing comma": reflect.TypeFor[struct {
-			A int `json:"a,"`
-		}](),
-		"quoted name": reflect.TypeFor[struct {
-			A int `json:"'a'"`
-		}](),
-		"name with backslash": reflect.TypeFor[struct {
-			A int `json:"a\\b"`
-		}](),
-		// Built at run time: go vet refuses these tags in source.
-		"control character": reflect.StructOf([]reflect.StructField{
-			{Name: "A", Type: reflect.TypeFor[int](), Tag: "json:\"a\x01\""},
-		}),
+		"case option":         oneField[int](`json:"a,case:ignore"`),
+		"nocase option":       oneField[int](`json:"a,nocase"`),
+		// Built at run time: go vet refuses this tag in source.
 		"duplicate tag names": reflect.StructOf([]reflect.StructField{
 			{Name: "A", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
 			{Name: "B", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
 		}),
-		"tag names a Go field": reflect.TypeFor[struct {
-			A int
-			B int `json:"A"`
-		}](),
 	}
+	maps.Copy(ineligible, ineligibleStructs())
 	for name, typ := range ineligible {
 		if newFastBinder(typ) != nil {
 			t.Errorf("%s (%v): eligible, want not", name, typ)

@@ -125,15 +125,7 @@ func newFastEncoder(t reflect.Type) *fastEncoder {
 // uintptr) and float*, without marshal or IsZero methods, and not
 // json.Number.
 func encKind(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.String,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-	default:
-		return false
-	}
-	return t != jsonNumberType && !hasMarshalMethod(t) && !implementsAny(t, isZeroerType)
+	return scalarKind(t.Kind()) && t != jsonNumberType && !hasMarshalMethod(t) && !implementsAny(t, isZeroerType)
 }
 
 // hasMarshalMethod reports whether t or *t encodes itself.

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -287,7 +288,6 @@ func TestEncodeResultAllocations(t *testing.T) {
 // encoder.
 func TestFastEncoderEligibility(t *testing.T) {
 	t.Parallel()
-	type inner struct{ A int }
 	ineligible := map[string]reflect.Type{
 		"pointer to struct":    reflect.TypeFor[*encSum](),
 		"pointer to int":       reflect.TypeFor[*int](),
@@ -305,18 +305,7 @@ func TestFastEncoderEligibility(t *testing.T) {
 		"Marshaler int":        reflect.TypeFor[encJSON](),
 		"TextMarshaler int":    reflect.TypeFor[encText](),
 		"*TextMarshaler float": reflect.TypeFor[encTextPtr](),
-		"pointer field":        reflect.TypeFor[struct{ P *int }](),
-		"slice field":          reflect.TypeFor[struct{ S []int }](),
-		"bytes field":          reflect.TypeFor[struct{ S []byte }](),
-		"array field":          reflect.TypeFor[struct{ S [2]int }](),
-		"map field":            reflect.TypeFor[struct{ M map[string]int }](),
-		"struct field":         reflect.TypeFor[struct{ N inner }](),
-		"interface field":      reflect.TypeFor[struct{ X any }](),
-		"raw message field":    reflect.TypeFor[struct{ X json.RawMessage }](),
 		"json.Number field":    reflect.TypeFor[struct{ X json.Number }](),
-		"uintptr field":        reflect.TypeFor[struct{ U uintptr }](),
-		"complex field":        reflect.TypeFor[struct{ C complex128 }](),
-		"time.Time field":      reflect.TypeFor[struct{ T time.Time }](),
 		"TextMarshaler field":  reflect.TypeFor[struct{ T encText }](),
 		"Marshaler field":      reflect.TypeFor[struct{ T encJSON }](),
 		"*Marshaler field":     reflect.TypeFor[struct{ T encNamedJSON }](),
@@ -326,55 +315,22 @@ func TestFastEncoderEligibility(t *testing.T) {
 		"*IsZero field omitzero": reflect.TypeFor[struct {
 			Z encZeroPtr `json:"z,omitzero"`
 		}](),
-		"*IsZero field":         reflect.TypeFor[struct{ Z encZeroPtr }](), // no omitzero: still a doubt
-		"struct Marshaler":      reflect.TypeFor[encSelf](),
-		"*struct TextMarshaler": reflect.TypeFor[encSelfPtr](),
-		"embedded":              reflect.TypeFor[struct{ encSum }](),
-		"embedded pointer":      reflect.TypeFor[struct{ *encSum }](),
-		"embedded unexported":   reflect.TypeFor[struct{ inner }](),
-		"embedded named int":    reflect.TypeFor[struct{ bindInt }](),
-		"string option": reflect.TypeFor[struct {
-			A int `json:"a,string"`
-		}](),
-		"string option on string": reflect.TypeFor[struct {
-			A string `json:",string"`
-		}](),
-		"inline option": reflect.TypeFor[struct {
-			A int `json:"a,inline"`
-		}](),
-		"unknown option": reflect.TypeFor[struct {
-			A int `json:"a,unknown"`
-		}](),
-		"format option": reflect.TypeFor[struct {
-			A float64 `json:"a,format:nonfinite"`
-		}](),
-		"trailing comma": reflect.TypeFor[struct {
-			A int `json:"a,"`
-		}](),
-		"quoted name": reflect.TypeFor[struct {
-			A int `json:"'a'"`
-		}](),
-		"name with backslash": reflect.TypeFor[struct {
-			A int `json:"a\\b"`
-		}](),
+		"*IsZero field":           reflect.TypeFor[struct{ Z encZeroPtr }](), // no omitzero: still a doubt
+		"struct Marshaler":        reflect.TypeFor[encSelf](),
+		"*struct TextMarshaler":   reflect.TypeFor[encSelfPtr](),
+		"embedded":                reflect.TypeFor[struct{ encSum }](),
+		"embedded pointer":        reflect.TypeFor[struct{ *encSum }](),
+		"string option on string": oneField[string](`json:",string"`),
 		// encoding/json ignores a name with a character outside its set
 		// (isValidTag) and writes the Go name; agreesWithMarshal sees it.
-		"invalid tag name": reflect.TypeFor[struct {
-			A int `json:"a✓"`
-		}](),
-		// Built at run time: go vet refuses these tags in source.
-		"control character": reflect.StructOf([]reflect.StructField{
-			{Name: "A", Type: reflect.TypeFor[int](), Tag: "json:\"a\x01\""},
-		}),
+		"invalid tag name": oneField[int](`json:"a✓"`),
+		// Built at run time: go vet refuses this tag in source.
 		"duplicate tag names": reflect.StructOf([]reflect.StructField{
 			{Name: "A", Type: reflect.TypeFor[int](), Tag: `json:"x"`},
 			{Name: "B", Type: reflect.TypeFor[string](), Tag: `json:"x"`},
 		}),
-		"tag names a Go field": reflect.StructOf([]reflect.StructField{
-			{Name: "A", Type: reflect.TypeFor[int]()},
-			{Name: "B", Type: reflect.TypeFor[int](), Tag: `json:"A"`},
-		}),
 	}
+	maps.Copy(ineligible, ineligibleStructs())
 	for name, typ := range ineligible {
 		if newFastEncoder(typ) != nil {
 			t.Errorf("%s (%v): eligible, want not", name, typ)

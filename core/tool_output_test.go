@@ -30,9 +30,9 @@ type positive struct {
 
 // outputServer has tools whose results do or do not conform to their
 // declared output schemas.
-func outputServer(t *testing.T, o *core.ServerOptions) (*core.Server, *lockedBuffer) {
+func outputServer(t *testing.T, o *core.ServerOptions) (*core.Server, *mcptest.LogBuffer) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &mcptest.LogBuffer{}
 	if o == nil {
 		o = &core.ServerOptions{}
 	}
@@ -328,11 +328,7 @@ func TestTypedOutputFastPath(t *testing.T) {
 	for _, name := range []string{"derived", "skipped", "checked"} {
 		br := newBenchRequest(callReq(1, name, nil))
 		w := &mcptest.DiscardWriter{}
-		allocs[name] = testing.AllocsPerRun(200, func() {
-			br.rewind()
-			w.Reset()
-			srv.ServeHTTP(w, br.req)
-		})
+		allocs[name] = testing.AllocsPerRun(200, func() { br.serve(srv, w) })
 		if !bytes.Contains(w.Body.Bytes(), []byte(`"structuredContent":{"title":"t","tags":null,"stats":{"a":1},"next":null}`)) {
 			t.Fatalf("%s: HTTP %d %s", name, w.Status, w.Body.Bytes())
 		}

@@ -35,13 +35,7 @@ func (c *Client) OpenGetStream(ctx context.Context) (*GetStream, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", c.SessionID)
-	for k, v := range c.legacyHeader() {
-		req.Header[k] = v
-	}
-	for k, v := range c.Header {
-		req.Header[k] = v
-	}
+	c.setSessionHeader(req.Header)
 	resp, err := c.http().Do(req)
 	if err != nil {
 		cancel()
@@ -68,19 +62,26 @@ func (c *Client) OpenGetStream(ctx context.Context) (*GetStream, error) {
 	return g, nil
 }
 
+// setSessionHeader sets in h what a request in the client's session
+// carries besides its body: the session id, the legacy version header and
+// c.Header.
+func (c *Client) setSessionHeader(h http.Header) {
+	h.Set("Mcp-Session-Id", c.SessionID)
+	for k, v := range c.legacyHeader() {
+		h[k] = v
+	}
+	for k, v := range c.Header {
+		h[k] = v
+	}
+}
+
 // Delete ends the client's session with DELETE and returns the HTTP status.
 func (c *Client) Delete(ctx context.Context) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.URL, nil)
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Mcp-Session-Id", c.SessionID)
-	for k, v := range c.legacyHeader() {
-		req.Header[k] = v
-	}
-	for k, v := range c.Header {
-		req.Header[k] = v
-	}
+	c.setSessionHeader(req.Header)
 	resp, err := c.http().Do(req)
 	if err != nil {
 		return 0, err

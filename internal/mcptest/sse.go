@@ -151,29 +151,12 @@ func scanSSELines(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// ReadEvents returns every event of an event stream. strict is
+// EachEvent calls fn with each event of an event stream, in order, until
+// the stream or fn fails or the stream ends (nil). strict is
 // SSEReader.Strict.
-func ReadEvents(r io.Reader, strict bool) ([]Event, error) {
+func EachEvent(r io.Reader, strict bool, fn func(Event) error) error {
 	sr := NewSSEReader(r)
 	sr.Strict = strict
-	var out []Event
-	for {
-		ev, err := sr.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ev)
-	}
-}
-
-// ReadSSE calls fn with the data of each event of an event stream, skipping
-// events whose data is empty, until the stream or fn fails or the stream
-// ends (nil).
-func ReadSSE(rd io.Reader, fn func(data []byte) error) error {
-	sr := NewSSEReader(rd)
 	for {
 		ev, err := sr.Next()
 		if err == io.EOF {
@@ -182,13 +165,33 @@ func ReadSSE(rd io.Reader, fn func(data []byte) error) error {
 		if err != nil {
 			return err
 		}
-		if ev.Data == "" {
-			continue
-		}
-		if err := fn([]byte(ev.Data)); err != nil {
+		if err := fn(ev); err != nil {
 			return err
 		}
 	}
+}
+
+// ReadEvents returns every event of an event stream. strict is
+// SSEReader.Strict.
+func ReadEvents(r io.Reader, strict bool) ([]Event, error) {
+	var out []Event
+	err := EachEvent(r, strict, func(ev Event) error {
+		out = append(out, ev)
+		return nil
+	})
+	return out, err
+}
+
+// ReadSSE calls fn with the data of each event of an event stream, skipping
+// events whose data is empty, until the stream or fn fails or the stream
+// ends (nil).
+func ReadSSE(rd io.Reader, fn func(data []byte) error) error {
+	return EachEvent(rd, false, func(ev Event) error {
+		if ev.Data == "" {
+			return nil
+		}
+		return fn([]byte(ev.Data))
+	})
 }
 
 // ErrStreamEnded is returned by EventStream.Next when the stream ended

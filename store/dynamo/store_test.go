@@ -58,18 +58,60 @@ func newTable(t *testing.T, client *dynamodb.Client) string {
 	return name
 }
 
-func newStore(t *testing.T, client dynamo.Client, table string, opts *dynamo.Options) *dynamo.Store {
+// tableTest marks t parallel and returns a context, a client and a table
+// of its own for it.
+func tableTest(t *testing.T) (context.Context, *dynamodb.Client, string) {
 	t.Helper()
+	t.Parallel()
+	client := newClient(t)
+	return context.Background(), client, newTable(t, client)
+}
+
+// withTable returns a copy of opts (nil for the defaults) naming table.
+func withTable(table string, opts *dynamo.Options) *dynamo.Options {
 	var o dynamo.Options
 	if opts != nil {
 		o = *opts
 	}
 	o.TableName = table
-	s, err := dynamo.New(client, &o)
+	return &o
+}
+
+func newStore(t *testing.T, client dynamo.Client, table string, opts *dynamo.Options) *dynamo.Store {
+	t.Helper()
+	s, err := dynamo.New(client, withTable(table, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// Attribute values of each type, for items written by hand.
+func attrS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func attrN(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func attrB(v string) types.AttributeValue { return &types.AttributeValueMemberB{Value: []byte(v)} }
+
+// testClock is a clock the test steps by hand; it is safe for concurrent
+// use.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock() *testClock { return &testClock{now: time.Now()} }
+
+// Now returns the clock's time.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock d forward.
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
 }
 
 func TestStore(t *testing.T) {
@@ -161,6 +203,42 @@ func session(principal string, lastUsed time.Time) *core.SessionRecord {
 		LastUsed: lastUsed, Expires: time.Now().Add(time.Hour)}
 }
 
+// callCheck checks the calls a counter took since the previous check.
+type callCheck struct {
+	t *testing.T
+	c *counter
+}
+
+// check fails the test unless the calls since the previous check are want;
+// what says what was done.
+func (k callCheck) check(what string, want map[string]int) {
+	k.t.Helper()
+	if got := k.c.take(); !sameCalls(got, want) {
+		k.t.Errorf("emulateOldItem=%v: %s: calls %v, want %v", k.c.emulateOldItem, what, got, want)
+	}
+}
+
+// failedUpdate checks the calls of an Update its condition refused: one
+// UpdateItem when the old item comes with the refusal (withOld names the
+// case), and a GetItem too when it does not (withoutOld).
+func (k callCheck) failedUpdate(withOld, withoutOld string) {
+	k.t.Helper()
+	if k.c.emulateOldItem {
+		k.check(withOld, map[string]int{"UpdateItem": 1})
+	} else {
+		k.check(withoutOld, map[string]int{"UpdateItem": 1, "GetItem": 1})
+	}
+}
+
+// consistentReads fails the test unless every GetItem the counter saw
+// was strongly consistent.
+func (k callCheck) consistentReads() {
+	k.t.Helper()
+	if !k.c.allRead {
+		k.t.Error("a GetItem was not strongly consistent")
+	}
+}
+
 func sameCalls(got, want map[string]int) bool {
 	if len(got) != len(want) {
 		return false
@@ -176,10 +254,7 @@ func sameCalls(got, want map[string]int) bool {
 // TestCallBudget checks the number of DynamoDB calls of each operation, as
 // documented in the package doc.
 func TestCallBudget(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 
 	for _, emulate := range []bool{true, false} {
 		c := &counter{Client: client, emulateOldItem: emulate, allRead: true}
@@ -187,12 +262,8 @@ func TestCallBudget(t *testing.T) {
 		lim := core.SessionLimits{PerPrincipal: 2, Anonymous: 100}
 		base := time.Now().Add(-time.Minute)
 		principal := "budget-" + storetest.NewID()
-		check := func(what string, want map[string]int) {
-			t.Helper()
-			if got := c.take(); !sameCalls(got, want) {
-				t.Errorf("emulateOldItem=%v: %s: calls %v, want %v", emulate, what, got, want)
-			}
-		}
+		k := callCheck{t, c}
+		check := k.check
 
 		a := session(principal, base)
 		if _, err := s.Create(ctx, a, core.SessionLimits{}); err != nil {
@@ -229,21 +300,13 @@ func TestCallBudget(t *testing.T) {
 		if err := s.Update(ctx, &stale); !errors.Is(err, core.ErrSessionConflict) {
 			t.Fatalf("stale Update = %v, want ErrSessionConflict", err)
 		}
-		if emulate {
-			check("Update that conflicts (old item returned)", map[string]int{"UpdateItem": 1})
-		} else {
-			check("Update that conflicts (no old item returned)", map[string]int{"UpdateItem": 1, "GetItem": 1})
-		}
+		k.failedUpdate("Update that conflicts (old item returned)", "Update that conflicts (no old item returned)")
 		missing := session(principal, base)
 		missing.Version = 1
 		if err := s.Update(ctx, missing); !errors.Is(err, core.ErrSessionNotFound) {
 			t.Fatalf("Update(missing) = %v, want ErrSessionNotFound", err)
 		}
-		if emulate {
-			check("Update of a missing session (old items known to be returned)", map[string]int{"UpdateItem": 1})
-		} else {
-			check("Update of a missing session (no old item returned)", map[string]int{"UpdateItem": 1, "GetItem": 1})
-		}
+		k.failedUpdate("Update of a missing session (old items known to be returned)", "Update of a missing session (no old item returned)")
 
 		if err := s.Delete(ctx, b.ID); err != nil {
 			t.Fatal(err)
@@ -253,9 +316,7 @@ func TestCallBudget(t *testing.T) {
 			t.Fatalf("second Delete = %v", err)
 		}
 		check("Delete of a missing session", map[string]int{"DeleteItem": 1})
-		if !c.allRead {
-			t.Error("a GetItem was not strongly consistent")
-		}
+		k.consistentReads()
 	}
 }
 
@@ -263,40 +324,27 @@ func TestCallBudget(t *testing.T) {
 // absent for every operation while it is still stored (dynalite never
 // deletes expired items; DynamoDB does so late).
 func TestExpiredItemsAreAbsent(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
-	clock := time.Now()
-	var mu sync.Mutex
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	ctx, client, table := tableTest(t)
+	clk := newTestClock()
 	s := newStore(t, client, table, nil)
-	dynamo.SetNow(s, now)
+	dynamo.SetNow(s, clk.Now)
 	lim := core.SessionLimits{PerPrincipal: 2}
 
 	r := &core.SessionRecord{ID: storetest.NewID(), Principal: "ivan", Data: []byte(`{}`),
-		LastUsed: now(), Expires: now().Add(1500 * time.Millisecond)}
+		LastUsed: clk.Now(), Expires: clk.Now().Add(1500 * time.Millisecond)}
 	if _, err := s.Create(ctx, r, lim); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, r.ID); err != nil {
 		t.Fatalf("Get before expiry: %v", err)
 	}
-	advance(1499 * time.Millisecond)
+	clk.Advance(1499 * time.Millisecond)
 	if _, err := s.Get(ctx, r.ID); err != nil {
 		t.Fatalf("Get 1ms before expiry: %v", err)
 	}
-	advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 
-	stored := func() bool {
-		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table,
-			Key: map[string]types.AttributeValue{dynamo.PartitionKey: &types.AttributeValueMemberS{Value: dynamo.KeyPrefix + r.ID}}, ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(out.Item) > 0
-	}
+	stored := func() bool { return len(rawItem(t, client, table, dynamo.KeyPrefix+r.ID)) > 0 }
 	if !stored() {
 		t.Fatal("the expired item is gone: the test needs it stored")
 	}
@@ -304,7 +352,7 @@ func TestExpiredItemsAreAbsent(t *testing.T) {
 		t.Fatalf("Get at expiry = %v, want ErrSessionNotFound", err)
 	}
 	upd := *r
-	upd.Expires = now().Add(time.Hour)
+	upd.Expires = clk.Now().Add(time.Hour)
 	if err := s.Update(ctx, &upd); !errors.Is(err, core.ErrSessionNotFound) {
 		t.Fatalf("Update of an expired session = %v, want ErrSessionNotFound", err)
 	}
@@ -318,13 +366,13 @@ func TestExpiredItemsAreAbsent(t *testing.T) {
 	// The expired session does not count in its pool and is not reported
 	// as evicted.
 	for i := 0; i < 2; i++ {
-		ev, err := s.Create(ctx, session("ivan", now()), lim)
+		ev, err := s.Create(ctx, session("ivan", clk.Now()), lim)
 		if err != nil || len(ev) != 0 {
 			t.Fatalf("Create %d = %v, %v: the expired session counted", i, ev, err)
 		}
 	}
 	// Its id can be used again.
-	again := &core.SessionRecord{ID: r.ID, Data: []byte(`{"new":true}`), LastUsed: now(), Expires: now().Add(time.Hour)}
+	again := &core.SessionRecord{ID: r.ID, Data: []byte(`{"new":true}`), LastUsed: clk.Now(), Expires: clk.Now().Add(time.Hour)}
 	if _, err := s.Create(ctx, again, core.SessionLimits{}); err != nil {
 		t.Fatalf("Create over an expired item: %v", err)
 	}
@@ -337,15 +385,11 @@ func TestExpiredItemsAreAbsent(t *testing.T) {
 // TestMalformedItems checks that items the Store did not write give errors,
 // not panics or wrong answers.
 func TestMalformedItems(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	var logs mcptest.LogBuffer
 	s := newStore(t, client, table, &dynamo.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
-	S := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	N := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	S, N := attrS, attrN
 	future := N(strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10))
 	cases := map[string]map[string]types.AttributeValue{
 		"version is a string": {dynamo.VersionAttribute: S("one"), dynamo.LastUsedAttribute: N("1"), dynamo.ExpiresAttribute: future},
@@ -418,10 +462,7 @@ func TestTableMissing(t *testing.T) {
 // TestAnonymousShards checks the sharded anonymous pool: no shard exceeds
 // its share and the total stays within the limit.
 func TestAnonymousShards(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newStore(t, client, table, &dynamo.Options{AnonymousShardSize: 2})
 	lim := core.SessionLimits{Anonymous: 6} // 3 shards of 2
 	base := time.Now().Add(-time.Hour)
@@ -506,10 +547,7 @@ func (l *landedButFailed) UpdateItem(ctx context.Context, in *dynamodb.UpdateIte
 // attempt landed is recognised as done: no false conflict, no lost or
 // doubled version.
 func TestRetriedWriteThatLanded(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newStore(t, &landedButFailed{Client: client}, table, &dynamo.Options{MaxAttempts: 3, MaxBackoff: 5 * time.Millisecond})
 	r := session("leo", time.Now())
 	if _, err := s.Create(ctx, r, core.SessionLimits{}); err != nil {
@@ -534,10 +572,7 @@ func TestRetriedWriteThatLanded(t *testing.T) {
 // TestCreateTable checks that CreateTable is idempotent and creates the
 // schema of TableInput.
 func TestCreateTable(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	if err := dynamo.CreateTable(ctx, client, table); err != nil {
 		t.Fatalf("second CreateTable: %v", err)
 	}
@@ -603,10 +638,7 @@ func (c *touchAfterQuery) Query(ctx context.Context, in *dynamodb.QueryInput, o 
 // TestEvictionSparesSessionUsedMeanwhile checks that eviction does not
 // delete a session that was used after the pool was read.
 func TestEvictionSparesSessionUsedMeanwhile(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newStore(t, client, table, nil)
 	lim := core.SessionLimits{PerPrincipal: 2}
 	base := time.Now().Add(-time.Minute)

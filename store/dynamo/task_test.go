@@ -20,12 +20,7 @@ import (
 
 func newTaskStore(t *testing.T, client dynamo.Client, table string, opts *dynamo.Options) *dynamo.TaskStore {
 	t.Helper()
-	var o dynamo.Options
-	if opts != nil {
-		o = *opts
-	}
-	o.TableName = table
-	s, err := dynamo.NewTaskStore(client, &o)
+	s, err := dynamo.NewTaskStore(client, withTable(table, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,19 +50,12 @@ func rawItem(t *testing.T, client *dynamodb.Client, table, pk string) map[string
 // and that every read is strongly consistent (tasks.md §Task Creation: a
 // task is returned only once tasks/get resolves, on any instance).
 func TestTaskCallBudget(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	for _, emulate := range []bool{true, false} {
 		c := &counter{Client: client, emulateOldItem: emulate, allRead: true}
 		s := newTaskStore(t, c, table, nil)
-		check := func(what string, want map[string]int) {
-			t.Helper()
-			if got := c.take(); !sameCalls(got, want) {
-				t.Errorf("emulateOldItem=%v: %s: calls %v, want %v", emulate, what, got, want)
-			}
-		}
+		k := callCheck{t, c}
+		check := k.check
 		principal := "budget-" + storetest.NewID()
 		r := taskRecord(principal)
 		if err := s.Create(ctx, r, core.TaskLimits{Tasks: 0}); err != nil || r.Version != 1 {
@@ -106,28 +94,18 @@ func TestTaskCallBudget(t *testing.T) {
 		if err := s.Update(ctx, &stale); !errors.Is(err, core.ErrTaskConflict) {
 			t.Fatalf("stale Update = %v, want ErrTaskConflict", err)
 		}
-		if emulate {
-			check("Update that conflicts (old item returned)", map[string]int{"UpdateItem": 1})
-		} else {
-			check("Update that conflicts (no old item returned)", map[string]int{"UpdateItem": 1, "GetItem": 1})
-		}
+		k.failedUpdate("Update that conflicts (old item returned)", "Update that conflicts (no old item returned)")
 		missing := taskRecord(principal)
 		missing.Version = 1
 		if err := s.Update(ctx, missing); !errors.Is(err, core.ErrTaskNotFound) {
 			t.Fatalf("Update(missing) = %v, want ErrTaskNotFound", err)
 		}
-		if emulate {
-			check("Update of a missing task (old items known to be returned)", map[string]int{"UpdateItem": 1})
-		} else {
-			check("Update of a missing task (no old item returned)", map[string]int{"UpdateItem": 1, "GetItem": 1})
-		}
+		k.failedUpdate("Update of a missing task (old items known to be returned)", "Update of a missing task (no old item returned)")
 		if _, err := s.Get(ctx, missing.ID); !errors.Is(err, core.ErrTaskNotFound) {
 			t.Fatalf("Get(missing) = %v", err)
 		}
 		check("Get of a missing task", map[string]int{"GetItem": 1})
-		if !c.allRead {
-			t.Error("a GetItem was not strongly consistent")
-		}
+		k.consistentReads()
 	}
 }
 
@@ -135,10 +113,7 @@ func TestTaskCallBudget(t *testing.T) {
 // and a read, the version is the store's, and the item has the documented
 // attributes and none of PoolIndex's.
 func TestTaskRoundTrip(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newTaskStore(t, client, table, nil)
 	r := taskRecord("ann")
 	r.Caller = &core.Principal{Subject: "ann"}
@@ -199,10 +174,7 @@ func TestTaskRoundTrip(t *testing.T) {
 // changes, evicts or lists the other's items; an item of one kind stored
 // under the other's key reads as malformed, never as a record.
 func TestTasksAndSessionsShareTheTable(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	sessions := newStore(t, client, table, nil)
 	tasks := newTaskStore(t, client, table, nil)
 	const principal = "shared-principal"
@@ -315,10 +287,7 @@ func TestTasksAndSessionsShareTheTable(t *testing.T) {
 // that one just under it is stored and read back whole, and that an
 // Update past the limit changes nothing.
 func TestTaskSizeLimit(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	c := &counter{Client: client}
 	s := newTaskStore(t, c, table, nil)
 	big := func(n int) json.RawMessage { return json.RawMessage(`{"s":"` + strings.Repeat("x", n) + `"}`) }
@@ -356,9 +325,7 @@ func TestTaskSizeLimit(t *testing.T) {
 // several TaskStores (instances) never exceed the limit, with one count
 // item and with several shards.
 func TestTaskLimitIsAtomic(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
+	_, client, table := tableTest(t)
 	for _, tc := range []struct {
 		name             string
 		limit, shardSize int
@@ -413,30 +380,24 @@ func TestTaskLimitIsAtomic(t *testing.T) {
 // while its item is still stored, that it no longer counts against the
 // limit, and that its id can be used again.
 func TestTaskExpiry(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
-	clock := time.Now()
-	var mu sync.Mutex
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	ctx, client, table := tableTest(t)
+	clk := newTestClock()
 	s := newTaskStore(t, client, table, nil)
-	dynamo.SetTaskNow(s, now)
+	dynamo.SetTaskNow(s, clk.Now)
 
 	r := taskRecord("eve")
-	r.Expires = now().Add(1500 * time.Millisecond)
+	r.Expires = clk.Now().Add(1500 * time.Millisecond)
 	if err := s.Create(ctx, r, core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Create(ctx, taskRecord("eve"), core.TaskLimits{Tasks: 1}); !errors.Is(err, core.ErrTaskLimit) {
 		t.Fatalf("second Create = %v, want ErrTaskLimit", err)
 	}
-	advance(1499 * time.Millisecond)
+	clk.Advance(1499 * time.Millisecond)
 	if _, err := s.Get(ctx, r.ID); err != nil {
 		t.Fatalf("Get 1ms before expiry: %v", err)
 	}
-	advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if _, err := s.Get(ctx, r.ID); !errors.Is(err, core.ErrTaskNotFound) {
 		t.Fatalf("Get at expiry = %v, want ErrTaskNotFound", err)
 	}
@@ -450,7 +411,7 @@ func TestTaskExpiry(t *testing.T) {
 	}
 	// The expired task no longer counts.
 	next := taskRecord("eve")
-	next.Expires = now().Add(time.Hour)
+	next.Expires = clk.Now().Add(time.Hour)
 	if err := s.Create(ctx, next, core.TaskLimits{Tasks: 1}); err != nil {
 		t.Fatalf("Create after the expiry: %v", err)
 	}
@@ -458,7 +419,7 @@ func TestTaskExpiry(t *testing.T) {
 	// new task).
 	again := taskRecord("")
 	again.ID = r.ID
-	again.Expires = now().Add(time.Hour)
+	again.Expires = clk.Now().Add(time.Hour)
 	if err := s.Create(ctx, again, core.TaskLimits{Tasks: 0}); err != nil {
 		t.Fatalf("Create over an expired item: %v", err)
 	}
@@ -476,10 +437,7 @@ func TestTaskExpiry(t *testing.T) {
 // TestTaskCreateConflictReleasesCount checks that a Create refused because
 // its id is in use takes its count back.
 func TestTaskCreateConflictReleasesCount(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newTaskStore(t, client, table, nil)
 	a := taskRecord("") // anonymous, uncounted
 	if err := s.Create(ctx, a, core.TaskLimits{Tasks: 0}); err != nil {
@@ -498,10 +456,7 @@ func TestTaskCreateConflictReleasesCount(t *testing.T) {
 // TestTaskRetriedWriteThatLanded checks that Create (both its writes) and
 // Update retried after their first attempt landed are recognised as done.
 func TestTaskRetriedWriteThatLanded(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	for _, limit := range []int{0, 3} {
 		s := newTaskStore(t, &landedButFailed{Client: client}, table, &dynamo.Options{MaxAttempts: 3, MaxBackoff: 5 * time.Millisecond})
 		r := taskRecord("leo")
@@ -522,14 +477,9 @@ func TestTaskRetriedWriteThatLanded(t *testing.T) {
 // TestTaskMalformedItems checks that task and count items this package did
 // not write give errors, not panics.
 func TestTaskMalformedItems(t *testing.T) {
-	t.Parallel()
-	client := newClient(t)
-	table := newTable(t, client)
-	ctx := context.Background()
+	ctx, client, table := tableTest(t)
 	s := newTaskStore(t, client, table, nil)
-	S := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	N := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
-	B := func(v string) types.AttributeValue { return &types.AttributeValueMemberB{Value: []byte(v)} }
+	S, N, B := attrS, attrN, attrB
 	future := N("99999999999999")
 	for _, tc := range []struct {
 		name string

@@ -40,6 +40,14 @@ func newValue(t *testing.T) (string, []byte) {
 	return s, v.Key
 }
 
+// newVersion returns a new version of the secret: its id, its
+// SecretString and the key that holds.
+func newVersion(t *testing.T) (id, value string, key []byte) {
+	t.Helper()
+	value, key = newValue(t)
+	return newVersionID(), value, key
+}
+
 // newKeys returns Keys on srv refreshing every minute, retrying after 10s.
 // The tests of the schedule run in a testing/synctest bubble, whose clock
 // the Keys read.
@@ -54,6 +62,17 @@ func newKeys(t *testing.T, srv *smServer, logs *mcptest.LogBuffer) *secretsmanag
 		t.Fatal(err)
 	}
 	return k
+}
+
+// newSecret starts a Secrets Manager fake holding one version of the
+// secret and returns it, Keys on it (see newKeys), and the version's id and
+// key.
+func newSecret(t *testing.T, logs *mcptest.LogBuffer) (*smServer, *secretsmanager.Keys, string, []byte) {
+	t.Helper()
+	srv := newSMServer(t)
+	v1, s1, k1 := newVersion(t)
+	srv.put(secretName, v1, s1)
+	return srv, newKeys(t, srv, logs), v1, k1
 }
 
 func mustKeys(t *testing.T, k *secretsmanager.Keys) []core.Key {
@@ -113,13 +132,9 @@ func TestStages(t *testing.T) {
 func TestRotation(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1, v2, v3 := newVersionID(), newVersionID(), newVersionID()
-		s1, k1 := newValue(t)
-		s2, k2 := newValue(t)
-		s3, k3 := newValue(t)
-		srv.put(secretName, v1, s1)
-		k := newKeys(t, srv, nil)
+		srv, k, v1, k1 := newSecret(t, nil)
+		v2, s2, k2 := newVersion(t)
+		v3, s3, k3 := newVersion(t)
 		checkKeys(t, mustKeys(t, k), v1, k1)
 
 		srv.put(secretName, v2, s2) // rotation: v2 current, v1 previous
@@ -144,12 +159,8 @@ func TestRotation(t *testing.T) {
 func TestTwoStepRotation(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1, v2 := newVersionID(), newVersionID()
-		s1, k1 := newValue(t)
-		s2, k2 := newValue(t)
-		srv.put(secretName, v1, s1)
-		k := newKeys(t, srv, nil)
+		srv, k, v1, k1 := newSecret(t, nil)
+		v2, s2, k2 := newVersion(t)
 		mustKeys(t, k)
 		srv.put(secretName, v2, s2, "AWSPENDING")
 		time.Sleep(time.Minute)
@@ -163,11 +174,7 @@ func TestTwoStepRotation(t *testing.T) {
 func TestLazyRefresh(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1 := newVersionID()
-		s1, _ := newValue(t)
-		srv.put(secretName, v1, s1)
-		k := newKeys(t, srv, nil)
+		srv, k, _, _ := newSecret(t, nil)
 		first := mustKeys(t, k)
 		for i := 0; i < 100; i++ {
 			time.Sleep(500 * time.Millisecond)
@@ -190,12 +197,8 @@ func TestLazyRefresh(t *testing.T) {
 func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1, v2 := newVersionID(), newVersionID()
-		s1, k1 := newValue(t)
-		s2, k2 := newValue(t)
-		srv.put(secretName, v1, s1)
-		k := newKeys(t, srv, nil)
+		srv, k, v1, k1 := newSecret(t, nil)
+		v2, s2, k2 := newVersion(t)
 
 		// run calls Keys from n goroutines while the DescribeSecret of the
 		// refresh is held until all have had time to call.
@@ -253,12 +256,8 @@ func TestConcurrentCallsShareOneRefresh(t *testing.T) {
 func TestUnreachableKeepsCachedKeys(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1 := newVersionID()
-		s1, k1 := newValue(t)
-		srv.put(secretName, v1, s1)
 		var logs mcptest.LogBuffer
-		k := newKeys(t, srv, &logs)
+		srv, k, v1, k1 := newSecret(t, &logs)
 		mustKeys(t, k)
 		srv.Close()
 		time.Sleep(time.Hour)
@@ -405,12 +404,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 func TestRefreshKeysRateLimited(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		srv := newSMServer(t)
-		v1, v2 := newVersionID(), newVersionID()
-		s1, k1 := newValue(t)
-		s2, k2 := newValue(t)
-		srv.put(secretName, v1, s1)
-		k := newKeys(t, srv, nil)
+		srv, k, v1, k1 := newSecret(t, nil)
+		v2, s2, k2 := newVersion(t)
 		checkKeys(t, mustKeys(t, k), v1, k1)
 		srv.put(secretName, v2, s2) // another instance rotated
 		keys, err := k.RefreshKeys(context.Background())

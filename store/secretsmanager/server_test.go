@@ -1,10 +1,8 @@
 package secretsmanager_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
@@ -35,15 +33,9 @@ func newSMServer(t *testing.T) *smServer {
 
 // client returns a real SDK client pointed at the server.
 func (s *smServer) client() *awssm.Client {
-	return awssm.New(awssm.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(smEndpoint),
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "smfake"}, nil
-		}),
-		RetryMaxAttempts: 1,
-		HTTPClient:       s.net.Client(),
-	})
+	o := smfake.ClientOptions(smEndpoint)
+	o.HTTPClient = s.net.Client()
+	return awssm.New(o)
 }
 
 // Close stops serving: later calls fail in transport.

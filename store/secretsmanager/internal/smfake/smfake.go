@@ -170,14 +170,20 @@ func ARN(name string) string {
 // Client returns an SDK client of the server at url, with dummy credentials
 // and no retries.
 func Client(url string) *awssm.Client {
-	return awssm.New(awssm.Options{
+	return awssm.New(ClientOptions(url))
+}
+
+// ClientOptions returns the options of Client, for a client that needs
+// more of them set (an HTTPClient of its own).
+func ClientOptions(url string) awssm.Options {
+	return awssm.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(url),
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret", Source: "smfake"}, nil
 		}),
 		RetryMaxAttempts: 1,
-	})
+	}
 }
 
 // Put adds a version as put-secret-value does, creating the secret if
