@@ -78,12 +78,15 @@ func parseArgs(argv []string) (*config, error) {
 			name = "help"
 		}
 		cfg.set[name] = true
-		switch name {
-		case "mode":
-			v, err := needVal()
-			if err != nil {
+		var v string
+		if takesValue(name) {
+			var err error
+			if v, err = needVal(); err != nil {
 				return nil, err
 			}
+		}
+		switch name {
+		case "mode":
 			switch v {
 			case "auto":
 				cfg.mode = client.ModeAuto
@@ -95,28 +98,16 @@ func parseArgs(argv []string) (*config, error) {
 				return nil, fmt.Errorf("--mode must be auto, modern or legacy, not %q", v)
 			}
 		case "header":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			k, hv, ok := strings.Cut(v, ":")
 			if !ok || strings.TrimSpace(k) == "" {
 				return nil, fmt.Errorf("--header wants 'Name: value', got %q", v)
 			}
 			cfg.header.Add(strings.TrimSpace(k), strings.TrimSpace(hv))
 		case "token":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.token = v
 		case "oauth":
 			cfg.oauth = true
 		case "session":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.session = v
 		case "no-initialize":
 			cfg.noInit = true
@@ -131,64 +122,32 @@ func parseArgs(argv []string) (*config, error) {
 		case "help":
 			cfg.help = true
 		case "log-level":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			if v != "none" && !validLevel(v) {
 				return nil, fmt.Errorf("--log-level must be debug, info, notice, warning, error, critical, alert, emergency or none, not %q", v)
 			}
 			cfg.logLevel = v
 		case "timeout":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {
 				return nil, fmt.Errorf("--timeout wants a duration such as 30s or 5m (0: none), not %q", v)
 			}
 			cfg.timeout = d
 		case "answer":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			if _, err := parseAnswer(v); err != nil {
 				return nil, err
 			}
 			cfg.answers = append(cfg.answers, v)
 		case "arch":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.arch = v
 		case "name":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.name = v
 		case "dev-key":
 			cfg.devKey = true
 		case "target":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.target = v
 		case "module":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			cfg.module = v
 		case "o":
-			v, err := needVal()
-			if err != nil {
-				return nil, err
-			}
 			if v == "" {
 				return nil, errors.New("-o needs a file name")
 			}
@@ -198,6 +157,17 @@ func parseArgs(argv []string) (*config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// takesValue reports whether the flag with the canonical name name takes a
+// value (flags lists it with one).
+func takesValue(name string) bool {
+	for i := range flags {
+		if flags[i].name == name {
+			return flags[i].value != ""
+		}
+	}
+	return false
 }
 
 func validLevel(v string) bool {

@@ -57,30 +57,18 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.
 		return r, nil
 	}
 	if req.Mode == "url" {
-		fmt.Fprint(e.out, "Open this URL yourself and continue? [y = accept, n = decline, c = cancel]: ")
-		v, err := e.line(ctx)
+		action, err := e.choose(ctx, "Open this URL yourself and continue? [y = accept, n = decline, c = cancel]: ")
 		if err != nil {
 			return nil, err
 		}
-		switch v {
-		case "y", "yes":
-			return &mcp.ElicitResult{Action: mcp.ActionAccept}, nil
-		case "n", "no":
-			return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
-		}
-		return &mcp.ElicitResult{Action: mcp.ActionCancel}, nil
+		return &mcp.ElicitResult{Action: action}, nil
 	}
-	fmt.Fprint(e.out, "Answer? [y = fill the form, n = decline, c = cancel]: ")
-	v, err := e.line(ctx)
+	action, err := e.choose(ctx, "Answer? [y = fill the form, n = decline, c = cancel]: ")
 	if err != nil {
 		return nil, err
 	}
-	switch v {
-	case "y", "yes":
-	case "n", "no":
-		return &mcp.ElicitResult{Action: mcp.ActionDecline}, nil
-	default:
-		return &mcp.ElicitResult{Action: mcp.ActionCancel}, nil
+	if action != mcp.ActionAccept {
+		return &mcp.ElicitResult{Action: action}, nil
 	}
 	var schema struct {
 		Properties map[string]struct {
@@ -126,6 +114,23 @@ func (e *elicitor) elicit(ctx context.Context, req *client.ElicitRequest) (*mcp.
 		content[n] = v
 	}
 	return &mcp.ElicitResult{Action: mcp.ActionAccept, Content: content}, nil
+}
+
+// choose asks the user prompt and returns the action the answer picks: y
+// or yes accepts, n or no declines, anything else cancels.
+func (e *elicitor) choose(ctx context.Context, prompt string) (string, error) {
+	fmt.Fprint(e.out, prompt)
+	v, err := e.line(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch v {
+	case "y", "yes":
+		return mcp.ActionAccept, nil
+	case "n", "no":
+		return mcp.ActionDecline, nil
+	}
+	return mcp.ActionCancel, nil
 }
 
 // line reads the user's next line, or gives up when ctx ends (--timeout):

@@ -183,6 +183,20 @@ func writeTools(w *bufio.Writer, width int, raws []json.RawMessage) {
 	writeTable(w, width, []column{{head: "TOOL"}, {head: "ARGUMENTS", max: 40}, {head: "DESCRIPTION"}}, rows)
 }
 
+// tableRows decodes each of raws as a T and returns row of each, skipping
+// those that do not decode.
+func tableRows[T any](raws []json.RawMessage, row func(*T) []string) [][]string {
+	rows := make([][]string, 0, len(raws))
+	for _, raw := range raws {
+		var v T
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		rows = append(rows, row(&v))
+	}
+	return rows
+}
+
 // writeResources is the resources command for people.
 func writeResources(w *bufio.Writer, width int, resources, templates []json.RawMessage) {
 	if len(resources) == 0 && len(templates) == 0 {
@@ -190,28 +204,18 @@ func writeResources(w *bufio.Writer, width int, resources, templates []json.RawM
 		return
 	}
 	if len(resources) > 0 {
-		rows := make([][]string, 0, len(resources))
-		for _, raw := range resources {
-			var r mcp.Resource
-			if json.Unmarshal(raw, &r) != nil {
-				continue
-			}
-			rows = append(rows, []string{r.URI, r.Name, r.MIMEType, summary(r.Title, r.Description)})
-		}
+		rows := tableRows(resources, func(r *mcp.Resource) []string {
+			return []string{r.URI, r.Name, r.MIMEType, summary(r.Title, r.Description)}
+		})
 		writeTable(w, width, []column{{head: "URI"}, {head: "NAME", max: 32}, {head: "MIME TYPE", max: 32}, {head: "DESCRIPTION"}}, rows)
 	}
 	if len(templates) > 0 {
 		if len(resources) > 0 {
 			w.WriteByte('\n')
 		}
-		rows := make([][]string, 0, len(templates))
-		for _, raw := range templates {
-			var r mcp.ResourceTemplate
-			if json.Unmarshal(raw, &r) != nil {
-				continue
-			}
-			rows = append(rows, []string{r.URITemplate, r.Name, r.MIMEType, summary(r.Title, r.Description)})
-		}
+		rows := tableRows(templates, func(r *mcp.ResourceTemplate) []string {
+			return []string{r.URITemplate, r.Name, r.MIMEType, summary(r.Title, r.Description)}
+		})
 		writeTable(w, width, []column{{head: "URI TEMPLATE"}, {head: "NAME", max: 32}, {head: "MIME TYPE", max: 32}, {head: "DESCRIPTION"}}, rows)
 	}
 }
@@ -222,12 +226,7 @@ func writePrompts(w *bufio.Writer, width int, raws []json.RawMessage) {
 		w.WriteString("no prompts\n")
 		return
 	}
-	rows := make([][]string, 0, len(raws))
-	for _, raw := range raws {
-		var p mcp.Prompt
-		if json.Unmarshal(raw, &p) != nil {
-			continue
-		}
+	rows := tableRows(raws, func(p *mcp.Prompt) []string {
 		var args []string
 		for _, a := range p.Arguments {
 			if a.Required {
@@ -239,8 +238,8 @@ func writePrompts(w *bufio.Writer, width int, raws []json.RawMessage) {
 				args = append(args, "["+a.Name+"]")
 			}
 		}
-		rows = append(rows, []string{p.Name, strings.Join(args, " "), summary(p.Title, p.Description)})
-	}
+		return []string{p.Name, strings.Join(args, " "), summary(p.Title, p.Description)}
+	})
 	writeTable(w, width, []column{{head: "PROMPT"}, {head: "ARGUMENTS", max: 40}, {head: "DESCRIPTION"}}, rows)
 }
 

@@ -299,6 +299,16 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 	// absent names what the server does not offer at all (tools, resources
 	// or prompts): the list is empty, and said so on stderr.
 	absent := ""
+	// list lists every item of kind; a server that does not offer kind
+	// gives an empty list, and absent names it.
+	list := func(kind string) ([]json.RawMessage, error) {
+		raws, err := listAll(ctx, c, kind)
+		if notOffered(err) {
+			raws, err = []json.RawMessage{}, nil
+			absent = kind
+		}
+		return raws, err
+	}
 	switch a[0] {
 	case "discover":
 		switch {
@@ -315,11 +325,7 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}
 		text = func(w *bufio.Writer, doc json.RawMessage) { writeDiscover(w, c, doc) }
 	case "tools":
-		raws, err := listAll(ctx, c, "tools")
-		if notOffered(err) {
-			raws, err = []json.RawMessage{}, nil
-			absent = "tools"
-		}
+		raws, err := list("tools")
 		if err != nil {
 			return fail(err)
 		}
@@ -328,11 +334,7 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}{raws})
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeTools(w, e.width, raws) }
 	case "resources":
-		raws, err := listAll(ctx, c, "resources")
-		if notOffered(err) {
-			raws, err = []json.RawMessage{}, nil
-			absent = "resources"
-		}
+		raws, err := list("resources")
 		if err != nil {
 			return fail(err)
 		}
@@ -354,11 +356,7 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		}{raws, templates})
 		text = func(w *bufio.Writer, _ json.RawMessage) { writeResources(w, e.width, raws, templates) }
 	case "prompts":
-		raws, err := listAll(ctx, c, "prompts")
-		if notOffered(err) {
-			raws, err = []json.RawMessage{}, nil
-			absent = "prompts"
-		}
+		raws, err := list("prompts")
 		if err != nil {
 			return fail(err)
 		}

@@ -221,12 +221,18 @@ func (as *cacheAS) key() oauth.StoreKey {
 // authorization server's redirect to the loopback listener, and counts
 // the URLs it is given.
 func browser(t *testing.T) (opened func() int) {
+	urls := browserURLs(t)
+	return func() int { return len(urls()) }
+}
+
+// browserURLs is browser returning the URLs it was given, in order.
+func browserURLs(t *testing.T) (opened func() []string) {
 	var mu sync.Mutex
-	n := 0
+	var urls []string
 	old := openBrowser
 	openBrowser = func(u string) error {
 		mu.Lock()
-		n++
+		urls = append(urls, u)
 		mu.Unlock()
 		go func() {
 			if resp, err := http.Get(u); err == nil {
@@ -236,7 +242,7 @@ func browser(t *testing.T) (opened func() int) {
 		return nil
 	}
 	t.Cleanup(func() { openBrowser = old })
-	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+	return func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(urls) }
 }
 
 // cacheDir gives the test a token cache of its own.

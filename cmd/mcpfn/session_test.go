@@ -3,14 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
 )
@@ -22,32 +18,14 @@ func legacyServer(t *testing.T) (string, func() []string) {
 	core.AddTool(srv, &core.Tool{Name: "echo"}, func(ctx context.Context, req *core.CallToolRequest, _ none) (string, error) {
 		return "ok", nil
 	})
-	var mu sync.Mutex
-	var seen []string
-	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			line := r.Method
-			if r.Method == http.MethodPost {
-				b, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(b))
-				if i := bytes.Index(b, []byte(`"method":"`)); i >= 0 {
-					m := b[i+10:]
-					line += " " + string(m[:bytes.IndexByte(m, '"')])
-				}
-			}
-			line += " sid=" + r.Header.Get("Mcp-Session-Id")
-			mu.Lock()
-			seen = append(seen, line)
-			mu.Unlock()
-			h.ServeHTTP(w, r)
-		})
-	}}))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp", func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), seen...)
-	}
+	return serveRecording(t, srv, func(r *http.Request, body []byte) string {
+		line := r.Method
+		if i := bytes.Index(body, []byte(`"method":"`)); i >= 0 {
+			m := body[i+10:]
+			line += " " + string(m[:bytes.IndexByte(m, '"')])
+		}
+		return line + " sid=" + r.Header.Get("Mcp-Session-Id")
+	})
 }
 
 // TestCLISession: --session uses a session another client created (no

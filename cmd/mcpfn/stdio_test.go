@@ -80,23 +80,38 @@ func stdioServer(t *testing.T, mode core.Mode) (url string, seen func() []string
 		})
 		return "changed", nil
 	})
+	url, seen = serveRecording(t, srv, func(r *http.Request, body []byte) string {
+		line := r.Method
+		if r.Method == http.MethodPost {
+			var m struct {
+				Method string `json:"method"`
+			}
+			json.Unmarshal(body, &m)
+			line += " " + m.Method
+		}
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+			line += " sid=" + sid
+		}
+		return line
+	})
+	return url, seen, block
+}
+
+// serveRecording serves srv on an httptest server that records describe(r,
+// body) for each HTTP request before serving it (body is the request's body
+// for a POST, nil otherwise). It returns the MCP endpoint's URL and a
+// function that returns a copy of the records so far.
+func serveRecording(t *testing.T, srv *core.Server, describe func(r *http.Request, body []byte) string) (url string, seen func() []string) {
 	var mu sync.Mutex
 	var log []string
 	ts := httptest.NewServer(nethttp.NewHandler(srv, &nethttp.Options{Middleware: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			line := r.Method
+			var body []byte
 			if r.Method == http.MethodPost {
-				b, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(b))
-				var m struct {
-					Method string `json:"method"`
-				}
-				json.Unmarshal(b, &m)
-				line += " " + m.Method
+				body, _ = io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
 			}
-			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-				line += " sid=" + sid
-			}
+			line := describe(r, body)
 			mu.Lock()
 			log = append(log, line)
 			mu.Unlock()
@@ -108,7 +123,7 @@ func stdioServer(t *testing.T, mode core.Mode) (url string, seen func() []string
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), log...)
-	}, block
+	}
 }
 
 // blockTool reports each call of the "block" tool when it starts, and when
@@ -676,21 +691,7 @@ func TestStdioUsage(t *testing.T) {
 // relayed 2026-07-28 request and the 2025 session of a later initialize.
 func TestStdioOAuth(t *testing.T) {
 	endpoint, _ := protected(t)
-	var mu sync.Mutex
-	var opened []string
-	old := openBrowser
-	openBrowser = func(u string) error {
-		mu.Lock()
-		opened = append(opened, u)
-		mu.Unlock()
-		go func() {
-			if resp, err := http.Get(u); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		return nil
-	}
-	t.Cleanup(func() { openBrowser = old })
+	browsed := browserURLs(t)
 
 	h := startHost(t, endpoint, "--oauth")
 	resp, _ := h.call(1, "tools/call", `{"name":"echo",`+modernMetaJSON+`}}`, nil)
@@ -709,9 +710,7 @@ func TestStdioOAuth(t *testing.T) {
 	if code := h.exit(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(opened) != 1 || !strings.Contains(h.stderrText(), opened[0]) {
+	if opened := browsed(); len(opened) != 1 || !strings.Contains(h.stderrText(), opened[0]) {
 		t.Fatalf("authorizations %q; stderr:\n%s", opened, h.stderrText())
 	}
 }

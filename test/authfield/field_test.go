@@ -22,10 +22,7 @@ import (
 // the one JWKS request.
 func TestAbortedRequestThenValidToken(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	defer as.Close()
-	n := startNotes(t, nil, "-jwt-issuer", as.Issuer)
-	aud := []string{n.endpoint}
+	as, n, aud := jwtNotes(t)
 	h := as.Hold(authtest.EndpointJWKS)
 	defer h.Release()
 	n.abort(t, as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read"}), h.Arrived())
@@ -81,10 +78,7 @@ func TestScopeSeparators(t *testing.T) {
 // argument needs draft_note's scope, as prompts/get does.
 func TestCompletionNeedsPromptScopes(t *testing.T) {
 	t.Parallel()
-	as := authtest.New(nil)
-	defer as.Close()
-	n := startNotes(t, nil, "-jwt-issuer", as.Issuer)
-	aud := []string{n.endpoint}
+	as, n, aud := jwtNotes(t)
 	writer := as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read notes:write", Subject: "alice"})
 	reader := as.Mint(authtest.Claims{Audience: aud, Scope: "notes:read", Subject: "alice"})
 	if res := n.tool(t, writer, "write_note", map[string]any{"text": "launch plan"}); res.Error != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
@@ -96,6 +97,17 @@ type notes struct {
 	endpoint string // http://127.0.0.1:PORT/mcp, also its resource
 	addr     string
 	log      *mcptest.LogBuffer // its stderr
+}
+
+// jwtNotes starts an authorization server issuing JWTs, closed when the
+// test ends, and examples/auth trusting it (startNotes); aud is the
+// audience the server's tokens must name.
+func jwtNotes(t *testing.T) (as *authtest.Server, n *notes, aud []string) {
+	t.Helper()
+	as = authtest.New(nil)
+	t.Cleanup(as.Close)
+	n = startNotes(t, nil, "-jwt-issuer", as.Issuer)
+	return as, n, []string{n.endpoint}
 }
 
 // startNotes runs examples/auth on a free loopback port with flags (and

@@ -29,6 +29,20 @@ func callTask(t *testing.T, c *mcptest.Client, seconds float64, label string) *m
 	return res
 }
 
+// createdTask returns the id of the task res created; it ends the test,
+// naming the call what, when res is not a CreateTaskResult.
+func createdTask(t *testing.T, res *mcptest.Response, what string) string {
+	t.Helper()
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := res.Decode(&created); err != nil || created.ResultType != "task" {
+		t.Fatalf("%s: HTTP %d %v %s", what, res.Status, err, res.Result)
+	}
+	return created.TaskID
+}
+
 // limitReason is data.reason of a CodeLimitExceeded answer sent with 429
 // and Retry-After, or "" for any other answer.
 func limitReason(res *mcptest.Response) string {
@@ -136,24 +150,9 @@ func TestOnePrincipalCannotTakeEveryWorker(t *testing.T) {
 
 	var ids []string
 	for range 64 {
-		res := callTask(t, alice, 300, "alice")
-		var created struct {
-			ResultType string `json:"resultType"`
-			TaskID     string `json:"taskId"`
-		}
-		if err := res.Decode(&created); err != nil || created.ResultType != "task" {
-			t.Fatalf("alice's call: HTTP %d %v %s", res.Status, err, res.Result)
-		}
-		ids = append(ids, created.TaskID)
+		ids = append(ids, createdTask(t, callTask(t, alice, 300, "alice"), "alice's call"))
 	}
-	res := callTask(t, bob, 0.1, "bob")
-	var created struct {
-		ResultType string `json:"resultType"`
-		TaskID     string `json:"taskId"`
-	}
-	if err := res.Decode(&created); err != nil || created.ResultType != "task" {
-		t.Fatalf("bob's call while alice holds 64 tasks: HTTP %d %v %s", res.Status, err, res.Result)
-	}
+	bobTask := createdTask(t, callTask(t, bob, 0.1, "bob"), "bob's call while alice holds 64 tasks")
 	// Poll bob's task at the pollIntervalMs the server gives (tasks.md
 	// §Task Polling), within a bound.
 	get := func(c *mcptest.Client, id string) (status string, poll time.Duration) {
@@ -170,7 +169,7 @@ func TestOnePrincipalCannotTakeEveryWorker(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		st, poll := get(bob, created.TaskID)
+		st, poll := get(bob, bobTask)
 		if st == "completed" {
 			break
 		}

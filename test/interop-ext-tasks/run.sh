@@ -20,15 +20,10 @@ TASKS_VERSION=0.2.2  # @modelcontextprotocol/ext-tasks
 ZOD_VERSION=4.6.7    # ext-tasks' one dependency, pinned as in test/interop-tasks
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/test/interop/harness.bash"
 DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-ext-tasks-$CLIENT_VERSION-$TASKS_VERSION
-node=$("$ROOT/test/node/install.sh")
-"$ROOT/test/node/install.sh" "$DIR" "@modelcontextprotocol/client@$CLIENT_VERSION" \
-  "@modelcontextprotocol/ext-tasks@$TASKS_VERSION" "zod@$ZOD_VERSION" >/dev/null
-if [ "${1:-}" = --install ]; then
-  echo "node=$node"
-  echo "dir=$DIR"
-  exit 0
-fi
+node_packages "${1:-}" "$DIR" "@modelcontextprotocol/client@$CLIENT_VERSION" \
+  "@modelcontextprotocol/ext-tasks@$TASKS_VERSION" "zod@$ZOD_VERSION"
 
 work=$(mktemp -d)
 # The script runs from the package directory so that its imports resolve
@@ -58,13 +53,7 @@ for mode in streaming buffered; do
   : > "$work/out"; : > "$work/err"
   "$work/everything" "${flags[@]+"${flags[@]}"}" -task-poll "$POLL" -addr 127.0.0.1:0 > "$work/out" 2> "$work/err" &
   pid=$!
-  url=""
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/out" | head -n1)
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  url=$(serving_url "$work/out" "$pid" 100)
   if [ -z "$url" ]; then
     fail "$mode: the fixture did not start: $(tail -n 5 "$work/err")"
     break

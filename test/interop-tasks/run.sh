@@ -16,15 +16,10 @@ SERVER_VERSION=2.4.0 # @modelcontextprotocol/server (v2), as test/interop/peers.
 TASKS_VERSION=0.2.2  # @modelcontextprotocol/ext-tasks
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/test/interop/harness.bash"
 DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-tasks-$SERVER_VERSION-$TASKS_VERSION
-node=$("$ROOT/test/node/install.sh")
-"$ROOT/test/node/install.sh" "$DIR" "@modelcontextprotocol/server@$SERVER_VERSION" \
-  "@modelcontextprotocol/ext-tasks@$TASKS_VERSION" "zod@4.6.7" >/dev/null
-if [ "${1:-}" = --install ]; then
-  echo "node=$node"
-  echo "dir=$DIR"
-  exit 0
-fi
+node_packages "${1:-}" "$DIR" "@modelcontextprotocol/server@$SERVER_VERSION" \
+  "@modelcontextprotocol/ext-tasks@$TASKS_VERSION" "zod@4.6.7"
 failed=0
 (cd "$ROOT/test" && MCPFN_REQUIRE_NODE=1 go test -race -count=1 ./interop-tasks/) || failed=1
 
@@ -40,13 +35,7 @@ cp "$HERE/peer-tasks.mjs" "$peer"
 : > "$work/peer.out"
 "$node" "$peer" > "$work/peer.out" 2> "$work/peer.err" &
 pid=$!
-url=""
-for _ in $(seq 1 300); do
-  url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/peer.out" | head -n1)
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
+url=$(serving_url "$work/peer.out" "$pid" 300)
 if [ -z "$url" ]; then echo "run.sh: peer-tasks.mjs did not start:" >&2; tail -n 20 "$work/peer.err" >&2; exit 1; fi
 out=$("$work/mcpfn" call "$url" greet --answer '{"name":"Luca"}' 2>"$work/stderr") || { echo "FAIL cli: $(tail -n 3 "$work/stderr")"; failed=1; }
 case "$out" in *'"Hello, Luca!"'*) ;; *) echo "FAIL cli: stdout ${out:0:300}"; failed=1 ;; esac

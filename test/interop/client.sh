@@ -10,6 +10,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/test/interop/harness.bash"
 ADAPTERS="$ROOT/test/conformance/adapters"
 work=$(mktemp -d)
 pid=""
@@ -57,13 +58,7 @@ start() {
     "$ADAPTERS/$a.sh" "$dir" > "$work/server.out" 2> "$work/server.err" &
   fi
   pid=$!
-  url=""
-  for _ in $(seq 1 1200); do
-    url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/server.out" | head -n1)
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  url=$(serving_url "$work/server.out" "$pid" 1200)
   if [ -n "$url" ]; then
     for _ in $(seq 1 600); do
       "$work/mcpfn" tools "$url" >/dev/null 2>&1 && return 0

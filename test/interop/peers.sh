@@ -32,15 +32,10 @@ SERVER_VERSION=2.4.0  # @modelcontextprotocol/server (v2), as the client of test
 CLIENT_VERSION=2.4.0  # @modelcontextprotocol/client (v2), the stdio host
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+. "$ROOT/test/interop/harness.bash"
 DIR=${MCPFN_TOOLS:-$HOME/.cache/mcpfn}/interop-peers-$SDK_VERSION-$SERVER_VERSION-$CLIENT_VERSION
-node=$("$ROOT/test/node/install.sh")
-"$ROOT/test/node/install.sh" "$DIR" "@modelcontextprotocol/sdk@$SDK_VERSION" \
-  "@modelcontextprotocol/server@$SERVER_VERSION" "@modelcontextprotocol/client@$CLIENT_VERSION" >/dev/null
-if [ "${1:-}" = --install ]; then
-  echo "node=$node"
-  echo "dir=$DIR"
-  exit 0
-fi
+node_packages "${1:-}" "$DIR" "@modelcontextprotocol/sdk@$SDK_VERSION" \
+  "@modelcontextprotocol/server@$SERVER_VERSION" "@modelcontextprotocol/client@$CLIENT_VERSION"
 
 work=$(mktemp -d)
 pids=()
@@ -66,13 +61,7 @@ start() {
   : > "$work/$name.out"; : > "$work/$name.err"
   "$@" > "$work/$name.out" 2> "$work/$name.err" &
   pids+=($!)
-  url=""
-  for _ in $(seq 1 300); do
-    url=$(sed -n 's/.*serving MCP on \(http[^ ]*\).*/\1/p' "$work/$name.out" | head -n1)
-    [ -n "$url" ] && break
-    kill -0 "${pids[-1]}" 2>/dev/null || break
-    sleep 0.1
-  done
+  url=$(serving_url "$work/$name.out" "${pids[-1]}" 300)
   if [ -z "$url" ]; then
     echo "peers.sh: $name did not start:" >&2; tail -n 20 "$work/$name.err" >&2; exit 1
   fi

@@ -23,11 +23,7 @@ import (
 func TestOTLPHostileNames(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t)
-	url, cmd := startExample(t, buildExample(t),
-		"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none",
-		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL,
-		"OTEL_PROPAGATORS=", "OTEL_SERVICE_NAME=calculator", "OTEL_BSP_SCHEDULE_DELAY=600000",
-		"OTEL_BSP_MAX_QUEUE_SIZE=4096")
+	url, cmd := startExample(t, buildExample(t), otlpEnv(rcv.URL, "none", "OTEL_BSP_MAX_QUEUE_SIZE=4096")...)
 	ctx := context.Background()
 	c := &mcptest.Client{URL: url}
 	const invented = 200

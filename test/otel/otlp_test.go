@@ -101,6 +101,18 @@ func buildExample(t *testing.T) string {
 	return bin
 }
 
+// otlpEnv is the environment that makes examples/otel export its spans,
+// and its metrics when metrics is "otlp" ("none": not), over OTLP/HTTP to
+// endpoint (a receiver's URL), followed by extra. The batch span processor
+// waits ten minutes, so spans leave at shutdown only.
+func otlpEnv(endpoint, metrics string, extra ...string) []string {
+	return append([]string{
+		"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=" + metrics, "OTEL_LOGS_EXPORTER=none",
+		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint,
+		"OTEL_PROPAGATORS=", "OTEL_SERVICE_NAME=calculator", "OTEL_BSP_SCHEDULE_DELAY=600000",
+	}, extra...)
+}
+
 // startExample runs bin with env and returns its MCP endpoint (from the
 // line it logs once it listens) and the command.
 func startExample(t *testing.T, bin string, env ...string) (string, *exec.Cmd) {
@@ -165,11 +177,7 @@ func TestOTLPExport(t *testing.T) {
 		spanID  = "00f067aa0ba902b7"
 	)
 	rcv := newReceiver(t)
-	url, cmd := startExample(t, buildExample(t),
-		"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=none",
-		"OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL,
-		"OTEL_PROPAGATORS=", "OTEL_SERVICE_NAME=calculator", "OTEL_BSP_SCHEDULE_DELAY=600000",
-		"OTEL_METRIC_EXPORT_INTERVAL=600000")
+	url, cmd := startExample(t, buildExample(t), otlpEnv(rcv.URL, "otlp", "OTEL_METRIC_EXPORT_INTERVAL=600000")...)
 
 	ctx := context.Background()
 	res, err := (&mcptest.Client{URL: url}).Call(ctx, "tools/call", map[string]any{

@@ -92,25 +92,9 @@ func TestModuleLayout(t *testing.T) {
 	goJSON(t, root, &work, "work", "edit", "-json", filepath.Join(root, "go.work"))
 	used := map[string]bool{}
 	for _, u := range work.Use {
-		used[filepath.Clean(u.DiskPath)] = true
+		used[filepath.ToSlash(filepath.Clean(u.DiskPath))] = true
 	}
-	var found []string
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && d.Name() == "go.mod" {
-			rel, _ := filepath.Rel(root, filepath.Dir(path))
-			found = append(found, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	found := goModDirs(t, root)
 	for _, dir := range found {
 		if !used[dir] {
 			t.Errorf("%s/go.mod is not in go.work's use list: add it (go work use ./%s)", dir, dir)

@@ -79,21 +79,28 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// goList runs go list from the repository root, in the workspace of go.work
-// (the pattern "work" lists the packages of every module), with a template
-// producing path|standard|module|deps.
-func goList(t *testing.T, args ...string) []pkg {
+// goWork runs the go command in root, in the workspace of go.work, and
+// returns its standard output; a failure ends the test.
+func goWork(t *testing.T, root string, args ...string) []byte {
 	t.Helper()
-	root := repoRoot(t)
-	cmd := exec.Command("go", append([]string{"list", "-f", `{{.ImportPath}}|{{.Standard}}|{{with .Module}}{{.Path}}{{end}}|{{join .Deps " "}}`}, args...)...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list %v: %v\n%s", args, err, stderr.Bytes())
+		t.Fatalf("go %v: %v\n%s", args, err, stderr.Bytes())
 	}
+	return out
+}
+
+// goList runs go list from the repository root, in the workspace of go.work
+// (the pattern "work" lists the packages of every module), with a template
+// producing path|standard|module|deps.
+func goList(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	out := goWork(t, repoRoot(t), append([]string{"list", "-f", `{{.ImportPath}}|{{.Standard}}|{{with .Module}}{{.Path}}{{end}}|{{join .Deps " "}}`}, args...)...)
 	var pkgs []pkg
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, "|", 4)

@@ -15,7 +15,8 @@ import (
 const zeroVersion = "v0.0.0-00010101000000-000000000000"
 
 // goModDirs returns the directory of every go.mod of the repository,
-// relative to root (as TestModuleLayout finds them).
+// relative to root, with forward slashes. Hidden directories, testdata and
+// node_modules are skipped.
 func goModDirs(t *testing.T, root string) []string {
 	t.Helper()
 	var dirs []string

@@ -11,7 +11,6 @@ import (
 	"go/types"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -106,15 +105,7 @@ func TestNoPackageStateRule(t *testing.T) {
 // returns the export data file of each package, by import path.
 func exportData(t *testing.T, root string, patterns ...string) map[string]string {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-json=ImportPath,Export"}, patterns...)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -export %v: %v\n%s", patterns, err, stderr.Bytes())
-	}
+	out := goWork(t, root, append([]string{"list", "-export", "-deps", "-json=ImportPath,Export"}, patterns...)...)
 	m := map[string]string{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
@@ -243,43 +234,35 @@ func checkPackageState(t *testing.T, exports map[string]string, dir, rel string)
 	}
 
 	var findings []string
-	for _, f := range files {
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
+	declSpecs(files, token.VAR, func(spec ast.Spec) {
+		vs := spec.(*ast.ValueSpec)
+		for i, id := range vs.Names {
+			var value ast.Expr
+			if i < len(vs.Values) {
+				value = vs.Values[i]
+			}
+			if id.Name == "_" {
+				if vs.Type == nil || !types.IsInterface(info.Types[vs.Type].Type) {
+					findings = append(findings, fmt.Sprintf("%s: var _ without an interface type: only compile-time interface checks (var _ I = ...) may be blank", pos(id.Pos())))
+				}
 				continue
 			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
-					var value ast.Expr
-					if i < len(vs.Values) {
-						value = vs.Values[i]
-					}
-					if id.Name == "_" {
-						if vs.Type == nil || !types.IsInterface(info.Types[vs.Type].Type) {
-							findings = append(findings, fmt.Sprintf("%s: var _ without an interface type: only compile-time interface checks (var _ I = ...) may be blank", pos(id.Pos())))
-						}
-						continue
-					}
-					v := info.Defs[id].(*types.Var)
-					report := func(why string) {
-						findings = append(findings, fmt.Sprintf("%s: var %s is package-level mutable state: %s; hang it off a value the user constructs (a Client, a Conn, a Source), or make it a constant", pos(id.Pos()), id.Name, why))
-					}
-					if w := writes[v]; len(w) > 0 {
-						report("the package may write it (" + strings.Join(w, "; ") + ")")
-						continue
-					}
-					if isSentinel(info, value) {
-						continue
-					}
-					if why := referenceIn(pkg, v.Type(), map[types.Type]bool{}); why != "" {
-						report(why)
-					}
-				}
+			v := info.Defs[id].(*types.Var)
+			report := func(why string) {
+				findings = append(findings, fmt.Sprintf("%s: var %s is package-level mutable state: %s; hang it off a value the user constructs (a Client, a Conn, a Source), or make it a constant", pos(id.Pos()), id.Name, why))
+			}
+			if w := writes[v]; len(w) > 0 {
+				report("the package may write it (" + strings.Join(w, "; ") + ")")
+				continue
+			}
+			if isSentinel(info, value) {
+				continue
+			}
+			if why := referenceIn(pkg, v.Type(), map[types.Type]bool{}); why != "" {
+				report(why)
 			}
 		}
-	}
+	})
 	sort.Strings(findings)
 	return pkg, findings
 }

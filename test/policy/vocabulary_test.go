@@ -73,14 +73,20 @@ func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
 // typeSpecs calls fn for every type declared in files (top level), with
 // whether it is an alias (type A = B).
 func typeSpecs(files []*ast.File, fn func(ts *ast.TypeSpec)) {
+	declSpecs(files, token.TYPE, func(s ast.Spec) { fn(s.(*ast.TypeSpec)) })
+}
+
+// declSpecs calls fn for every spec of the top-level declarations of files
+// whose token is tok (token.TYPE, token.VAR, ...).
+func declSpecs(files []*ast.File, tok token.Token, fn func(s ast.Spec)) {
 	for _, f := range files {
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
+			if !ok || gd.Tok != tok {
 				continue
 			}
 			for _, s := range gd.Specs {
-				fn(s.(*ast.TypeSpec))
+				fn(s)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,8 +16,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/test/workers/workerdtest"
 )
 
 // The pinned npm packages of the TypeScript anchor.
@@ -97,7 +98,7 @@ type server struct {
 type proc struct {
 	cmd    *exec.Cmd
 	url    string
-	logs   *syncBuffer
+	logs   *mcptest.LogBuffer
 	client *http.Client
 	done   func()
 }
@@ -151,36 +152,18 @@ func startWorkerd(bin, dir, conf string) (*proc, error) {
 	}
 	f.WriteString(conf)
 	f.Close()
-	ctlR, ctlW, err := os.Pipe()
+	logs := &mcptest.LogBuffer{}
+	cmd, port, err := workerdtest.Serve(bin, f.Name(), logs)
+	if cmd == nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, logs: logs, client: newClient(), done: func() { os.Remove(f.Name()) }}
 	if err != nil {
-		return nil, err
+		p.stop()
+		return nil, fmt.Errorf("%v; its output:\n%s", err, logs.String())
 	}
-	logs := &syncBuffer{}
-	cmd := exec.Command(bin, "serve", f.Name(), "--socket-addr", "http=127.0.0.1:0", "--control-fd", "3")
-	cmd.ExtraFiles = []*os.File{ctlW}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	ctlW.Close()
-	p := &proc{cmd: cmd, logs: logs, client: newClient(), done: func() { ctlR.Close(); os.Remove(f.Name()) }}
-	sc := bufio.NewScanner(ctlR)
-	for sc.Scan() {
-		var ev struct {
-			Event, Socket string
-			Port          int
-		}
-		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "listen" && ev.Socket == "http" {
-			p.url = fmt.Sprintf("http://127.0.0.1:%d/mcp", ev.Port)
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return p, nil
-		}
-	}
-	p.stop()
-	return nil, fmt.Errorf("workerd did not listen; its output:\n%s", logs.String())
+	p.url = fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return p, nil
 }
 
 var servingLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
@@ -193,7 +176,7 @@ func startNative(bin string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs := &syncBuffer{}
+	logs := &mcptest.LogBuffer{}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -491,21 +474,4 @@ func fileSizes(path string) (raw, gz int64, err error) {
 	w.Write(b)
 	w.Close()
 	return int64(len(b)), int64(buf.Len()), nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -297,12 +297,7 @@ func (p *Proxy) Drain(ctx context.Context, name string) (int, error) {
 	r.draining = true
 	p.mu.Unlock()
 	p.logf("draining %s", name)
-	stop := context.AfterFunc(ctx, func() {
-		p.mu.Lock()
-		p.cond.Broadcast()
-		p.mu.Unlock()
-	})
-	defer stop()
+	defer p.wakeOnDone(ctx)()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for r.inflight > 0 && ctx.Err() == nil {
@@ -330,15 +325,20 @@ func (p *Proxy) InFlight(name string) int {
 	return 0
 }
 
-// WaitRecords waits until fn, given the requests recorded so far, reports
-// true, or ctx ends. A request is recorded once it has ended.
-func (p *Proxy) WaitRecords(ctx context.Context, fn func([]Record) bool) error {
-	stop := context.AfterFunc(ctx, func() {
+// wakeOnDone wakes the waiters on p.cond when ctx ends, so that a wait
+// loop sees ctx.Err; the function it returns stops that.
+func (p *Proxy) wakeOnDone(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
 		p.mu.Lock()
 		p.cond.Broadcast()
 		p.mu.Unlock()
 	})
-	defer stop()
+}
+
+// WaitRecords waits until fn, given the requests recorded so far, reports
+// true, or ctx ends. A request is recorded once it has ended.
+func (p *Proxy) WaitRecords(ctx context.Context, fn func([]Record) bool) error {
+	defer p.wakeOnDone(ctx)()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for !fn(p.records) {
@@ -353,12 +353,7 @@ func (p *Proxy) WaitRecords(ctx context.Context, fn func([]Record) bool) error {
 // WaitHealth waits until the replica name is healthy (or unhealthy, when
 // healthy is false), or ctx ends.
 func (p *Proxy) WaitHealth(ctx context.Context, name string, healthy bool) error {
-	stop := context.AfterFunc(ctx, func() {
-		p.mu.Lock()
-		p.cond.Broadcast()
-		p.mu.Unlock()
-	})
-	defer stop()
+	defer p.wakeOnDone(ctx)()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {

@@ -98,11 +98,7 @@ func (p *Proxy) Observe(f func(Request)) {
 func (p *Proxy) Counts() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := make(map[string]int, len(p.counts))
-	for k, v := range p.counts {
-		c[k] = v
-	}
-	return c
+	return copyCounts(p.counts)
 }
 
 // Refused returns how many requests of each operation were refused while
@@ -110,8 +106,13 @@ func (p *Proxy) Counts() map[string]int {
 func (p *Proxy) Refused() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := make(map[string]int, len(p.refused))
-	for k, v := range p.refused {
+	return copyCounts(p.refused)
+}
+
+// copyCounts returns a copy of m, empty rather than nil.
+func copyCounts(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
 		c[k] = v
 	}
 	return c

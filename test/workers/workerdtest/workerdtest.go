@@ -4,9 +4,10 @@ package workerdtest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 )
 
@@ -88,7 +90,7 @@ func Package(t testing.TB, pkg string) string {
 type Worker struct {
 	// URL is the base URL of its HTTP socket, as http://127.0.0.1:PORT.
 	URL  string
-	logs *syncBuffer
+	logs *mcptest.LogBuffer
 	cmd  *exec.Cmd
 }
 
@@ -118,27 +120,48 @@ func Start(t testing.TB, dir string, bindings map[string]string) *Worker {
 	f.WriteString(conf)
 	f.Close()
 
-	ctlR, ctlW, err := os.Pipe()
-	if err != nil {
+	w := &Worker{logs: &mcptest.LogBuffer{}}
+	cmd, port, err := Serve(bin, f.Name(), w.logs)
+	if cmd == nil {
 		t.Fatal(err)
 	}
-	w := &Worker{logs: &syncBuffer{}}
-	cmd := exec.Command(bin, "serve", f.Name(), "--socket-addr", "http=127.0.0.1:0", "--control-fd", "3")
-	cmd.ExtraFiles = []*os.File{ctlW}
-	cmd.Stdout, cmd.Stderr = w.logs, w.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ctlW.Close()
 	w.cmd = cmd
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		ctlR.Close()
 		if t.Failed() {
 			t.Logf("workerd output:\n%s", w.Logs())
 		}
 	})
+	if err != nil {
+		t.Fatalf("%v; its output:\n%s", err, w.Logs())
+	}
+	w.URL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	return w
+}
+
+// Serve starts bin (workerd) on the config file conf, with the socket
+// "http" on a free loopback port and its output written to out, and
+// returns once workerd reports, on its control fd, that the socket
+// listens: the running command and the port. When workerd never listens
+// it returns the command, still to be stopped, and an error; when it does
+// not start, a nil command.
+func Serve(bin, conf string, out io.Writer) (*exec.Cmd, int, error) {
+	ctlR, ctlW, err := os.Pipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd := exec.Command(bin, "serve", conf, "--socket-addr", "http=127.0.0.1:0", "--control-fd", "3")
+	cmd.ExtraFiles = []*os.File{ctlW}
+	cmd.Stdout, cmd.Stderr = out, out
+	err = cmd.Start()
+	ctlW.Close()
+	if err != nil {
+		ctlR.Close()
+		return nil, 0, err
+	}
+	// The events end when workerd exits; reading them to the end keeps
+	// workerd from blocking on a full pipe.
 	sc := bufio.NewScanner(ctlR)
 	for sc.Scan() {
 		var ev struct {
@@ -146,34 +169,17 @@ func Start(t testing.TB, dir string, bindings map[string]string) *Worker {
 			Port          int
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Event == "listen" && ev.Socket == "http" {
-			w.URL = fmt.Sprintf("http://127.0.0.1:%d", ev.Port)
 			go func() {
 				for sc.Scan() {
 				}
+				ctlR.Close()
 			}()
-			return w
+			return cmd, ev.Port, nil
 		}
 	}
-	t.Fatalf("workerd did not listen; its output:\n%s", w.Logs())
-	return nil
+	ctlR.Close()
+	return cmd, 0, errors.New("workerd did not listen")
 }
 
 // PID returns workerd's process id.
 func (w *Worker) PID() int { return w.cmd.Process.Pid }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

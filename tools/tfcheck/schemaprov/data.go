@@ -128,6 +128,16 @@ func oneOrList(vs []string, sorted bool) any {
 
 var policyVars = strings.NewReplacer("&{", "${")
 
+// policyStrs is strs with the policy variables written &{...} (to escape
+// Terraform's interpolation) turned into IAM's ${...}.
+func policyStrs(v tftypes.Value) ([]string, error) {
+	vs, err := strs(v)
+	for i := range vs {
+		vs[i] = policyVars.Replace(vs[i])
+	}
+	return vs, err
+}
+
 func strs(v tftypes.Value) ([]string, error) {
 	if v.IsNull() {
 		return nil, nil
@@ -211,17 +221,16 @@ func readPolicyDocument(attrs map[string]tftypes.Value) (map[string]string, erro
 			vars bool
 		}{{"actions", &s.Actions, false}, {"not_actions", &s.NotActions, false}, {"resources", &s.Resources, true}, {"not_resources", &s.NotResources, true}}
 		for _, l := range lists {
-			vs, err := strs(st[l.name])
+			read := strs
+			if l.vars {
+				read = policyStrs
+			}
+			vs, err := read(st[l.name])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", l.name, err)
 			}
 			if len(vs) == 0 {
 				continue
-			}
-			if l.vars {
-				for i := range vs {
-					vs[i] = policyVars.Replace(vs[i])
-				}
 			}
 			*l.dst = oneOrList(vs, true)
 		}
@@ -234,12 +243,9 @@ func readPolicyDocument(attrs map[string]tftypes.Value) (map[string]string, erro
 				return nil, err
 			}
 			for _, p := range ps {
-				ids, err := strs(p["identifiers"])
+				ids, err := policyStrs(p["identifiers"])
 				if err != nil {
 					return nil, err
-				}
-				for i := range ids {
-					ids[i] = policyVars.Replace(ids[i])
 				}
 				if len(ids) > 1 {
 					slices.Sort(ids)
@@ -253,12 +259,9 @@ func readPolicyDocument(attrs map[string]tftypes.Value) (map[string]string, erro
 			return nil, err
 		}
 		for _, c := range conds {
-			vals, err := strs(c["values"])
+			vals, err := policyStrs(c["values"])
 			if err != nil {
 				return nil, err
-			}
-			for i := range vals {
-				vals[i] = policyVars.Replace(vals[i])
 			}
 			if s.Conditions == nil {
 				s.Conditions = map[string]any{}

@@ -24,20 +24,26 @@ func mustServer(t *testing.T, name string) *server {
 func object(t *testing.T, sch *tfprotov5.Schema, set map[string]tftypes.Value) tftypes.Value {
 	t.Helper()
 	typ := sch.ValueType().(tftypes.Object)
+	for name := range set {
+		if _, ok := typ.AttributeTypes[name]; !ok {
+			t.Fatalf("no attribute %s in the schema", name)
+		}
+	}
+	return objectOf(typ, set)
+}
+
+// objectOf builds a value of type o from the attributes set (the others
+// null).
+func objectOf(o tftypes.Object, set map[string]tftypes.Value) tftypes.Value {
 	attrs := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
+	for name, at := range o.AttributeTypes {
 		if v, ok := set[name]; ok {
 			attrs[name] = v
 		} else {
 			attrs[name] = tftypes.NewValue(at, nil)
 		}
 	}
-	for name := range set {
-		if _, ok := typ.AttributeTypes[name]; !ok {
-			t.Fatalf("no attribute %s in the schema", name)
-		}
-	}
-	return tftypes.NewValue(typ, attrs)
+	return tftypes.NewValue(o, attrs)
 }
 
 func dynamic(t *testing.T, sch *tfprotov5.Schema, v tftypes.Value) *tfprotov5.DynamicValue {
@@ -184,17 +190,6 @@ func TestPolicyDocument(t *testing.T) {
 	sch := s.schema.dataSources["aws_iam_policy_document"]
 	typ := sch.ValueType().(tftypes.Object)
 	stmtType := typ.AttributeTypes["statement"].(tftypes.List).ElementType.(tftypes.Object)
-	null := func(o tftypes.Object, set map[string]tftypes.Value) tftypes.Value {
-		attrs := map[string]tftypes.Value{}
-		for n, at := range o.AttributeTypes {
-			if v, ok := set[n]; ok {
-				attrs[n] = v
-			} else {
-				attrs[n] = tftypes.NewValue(at, nil)
-			}
-		}
-		return tftypes.NewValue(o, attrs)
-	}
 	strset := func(vs ...string) tftypes.Value {
 		var out []tftypes.Value
 		for _, v := range vs {
@@ -205,21 +200,21 @@ func TestPolicyDocument(t *testing.T) {
 	princType := stmtType.AttributeTypes["principals"].(tftypes.Set).ElementType.(tftypes.Object)
 	condType := stmtType.AttributeTypes["condition"].(tftypes.Set).ElementType.(tftypes.Object)
 	stmts := []tftypes.Value{
-		null(stmtType, map[string]tftypes.Value{
+		objectOf(stmtType, map[string]tftypes.Value{
 			"actions":    strset("sts:AssumeRole"),
-			"principals": tftypes.NewValue(tftypes.Set{ElementType: princType}, []tftypes.Value{null(princType, map[string]tftypes.Value{"type": sv("Service"), "identifiers": strset("lambda.amazonaws.com")})}),
+			"principals": tftypes.NewValue(tftypes.Set{ElementType: princType}, []tftypes.Value{objectOf(princType, map[string]tftypes.Value{"type": sv("Service"), "identifiers": strset("lambda.amazonaws.com")})}),
 		}),
-		null(stmtType, map[string]tftypes.Value{
+		objectOf(stmtType, map[string]tftypes.Value{
 			"sid":       sv("SessionTable"),
 			"actions":   strset("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem"),
 			"resources": strset("arn:aws:dynamodb:us-east-1:1:table/t", "arn:aws:dynamodb:us-east-1:1:table/t/index/*"),
-			"condition": tftypes.NewValue(tftypes.Set{ElementType: condType}, []tftypes.Value{null(condType, map[string]tftypes.Value{
+			"condition": tftypes.NewValue(tftypes.Set{ElementType: condType}, []tftypes.Value{objectOf(condType, map[string]tftypes.Value{
 				"test": sv("StringEquals"), "variable": sv("kms:ViaService"),
 				"values": tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{sv("secretsmanager.us-east-1.amazonaws.com")}),
 			})}),
 		}),
 	}
-	cfg := null(typ, map[string]tftypes.Value{"statement": tftypes.NewValue(typ.AttributeTypes["statement"], stmts)})
+	cfg := objectOf(typ, map[string]tftypes.Value{"statement": tftypes.NewValue(typ.AttributeTypes["statement"], stmts)})
 	resp, err := s.ReadDataSource(context.Background(), &tfprotov5.ReadDataSourceRequest{TypeName: "aws_iam_policy_document", Config: dynamic(t, sch, cfg)})
 	if err != nil {
 		t.Fatal(err)
