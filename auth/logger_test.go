@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,10 +15,7 @@ import (
 // reports an outage of its authorization server to slog.Default() rather
 // than nowhere. It replaces the default logger, so it is not parallel.
 func TestNilLoggerIsDefault(t *testing.T) {
-	var logs mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	logs := mcptest.DefaultLogs(t)
 
 	as := authtest.New(nil)
 	t.Cleanup(as.Close)

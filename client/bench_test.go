@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/callbench"
 )
 
 func benchServer(b testing.TB) string {
@@ -98,22 +98,9 @@ func BenchmarkListToolsCached(b *testing.B) {
 // BenchmarkCallTool: one tools/call round trip over loopback, per era.
 func BenchmarkCallTool(b *testing.B) {
 	url := benchServer(b)
-	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		b.Run(mode.String(), func(b *testing.B) {
-			c, err := client.Connect(ctx, url, &client.Options{Mode: mode, NoGETStream: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			args := map[string]any{"a": 2, "b": 3}
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := c.CallTool(ctx, "add", args, nil)
-				if err != nil || r.IsError {
-					b.Fatal(err)
-				}
-			}
+			callbench.CallAdd(b, url, &client.Options{Mode: mode, NoGETStream: true})
 		})
 	}
 }
@@ -124,7 +111,6 @@ func BenchmarkCallTool(b *testing.B) {
 // benchstat -col /chain.
 func BenchmarkCallToolMiddleware(b *testing.B) {
 	url := benchServer(b)
-	ctx := context.Background()
 	pass := func(next client.Handler) client.Handler { return next }
 	wrap := func(next client.Handler) client.Handler {
 		return func(ctx context.Context, req *client.Call) (*client.Outcome, error) { return next(ctx, req) }
@@ -135,33 +121,8 @@ func BenchmarkCallToolMiddleware(b *testing.B) {
 			mw   []client.Middleware
 		}{{"none", nil}, {"empty", []client.Middleware{}}, {"identity", []client.Middleware{pass}}, {"one", []client.Middleware{wrap}}} {
 			b.Run("mode="+mode.String()+"/chain="+ch.name, func(b *testing.B) {
-				c, err := client.Connect(ctx, url, &client.Options{Mode: mode, NoGETStream: true, Middleware: ch.mw})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer c.Close()
-				args := map[string]any{"a": 2, "b": 3}
-				b.ReportAllocs()
-				cpu0 := processCPU()
-				for b.Loop() {
-					r, err := c.CallTool(ctx, "add", args, nil)
-					if err != nil || r.IsError {
-						b.Fatal(err)
-					}
-				}
-				// CPU time (client and in-process server) per call: on a
-				// shared machine it varies far less than wall time.
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				callbench.CallAdd(b, url, &client.Options{Mode: mode, NoGETStream: true, Middleware: ch.mw})
 			})
 		}
 	}
-}
-
-// processCPU is the process's user and system CPU time, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // seen is one request a test server received.
@@ -518,7 +519,7 @@ func TestMRTRRules(t *testing.T) {
 	if err != nil || k2 != nil {
 		t.Fatalf("Answer: %v %v", err, k2)
 	}
-	if textOf(t, res) != "done" {
+	if mcptest.Text(res) != "done" {
 		t.Fatalf("result %+v", res)
 	}
 	// Resume with answers given by the caller.
@@ -530,7 +531,7 @@ func TestMRTRRules(t *testing.T) {
 		t.Fatal("Resume without the answer sent anyway")
 	}
 	res, k2, err = k.Resume(ctx, map[string]json.RawMessage{"q": json.RawMessage(`{"action":"accept","content":{"ok":true}}`)})
-	if err != nil || k2 != nil || textOf(t, res) != "done" {
+	if err != nil || k2 != nil || mcptest.Text(res) != "done" {
 		t.Fatalf("Resume: %v %v", err, k2)
 	}
 	// A kind the client did not declare is refused by the server (-32021).
@@ -988,7 +989,7 @@ func TestMRTRProtocolErrors(t *testing.T) {
 		return first(w, r, s) || second(w, r, s)
 	}
 	r, err := c.CallTool(ctx, "echo", map[string]any{"s": "again"}, nil)
-	if err != nil || textOf(t, r) != "later" {
+	if err != nil || mcptest.Text(r) != "later" {
 		t.Fatalf("state-only retry: %v", err)
 	}
 	retry := rec.last("tools/call").Body
@@ -1183,7 +1184,7 @@ func TestConcurrentUse(t *testing.T) {
 					case 1:
 						var r *mcp.CallToolResult
 						r, err = c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil)
-						if err == nil && textOf(t, r) != "echo:x" {
+						if err == nil && mcptest.Text(r) != "echo:x" {
 							err = fmt.Errorf("wrong result %+v", r)
 						}
 					case 2:

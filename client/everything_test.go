@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpfn/mcpfn/mcp"
 	"net"
 	neturl "net/url"
 	"os"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/mcp"
 )
 
 // The conformance fixture, examples/everything, built once and run as a real
@@ -109,17 +110,6 @@ func startEverything(t testing.TB, mode string, extra ...string) string {
 	return ""
 }
 
-func textOf(t *testing.T, r *mcp.CallToolResult) string {
-	t.Helper()
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*core.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func handlers() *client.Options {
 	return &client.Options{
 		Elicitation: func(ctx context.Context, req *client.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -203,7 +193,7 @@ func testEverything(t *testing.T, url string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := textOf(t, r); got != "This is a simple text response for testing." {
+			if got := mcptest.Text(r); got != "This is a simple text response for testing." {
 				t.Fatalf("text %q", got)
 			}
 			r, err = c.CallTool(ctx, "test_error_handling", map[string]any{}, nil)
@@ -214,21 +204,21 @@ func testEverything(t *testing.T, url string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := textOf(t, r); !strings.Contains(got, "action=accept") || !strings.Contains(got, `"username":"Ada"`) {
+			if got := mcptest.Text(r); !strings.Contains(got, "action=accept") || !strings.Contains(got, `"username":"Ada"`) {
 				t.Fatalf("elicitation: %q", got)
 			}
 			r, err = c.CallTool(ctx, "test_input_required_result_multi_round", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := textOf(t, r); got != "Hello Ada, your favorite color is blue." {
+			if got := mcptest.Text(r); got != "Hello Ada, your favorite color is blue." {
 				t.Fatalf("multi round: %q", got)
 			}
 			r, err = c.CallTool(ctx, "test_input_required_result_multiple_inputs", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := textOf(t, r); got != "name=Ada greeting=Paris roots=1" {
+			if got := mcptest.Text(r); got != "name=Ada greeting=Paris roots=1" {
 				t.Fatalf("multiple inputs: %q", got)
 			}
 			var progress []float64
@@ -245,7 +235,7 @@ func testEverything(t *testing.T, url string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := textOf(t, r); got != "region= Zürich level=3" {
+			if got := mcptest.Text(r); got != "region= Zürich level=3" {
 				t.Fatalf("x-mcp-header: %q", got)
 			}
 			rr, err := c.ReadResource(ctx, "test://static-text", nil)

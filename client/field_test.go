@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // restartable serves one real core.Server at a time behind a recorder;
@@ -82,7 +83,7 @@ func TestLegacySessionNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatalf("call after a restart: %v", err)
 	}
-	if got := textOf(t, r); got != "1" || runs.Load() != 1 {
+	if got := mcptest.Text(r); got != "1" || runs.Load() != 1 {
 		t.Fatalf("tool ran %d times (result %q), want once", runs.Load(), got)
 	}
 

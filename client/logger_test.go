@@ -22,10 +22,7 @@ import (
 // would not list such a tool, so a middleware answers tools/list in its
 // place. It replaces the default logger, so it is not parallel.
 func TestNilLoggerIsDefault(t *testing.T) {
-	var logs mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	logs := mcptest.DefaultLogs(t)
 
 	srv := core.NewServer(core.Implementation{Name: "test", Version: "1"}, &core.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	badList := func(next http.Handler) http.Handler {

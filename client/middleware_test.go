@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -140,7 +141,7 @@ func TestMiddleware(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := textOf(t, r), `"m-outer" "m-inner" h-outer h-inner`; got != want {
+			if got, want := mcptest.Text(r), `"m-outer" "m-inner" h-outer h-inner`; got != want {
 				t.Errorf("the server saw %q, want %q", got, want)
 			}
 			if r, err := c.CallTool(ctx, "fail", nil, nil); err != nil || !r.IsError {
@@ -149,7 +150,7 @@ func TestMiddleware(t *testing.T) {
 			if _, err := c.CallTool(ctx, "nope", nil, nil); err == nil {
 				t.Fatal("an unknown tool succeeded")
 			}
-			if r, err := c.CallTool(ctx, "confirm", nil, nil); err != nil || textOf(t, r) != "answer: accept" {
+			if r, err := c.CallTool(ctx, "confirm", nil, nil); err != nil || mcptest.Text(r) != "answer: accept" {
 				t.Fatalf("confirm: %+v, %v", r, err)
 			}
 
@@ -241,7 +242,7 @@ func TestMiddlewareShortCircuit(t *testing.T) {
 				t.Fatalf("err = %v, want the middleware's", err)
 			}
 			r, err := c.CallTool(ctx, "canned", nil, nil)
-			if err != nil || textOf(t, r) != "from the middleware" {
+			if err != nil || mcptest.Text(r) != "from the middleware" {
 				t.Fatalf("canned: %+v, %v", r, err)
 			}
 			if n := rec.count("tools/call"); n != 0 || inner != 0 {

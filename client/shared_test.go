@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -102,7 +103,7 @@ func TestClientConcurrentConns(t *testing.T) {
 						r, err := c.CallTool(ctx, "echo", map[string]any{"s": "x"}, nil)
 						if err != nil {
 							errs <- err
-						} else if textOf(t, r) != "echo:x" {
+						} else if mcptest.Text(r) != "echo:x" {
 							errs <- fmt.Errorf("wrong result %+v", r)
 						}
 					}

@@ -48,20 +48,10 @@ func TestRequestTimeout(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(w http.ResponseWriter, r *http.Request, id json.RawMessage){
 		"dribbled body": func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(200)
-			for range 6000 { // ten minutes of whitespace, then the answer
-				if _, err := w.Write([]byte(" ")); err != nil {
-					return
-				}
-				w.(http.Flusher).Flush()
-				select {
-				case <-r.Context().Done():
-					return
-				case <-time.After(100 * time.Millisecond):
-				}
+			// Ten minutes of whitespace, then the answer.
+			if mcptest.Dribble(w, r, 6000, 100*time.Millisecond) {
+				io.WriteString(w, result(id, toolList))
 			}
-			io.WriteString(w, result(id, toolList))
 		},
 		"no headers": func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 			select {
@@ -438,7 +428,7 @@ func TestLegacyResumeDelay(t *testing.T) {
 				}
 				defer c.Close()
 				r, err := c.CallTool(t.Context(), "slow", nil, nil)
-				if err != nil || textOf(t, r) != "resumed" {
+				if err != nil || mcptest.Text(r) != "resumed" {
 					t.Fatalf("call: %v %+v", err, r)
 				}
 				srv.mu.Lock()

@@ -122,10 +122,7 @@ func TestBadSignatureNoWarn(t *testing.T) {
 // logged at level Error. It replaces the default logger, so it is not
 // parallel.
 func TestNilLoggerIsDefault(t *testing.T) {
-	var logs mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	logs := mcptest.DefaultLogs(t)
 
 	srv := core.NewServer(testImpl, nil)
 	core.AddTool(srv, &core.Tool{Name: "fail", Description: "Fails."},

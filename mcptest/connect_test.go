@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	wire "github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 	"github.com/mcpfn/mcpfn/mcptest"
 )
@@ -47,16 +48,6 @@ func callCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // TestTypedTool calls a typed tool in each mode and checks the era the
 // Conn speaks.
 func TestTypedTool(t *testing.T) {
@@ -76,7 +67,7 @@ func TestTypedTool(t *testing.T) {
 				t.Fatalf("tools/list: %v %+v", err, tools)
 			}
 			res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 3}, nil)
-			if err != nil || res.IsError || text(res) != "5" {
+			if err != nil || res.IsError || wire.Text(res) != "5" {
 				t.Fatalf("add: %v %+v", err, res)
 			}
 			if c.Modern() && string(res.StructuredContent.(json.RawMessage)) != "5" {
@@ -115,7 +106,7 @@ func TestProgressStreams(t *testing.T) {
 					close(seen)
 				}
 			}})
-			if err != nil || text(res) != "done" {
+			if err != nil || wire.Text(res) != "done" {
 				t.Fatalf("slow: %v %+v", err, res)
 			}
 			if len(got) != 1 || got[0] != (client.Progress{Progress: 1, Total: 2, Message: "halfway"}) {
@@ -172,7 +163,7 @@ func TestElicitation(t *testing.T) {
 				NoGETStream: true,
 			}})
 			res, err := c.CallTool(callCtx(t), "delete", map[string]any{"path": "notes.txt"}, nil)
-			if err != nil || text(res) != "deleted notes.txt" {
+			if err != nil || wire.Text(res) != "deleted notes.txt" {
 				t.Fatalf("delete: %v %+v", err, res)
 			}
 			if len(asked) != 1 || asked[0] != "Delete notes.txt?" || runs.Load() != 2 {
@@ -351,7 +342,7 @@ func TestCancel(t *testing.T) {
 					t.Fatalf("the call returned %v, want context.Canceled", err)
 				}
 				// The connection still works.
-				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 2}, nil); err != nil || text(res) != "3" {
+				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 2}, nil); err != nil || wire.Text(res) != "3" {
 					t.Fatalf("add after the cancel: %v %+v", err, res)
 				}
 			})
@@ -379,7 +370,7 @@ func TestTask(t *testing.T) {
 		res, err := c.CallTool(t.Context(), "report", struct{}{}, &client.CallOptions{TaskStatus: func(task *mcp.DetailedTask) {
 			statuses = append(statuses, string(task.Status))
 		}})
-		if err != nil || text(res) != "report ready" {
+		if err != nil || wire.Text(res) != "report ready" {
 			t.Fatalf("report: %v %+v", err, res)
 		}
 		if len(statuses) < 2 || statuses[0] != "working" || statuses[len(statuses)-1] != "completed" {
@@ -429,7 +420,7 @@ func TestConcurrentCalls(t *testing.T) {
 		for i := range 16 {
 			wg.Go(func() {
 				res, err := c.CallTool(t.Context(), "add", AddArgs{Left: i, Right: 1}, nil)
-				if err != nil || text(res) != fmt.Sprint(i+1) {
+				if err != nil || wire.Text(res) != fmt.Sprint(i+1) {
 					t.Errorf("%v: add(%d, 1): %v %+v", mode, i, err, res)
 				}
 				rec.Exchanges()
@@ -458,7 +449,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 					}
 				})
 				c := mcptest.Connect(t, srv, &mcptest.Options{Mode: mode})
-				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}, nil); err != nil || text(res) != "2" {
+				if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 1, Right: 1}, nil); err != nil || wire.Text(res) != "2" {
 					t.Fatalf("add: %v %+v", err, res)
 				}
 			})
@@ -482,7 +473,7 @@ func TestServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Not closed: the server's cleanup ends the legacy GET stream.
-		if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 2}, nil); err != nil || text(res) != "4" {
+		if res, err := c.CallTool(t.Context(), "add", AddArgs{Left: 2, Right: 2}, nil); err != nil || wire.Text(res) != "4" {
 			t.Fatalf("%v: add: %v %+v", mode, err, res)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"syscall"
 	"testing"
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -20,31 +19,10 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/callbench"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/otel"
 )
-
-// discardWriter is an http.ResponseWriter that keeps the status and the
-// body of the last response.
-type discardWriter struct {
-	h      http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *discardWriter) Header() http.Header {
-	if w.h == nil {
-		w.h = http.Header{}
-	}
-	return w.h
-}
-func (w *discardWriter) WriteHeader(s int)           { w.status = s }
-func (w *discardWriter) Write(b []byte) (int, error) { return w.body.Write(b) }
-func (w *discardWriter) Flush()                      {}
-func (w *discardWriter) reset() {
-	clear(w.h)
-	w.status = 0
-	w.body.Reset()
-}
 
 // noopExporter drops the spans the batcher hands it.
 type noopExporter struct{}
@@ -162,36 +140,20 @@ func BenchmarkDispatchToolsCall(b *testing.B) {
 			rd := bytes.NewReader(body)
 			req := httptest.NewRequest(http.MethodPost, nethttp.DefaultPath, rd)
 			req.Header = hdr
-			w := &discardWriter{}
+			w := &mcptest.DiscardWriter{}
 			serve := func() {
 				rd.Reset(body)
 				req.Body = io.NopCloser(rd)
-				w.reset()
+				w.Reset()
 				srv.ServeHTTP(w, req)
 			}
 			serve()
-			if w.status != 0 && w.status != http.StatusOK || !bytes.Contains(w.body.Bytes(), []byte(`"text":"42"`)) {
-				b.Fatalf("HTTP %d %s", w.status, w.body.Bytes())
+			if w.Status != 0 && w.Status != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"text":"42"`)) {
+				b.Fatalf("HTTP %d %s", w.Status, w.Body.Bytes())
 			}
-			b.ReportAllocs()
-			cpu0 := processCPU()
-			for b.Loop() {
-				serve()
-			}
-			// CPU time per request: on a shared machine it varies far less
-			// than wall time.
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			callbench.Loop(b, serve)
 		})
 	}
-}
-
-// processCPU is the process's user and system CPU time, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkCallTool: a real client's tools/call add round trip over
@@ -204,7 +166,6 @@ func BenchmarkCallTool(b *testing.B) {
 	ts := httptest.NewServer(nethttp.Handler(addServer(core.ModeAuto, nil)))
 	b.Cleanup(ts.Close)
 	tp, never, mp := benchProviders(b)
-	ctx := context.Background()
 	for _, mode := range []client.Mode{client.ModeModern, client.ModeLegacy} {
 		for _, c := range []struct {
 			name string
@@ -217,21 +178,7 @@ func BenchmarkCallTool(b *testing.B) {
 			{"otel-sdk", []client.Middleware{otel.ClientMiddleware(otel.Options{TracerProvider: tp, MeterProvider: mp})}},
 		} {
 			b.Run("mode="+mode.String()+"/mw="+c.name, func(b *testing.B) {
-				cl, err := client.Connect(ctx, ts.URL+nethttp.DefaultPath, &client.Options{Mode: mode, NoGETStream: true, Middleware: c.mw})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer cl.Close()
-				args := map[string]any{"a": 2, "b": 3}
-				b.ReportAllocs()
-				cpu0 := processCPU()
-				for b.Loop() {
-					r, err := cl.CallTool(ctx, "add", args, nil)
-					if err != nil || r.IsError {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				callbench.CallAdd(b, ts.URL+nethttp.DefaultPath, &client.Options{Mode: mode, NoGETStream: true, Middleware: c.mw})
 			})
 		}
 	}

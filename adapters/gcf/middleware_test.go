@@ -4,11 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/callrec"
 )
 
 // TestMiddlewareThroughHandler checks that a core middleware sees a request
@@ -20,25 +20,18 @@ func TestMiddlewareThroughHandler(t *testing.T) {
 		method, target, version, metaParent, headerParent string
 		modern, isError                                   bool
 	}
-	var mu sync.Mutex
-	var got []seen
+	rec := &callrec.Recorder[seen]{See: func(_ context.Context, c *core.Call, out *core.Outcome, _ error) seen {
+		tp, _ := c.MetaString("traceparent")
+		s := seen{method: c.Method, target: c.Target, version: c.ProtocolVersion, modern: c.Modern(),
+			metaParent: tp, headerParent: c.Header.Get("Traceparent")}
+		if out != nil {
+			s.isError = out.IsError
+		}
+		return s
+	}}
 	srv := core.NewServer(core.Implementation{Name: "calculator", Version: "1.0.0"}, &core.ServerOptions{
 		DisableRequestLog: true,
-		Middleware: []core.Middleware{func(next core.Handler) core.Handler {
-			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
-				out, err := next(ctx, c)
-				tp, _ := c.MetaString("traceparent")
-				s := seen{method: c.Method, target: c.Target, version: c.ProtocolVersion, modern: c.Modern(),
-					metaParent: tp, headerParent: c.Header.Get("Traceparent")}
-				if out != nil {
-					s.isError = out.IsError
-				}
-				mu.Lock()
-				got = append(got, s)
-				mu.Unlock()
-				return out, err
-			}
-		}},
+		Middleware:        []core.Middleware{rec.Middleware},
 	})
 	core.AddTool(srv, &core.Tool{Name: "add"}, func(ctx context.Context, req *core.CallToolRequest, in addArgs) (int, error) {
 		return in.Left + in.Right, nil
@@ -53,10 +46,8 @@ func TestMiddlewareThroughHandler(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("tools/call: %s", res.Status)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := seen{method: "tools/call", target: "add", version: "2026-07-28", modern: true, metaParent: metaTP, headerParent: headerTP}
-	if len(got) != 1 || got[0] != want {
+	if got := rec.Seen(); len(got) != 1 || got[0] != want {
 		t.Fatalf("the middleware saw %+v, want exactly %+v", got, want)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // recordingFlusher records its flushes, with the deadline of each, and
@@ -163,9 +164,8 @@ func TestFlushError(t *testing.T) {
 	th := newTaskHandler()
 	th.err = errors.New("store unreachable")
 	f := &recordingFlusher{err: errors.New("collector down")}
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	log := slog.New(slog.NewTextHandler(&lockedBuffer{b: &logs, mu: &mu}, nil))
+	var logs mcptest.LogBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	fn := lambda.Wrap(th, &lambda.Options{Flush: []lambda.Flusher{f}, Logger: log})
 	ev, _ := lambda.TaskEvent("task-1")
 	for range 2 {
@@ -176,8 +176,6 @@ func TestFlushError(t *testing.T) {
 	if n := len(f.flushes()); n != 2 {
 		t.Errorf("%d flushes for two failed invocations, want 2", n)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if n := strings.Count(logs.String(), "collector down"); n != 1 {
 		t.Errorf("the flush failure is logged %d times, want once:\n%s", n, logs.String())
 	}

@@ -82,10 +82,8 @@ func TestPerProcessKeysWarning(t *testing.T) {
 // through slog.Default(), rather than nowhere. It replaces the default
 // logger, so it is not parallel.
 func TestNilLoggerIsDefault(t *testing.T) {
-	var def, srvLog mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	def := mcptest.DefaultLogs(t)
+	var srvLog mcptest.LogBuffer
 
 	lambda.Wrap(http.NotFoundHandler(), nil)(context.Background(), unknownSQS)
 	if l := def.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "unrecognised event") {

@@ -1,18 +1,18 @@
 package lambda_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/callrec"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // TestMiddlewareThroughEvent checks that a core middleware and the request
@@ -21,23 +21,16 @@ import (
 // the event itself through the request's context.
 func TestMiddlewareThroughEvent(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var seen []string
-	var logs bytes.Buffer
+	var logs mcptest.LogBuffer
+	rec := &callrec.Recorder[string]{See: func(ctx context.Context, c *core.Call, out *core.Outcome, err error) string {
+		ev, _ := lambda.RequestFromContext(ctx)
+		_, isURL := ev.(*events.LambdaFunctionURLRequest)
+		return strings.Join([]string{c.Method, c.Target, c.ProtocolVersion, out.Status(err),
+			c.Header.Get("X-Amzn-Trace-Id"), map[bool]string{true: "url event"}[isURL]}, " ")
+	}}
 	srv := core.NewServer(testImpl, &core.ServerOptions{
-		Logger: slog.New(slog.NewJSONHandler(&lockedBuffer{b: &logs, mu: &mu}, nil)),
-		Middleware: []core.Middleware{func(next core.Handler) core.Handler {
-			return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
-				out, err := next(ctx, c)
-				ev, _ := lambda.RequestFromContext(ctx)
-				_, isURL := ev.(*events.LambdaFunctionURLRequest)
-				mu.Lock()
-				seen = append(seen, strings.Join([]string{c.Method, c.Target, c.ProtocolVersion, out.Status(err),
-					c.Header.Get("X-Amzn-Trace-Id"), map[bool]string{true: "url event"}[isURL]}, " "))
-				mu.Unlock()
-				return out, err
-			}
-		}},
+		Logger:     slog.New(slog.NewJSONHandler(&logs, nil)),
+		Middleware: []core.Middleware{rec.Middleware},
 	})
 	core.AddTool(srv, &core.Tool{Name: "add", Description: "Add two integers."},
 		func(ctx context.Context, req *core.CallToolRequest, in struct{ A, B int }) (int, error) {
@@ -62,24 +55,11 @@ func TestMiddlewareThroughEvent(t *testing.T) {
 	if res.Status != 200 || !strings.Contains(res.Body, `"text":"42"`) {
 		t.Fatalf("response %+v", res)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := "tools/call add 2026-07-28 ok Root=1-643eccfa-2c6028925c2b249524664087 url event"
-	if len(seen) != 1 || seen[0] != want {
+	if seen := rec.Seen(); len(seen) != 1 || seen[0] != want {
 		t.Errorf("the middleware saw %q, want %q", seen, want)
 	}
 	if n := strings.Count(logs.String(), `"msg":"mcp request"`); n != 1 || !strings.Contains(logs.String(), `"target":"add"`) {
 		t.Errorf("%d request records: %s", n, logs.String())
 	}
-}
-
-type lockedBuffer struct {
-	b  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
 }

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/callrec"
 )
 
 // TestMiddlewareOverTCP checks that a core middleware sees the requests of
@@ -18,22 +18,15 @@ import (
 // session (legacy) and the HTTP headers.
 func TestMiddlewareOverTCP(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var seen []string
-	srv := newServer(&core.ServerOptions{DisableRequestLog: true, Middleware: []core.Middleware{func(next core.Handler) core.Handler {
-		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
-			out, err := next(ctx, c)
-			era := "legacy"
-			if c.Modern() {
-				era = "modern"
-			}
-			mu.Lock()
-			seen = append(seen, strings.Join([]string{c.Method, c.Target, era, out.Status(err), c.Header.Get("Traceparent"),
-				map[bool]string{true: "session"}[c.Session != nil]}, " "))
-			mu.Unlock()
-			return out, err
+	rec := &callrec.Recorder[string]{See: func(_ context.Context, c *core.Call, out *core.Outcome, err error) string {
+		era := "legacy"
+		if c.Modern() {
+			era = "modern"
 		}
-	}}})
+		return strings.Join([]string{c.Method, c.Target, era, out.Status(err), c.Header.Get("Traceparent"),
+			map[bool]string{true: "session"}[c.Session != nil]}, " ")
+	}}
+	srv := newServer(&core.ServerOptions{DisableRequestLog: true, Middleware: []core.Middleware{rec.Middleware}})
 	ts := httptest.NewServer(nethttp.Handler(srv))
 	t.Cleanup(ts.Close)
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -66,10 +59,8 @@ func TestMiddlewareOverTCP(t *testing.T) {
 	if b, _ := io.ReadAll(res.Body); !strings.Contains(string(b), `"text":"3"`) {
 		t.Errorf("legacy call: %s", b)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	want := []string{"tools/call add modern ok " + tp + " ", "tools/call add legacy ok " + tp + " session"}
-	if strings.Join(seen, "|") != strings.Join(want, "|") {
+	if seen := rec.Seen(); strings.Join(seen, "|") != strings.Join(want, "|") {
 		t.Errorf("the middleware saw %q, want %q", seen, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // TestNoRedirects: a metadata URL that redirects is not followed.
@@ -18,7 +19,7 @@ func TestNoRedirects(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/target" {
 			hits.Add(1)
-			writeJSON(w, 200, map[string]any{"resource": "http://127.0.0.1:9/mcp", "authorization_servers": []string{"http://127.0.0.1:9"}})
+			mcptest.WriteJSON(w, 200, map[string]any{"resource": "http://127.0.0.1:9/mcp", "authorization_servers": []string{"http://127.0.0.1:9"}})
 			return
 		}
 		http.Redirect(w, r, "/target", http.StatusFound)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // fakeNet is a small public internet for the tests: names resolve to
@@ -109,7 +110,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{asMeta: map[string]string{}}
 	w.admin = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.hits.Add(1)
-		writeJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://as.example.test"},
+		mcptest.WriteJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://as.example.test"},
 			"access_token": "leaked", "client_id": "leaked"})
 	}))
 	t.Cleanup(w.admin.Close)
@@ -130,12 +131,12 @@ func (w *world) serve(rw http.ResponseWriter, r *http.Request) {
 	host, _, _ := strings.Cut(r.Host, ":")
 	switch {
 	case host == "mcp.example.test" && r.URL.Path == "/.well-known/oauth-protected-resource/mcp":
-		writeJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://as.example.test"}})
+		mcptest.WriteJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://as.example.test"}})
 	case host == "rebind.example.test" && r.URL.Path == "/prm":
 		// A new connection for the next request: the name is looked up
 		// again.
 		rw.Header().Set("Connection", "close")
-		writeJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://rebind.example.test"}})
+		mcptest.WriteJSON(rw, 200, map[string]any{"resource": remoteEndpoint, "authorization_servers": []string{"https://rebind.example.test"}})
 	case host == "as.example.test" && r.URL.Path == "/.well-known/oauth-authorization-server":
 		base := "https://as.example.test"
 		m := map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
@@ -146,15 +147,15 @@ func (w *world) serve(rw http.ResponseWriter, r *http.Request) {
 			m[k] = v
 		}
 		w.mu.Unlock()
-		writeJSON(rw, 200, m)
+		mcptest.WriteJSON(rw, 200, m)
 	case host == "as.example.test" && r.URL.Path == "/register":
-		writeJSON(rw, 201, map[string]any{"client_id": "remote-client", "client_secret": "remote-secret", "token_endpoint_auth_method": "client_secret_basic"})
+		mcptest.WriteJSON(rw, 201, map[string]any{"client_id": "remote-client", "client_secret": "remote-secret", "token_endpoint_auth_method": "client_secret_basic"})
 	case host == "as.example.test" && r.URL.Path == "/authorize":
 		q := r.URL.Query()
 		http.Redirect(rw, r, q.Get("redirect_uri")+"?"+url.Values{"code": {"c"}, "state": {q.Get("state")}, "iss": {"https://as.example.test"}}.Encode(), http.StatusFound)
 	case host == "as.example.test" && r.URL.Path == "/token":
 		w.tokens.Add(1)
-		writeJSON(rw, 200, map[string]any{"access_token": "remote-token", "token_type": "Bearer", "expires_in": 3600})
+		mcptest.WriteJSON(rw, 200, map[string]any{"access_token": "remote-token", "token_type": "Bearer", "expires_in": 3600})
 	default:
 		http.NotFound(rw, r)
 	}

@@ -1,7 +1,6 @@
 package oauth_test
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/mcpfn/mcpfn/client/oauth"
@@ -16,12 +15,6 @@ const redirect = "http://127.0.0.1:9/callback"
 
 func codeConfig() *oauth.Config {
 	return &oauth.Config{RedirectURL: redirect, Authorize: oauth.Headless(nil)}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }
 
 // challenge401 is a 401 answer carrying header as WWW-Authenticate.

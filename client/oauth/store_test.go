@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client/oauth"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // memStore is a Store in memory that records its calls.
@@ -52,18 +53,18 @@ func storeAS(t *testing.T) (base string, tokens func() int) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/prm":
-			writeJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}, "scopes_supported": []string{"s"}})
+			mcptest.WriteJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}, "scopes_supported": []string{"s"}})
 		case "/.well-known/oauth-authorization-server":
-			writeJSON(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+			mcptest.WriteJSON(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
 				"registration_endpoint": base + "/register", "code_challenge_methods_supported": []string{"S256"}})
 		case "/register":
-			writeJSON(w, 201, map[string]any{"client_id": "dyn", "token_endpoint_auth_method": "none"})
+			mcptest.WriteJSON(w, 201, map[string]any{"client_id": "dyn", "token_endpoint_auth_method": "none"})
 		case "/token":
 			mu.Lock()
 			n++
 			tok := "at" + string(rune('0'+n))
 			mu.Unlock()
-			writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt"})
+			mcptest.WriteJSON(w, 200, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt"})
 		default:
 			http.NotFound(w, r)
 		}

@@ -16,20 +16,9 @@ import (
 
 // dribble answers 200 and then one byte every 100 ms for an hour.
 func dribble(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
-	for range 36000 {
-		if _, err := w.Write([]byte(" ")); err != nil {
-			return
-		}
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
+	if mcptest.Dribble(w, r, 36000, 100*time.Millisecond) {
+		w.Write([]byte(`{}`))
 	}
-	w.Write([]byte(`{}`))
 }
 
 // miniAS is a protected resource's metadata and an authorization server
@@ -43,12 +32,12 @@ func miniAS(base, slow string) http.Handler {
 		}
 		switch r.URL.Path {
 		case "/prm":
-			writeJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
+			mcptest.WriteJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
 		case "/.well-known/oauth-authorization-server":
-			writeJSON(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+			mcptest.WriteJSON(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
 				"registration_endpoint": base + "/register", "code_challenge_methods_supported": []string{"S256"}})
 		case "/register":
-			writeJSON(w, 201, map[string]any{"client_id": "c", "token_endpoint_auth_method": "none"})
+			mcptest.WriteJSON(w, 201, map[string]any{"client_id": "c", "token_endpoint_auth_method": "none"})
 		default:
 			http.NotFound(w, r)
 		}

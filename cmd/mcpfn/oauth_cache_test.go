@@ -26,6 +26,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // TestMain points the token cache of every test in the package at a
@@ -83,11 +84,6 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 		return "admin secret", nil
 	})
 	mux := http.NewServeMux()
-	js := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(v)
-	}
 	random := func() string { return rand.Text() }
 	mux.Handle("/mcp", nethttp.NewHandler(srv, &nethttp.Options{Middleware: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,11 +108,11 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 		})
 	}}))
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"resource": as.base + "/mcp", "authorization_servers": []string{as.base},
+		mcptest.WriteJSON(w, 200, map[string]any{"resource": as.base + "/mcp", "authorization_servers": []string{as.base},
 			"scopes_supported": []string{"mcp:read", "mcp:admin"}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"issuer": as.base, "authorization_endpoint": as.base + "/authorize", "token_endpoint": as.base + "/token",
+		mcptest.WriteJSON(w, 200, map[string]any{"issuer": as.base, "authorization_endpoint": as.base + "/authorize", "token_endpoint": as.base + "/token",
 			"registration_endpoint": as.base + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"scopes_supported": []string{"mcp:read", "mcp:admin", "offline_access"},
 			"authorization_response_iss_parameter_supported": true})
@@ -127,7 +123,7 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 		}
 		json.NewDecoder(r.Body).Decode(&reg)
 		if len(reg.RedirectURIs) != 1 {
-			js(w, 400, map[string]string{"error": "invalid_redirect_uri"})
+			mcptest.WriteJSON(w, 400, map[string]string{"error": "invalid_redirect_uri"})
 			return
 		}
 		id := "client-" + random()
@@ -135,7 +131,7 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 		as.registrations++
 		as.clients[id] = reg.RedirectURIs[0]
 		as.mu.Unlock()
-		js(w, 201, map[string]any{"client_id": id, "token_endpoint_auth_method": "none"})
+		mcptest.WriteJSON(w, 201, map[string]any{"client_id": id, "token_endpoint_auth_method": "none"})
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -166,7 +162,7 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 			delete(as.codes, f.Get("code"))
 			sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 			if !ok || c.client != f.Get("client_id") || c.redirect != f.Get("redirect_uri") || base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge {
-				js(w, 400, map[string]string{"error": "invalid_grant"})
+				mcptest.WriteJSON(w, 400, map[string]string{"error": "invalid_grant"})
 				return
 			}
 			as.codeGrants++
@@ -175,20 +171,20 @@ func newCacheAS(t *testing.T, ttl int) *cacheAS {
 			c, ok := as.refresh[f.Get("refresh_token")]
 			delete(as.refresh, f.Get("refresh_token"))
 			if !ok || as.refuseRefresh || c.client != f.Get("client_id") {
-				js(w, 400, map[string]string{"error": "invalid_grant"})
+				mcptest.WriteJSON(w, 400, map[string]string{"error": "invalid_grant"})
 				return
 			}
 			as.refreshes++
 			g = c
 		default:
-			js(w, 400, map[string]string{"error": "unsupported_grant_type"})
+			mcptest.WriteJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 			return
 		}
 		at, rt := "at-"+random(), "rt-"+random()
 		as.access[at] = strings.Fields(g.scope)
 		as.refresh[rt] = g
 		as.lastAccess, as.lastRefresh = at, rt
-		js(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": as.ttl, "refresh_token": rt, "scope": g.scope})
+		mcptest.WriteJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": as.ttl, "refresh_token": rt, "scope": g.scope})
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

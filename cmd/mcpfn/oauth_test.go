@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // protected starts an MCP server that wants a bearer token, and on the same
@@ -43,16 +44,11 @@ func protected(t *testing.T) (endpoint string, registered func() map[string]any)
 			h.ServeHTTP(w, r)
 		})
 	}}))
-	js := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(v)
-	}
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
+		mcptest.WriteJSON(w, 200, map[string]any{"resource": base + "/mcp", "authorization_servers": []string{base}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+		mcptest.WriteJSON(w, 200, map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
 			"registration_endpoint": base + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"authorization_response_iss_parameter_supported": true})
 	})
@@ -64,7 +60,7 @@ func protected(t *testing.T) (endpoint string, registered func() map[string]any)
 			redirect, _ = uris[0].(string)
 		}
 		mu.Unlock()
-		js(w, 201, map[string]any{"client_id": "cli", "token_endpoint_auth_method": "none"})
+		mcptest.WriteJSON(w, 201, map[string]any{"client_id": "cli", "token_endpoint_auth_method": "none"})
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -85,10 +81,10 @@ func protected(t *testing.T) (endpoint string, registered func() map[string]any)
 		ok := r.PostForm.Get("code") == "c1" && base64.RawURLEncoding.EncodeToString(sum[:]) == challenge
 		mu.Unlock()
 		if !ok {
-			js(w, 400, map[string]string{"error": "invalid_grant"})
+			mcptest.WriteJSON(w, 400, map[string]string{"error": "invalid_grant"})
 			return
 		}
-		js(w, 200, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 60})
+		mcptest.WriteJSON(w, 200, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": 60})
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/gcfenv"
+	"github.com/mcpfn/mcpfn/internal/callrec"
 	"github.com/mcpfn/mcpfn/store/memory"
 )
 
@@ -19,17 +19,9 @@ import (
 // tools is served on many instances.
 func TestHandlerWith(t *testing.T) {
 	setenv(t, "MCPFN_LOG_LEVEL", "error")
-	var mu sync.Mutex
-	var seen []string
-	mw := func(next core.Handler) core.Handler {
-		return func(ctx context.Context, c *core.Call) (*core.Outcome, error) {
-			out, err := next(ctx, c)
-			mu.Lock()
-			seen = append(seen, c.Method+" "+c.Target+" "+out.Status(err))
-			mu.Unlock()
-			return out, err
-		}
-	}
+	calls := &callrec.Recorder[string]{See: func(_ context.Context, c *core.Call, out *core.Outcome, err error) string {
+		return c.Method + " " + c.Target + " " + out.Status(err)
+	}}
 	var configured *core.ServerOptions
 	fn, err := gcfenv.HandlerWith(core.Implementation{Name: "calc", Version: "1.0.0"}, func(s *core.Server) {
 		core.AddTool(s, &core.Tool{Name: "add", Description: "Add two numbers."}, add)
@@ -37,7 +29,7 @@ func TestHandlerWith(t *testing.T) {
 			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "done", nil },
 			&core.ToolOptions{TaskSupport: core.TaskRequired})
 	}, &gcfenv.Options{
-		Middleware: []core.Middleware{mw},
+		Middleware: []core.Middleware{calls.Middleware},
 		Configure: func(so *core.ServerOptions) {
 			configured = so
 			so.Instructions = "Adds numbers."
@@ -61,10 +53,8 @@ func TestHandlerWith(t *testing.T) {
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"text":"3"`) {
 		t.Fatalf("tools/call add: %d %s", rec.Code, rec.Body)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(seen) != 1 || seen[0] != "tools/call add ok" {
-		t.Errorf("the middleware saw %q, want one tools/call add ok", seen)
+	if got := calls.Seen(); len(got) != 1 || got[0] != "tools/call add ok" {
+		t.Errorf("the middleware saw %q, want one tools/call add ok", got)
 	}
 
 	// Without the store, the same server is refused, as by Handler.
@@ -72,7 +62,7 @@ func TestHandlerWith(t *testing.T) {
 		core.AddTool(s, &core.Tool{Name: "job", Description: "Runs as a task."},
 			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) { return "done", nil },
 			&core.ToolOptions{TaskSupport: core.TaskRequired})
-	}, &gcfenv.Options{Middleware: []core.Middleware{mw}}); err == nil || !strings.Contains(err.Error(), "MCPFN_MAX_INSTANCES") {
+	}, &gcfenv.Options{Middleware: []core.Middleware{calls.Middleware}}); err == nil || !strings.Contains(err.Error(), "MCPFN_MAX_INSTANCES") {
 		t.Errorf("task tools in memory: %v, want the refusal", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client"
+	wire "github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/mcp"
 	"github.com/mcpfn/mcpfn/mcptest"
 )
@@ -41,16 +42,6 @@ func (u *user) questions() []*client.ElicitRequest {
 	return u.asked
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
 // The modern round trip: input_required, then the retry with the answer.
 func TestDeleteConfirmModern(t *testing.T) {
 	t.Parallel()
@@ -64,7 +55,7 @@ func TestDeleteConfirmModern(t *testing.T) {
 	// The user declines: nothing is deleted.
 	u.says(mcp.ActionDecline, nil)
 	declined, err := c.CallTool(ctx, "delete_file", args, nil)
-	if err != nil || !strings.Contains(text(declined), "Kept") || len(u.questions()) != 1 {
+	if err != nil || !strings.Contains(wire.Text(declined), "Kept") || len(u.questions()) != 1 {
 		t.Fatalf("declined: %v %+v after %d questions", err, declined, len(u.questions()))
 	}
 	// On the wire, the first round was input_required: an elicitation, and
@@ -101,7 +92,7 @@ func TestDeleteConfirmModern(t *testing.T) {
 
 	u.says(mcp.ActionAccept, map[string]any{"ok": true})
 	done, err := c.CallTool(ctx, "delete_file", args, nil)
-	if err != nil || text(done) != "Deleted notes.txt." {
+	if err != nil || wire.Text(done) != "Deleted notes.txt." {
 		t.Fatalf("accepted: %v %+v", err, done)
 	}
 	u.says(mcp.ActionAccept, map[string]any{"ok": true})
@@ -150,7 +141,7 @@ func TestBookTableLegacy(t *testing.T) {
 	// 2025-11-25 results of typed tools with an object result carry
 	// structuredContent beside the text form.
 	sc, _ := res.StructuredContent.(json.RawMessage)
-	if res.IsError || !strings.Contains(text(res), `"name":"Ada"`) || !strings.Contains(string(sc), `"name":"Ada"`) {
+	if res.IsError || !strings.Contains(wire.Text(res), `"name":"Ada"`) || !strings.Contains(string(sc), `"name":"Ada"`) {
 		t.Fatalf("legacy result: %+v (want the text form and structuredContent)", res)
 	}
 }
@@ -174,7 +165,7 @@ func TestDeclineEndsTheCall(t *testing.T) {
 			for _, action := range []string{mcp.ActionDecline, mcp.ActionCancel} {
 				u.says(action, nil)
 				res, err := c.CallTool(t.Context(), tool, tc.args, nil)
-				if err != nil || len(res.Content) != 1 || !strings.Contains(text(res), tc.want) || len(u.questions()) != 1 {
+				if err != nil || len(res.Content) != 1 || !strings.Contains(wire.Text(res), tc.want) || len(u.questions()) != 1 {
 					t.Errorf("%s, %v %s: %v %+v after %d questions, want one question and the call to end (%q)",
 						tool, mode, action, err, res, len(u.questions()), tc.want)
 				}

@@ -3,10 +3,14 @@ package mcptest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
+	"time"
 )
 
 // LogBuffer is a bytes.Buffer safe for concurrent use, for capturing the
@@ -52,6 +56,18 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// DefaultLogs routes slog.Default() to a text handler on a new LogBuffer
+// until the test ends, for checking that code built without a Logger logs
+// through the default logger. It replaces a process-wide value, so the
+// test that calls it must not run in parallel.
+func DefaultLogs(t testing.TB) *LogBuffer {
+	logs := new(LogBuffer)
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	return logs
 }
 
 // WaitFor reports whether s appears in the buffer before Close is called
@@ -133,4 +149,33 @@ func (w *DiscardWriter) Reset() {
 	clear(w.h)
 	w.Status = 0
 	w.Body.Reset()
+}
+
+// Dribble answers 200 with a JSON content type and then writes one space
+// every interval, n times, flushing each: a body that keeps arriving but
+// never ends in time. It reports whether all n were written; false means
+// the client went away first.
+func Dribble(w http.ResponseWriter, r *http.Request, n int, interval time.Duration) bool {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	for range n {
+		if _, err := w.Write([]byte(" ")); err != nil {
+			return false
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			return false
+		case <-time.After(interval):
+		}
+	}
+	return true
+}
+
+// WriteJSON answers status with v encoded as a JSON body, as a metadata,
+// token or registration endpoint of a test's authorization server does.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
 }

@@ -678,10 +678,7 @@ func TestEvictionSparesSessionUsedMeanwhile(t *testing.T) {
 func TestNilLoggerIsDefault(t *testing.T) {
 	client := newClient(t)
 	table := newTable(t, client)
-	var logs mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	logs := mcptest.DefaultLogs(t)
 	s := newStore(t, client, table, nil)
 	ctx := context.Background()
 

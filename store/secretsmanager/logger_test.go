@@ -2,7 +2,6 @@ package secretsmanager_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -15,10 +14,7 @@ import (
 // a valid key is skipped with a warning. It replaces the default logger, so
 // it is not parallel.
 func TestNilLoggerIsDefault(t *testing.T) {
-	var logs mcptest.LogBuffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
+	logs := mcptest.DefaultLogs(t)
 
 	srv := newSMServer(t)
 	cur, pend := newVersionID(), newVersionID()
