@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/mcp"
 )
@@ -648,7 +649,7 @@ func TestDevInterrupt(t *testing.T) {
 	// Its temporary directory inside the test's, should it be killed
 	// before it cleans up.
 	cmd.Env = append(devGoEnv(t), "TMPDIR="+t.TempDir())
-	var stderr syncBuf
+	var stderr mcptest.LogBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -717,22 +718,4 @@ func running(pid int) bool {
 	}
 	_, after, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
-}
-
-// syncBuf is a strings.Builder safe for concurrent use.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

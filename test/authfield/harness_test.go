@@ -3,56 +3,25 @@ package authfield_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
-var bin struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
+var bin = &repo.Binaries{Pattern: "mcpfn-authfield-", Packages: []string{"./examples/auth"}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if bin.dir != "" {
-		os.RemoveAll(bin.dir)
-	}
-	os.Exit(code)
-}
-
-// moduleRoot returns the directory of the root module (github.com/mcpfn/mcpfn).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/mcpfn/mcpfn\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the mcpfn module")
-		}
-		dir = parent
-	}
-}
+func TestMain(m *testing.M) { bin.Main(m) }
 
 // notesBinary builds examples/auth once per test binary.
 func notesBinary(t *testing.T) string {
@@ -60,26 +29,7 @@ func notesBinary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("-short: builds examples/auth and runs it as a process")
 	}
-	bin.once.Do(func() {
-		root, err := moduleRoot()
-		if err != nil {
-			bin.err = err
-			return
-		}
-		if bin.dir, bin.err = os.MkdirTemp("", "mcpfn-authfield-"); bin.err != nil {
-			return
-		}
-		bin.path = filepath.Join(bin.dir, "notes")
-		cmd := exec.Command("go", "build", "-o", bin.path, "./examples/auth")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			bin.err = fmt.Errorf("go build ./examples/auth: %v\n%s", err, out)
-		}
-	})
-	if bin.err != nil {
-		t.Fatal(bin.err)
-	}
-	return bin.path
+	return bin.Path(t, "auth")
 }
 
 // waitLog reports whether a line containing s reaches the log of a

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // TestReadmeSetUp keeps the README's "Set up" to the two commands a
@@ -101,7 +103,7 @@ func TestDeprecationsMentioned(t *testing.T) {
 	}
 
 	fset := token.NewFileSet()
-	dir := filepath.Join(repoRoot(t), "core")
+	dir := filepath.Join(repo.Root(t), "core")
 	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +168,7 @@ func TestMakeConformanceReplicas(t *testing.T) {
 		{[]string{"ADAPTER=gcf"}, "--rev 2026-07-28 --adapter gcf"},
 	} {
 		cmd := exec.Command("make", append([]string{"-n", "-s", "conformance"}, c.args...)...)
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = repo.Root(t)
 		for _, e := range os.Environ() {
 			if !strings.HasPrefix(e, "REV=") && !strings.HasPrefix(e, "ADAPTER=") && !strings.HasPrefix(e, "MAKEFLAGS=") {
 				cmd.Env = append(cmd.Env, e)
@@ -192,7 +194,7 @@ func TestMakeConformanceReplicas(t *testing.T) {
 func TestCoreDocDependencies(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Module,Standard", "./core")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = repo.Root(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -283,7 +285,7 @@ func designModuleRows(t *testing.T) []string {
 func TestDesignModuleTable(t *testing.T) {
 	t.Parallel()
 	var w struct{ Use []struct{ DiskPath string } }
-	out, err := exec.Command("go", "work", "edit", "-json", filepath.Join(repoRoot(t), "go.work")).Output()
+	out, err := exec.Command("go", "work", "edit", "-json", filepath.Join(repo.Root(t), "go.work")).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +354,7 @@ func TestDesignModuleCounts(t *testing.T) {
 // `go list -m all` and the number of dep lines of `go version -m`.
 func measure(t *testing.T, pkgs []string) (mods, deps int) {
 	t.Helper()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	dir := t.TempDir()
 	var w struct{ Use []struct{ DiskPath string } }
 	out, err := exec.Command("go", "work", "edit", "-json", filepath.Join(root, "go.work")).Output()
@@ -431,7 +433,7 @@ func TestRelativeLinks(t *testing.T) {
 				}
 				target, _, _ = strings.Cut(target, "#")
 				n++
-				p := filepath.Join(repoRoot(t), filepath.Dir(f), target)
+				p := filepath.Join(repo.Root(t), filepath.Dir(f), target)
 				if _, err := os.Stat(p); err != nil {
 					t.Errorf("%s:%d: the link %s names nothing in the repository", f, i+1, m[1])
 				}
@@ -449,7 +451,7 @@ func TestRelativeLinks(t *testing.T) {
 func TestTerraformVariablesNamed(t *testing.T) {
 	t.Parallel()
 	declared := map[string]bool{}
-	tfs, _ := filepath.Glob(filepath.Join(repoRoot(t), "infra", "terraform", "*", "*", "variables.tf"))
+	tfs, _ := filepath.Glob(filepath.Join(repo.Root(t), "infra", "terraform", "*", "*", "variables.tf"))
 	decl := regexp.MustCompile(`(?m)^variable "([a-z0-9_]+)"`)
 	for _, f := range tfs {
 		b, err := os.ReadFile(f)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // block is a fenced code block of a Markdown file.
@@ -98,7 +100,7 @@ func inlineCode(text string) (spans []string, lineOf []int) {
 func docFiles(t *testing.T) []string {
 	t.Helper()
 	files := []string{"README.md"}
-	more, err := filepath.Glob(filepath.Join(repoRoot(t), "docs", "*.md"))
+	more, err := filepath.Glob(filepath.Join(repo.Root(t), "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,18 +110,9 @@ func docFiles(t *testing.T) []string {
 	return files
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 func readFile(t *testing.T, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	b, err := os.ReadFile(filepath.Join(repo.Root(t), rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 const module = "github.com/mcpfn/mcpfn"
@@ -148,7 +150,7 @@ func snippetSource(b block, name string) ([]byte, error) {
 // returns the directory and the environment to run go commands in it.
 func workspace(t *testing.T) (string, []string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	var w struct{ Use []struct{ DiskPath string } }
 	out, err := exec.Command("go", "work", "edit", "-json", filepath.Join(root, "go.work")).Output()
 	if err != nil {
@@ -502,14 +504,14 @@ func loadTypes(t *testing.T, fset *token.FileSet) map[string]*types.Package {
 	sort.Strings(want)
 	// Only the packages that exist in this workspace.
 	listCmd := exec.Command("go", append([]string{"list", "-e", "-f", "{{if not .Error}}{{.ImportPath}}{{end}}"}, want...)...)
-	listCmd.Dir = repoRoot(t)
+	listCmd.Dir = repo.Root(t)
 	out, err := listCmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	present := strings.Fields(string(out))
 	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-json=ImportPath,Export"}, present...)...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = repo.Root(t)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err = cmd.Output()

@@ -20,12 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/mcpfn/mcpfn/internal/testenv"
-	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
+	"github.com/mcpfn/mcpfn/test/internal/rie"
 )
 
 // releaseVersion is the version the tutorials install (`go install
@@ -71,7 +69,7 @@ type release struct {
 // command line from the clone as README.md says, and checks that it runs.
 func newRelease(t *testing.T) *release {
 	t.Helper()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	for _, doc := range routeDocs {
 		text := readFile(t, doc)
 		for _, line := range append([]string{cloneLine}, installRoute...) {
@@ -269,7 +267,7 @@ func lambdaTutorial(t *testing.T, rel *release) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		t.Skipf("the emulator runs linux/amd64 or linux/arm64 bootstraps, not on %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	rie := findRIE(t)
+	riePath := rie.Path(t)
 	dynamoEndpoint := testenv.DynamoEndpoint(t)
 	const doc = "docs/lambda.md"
 	u := rel.user(t)
@@ -296,15 +294,13 @@ func lambdaTutorial(t *testing.T, rel *release) {
 
 	// 3. The environment the Terraform module gives the function.
 	ctx := t.Context()
-	table := fmt.Sprintf("tutorial-%d", time.Now().UnixNano())
-	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(dynamoEndpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if err := dynamo.CreateTable(ctx, db, table); err != nil {
-		t.Fatalf("creating the session table: %v", err)
+	_, table, err := dynalite.NewTable(ctx, dynamoEndpoint, "tutorial-")
+	if err != nil {
+		t.Fatal(err)
 	}
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", bin+"/", "./store/secretsmanager/internal/smfake/cmd/smfake", "./test/lambdafront")
-	build.Dir = repoRoot(t)
+	build.Dir = repo.Root(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build smfake lambdafront: %v\n%s", err, out)
 	}
@@ -339,7 +335,7 @@ func lambdaTutorial(t *testing.T, rel *release) {
 	var funcLog lockedBuilder
 	frontEnv := append(cleanEnv(), env...)
 	url := startLine(t, filepath.Join(bin, "lambdafront"),
-		[]string{"-addr", "127.0.0.1:0", "-rie", rie, "-bootstrap", bootstrap, "-door", "url", "-mode", "streaming", "-runtime", "rie", "-concurrency", "1"},
+		[]string{"-addr", "127.0.0.1:0", "-rie", riePath, "-bootstrap", bootstrap, "-door", "url", "-mode", "streaming", "-runtime", "rie", "-concurrency", "1"},
 		frontEnv, regexp.MustCompile(`msg=serving url=(\S+)`), &funcLog)
 
 	// 4. Call it.
@@ -502,7 +498,7 @@ func twoCommands(t *testing.T, rel *release) {
 			tools = filepath.Join(home, ".cache", "mcpfn")
 		}
 		dir := filepath.Join(tools, "inspector-"+inspectorVersion)
-		cmd := exec.Command(filepath.Join(repoRoot(t), "test", "node", "install.sh"), dir, "@modelcontextprotocol/inspector@"+inspectorVersion)
+		cmd := exec.Command(filepath.Join(repo.Root(t), "test", "node", "install.sh"), dir, "@modelcontextprotocol/inspector@"+inspectorVersion)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			inspector <- fmt.Sprintf("error: installing the Inspector: %v\n%s", err, out)
@@ -532,7 +528,7 @@ func twoCommands(t *testing.T, rel *release) {
 	if strings.HasPrefix(dir, "error: ") {
 		t.Fatal(dir)
 	}
-	nodeOut, err := exec.Command(filepath.Join(repoRoot(t), "test", "node", "install.sh")).Output()
+	nodeOut, err := exec.Command(filepath.Join(repo.Root(t), "test", "node", "install.sh")).Output()
 	if err != nil {
 		t.Fatalf("test/node/install.sh: %v", err)
 	}
@@ -581,7 +577,7 @@ func TestLambdaDeployFromClone(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := repoRoot(t)
+	root := repo.Root(t)
 	if err := os.Symlink(root, filepath.Join(home, "src", "mcpfn")); err != nil {
 		t.Fatal(err)
 	}
@@ -634,26 +630,6 @@ func readAbs(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// findRIE returns the emulator's path ($MCPFN_RIE, else where
-// test/lambdafront/install-rie.sh installs it), or ends the test as
-// testenv.RIE.Missing does.
-func findRIE(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("MCPFN_RIE"); p != "" {
-		return p
-	}
-	dir := os.Getenv("MCPFN_TOOLS")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "mcpfn", "bin")
-	}
-	p := filepath.Join(dir, "aws-lambda-rie")
-	if _, err := os.Stat(p); err != nil {
-		testenv.RIE.Missing(t, "aws-lambda-rie not found")
-	}
-	return p
 }
 
 // unzipBootstrap checks that the package holds exactly one executable

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
 )
 
 // TestClientAbortKeepsServing: a client that goes away in the middle of a
@@ -52,8 +51,7 @@ func TestClientAbortKeepsServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	client := dynalite.Client(endpoint)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	if _, err := client.ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {

@@ -12,14 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 )
 
@@ -92,20 +90,6 @@ func (c *counting) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput,
 func (c *counting) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	c.count("Query")
 	return c.inner.Query(ctx, in, o...)
-}
-
-// dynalite returns a client of the dynalite that MCPFN_DYNAMODB_ENDPOINT
-// names and a fresh session table on it.
-func dynalite(tb testing.TB) (*dynamodb.Client, string) {
-	tb.Helper()
-	endpoint := testenv.DynamoEndpoint(tb)
-	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	table := "dynamocount-" + rand.Text()
-	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
-		tb.Fatal(err)
-	}
-	return db, table
 }
 
 var stateKey = func() core.StaticKeys {
@@ -199,7 +183,7 @@ func (r *report) check(kind string, got calls, maxGet, maxUpdate int, others cal
 // TestCallsPerRequest counts the DynamoDB calls of each kind of request.
 func TestCallsPerRequest(t *testing.T) {
 	t.Parallel()
-	db, table := dynalite(t)
+	db, table := dynalite.Table(t, "dynamocount-")
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, nil))
 	defer hs.Close()
@@ -290,7 +274,7 @@ func TestCallsTouch(t *testing.T) {
 	// before the parallel ones start. The idle timeout is long enough (a
 	// tenth is 2 s) that a loaded machine does not make the first request
 	// late; the wait past a tenth can only make the second one later.
-	db, table := dynalite(t)
+	db, table := dynalite.Table(t, "dynamocount-")
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.SessionIdleTimeout = 20 * time.Second }))
 	defer hs.Close()
@@ -316,7 +300,7 @@ func TestCallsTouch(t *testing.T) {
 // used session of a full pool.
 func TestCallsEviction(t *testing.T) {
 	t.Parallel()
-	db, table := dynalite(t)
+	db, table := dynalite.Table(t, "dynamocount-")
 	cnt := &counting{inner: db, n: calls{}}
 	hs := httptest.NewServer(newServer(t, cnt, table, func(o *core.ServerOptions) { o.MaxAnonymousSessions = 2 }))
 	defer hs.Close()
@@ -356,7 +340,7 @@ func TestCallsEviction(t *testing.T) {
 // answer in the session, and A, polling the store, finds it.
 func TestCallsBridgeAcrossInstances(t *testing.T) {
 	t.Parallel()
-	db, table := dynalite(t)
+	db, table := dynalite.Table(t, "dynamocount-")
 	cntA, cntB := &counting{inner: db, n: calls{}}, &counting{inner: db, n: calls{}}
 	a := httptest.NewServer(newServer(t, cntA, table, nil))
 	defer a.Close()
@@ -469,7 +453,7 @@ func BenchmarkLegacyToolsCall(b *testing.B) {
 				if store == "memory" {
 					srv = addTools(core.NewServer(core.Implementation{Name: "bench", Version: "1"}, &core.ServerOptions{Keys: stateKey}))
 				} else {
-					db, table := dynalite(b)
+					db, table := dynalite.Table(b, "dynamocount-")
 					srv = newServer(b, db, table, nil)
 				}
 				session := legacySession(b, srv)

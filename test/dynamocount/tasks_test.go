@@ -12,6 +12,7 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
 )
 
 // handOff is a core.TaskRunner that hands each started task to the test,
@@ -27,7 +28,7 @@ func (h handOff) Start(_ context.Context, id string) error { h <- id; return nil
 // Polling: polls faster than pollIntervalMs run nothing).
 func TestCallsPerTaskRequest(t *testing.T) {
 	t.Parallel()
-	db, table := dynalite(t)
+	db, table := dynalite.Table(t, "dynamocount-")
 	cnt := &counting{inner: db, n: calls{}}
 	tasks, err := dynamo.NewTaskStore(cnt, &dynamo.Options{TableName: table})
 	if err != nil {

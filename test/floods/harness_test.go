@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,32 +15,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpfn/mcpfn/test/internal/proc"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
-var bin struct {
-	once sync.Once
-	path string
-	err  error
-}
+var bin = &repo.Binaries{Pattern: "mcpfn-floods-", Packages: []string{"./examples/everything"}}
 
-// moduleRoot is the directory of the repository's root go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/mcpfn/mcpfn\n") {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("not inside the mcpfn module")
-		}
-		dir = parent
-	}
-}
+func TestMain(m *testing.M) { bin.Main(m) }
 
 // everything is a running process of examples/everything.
 type everything struct {
@@ -77,23 +58,7 @@ var serving = regexp.MustCompile(`serving MCP on (http://\S+)`)
 // is shown.
 func startEverything(t *testing.T, env ...string) *everything {
 	t.Helper()
-	bin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpfn-floods-")
-		if err != nil {
-			bin.err = err
-			return
-		}
-		bin.path = filepath.Join(dir, "everything")
-		cmd := exec.Command("go", "build", "-o", bin.path, "./examples/everything")
-		cmd.Dir = moduleRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			bin.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if bin.err != nil {
-		t.Fatal(bin.err)
-	}
-	cmd := exec.Command(bin.path, "-addr", "127.0.0.1:0", "-log", "warn")
+	cmd := exec.Command(bin.Path(t, "everything"), "-addr", "127.0.0.1:0", "-log", "warn")
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "MCPFN_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -113,13 +78,7 @@ func startEverything(t *testing.T, env ...string) *everything {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("examples/everything's log:\n%s", e.log)
-		}
-	})
+	proc.StopAtEnd(t, cmd, "examples/everything's log", e.log)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(nil, 1<<20)

@@ -24,6 +24,8 @@ import (
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/lambdalocal"
+	"github.com/mcpfn/mcpfn/test/internal/proc"
+	"github.com/mcpfn/mcpfn/test/internal/rie"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -89,11 +91,7 @@ func binary(t *testing.T, name string) string {
 func requireRIE(t *testing.T) string {
 	t.Helper()
 	testenv.RIE.SkipShort(t)
-	rie, err := findRIE("")
-	if err != nil {
-		testenv.RIE.Missing(t, err.Error())
-	}
-	return rie
+	return rie.Path(t)
 }
 
 // rigBootstrap returns the bootstrap that build builds and, for
@@ -280,9 +278,9 @@ func testCommand(t *testing.T, minProcs int, args ...string) {
 		t.Errorf("GET /sse: %s %q", res.Status, body)
 	}
 
-	pids := childPIDs(cmd.Process.Pid) // the emulators or functions
+	pids := proc.Children(cmd.Process.Pid) // the emulators or functions
 	for _, pid := range pids {
-		pids = append(pids, childPIDs(pid)...) // and the emulators' functions
+		pids = append(pids, proc.Children(pid)...) // and the emulators' functions
 	}
 	if len(pids) < minProcs {
 		t.Errorf("lambdafront runs processes %v, want at least %d", pids, minProcs)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/lambdalocal"
+	"github.com/mcpfn/mcpfn/test/internal/proc"
+	"github.com/mcpfn/mcpfn/test/internal/rie"
 )
 
 // The emulator (aws-lambda-rie) runs one invocation at a time: a second
@@ -78,31 +80,15 @@ type emulator struct {
 	done chan struct{}
 }
 
-// findRIE returns the path of aws-lambda-rie: explicit if set, else
-// $MCPFN_RIE, else the one install-rie.sh installs
-// (${MCPFN_TOOLS:-$HOME/.cache/mcpfn/bin}), else the one on $PATH.
+// findRIE returns the path of aws-lambda-rie: explicit if set, else the
+// one rie.Find finds.
 func findRIE(explicit string) (string, error) {
 	if explicit != "" {
 		return explicit, nil
 	}
-	if p := os.Getenv("MCPFN_RIE"); p != "" {
-		return p, nil
-	}
-	dir := os.Getenv("MCPFN_TOOLS")
-	if dir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			dir = filepath.Join(home, ".cache", "mcpfn", "bin")
-		}
-	}
-	if dir != "" {
-		p := filepath.Join(dir, "aws-lambda-rie")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("aws-lambda-rie")
+	p, err := rie.Find()
 	if err != nil {
-		return "", errors.New("aws-lambda-rie not found: run test/lambdafront/install-rie.sh, or set MCPFN_RIE or -rie")
+		return "", fmt.Errorf("%w, or -rie", err)
 	}
 	return p, nil
 }
@@ -373,7 +359,7 @@ func (p *pool) Close() error {
 // emulator ignores SIGTERM, and runs the function in a process group of its
 // own, so both are killed by process id.
 func (e *emulator) kill() {
-	children := childPIDs(e.cmd.Process.Pid)
+	children := proc.Children(e.cmd.Process.Pid)
 	e.cmd.Process.Kill()
 	for _, pid := range children {
 		killPID(pid)

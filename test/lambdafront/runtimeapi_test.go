@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/lambdalocal"
+	"github.com/mcpfn/mcpfn/test/internal/proc"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
@@ -169,13 +170,7 @@ func runFunction(t *testing.T, url string, env ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("function output:\n%s", out.String())
-		}
-	})
+	proc.StopAtEnd(t, cmd, "function output", &out)
 }
 
 // TestStreamingWire checks, on the Runtime API wire, that a streamed

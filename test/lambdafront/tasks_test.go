@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,14 +16,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
-	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
+	"github.com/mcpfn/mcpfn/test/internal/taskwire"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/invokeapi"
 )
 
@@ -184,30 +182,8 @@ func (r *taskRig) rpc(method, name string, params map[string]any) rpcResponse {
 }
 
 type rpcResponse struct {
-	Result *taskResult `json:"result"`
+	Result *taskwire.Task `json:"result"`
 	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-// taskResult holds the fields of CreateTaskResult and GetTaskResult the
-// tests read.
-type taskResult struct {
-	ResultType    string `json:"resultType"`
-	TaskID        string `json:"taskId"`
-	Status        string `json:"status"`
-	StatusMessage string `json:"statusMessage"`
-	InputRequests map[string]struct {
-		Method string `json:"method"`
-	} `json:"inputRequests"`
-	Result *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -229,7 +205,7 @@ func (r *taskRig) create(tool string, args map[string]any) string {
 }
 
 // get returns the task as tasks/get answers it.
-func (r *taskRig) get(id string) *taskResult {
+func (r *taskRig) get(id string) *taskwire.Task {
 	r.t.Helper()
 	res := r.rpc("tasks/get", id, map[string]any{"taskId": id})
 	if res.Result == nil || res.Result.TaskID != id || res.Result.ResultType != "complete" {
@@ -473,19 +449,14 @@ func TestTaskInvokeFailure(t *testing.T) {
 func dynamoEnv(t *testing.T) []string {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
-	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	table := "lambdatasks-" + rand.Text()
-	if err := dynamo.CreateTable(context.Background(), db, table); err != nil {
-		t.Fatal(err)
-	}
+	_, table := dynalite.Table(t, "lambdatasks-")
 	return []string{"MCPFN_DYNAMODB_TABLE=" + table, "AWS_ENDPOINT_URL_DYNAMODB=" + endpoint, "MCPFN_TASK_RUNNER=lambda", "TASKFN_REQUIRE_SHARED=1"}
 }
 
 // waitStatus reads the task through the door until its status is want, and
 // returns how long that took. Real time must pass here (a lease expiring in
 // another process), so it polls, every 100 ms, for at most within.
-func (r *taskRig) waitStatus(id, want string, within time.Duration) (*taskResult, time.Duration) {
+func (r *taskRig) waitStatus(id, want string, within time.Duration) (*taskwire.Task, time.Duration) {
 	r.t.Helper()
 	start := time.Now()
 	for {

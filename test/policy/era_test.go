@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // eraFile names the files of core and client that hold an era's own code:
@@ -80,7 +82,7 @@ func eraChecks(fset *token.FileSet, f *ast.File) []string {
 // on the era; everything else asks the era (its interface) and never
 // which one it is.
 func TestEraChecksInEraFiles(t *testing.T) {
-	root := repoRoot(t)
+	root := repo.Root(t)
 	eraFiles := 0
 	for _, dir := range []string{"core", "client"} {
 		entries, err := os.ReadDir(filepath.Join(root, dir))

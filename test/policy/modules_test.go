@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // officialSDKModules is the length of `go list -m all` of a module whose
@@ -86,7 +88,7 @@ type goMod struct {
 // so that it builds from the working tree with GOWORK=off too.
 func TestModuleLayout(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := repo.Root(t)
 
 	var work struct{ Use []struct{ DiskPath string } }
 	goJSON(t, root, &work, "work", "edit", "-json", filepath.Join(root, "go.work"))
@@ -147,7 +149,7 @@ func TestModuleLayout(t *testing.T) {
 // module excluded). requires pins third-party modules as "path@version".
 func userModule(t *testing.T, imports []string, requires ...string) (string, []string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	dir := t.TempDir()
 	var mod strings.Builder
 	mod.WriteString("module example.com/user\n\ngo 1.26\n\n")
@@ -219,7 +221,7 @@ var pseudoVersion = regexp.MustCompile(`^v[0-9]+\.(0\.0-|\d+\.\d+-([^+]*\.)?0\.)
 func requirement(t *testing.T, dir, path string) string {
 	t.Helper()
 	var m goMod
-	goJSON(t, filepath.Join(repoRoot(t), dir), &m, "mod", "edit", "-json")
+	goJSON(t, filepath.Join(repo.Root(t), dir), &m, "mod", "edit", "-json")
 	for _, r := range m.Require {
 		if r.Path == path {
 			return path + "@" + r.Version

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 const module = "github.com/mcpfn/mcpfn"
@@ -68,17 +70,6 @@ type pkg struct {
 	deps     []string
 }
 
-// repoRoot is the repository's root directory (that of the root module and
-// go.work).
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // goWork runs the go command in root, in the workspace of go.work, and
 // returns its standard output; a failure ends the test.
 func goWork(t *testing.T, root string, args ...string) []byte {
@@ -100,7 +91,7 @@ func goWork(t *testing.T, root string, args ...string) []byte {
 // producing path|standard|module|deps.
 func goList(t *testing.T, args ...string) []pkg {
 	t.Helper()
-	out := goWork(t, repoRoot(t), append([]string{"list", "-f", `{{.ImportPath}}|{{.Standard}}|{{with .Module}}{{.Path}}{{end}}|{{join .Deps " "}}`}, args...)...)
+	out := goWork(t, repo.Root(t), append([]string{"list", "-f", `{{.ImportPath}}|{{.Standard}}|{{with .Module}}{{.Path}}{{end}}|{{join .Deps " "}}`}, args...)...)
 	var pkgs []pkg
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.SplitN(line, "|", 4)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // zeroVersion is the version `go mod edit -require` and hand edits give a
@@ -53,7 +55,7 @@ func isPublic(dir string) bool {
 // development (docs/design.md, "Module layout").
 func TestNoZeroVersion(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	for _, dir := range goModDirs(t, root) {
 		var m goMod
 		goJSON(t, filepath.Join(root, dir), &m, "mod", "edit", "-json")
@@ -75,7 +77,7 @@ func TestNoZeroVersion(t *testing.T) {
 // refuses a main module with one).
 func TestPublicRequires(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := repo.Root(t)
 	public := map[string]bool{}
 	mods := map[string]goMod{}
 	for _, dir := range goModDirs(t, root) {
@@ -116,7 +118,7 @@ func TestPublicRequires(t *testing.T) {
 // a fresh clone and it carries no stale lines.
 func TestWorkSum(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "test", "policy", "worksum.sh"))
+	cmd := exec.Command(filepath.Join(repo.Root(t), "test", "policy", "worksum.sh"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%v\n%s", err, out)
 	}

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // statelessPackages declare no package-level mutable state (STYLE 7.1):
@@ -46,7 +48,7 @@ var statelessPackages = []string{"client", "client/oauth"}
 // writes through one of its own unexported references, unsafe and
 // reflection.
 func TestNoPackageState(t *testing.T) {
-	root := repoRoot(t)
+	root := repo.Root(t)
 	exports := exportData(t, root, "./client", "./client/oauth")
 	seen := map[string]bool{}
 	for _, dir := range statelessPackages {
@@ -71,7 +73,7 @@ func TestNoPackageState(t *testing.T) {
 // TestNoPackageStateRule: the rule of TestNoPackageState flags each kind of
 // mutable state and accepts the three allowed kinds (testdata/state).
 func TestNoPackageStateRule(t *testing.T) {
-	root := repoRoot(t)
+	root := repo.Root(t)
 	exports := exportData(t, root, "errors", "sync", "net/netip", "strings")
 	_, findings := checkPackageState(t, exports, filepath.Join("testdata", "state"), "testdata")
 	got := map[string]bool{}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 )
 
 // The wire vocabulary (issue: one protocol vocabulary for server and
@@ -128,7 +130,7 @@ var notWire = map[string]string{}
 //     it means parsing it, which mcp.ParseWWWAuthenticate and
 //     mcp.BearerChallenge do.
 func TestOneVocabulary(t *testing.T) {
-	root := repoRoot(t)
+	root := repo.Root(t)
 	fset := token.NewFileSet()
 	wire := map[string]string{} // type name → position in mcp
 	typeSpecs(parseDir(t, fset, filepath.Join(root, "mcp")), func(ts *ast.TypeSpec) {
@@ -230,7 +232,7 @@ var schemaOrYAML = regexp.MustCompile(`(?i)jsonschema|yaml`)
 // TestCLIModules: the mcpfn binary, a client, links none of the server's
 // schema machinery: go version -m lists no JSON Schema or YAML module.
 func TestCLIModules(t *testing.T) {
-	root := repoRoot(t)
+	root := repo.Root(t)
 	bin := filepath.Join(t.TempDir(), "mcpfn")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpfn")
 	build.Dir = root

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,12 +17,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/mcpfn/mcpfn/internal/mcptest"
-	"github.com/mcpfn/mcpfn/store/dynamo"
+	"github.com/mcpfn/mcpfn/test/internal/dynalite"
+	"github.com/mcpfn/mcpfn/test/internal/httpjson"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 	"github.com/mcpfn/mcpfn/test/replicas/storeproxy"
 )
@@ -117,7 +114,7 @@ func StartCluster(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		cfg.Log = io.Discard
 	}
 	if cfg.Root == "" {
-		if cfg.Root, err = moduleRoot(); err != nil {
+		if cfg.Root, err = repo.FindRoot(); err != nil {
 			return nil, err
 		}
 	}
@@ -144,11 +141,8 @@ func StartCluster(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 		c.procs = append(c.procs, p)
 		c.Endpoint = m
 	}
-	c.Table = fmt.Sprintf("replicas-%d", time.Now().UnixNano())
-	db := dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(c.Endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if err := dynamo.CreateTable(ctx, db, c.Table); err != nil {
-		return nil, fmt.Errorf("creating the session table: %w", err)
+	if _, c.Table, err = dynalite.NewTable(ctx, c.Endpoint, "replicas-"); err != nil {
+		return nil, err
 	}
 	if cfg.StoreProxy {
 		if c.Store, err = storeproxy.New(c.Endpoint); err != nil {
@@ -197,24 +191,6 @@ func StartCluster(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 
 // Serve runs the proxy's health checks until ctx ends.
 func (c *Cluster) Serve(ctx context.Context) { c.Proxy.Run(ctx) }
-
-// moduleRoot finds the directory of go.mod from the working directory up.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/mcpfn/mcpfn\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the mcpfn module")
-		}
-		dir = parent
-	}
-}
 
 func (c *Cluster) build(ctx context.Context) error {
 	var pkgs []string
@@ -365,24 +341,16 @@ func (c *Cluster) Restart(ctx context.Context, slot int) (*Replica, error) {
 // "retire-previous", "rotate?stage=AWSPENDING") and returns the version
 // concerned.
 func (c *Cluster) Admin(ctx context.Context, op string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.SMURL+"/_admin/"+op, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
 	var out struct {
 		VersionID string              `json:"versionId"`
 		Versions  map[string][]string `json:"versions"`
 		Error     string              `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	status, err := httpjson.Post(ctx, c.SMURL+"/_admin/"+op, nil, &out)
+	if err != nil {
 		return "", err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		return "", fmt.Errorf("smfake %s: %s", op, out.Error)
 	}
 	c.logf("smfake %s: version %s; stages now %v", op, out.VersionID, out.Versions)

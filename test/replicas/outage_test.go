@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/test/internal/taskwire"
 	"github.com/mcpfn/mcpfn/test/replicas/storeproxy"
 )
 
@@ -138,9 +139,9 @@ func TestTaskSurvivesStoreOutage(t *testing.T) {
 	id := createTask(t, a, "slow_compute", map[string]any{"seconds": 0.5, "label": "claim"})
 	c.Store.Cut()
 	outage("claim", claims)
-	tk, _ := waitTask(t, []string{a}, id, 60*time.Second, func(tk *task) bool { return terminal(tk.Status) })
-	if tk.Status != "completed" || !strings.Contains(tk.text(), "claim") {
-		t.Fatalf("task cut off before its claim: %+v (%q), want completed", tk, tk.text())
+	tk, _ := waitTask(t, []string{a}, id, 60*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
+	if tk.Status != "completed" || !strings.Contains(tk.Text(), "claim") {
+		t.Fatalf("task cut off before its claim: %+v (%q), want completed", tk, tk.Text())
 	}
 
 	// The outcome.
@@ -152,8 +153,8 @@ func TestTaskSurvivesStoreOutage(t *testing.T) {
 	}
 	c.Store.Cut() // the handler returns about 2 s from now
 	outage("outcome", finishes)
-	tk, _ = waitTask(t, []string{a}, id, 60*time.Second, func(tk *task) bool { return terminal(tk.Status) })
-	if tk.Status != "completed" || !strings.Contains(tk.text(), "outcome") {
-		t.Fatalf("task after the outage: %+v (%q), want completed with its result", tk, tk.text())
+	tk, _ = waitTask(t, []string{a}, id, 60*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
+	if tk.Status != "completed" || !strings.Contains(tk.Text(), "outcome") {
+		t.Fatalf("task after the outage: %+v (%q), want completed with its result", tk, tk.Text())
 	}
 }

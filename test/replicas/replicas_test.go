@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 	"github.com/mcpfn/mcpfn/test/replicas/proxy"
 )
 
@@ -26,21 +26,10 @@ import (
 // examples/everything as processes, the proxy in process) and need dynalite:
 // run them under test/dynalite/with.sh, which sets MCPFN_DYNAMODB_ENDPOINT.
 
-var bins struct {
-	once       sync.Once
-	dir        string
-	everything string
-	smfake     string
-	err        error
-}
+var bins = &repo.Binaries{Pattern: "mcpfn-replicas-test-",
+	Packages: []string{"./examples/everything", "./store/secretsmanager/internal/smfake/cmd/smfake"}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if bins.dir != "" {
-		os.RemoveAll(bins.dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { bins.Main(m) }
 
 // newCluster starts a cluster of n replicas for one test; it is stopped
 // when the test ends, and its log (every process's output and the proxy's
@@ -55,30 +44,14 @@ func newCluster(t *testing.T, n int, replicaArgs ...string) *Cluster {
 func newClusterWith(t *testing.T, cfg Config) *Cluster {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins.once.Do(func() {
-		if bins.dir, bins.err = os.MkdirTemp("", "mcpfn-replicas-test-"); bins.err != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", bins.dir+"/", "./examples/everything", "./store/secretsmanager/internal/smfake/cmd/smfake")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			bins.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-		bins.everything, bins.smfake = filepath.Join(bins.dir, "everything"), filepath.Join(bins.dir, "smfake")
-	})
-	if bins.err != nil {
-		t.Fatal(bins.err)
-	}
+	root := repo.Root(t)
+	dir := bins.Dir(t)
 	work := t.TempDir()
 	logf, err := os.Create(filepath.Join(work, "cluster.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Root, cfg.Work, cfg.Everything, cfg.SMFake = root, work, bins.everything, bins.smfake
+	cfg.Root, cfg.Work, cfg.Everything, cfg.SMFake = root, work, filepath.Join(dir, "everything"), filepath.Join(dir, "smfake")
 	cfg.DynamoEndpoint, cfg.LogLevel = endpoint, "info"
 	if cfg.Log != nil {
 		cfg.Log = io.MultiWriter(logf, cfg.Log) // a test watching the log

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/test/internal/taskwire"
 	"github.com/mcpfn/mcpfn/test/replicas/storeproxy"
 )
 
@@ -133,7 +134,7 @@ func waitingTasks(t *testing.T, url string, n int) []string {
 		ids[i] = createTask(t, url, "confirm_delete", map[string]any{"filename": fmt.Sprintf("f%d.txt", i)})
 	}
 	for _, id := range ids {
-		waitTask(t, []string{url}, id, 10*time.Second, func(tk *task) bool { return tk.Status == "input_required" })
+		waitTask(t, []string{url}, id, 10*time.Second, func(tk *taskwire.Task) bool { return tk.Status == "input_required" })
 	}
 	sort.Strings(ids)
 	return ids

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
+	"github.com/mcpfn/mcpfn/test/internal/taskwire"
 )
 
 // The Tasks extension (io.modelcontextprotocol/tasks) across replicas: the
@@ -17,32 +18,6 @@ import (
 // reach a run through the store.
 
 var taskCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
-
-// task is the part of a DetailedTask (tasks/get) the tests read.
-type task struct {
-	TaskID         string                     `json:"taskId"`
-	Status         string                     `json:"status"`
-	StatusMessage  string                     `json:"statusMessage"`
-	PollIntervalMs int                        `json:"pollIntervalMs"`
-	InputRequests  map[string]json.RawMessage `json:"inputRequests"`
-	Result         *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func (tk *task) text() string {
-	if tk.Result == nil || len(tk.Result.Content) == 0 {
-		return ""
-	}
-	return tk.Result.Content[0].Text
-}
 
 func terminal(status string) bool {
 	return status == "completed" || status == "failed" || status == "cancelled"
@@ -66,9 +41,9 @@ func taskRequest(t *testing.T, url, method, id string, params map[string]any) js
 	return res.Result
 }
 
-func getTask(t *testing.T, url, id string) *task {
+func getTask(t *testing.T, url, id string) *taskwire.Task {
 	t.Helper()
-	var tk task
+	var tk taskwire.Task
 	if err := json.Unmarshal(taskRequest(t, url, "tasks/get", id, nil), &tk); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +71,7 @@ func createTask(t *testing.T, url, tool string, args map[string]any) string {
 // pollIntervalMs (tasks.md §Task Polling: clients SHOULD honour it) until
 // done returns true, and returns that task and the replica that answered;
 // it fails the test after limit.
-func waitTask(t *testing.T, urls []string, id string, limit time.Duration, done func(*task) bool) (*task, int) {
+func waitTask(t *testing.T, urls []string, id string, limit time.Duration, done func(*taskwire.Task) bool) (*taskwire.Task, int) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for i := 0; ; i++ {
@@ -138,7 +113,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	if tk := getTask(t, b, id); tk.TaskID != id {
 		t.Fatalf("tasks/get on B right after the creation on A: %+v", tk)
 	}
-	tk, _ := waitTask(t, []string{b}, id, 10*time.Second, func(tk *task) bool { return tk.Status != "working" })
+	tk, _ := waitTask(t, []string{b}, id, 10*time.Second, func(tk *taskwire.Task) bool { return tk.Status != "working" })
 	if tk.Status != "input_required" || len(tk.InputRequests) != 1 {
 		t.Fatalf("on B: %+v, want input_required with one request", tk)
 	}
@@ -150,11 +125,11 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	if err := json.Unmarshal(taskRequest(t, cc, "tasks/update", id, map[string]any{"inputResponses": responses}), &ack); err != nil || ack["resultType"] != "complete" {
 		t.Fatalf("tasks/update on C: %v %v", ack, err)
 	}
-	tk, _ = waitTask(t, []string{a}, id, 10*time.Second, func(tk *task) bool { return terminal(tk.Status) })
-	if tk.Status != "completed" || tk.text() != "Deleted notes.txt." {
-		t.Fatalf("on A after the update on C: %+v (%q)", tk, tk.text())
+	tk, _ = waitTask(t, []string{a}, id, 10*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
+	if tk.Status != "completed" || tk.Text() != "Deleted notes.txt." {
+		t.Fatalf("on A after the update on C: %+v (%q)", tk, tk.Text())
 	}
-	if tb := getTask(t, b, id); tb.Status != "completed" || tb.text() != tk.text() {
+	if tb := getTask(t, b, id); tb.Status != "completed" || tb.Text() != tk.Text() {
 		t.Fatalf("on B: %+v", tb)
 	}
 
@@ -167,7 +142,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	if err := json.Unmarshal(taskRequest(t, a, "tasks/cancel", id, nil), &ack); err != nil || ack["resultType"] != "complete" || ack["taskId"] != nil {
 		t.Fatalf("tasks/cancel on A: %v %v", ack, err)
 	}
-	tk, _ = waitTask(t, []string{cc}, id, 10*time.Second, func(tk *task) bool { return terminal(tk.Status) })
+	tk, _ = waitTask(t, []string{cc}, id, 10*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
 	if tk.Status != "cancelled" {
 		t.Fatalf("on C after the cancel on A: %+v, want cancelled", tk)
 	}
@@ -175,8 +150,8 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	// Through the round-robin proxy, as a client sees the fleet: every
 	// request to the next replica.
 	id = createTask(t, c.URL, "slow_compute", map[string]any{"seconds": 1, "label": "proxied"})
-	tk, _ = waitTask(t, []string{c.URL}, id, 10*time.Second, func(tk *task) bool { return terminal(tk.Status) })
-	if tk.Status != "completed" || !strings.Contains(tk.text(), "proxied") {
+	tk, _ = waitTask(t, []string{c.URL}, id, 10*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
+	if tk.Status != "completed" || !strings.Contains(tk.Text(), "proxied") {
 		t.Fatalf("through the proxy: %+v", tk)
 	}
 	served := map[string]bool{}
@@ -202,7 +177,7 @@ func TestTaskReplicaKilledMidTask(t *testing.T) {
 	c := newCluster(t, 3, "-task-lease", lease.String())
 	id := createTask(t, c.Replica(0).URL, "slow_compute", map[string]any{"seconds": 60, "label": "doomed"})
 	// Working, held by A's run: B sees it so across a heartbeat.
-	tk, _ := waitTask(t, urlsOf(c, 1), id, 5*time.Second, func(tk *task) bool { return tk.StatusMessage != "" || tk.Status != "working" })
+	tk, _ := waitTask(t, urlsOf(c, 1), id, 5*time.Second, func(tk *taskwire.Task) bool { return tk.StatusMessage != "" || tk.Status != "working" })
 	if tk.Status != "working" || !strings.Contains(tk.StatusMessage, "doomed") {
 		t.Fatalf("before the kill: %+v", tk)
 	}
@@ -210,7 +185,7 @@ func TestTaskReplicaKilledMidTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	tk, by := waitTask(t, urlsOf(c, 1, 2), id, 5*lease+5*time.Second, func(tk *task) bool { return tk.Status != "working" })
+	tk, by := waitTask(t, urlsOf(c, 1, 2), id, 5*lease+5*time.Second, func(tk *taskwire.Task) bool { return tk.Status != "working" })
 	elapsed := time.Since(killed)
 	if tk.Status != "failed" || tk.Error == nil || tk.Error.Code != -32603 || tk.Result != nil {
 		t.Fatalf("after the kill: %+v, want failed with a -32603 error", tk)
@@ -224,7 +199,7 @@ func TestTaskReplicaKilledMidTask(t *testing.T) {
 	}
 	// The survivors still serve tasks.
 	id2 := createTask(t, c.Replica(1).URL, "slow_compute", map[string]any{"seconds": 0, "label": "after"})
-	if tk, _ := waitTask(t, urlsOf(c, 2), id2, 10*time.Second, func(tk *task) bool { return terminal(tk.Status) }); tk.Status != "completed" {
+	if tk, _ := waitTask(t, urlsOf(c, 2), id2, 10*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) }); tk.Status != "completed" {
 		t.Fatalf("a task after the kill: %+v", tk)
 	}
 }
@@ -244,7 +219,7 @@ func TestTaskSurvivesGracefulRestart(t *testing.T) {
 	}
 	restart := time.Since(start)
 	tk := getTask(t, c.Replica(1).URL, short)
-	if tk.Status != "completed" || !strings.Contains(tk.text(), "short") {
+	if tk.Status != "completed" || !strings.Contains(tk.Text(), "short") {
 		t.Fatalf("the short task after its replica's graceful restart (%v): %+v", restart, tk)
 	}
 	tk = getTask(t, c.Replica(2).URL, long)

@@ -234,10 +234,17 @@ broken self-invoke-without-tasks iam.tf 's/count = var.tasks ? 1 : 0/count = 1/'
 broken public-without-auth-allowed function.tf 's/condition     = var.authorization_type == "AWS_IAM" || var.auth != null || var.allow_unauthenticated/condition     = var.authorization_type != ""/' \
   'Missing expected failure' --test
 
+# caller NAME EXPECTED < MAIN_TF: a root module (its main.tf from stdin) calling a copy of the
+# module as ../mcp-lambda, which tfcheck must refuse with EXPECTED.
+caller() {
+  mkdir -p "$work/$1/root"
+  cp -r "$MODULE" "$work/$1/mcp-lambda"
+  cat > "$work/$1/root/main.tf"
+  check_broken "$1" "$work/$1/root" "$2"
+}
+
 # A caller passing a value the module's own validation refuses (amd64 is GOARCH, not Lambda's name).
-mkdir -p "$work/bad-architecture/root"
-cp -r "$MODULE" "$work/bad-architecture/mcp-lambda"
-cat > "$work/bad-architecture/root/main.tf" <<'EOF'
+caller bad-architecture 'architecture must be arm64 or x86_64.' <<'EOF'
 module "mcp" {
   source       = "../mcp-lambda"
   name         = "bad-architecture"
@@ -245,12 +252,9 @@ module "mcp" {
   architecture = "amd64"
 }
 EOF
-check_broken bad-architecture "$work/bad-architecture/root" 'architecture must be arm64 or x86_64.'
 
 # A task claim timeout past the longest Lambda keeps an asynchronous event.
-mkdir -p "$work/bad-claim-timeout/root"
-cp -r "$MODULE" "$work/bad-claim-timeout/mcp-lambda"
-cat > "$work/bad-claim-timeout/root/main.tf" <<'EOF'
+caller bad-claim-timeout 'task_claim_timeout must be null or a whole number of seconds from 1 to 21600' <<'EOF'
 module "mcp" {
   source             = "../mcp-lambda"
   name               = "bad-claim-timeout"
@@ -258,7 +262,6 @@ module "mcp" {
   task_claim_timeout = 86400
 }
 EOF
-check_broken bad-claim-timeout "$work/bad-claim-timeout/root" 'task_claim_timeout must be null or a whole number of seconds from 1 to 21600'
 
 judge_broken
 

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpfn/mcpfn/adapters/workers/durable"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/store/storetest"
+	"github.com/mcpfn/mcpfn/test/internal/httpjson"
 	"github.com/mcpfn/mcpfn/test/workers/workerdtest"
 )
 
@@ -21,17 +22,8 @@ func stateWorker(t *testing.T, bindings map[string]string) (*workerdtest.Worker,
 	w := workerdtest.Start(t, "testdata/durable", bindings)
 	call := func(ctx context.Context, binding, object, method, arg string) (string, error) {
 		b, _ := json.Marshal(map[string]string{"binding": binding, "object": object, "method": method, "arg": arg})
-		req, err := http.NewRequestWithContext(ctx, "POST", w.URL+"/call", bytes.NewReader(b))
-		if err != nil {
-			return "", err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
 		var out struct{ V, Err string }
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		if _, err := httpjson.Post(ctx, w.URL+"/call", bytes.NewReader(b), &out); err != nil {
 			return "", err
 		}
 		if out.Err != "" {

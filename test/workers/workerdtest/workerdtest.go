@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
+	"github.com/mcpfn/mcpfn/test/internal/proc"
 )
 
 var (
@@ -126,13 +127,7 @@ func Start(t testing.TB, dir string, bindings map[string]string) *Worker {
 		t.Fatal(err)
 	}
 	w.cmd = cmd
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("workerd output:\n%s", w.Logs())
-		}
-	})
+	proc.StopAtEnd(t, cmd, "workerd output", w.logs)
 	if err != nil {
 		t.Fatalf("%v; its output:\n%s", err, w.Logs())
 	}

@@ -32,12 +32,14 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpfn/mcpfn/test/adapterbench"
+	"github.com/mcpfn/mcpfn/test/internal/proc"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
+	"github.com/mcpfn/mcpfn/test/internal/rie"
 )
 
 func main() {
@@ -48,7 +50,7 @@ func main() {
 	flag.Parse()
 	flag.Set("test.benchtime", benchtime.String())
 
-	root, err := moduleRoot()
+	root, err := repo.FindRoot()
 	check(err)
 	dir, err := os.MkdirTemp("", "measure")
 	check(err)
@@ -74,7 +76,7 @@ func main() {
 	fmt.Println()
 
 	fmt.Println("## Cold start under aws-lambda-rie (exec to first answered invocation)")
-	if rie, err := findRIE(); err != nil {
+	if riePath, err := rie.Find(); err != nil {
 		fmt.Println("skipped:", err)
 	} else if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		fmt.Println("skipped: no bootstrap for", runtime.GOARCH)
@@ -83,7 +85,7 @@ func main() {
 		check(unzip(filepath.Join(dir, "lambda-"+runtime.GOARCH+".zip"), bootstrap))
 		var cold, warm []time.Duration
 		for range *runs {
-			c, w, err := coldStart(rie, bootstrap)
+			c, w, err := coldStart(riePath, bootstrap)
 			check(err)
 			cold, warm = append(cold, c), append(warm, w)
 		}
@@ -140,7 +142,7 @@ func coldStart(rie, bootstrap string) (cold, warm time.Duration, err error) {
 		return 0, 0, err
 	}
 	defer func() {
-		children := childPIDs(cmd.Process.Pid) // the emulator runs the function in a process group of its own
+		children := proc.Children(cmd.Process.Pid) // the emulator runs the function in a process group of its own
 		cmd.Process.Kill()
 		for _, pid := range children {
 			syscall.Kill(pid, syscall.SIGKILL)
@@ -223,44 +225,6 @@ func unzip(zipPath, dst string) error {
 	return f.Close()
 }
 
-// findRIE finds aws-lambda-rie as test/lambdafront does.
-func findRIE() (string, error) {
-	if p := os.Getenv("MCPFN_RIE"); p != "" {
-		return p, nil
-	}
-	dir := os.Getenv("MCPFN_TOOLS")
-	if dir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			dir = filepath.Join(home, ".cache", "mcpfn", "bin")
-		}
-	}
-	if p := filepath.Join(dir, "aws-lambda-rie"); dir != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("aws-lambda-rie")
-	if err != nil {
-		return "", errors.New("aws-lambda-rie not found (test/lambdafront/install-rie.sh)")
-	}
-	return p, nil
-}
-
-// childPIDs returns the processes pid started that are still running.
-func childPIDs(pid int) []int {
-	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
-	var pids []int
-	for _, t := range tasks {
-		b, _ := os.ReadFile(t)
-		for f := range strings.FieldsSeq(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, n)
-			}
-		}
-	}
-	return pids
-}
-
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	for range n {
@@ -272,18 +236,6 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run measure inside the mcpfn module")
-	}
-	return filepath.Dir(mod), nil
 }
 
 func check(err error) {
