@@ -239,12 +239,6 @@ func TestSpanBoundsHostileRequests(t *testing.T) {
 // propagation does.
 func TestIgnoreClientPropagation(t *testing.T) {
 	t.Parallel()
-	const (
-		metaTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
-		metaSpan    = "00f067aa0ba902b7"
-		headerTrace = "0af7651916cd43dd8448eb211c80319c"
-		headerSpan  = "b7ad6b7169203331"
-	)
 	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}, Remote: true, TraceFlags: trace.FlagsSampled})
 	for _, tc := range []struct {
 		name    string

@@ -322,6 +322,15 @@ func TestClientServer(t *testing.T) {
 	})
 }
 
+// The trace and span ids of the propagation tests: a client's
+// params._meta.traceparent and its HTTP traceparent header.
+const (
+	metaTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
+	metaSpan    = "00f067aa0ba902b7"
+	headerTrace = "0af7651916cd43dd8448eb211c80319c"
+	headerSpan  = "b7ad6b7169203331"
+)
+
 // TestServerParent: the server span's parent is the trace context of
 // params._meta when there is one, linked to the HTTP header's; else the
 // header's; an X-Amzn-Trace-Id header (the Lambda invocation's X-Ray
@@ -330,12 +339,8 @@ func TestClientServer(t *testing.T) {
 func TestServerParent(t *testing.T) {
 	t.Parallel()
 	const (
-		metaTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
-		metaSpan    = "00f067aa0ba902b7"
-		headerTrace = "0af7651916cd43dd8448eb211c80319c"
-		headerSpan  = "b7ad6b7169203331"
-		xrayTrace   = "5759e988bd862e3fe1be46a994272793"
-		xraySpan    = "53995c3f42cd8ad8"
+		xrayTrace = "5759e988bd862e3fe1be46a994272793"
+		xraySpan  = "53995c3f42cd8ad8"
 	)
 	for _, era := range eras {
 		for _, tc := range []struct {

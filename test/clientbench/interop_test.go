@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpfn/mcpfn/client"
-	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	fnmcp "github.com/mcpfn/mcpfn/mcp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,16 +44,6 @@ func gosdkServer(t *testing.T, stateless bool, mw func(http.Handler) http.Handle
 	return ts.URL
 }
 
-func textOf(r *fnmcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if t, ok := c.(*core.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
 // TestInteropGoSDK: package client against go-sdk servers, stateless and
 // stateful, in auto (2026-07-28, which go-sdk v1.8.0 serves) and legacy
 // mode.
@@ -81,14 +71,14 @@ func TestInteropGoSDK(t *testing.T) {
 				t.Fatalf("tools: %v %d", err, len(tools))
 			}
 			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"}, nil)
-			if err != nil || textOf(r) != "hi Bob" {
+			if err != nil || mcptest.Text(r) != "hi Bob" {
 				t.Fatalf("greet: %v %v", err, r)
 			}
 			if !stateless {
 				// Elicitation needs a session (go-sdk's tools elicit by
 				// server request, which a stateless server cannot send).
 				r, err = c.CallTool(ctx, "ask", nil, nil)
-				if err != nil || textOf(r) != "accept:Ada" {
+				if err != nil || mcptest.Text(r) != "accept:Ada" {
 					t.Fatalf("%v: ask: %v %+v", mode, err, r)
 				}
 			}

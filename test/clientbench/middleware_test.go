@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	fnmcp "github.com/mcpfn/mcpfn/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,7 +81,7 @@ func TestMiddlewareGoSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := textOf(r), "meta="+traceparent+" header="+traceparent; got != want {
+			if got, want := mcptest.Text(r), "meta="+traceparent+" header="+traceparent; got != want {
 				t.Errorf("go-sdk's handler saw %q, want %q", got, want)
 			}
 			if r, err := c.CallTool(ctx, "boom", nil, nil); err != nil || !r.IsError {

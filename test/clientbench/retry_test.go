@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpfn/mcpfn/client"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // refuseCalls answers the first n tools/call POSTs (every one when n < 0)
@@ -55,7 +56,7 @@ func TestRetryGoSDK(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, err := c.CallTool(ctx, "greet", map[string]any{"name": "Bob"}, nil)
-			if err != nil || textOf(r) != "hi Bob" || calls.Load() != 3 {
+			if err != nil || mcptest.Text(r) != "hi Bob" || calls.Load() != 3 {
 				t.Errorf("stateless=%v %d: %v %v after %d tools/call", tc.stateless, ref.status, err, r, calls.Load())
 			}
 			c.Close()

@@ -16,10 +16,10 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/test/internal/dynalite"
 	"github.com/mcpfn/mcpfn/test/internal/repo"
@@ -332,7 +332,7 @@ func lambdaTutorial(t *testing.T, rel *release) {
 	for k, v := range moduleEnv {
 		env = append(env, k+"="+v)
 	}
-	var funcLog lockedBuilder
+	var funcLog mcptest.LogBuffer
 	frontEnv := append(cleanEnv(), env...)
 	url := startLine(t, filepath.Join(bin, "lambdafront"),
 		[]string{"-addr", "127.0.0.1:0", "-rie", riePath, "-bootstrap", bootstrap, "-door", "url", "-mode", "streaming", "-runtime", "rie", "-concurrency", "1"},
@@ -425,7 +425,7 @@ func main() {
 	rand.Read(key)
 	cmd.Env = append(cleanEnv(), "PORT="+port, "FUNCTION_TARGET=MCP",
 		"MCPFN_STATE_KEY="+base64.StdEncoding.EncodeToString(key), "MCPFN_LOG_LEVEL=info")
-	var log lockedBuilder
+	var log mcptest.LogBuffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -511,7 +511,7 @@ func twoCommands(t *testing.T, rel *release) {
 	u.run(nil, "go", "install", "github.com/mcpfn/mcpfn/cmd/mcpfn@"+releaseVersion)
 	u.run(nil, "mcpfn", "new", "my-tools", "-target", "lambda")
 	project := filepath.Join(u.dir, "my-tools")
-	var devLog lockedBuilder
+	var devLog mcptest.LogBuffer
 	url := startLine(t, filepath.Join(u.bin, "mcpfn"), []string{"dev", "-addr", "127.0.0.1:0", project},
 		u.env, regexp.MustCompile(`^mcpfn dev: serving (http://\S+/mcp)$`), &devLog)
 
@@ -692,7 +692,7 @@ func startLine(t *testing.T, bin string, args, env []string, re *regexp.Regexp, 
 		}
 	})
 	found := make(chan string, 1)
-	var seen lockedBuilder
+	var seen mcptest.LogBuffer
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -700,7 +700,7 @@ func startLine(t *testing.T, bin string, args, env []string, re *regexp.Regexp, 
 		for sc.Scan() {
 			line := sc.Text()
 			if !sent {
-				seen.WriteString(line + "\n")
+				io.WriteString(&seen, line+"\n")
 				if m := re.FindStringSubmatch(line); m != nil {
 					found <- m[1]
 					sent = true
@@ -744,7 +744,7 @@ func freePort(t *testing.T) string {
 
 // waitListening waits until addr accepts connections (the Functions
 // Framework prints nothing when it listens), or the process exits.
-func waitListening(t *testing.T, addr string, exited <-chan struct{}, log *lockedBuilder) {
+func waitListening(t *testing.T, addr string, exited <-chan struct{}, log *mcptest.LogBuffer) {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
@@ -761,24 +761,4 @@ func waitListening(t *testing.T, addr string, exited <-chan struct{}, log *locke
 		case <-time.After(20 * time.Millisecond): // polling another process's port
 		}
 	}
-}
-
-// lockedBuilder is a strings.Builder safe for concurrent writers.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) WriteString(s string) (int, error) { return l.Write([]byte(s)) }
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

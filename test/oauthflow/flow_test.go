@@ -285,7 +285,7 @@ func TestRegistrationChoice(t *testing.T) {
 	// The client's Client ID Metadata Document, served on loopback.
 	var cimd string
 	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"client_id": cimd, "client_name": "mcpfn test", "redirect_uris": []string{redirect},
+		mcptest.WriteJSON(w, 200, map[string]any{"client_id": cimd, "client_name": "mcpfn test", "redirect_uris": []string{redirect},
 			"token_endpoint_auth_method": "none"})
 	}))
 	t.Cleanup(docs.Close)

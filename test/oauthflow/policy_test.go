@@ -11,6 +11,7 @@ import (
 	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/client/oauth"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // prmServer serves a protected resource metadata document naming resource
@@ -19,7 +20,7 @@ func prmServer(t *testing.T, resource, issuer string) (*httptest.Server, *atomic
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
-		writeJSON(w, 200, map[string]any{"resource": resource, "authorization_servers": []string{issuer}})
+		mcptest.WriteJSON(w, 200, map[string]any{"resource": resource, "authorization_servers": []string{issuer}})
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &hits

@@ -93,12 +93,6 @@ func asTraffic(as *authtest.Server) int {
 	return n
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 // challenge401 is a 401 answer carrying header as WWW-Authenticate.
 func challenge401(header string) *http.Response {
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:9/mcp", nil)
@@ -179,7 +173,7 @@ func (rs *testRS) handler(mode core.Mode) http.Handler {
 		if scopes != nil {
 			m["scopes_supported"] = scopes
 		}
-		writeJSON(w, 200, m)
+		mcptest.WriteJSON(w, 200, m)
 	})
 	return mux
 }
