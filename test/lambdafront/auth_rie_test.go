@@ -13,8 +13,8 @@ import (
 	"github.com/mcpfn/mcpfn/auth/authtest"
 )
 
-// buildAuthfn builds the OAuth-protected bootstrap, once per test binary.
-var buildAuthfn = buildOnce("authfn", "./internal/authfn")
+// authBins are the OAuth-protected bootstrap.
+var authBins = lambdaBinaries("./test/lambdafront/internal/authfn")
 
 // TestAuthEmulator runs an MCP server protected by an auth.ProtectedResource (JWT
 // issuer: an authtest server on loopback) as a buffered Lambda function
@@ -26,10 +26,7 @@ var buildAuthfn = buildOnce("authfn", "./internal/authfn")
 // token → success.
 func TestAuthEmulator(t *testing.T) {
 	rie := requireRIE(t)
-	bootstrap, err := buildAuthfn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bootstrap := authBins.Path(t, "authfn")
 	as := authtest.New(nil)
 	t.Cleanup(as.Close)
 	for _, door := range doors {

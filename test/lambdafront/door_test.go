@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -25,66 +24,40 @@ import (
 	"github.com/mcpfn/mcpfn/internal/testenv"
 	"github.com/mcpfn/mcpfn/lambdalocal"
 	"github.com/mcpfn/mcpfn/test/internal/proc"
+	"github.com/mcpfn/mcpfn/test/internal/repo"
 	"github.com/mcpfn/mcpfn/test/internal/rie"
 	"github.com/mcpfn/mcpfn/test/lambdafront/internal/echo"
 )
 
-var tmpDir string
+// lambdaBuilds are the bootstraps' builds of this test binary, which
+// TestMain removes.
+var lambdaBuilds []*repo.Binaries
+
+// lambdaBinaries builds pkgs (relative to the repository's root) as a
+// Lambda bootstrap is built (CGO_ENABLED=0, -tags lambda.norpc), once per
+// test binary, when a test first asks for them.
+func lambdaBinaries(pkgs ...string) *repo.Binaries {
+	b := &repo.Binaries{Pattern: "lambdafront-test-", Packages: pkgs,
+		Flags: []string{"-tags", "lambda.norpc"}, Env: []string{"CGO_ENABLED=0"}}
+	lambdaBuilds = append(lambdaBuilds, b)
+	return b
+}
 
 func TestMain(m *testing.M) {
-	var err error
-	tmpDir, err = os.MkdirTemp("", "lambdafront-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(tmpDir)
+	for _, b := range lambdaBuilds {
+		b.Remove()
+	}
 	os.Exit(code)
 }
 
-// buildBinary builds the package pkg of this module, as a Lambda bootstrap
-// is built, into tmpDir/name, and returns its path.
-func buildBinary(name, pkg string) (string, error) {
-	path := filepath.Join(tmpDir, name)
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", path, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-	}
-	return path, nil
-}
+// echoBins are the echo bootstrap and lambdafront itself.
+var echoBins = lambdaBinaries("./test/lambdafront/internal/echofn", "./test/lambdafront")
 
-// buildOnce returns a function that builds pkg into tmpDir/name the first
-// time it is called, once per test binary.
-func buildOnce(name, pkg string) func() (string, error) {
-	return sync.OnceValues(func() (string, error) { return buildBinary(name, pkg) })
-}
-
-// goBuild builds the echo bootstrap and lambdafront itself into tmpDir,
-// once per test binary.
-var goBuild = sync.OnceValues(func() (map[string]string, error) {
-	out := map[string]string{}
-	for name, pkg := range map[string]string{
-		"echofn":      "./internal/echofn",
-		"lambdafront": ".",
-	} {
-		path, err := buildBinary(name, pkg)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = path
-	}
-	return out, nil
-})
-
+// binary returns the path of echofn or lambdafront.
 func binary(t *testing.T, name string) string {
 	t.Helper()
-	bins, err := goBuild()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bins[name]
+	return echoBins.Path(t, name)
 }
 
 // requireRIE returns the emulator's path, or skips the test.
@@ -94,11 +67,10 @@ func requireRIE(t *testing.T) string {
 	return rie.Path(t)
 }
 
-// rigBootstrap returns the bootstrap that build builds and, for
-// RuntimeRIE, the emulator's path. It skips the test with -short, or when
-// runtime needs the emulator and it is missing; what names the bootstrap
-// in the reason.
-func rigBootstrap(t *testing.T, what string, build func() (string, error), runtime Runtime) (bootstrap, rie string) {
+// rigBootstrap returns the bootstrap name of bins and, for RuntimeRIE, the
+// emulator's path. It skips the test with -short, or when runtime needs
+// the emulator and it is missing; what names the bootstrap in the reason.
+func rigBootstrap(t *testing.T, what string, bins *repo.Binaries, name string, runtime Runtime) (bootstrap, rie string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: builds and runs the " + what + " bootstrap")
@@ -106,11 +78,7 @@ func rigBootstrap(t *testing.T, what string, build func() (string, error), runti
 	if runtime == RuntimeRIE {
 		rie = requireRIE(t)
 	}
-	bootstrap, err := build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bootstrap, rie
+	return bins.Path(t, name), rie
 }
 
 // wrapInvoker invokes adapters/lambda in process, and answers what the

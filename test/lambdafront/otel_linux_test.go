@@ -24,8 +24,8 @@ import (
 // for the next invocation, as Lambda freezes it. What the exporters wrote
 // by then is all that would leave a frozen Lambda sandbox.
 
-// buildOtelfn builds the telemetry bootstrap, once per test binary.
-var buildOtelfn = buildOnce("otelfn", "./internal/otelfn")
+// otelBins are the telemetry bootstrap.
+var otelBins = lambdaBinaries("./test/lambdafront/internal/otelfn")
 
 // otelRig is otelfn behind a Function URL door.
 type otelRig struct {
@@ -48,7 +48,7 @@ type otelConfig struct {
 
 func startOtelRig(t *testing.T, cfg otelConfig) *otelRig {
 	t.Helper()
-	bootstrap, rie := rigBootstrap(t, "telemetry", buildOtelfn, cfg.Runtime)
+	bootstrap, rie := rigBootstrap(t, "telemetry", otelBins, "otelfn", cfg.Runtime)
 	dir := t.TempDir()
 	r := &otelRig{t: t, spans: filepath.Join(dir, "spans.json"), metrics: filepath.Join(dir, "metrics.json"),
 		frozen: make(chan freezeInfo, 16), out: &mcptest.LogBuffer{}}

@@ -34,8 +34,8 @@ import (
 // 202 and then runs the task event on the door's pool of sandboxes, the
 // emulator's or the Runtime API's, as Lambda's asynchronous queue does.
 
-// buildTaskfn builds the task bootstrap, once per test binary.
-var buildTaskfn = buildOnce("taskfn", "./internal/taskfn")
+// taskBins are the task bootstrap.
+var taskBins = lambdaBinaries("./test/lambdafront/internal/taskfn")
 
 const taskfnName = "taskfn"
 
@@ -69,7 +69,7 @@ type rigConfig struct {
 
 func startTaskRig(t *testing.T, cfg rigConfig) *taskRig {
 	t.Helper()
-	bootstrap, rie := rigBootstrap(t, "task", buildTaskfn, cfg.Runtime)
+	bootstrap, rie := rigBootstrap(t, "task", taskBins, "taskfn", cfg.Runtime)
 	r := &taskRig{t: t, started: make(chan url.Values, 16), out: &mcptest.LogBuffer{}}
 
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

@@ -53,6 +53,10 @@ type Binaries struct {
 	// ("./examples/everything"); each binary is named after the last
 	// element of its package's path.
 	Packages []string
+	// Flags are go build flags given before the packages ("-tags",
+	// "lambda.norpc"), and Env what the go command's environment adds
+	// ("CGO_ENABLED=0").
+	Flags, Env []string
 
 	once sync.Once
 	dir  string
@@ -72,8 +76,12 @@ func (b *Binaries) Dir(tb testing.TB) string {
 		if b.dir, b.err = os.MkdirTemp("", b.Pattern); b.err != nil {
 			return
 		}
-		cmd := exec.Command("go", append([]string{"build", "-o", b.dir + "/"}, b.Packages...)...)
+		args := append(append([]string{"build", "-o", b.dir + "/"}, b.Flags...), b.Packages...)
+		cmd := exec.Command("go", args...)
 		cmd.Dir = root
+		if len(b.Env) > 0 {
+			cmd.Env = append(os.Environ(), b.Env...)
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v\n%s", strings.Join(b.Packages, " "), err, out)
 		}
@@ -91,12 +99,17 @@ func (b *Binaries) Path(tb testing.TB, name string) string {
 	return filepath.Join(b.Dir(tb), name)
 }
 
+// Remove removes the binaries, once the tests that use them have ended.
+func (b *Binaries) Remove() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
 // Main runs the tests of m, removes the binaries and exits with the tests'
 // code: a package's TestMain calls it.
 func (b *Binaries) Main(m *testing.M) {
 	code := m.Run()
-	if b.dir != "" {
-		os.RemoveAll(b.dir)
-	}
+	b.Remove()
 	os.Exit(code)
 }
