@@ -85,7 +85,8 @@ func (h *TaskHandle) ID() string { return h.id }
 
 // Task returns a handle to the task id of this connection's server, for a
 // task created earlier (TaskHandle.ID), perhaps by another process. It sends
-// nothing. opts (Token, Header, TaskStatus) apply to the task's requests; the task belongs to the credential that created it.
+// nothing. opts (Token, Header, TaskStatus, RawResult) apply to the task's
+// requests; the task belongs to the credential that created it.
 func (c *Conn) Task(id string, opts *CallOptions) *TaskHandle {
 	return &TaskHandle{c: c, id: id, co: opts.resolve()}
 }

@@ -45,7 +45,7 @@ stage unit test/unit.sh
 # on servers, so they run ${MCPFN_PEER_JOBS:-2} at a time, longest first,
 # each with its own log, printed whole when it ends.
 jobs=() # "NAME COMMAND..." each
-for a in ${ADAPTERS:-replicas lambda-url lambda-url-buffered lambda-apigw-v1 lambda-apigw-v2 workers workers-fresh nethttp nethttp-buffered gcf}; do
+for a in $(test/conformance/all.sh --list); do
   jobs+=("conformance-$a test/conformance/run.sh --rev 2025-11-25,2026-07-28 --adapter $a")
 done
 # Every benchmark once, except the side-by-side harness of test/bench (whose

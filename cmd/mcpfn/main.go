@@ -288,7 +288,8 @@ func runEnv(ctx context.Context, argv []string, e *env) int {
 		return fail(err)
 	}
 	defer c.Close()
-	// On a terminal, the progress of a request is shown as it comes.
+	// doc is the result as the server sent it; on a terminal, the progress
+	// of a request is shown as it comes.
 	var doc json.RawMessage
 	callOpts := &client.CallOptions{RawResult: &doc}
 	if human {

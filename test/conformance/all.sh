@@ -4,7 +4,10 @@
 # an unexpected failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-adapters=${ADAPTERS:-nethttp nethttp-buffered gcf lambda-url lambda-apigw-v1 lambda-apigw-v2 lambda-url-buffered replicas workers workers-fresh}
+# Every adapter, the longest runs first (test/all.sh runs them a few at a
+# time in this order); `all.sh --list` prints them.
+adapters=${ADAPTERS:-replicas lambda-url lambda-url-buffered lambda-apigw-v1 lambda-apigw-v2 workers workers-fresh nethttp nethttp-buffered gcf}
+if [ "${1:-}" = --list ]; then echo $adapters; exit 0; fi
 status=0
 for a in $adapters; do
   "$HERE/run.sh" --rev 2025-11-25,2026-07-28 --adapter "$a" || status=1
