@@ -47,6 +47,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,11 +374,15 @@ func (p *Proxy) WaitHealth(ctx context.Context, name string, healthy bool) error
 }
 
 // Records returns a copy of the requests recorded so far (at most the last
-// 200,000).
+// 200,000), in the order they arrived. A record is filed when its handler
+// returns, which for concurrent or keep-alive requests can be after a later
+// request's, so the copy is sorted by Seq.
 func (p *Proxy) Records() []Record {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]Record(nil), p.records...)
+	recs := append([]Record(nil), p.records...)
+	p.mu.Unlock()
+	slices.SortFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return recs
 }
 
 func (p *Proxy) find(name string) *replica {
