@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-
-	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // era is the protocol a POSTed message speaks: the 2026-07-28 revision
@@ -136,7 +134,7 @@ func isLegacyVersion(v string) bool {
 // a legacy initialize to the legacy era, which answers with the versions
 // the server speaks.
 func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
-	modernMeta := m.scannedMeta().hasVersion
+	modernMeta := m.meta.hasVersion
 	switch s.opts.Mode {
 	case ModeModern:
 		if modernMeta || m.method != "initialize" {
@@ -163,97 +161,6 @@ func (s *Server) eraOf(h http.Header, m *rpcMessage) era {
 }
 
 var emptyObject = []byte("{}")
-
-// requestMeta is what the one scan of a request's params._meta found: the
-// raw values of the keys the server reads (the last of a repeated key).
-type requestMeta struct {
-	raw           []byte // the _meta object; nil when absent or not an object
-	version       string // MetaProtocolVersion, when hasVersion
-	present       bool   // params has a _meta member
-	hasVersion    bool
-	fault         metaFault
-	caps          []byte
-	clientInfo    []byte
-	logLevel      []byte
-	progressToken []byte
-}
-
-// metaFault names the first of the reserved 2026-07-28 _meta keys, in
-// member order, whose value has the wrong type.
-type metaFault uint8
-
-const (
-	faultNone    metaFault = iota
-	faultVersion           // MetaProtocolVersion is not a string
-	faultCaps              // MetaClientCapabilities is not an object
-)
-
-func (f metaFault) String() string {
-	switch f {
-	case faultVersion:
-		return MetaProtocolVersion + " must be a string"
-	case faultCaps:
-		return MetaClientCapabilities + " must be an object"
-	}
-	return ""
-}
-
-// scannedMeta returns what the scan of params._meta found, scanning it on
-// first use.
-func (m *rpcMessage) scannedMeta() *requestMeta {
-	if !m.metaScanned {
-		m.meta, m.metaScanned = scanMeta(m.pMeta), true
-	}
-	return &m.meta
-}
-
-// scanMeta reads the params._meta member v of a request (nil when absent)
-// once.
-func scanMeta(v []byte) requestMeta {
-	meta := requestMeta{present: v != nil}
-	if !jsonwire.IsObject(v) {
-		return meta
-	}
-	meta.raw = v
-	jsonwire.EachMember(meta.raw, func(k, v []byte) bool {
-		switch {
-		case jsonwire.KeyIs(k, MetaProtocolVersion):
-			var ok bool
-			if meta.version, ok = jsonwire.RawString(v); !ok && meta.fault == faultNone {
-				meta.fault = faultVersion
-			}
-			meta.hasVersion = true
-		case jsonwire.KeyIs(k, MetaClientCapabilities):
-			if !jsonwire.IsObject(v) && meta.fault == faultNone {
-				meta.fault = faultCaps
-			}
-			meta.caps = v
-		case jsonwire.KeyIs(k, MetaClientInfo):
-			meta.clientInfo = v
-		case jsonwire.KeyIs(k, MetaLogLevel):
-			meta.logLevel = v
-		case jsonwire.KeyIs(k, "progressToken"):
-			meta.progressToken = v
-		}
-		return true
-	})
-	return meta
-}
-
-// progress returns the request's progress token: nil when absent or null,
-// a string or an integer as sent, and otherwise the -32602 error, in both
-// eras (2025-11-25 and 2026-07-28 basic/utilities/progress: "a string or
-// integer value").
-func (meta *requestMeta) progress() ([]byte, error) {
-	v := meta.progressToken
-	if v == nil || jsonwire.IsNull(v) {
-		return nil, nil
-	}
-	if v[0] != '"' && !validID(v) {
-		return nil, InvalidParamsError("Invalid params: progressToken must be a string or an integer")
-	}
-	return v, nil
-}
 
 // resultTail appends the members every result shares: what the era puts
 // before _meta (resultType and the cache hint of cacheMethod, "" for none,

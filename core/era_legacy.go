@@ -112,10 +112,14 @@ func (legacyEra) open(ctx context.Context, s *Server, hr *http.Request, x *excha
 // basic/utilities/cancellation): it is recorded, until Server.call
 // releases it, so that the notification finds it on this instance.
 func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchange, m *rpcMessage, sess *Session, version string) (context.Context, *Request, error) {
-	meta := m.scannedMeta()
+	meta := &m.meta
 	tok, err := meta.progress()
 	if err != nil {
 		return ctx, nil, err
+	}
+	spec := legacyMethods[m.method]
+	if spec != nil && !spec.available(s, s.reg.Load()) {
+		spec = nil
 	}
 	r := m.newRequest()
 	*r = Request{
@@ -130,7 +134,7 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		Session:            sess,
 		srv:                s,
 		era:                eraLegacy,
-		spec:               s.lookupMethod(legacyMethods, m.method),
+		spec:               spec,
 		x:                  x,
 		progressToken:      tok,
 		logLevel:           -1,

@@ -52,7 +52,7 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 		x.accepted() // a notification
 		return nil, nil
 	}
-	meta := m.scannedMeta()
+	meta := &m.meta
 	switch {
 	case !meta.present:
 		return nil, metaError("params._meta is required")
@@ -86,8 +86,8 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 			WithData(map[string]any{"supported": s.supportedVersions(), "requested": version}).
 			WithHTTP(http.StatusBadRequest, nil)
 	}
-	spec := s.lookupMethod(modernMethods, m.method)
-	if spec == nil {
+	spec := modernMethods[m.method]
+	if spec == nil || !spec.available(s, s.reg.Load()) {
 		return nil, methodNotFound(m.method)
 	}
 	if spec.nameParam != "" {

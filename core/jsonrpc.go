@@ -18,12 +18,10 @@ type rpcMessage struct {
 	pURI         []byte
 	pTaskID      []byte // the Tasks extension's tasks/* methods
 
-	// meta is the one scan of pMeta (scannedMeta), shared by the door
-	// and the era.
-	meta        requestMeta
-	metaScanned bool
-	isResponse  bool
-	isError     bool
+	// meta is the one scan of pMeta, shared by the door and the era.
+	meta       requestMeta
+	isResponse bool
+	isError    bool
 
 	// post, when the message is the whole body of a POST, holds the
 	// exchange and the Request of the message.
@@ -65,6 +63,7 @@ func (m *rpcMessage) indexParams() {
 		}
 		return true
 	})
+	m.meta = scanMeta(m.pMeta)
 }
 
 func (m *rpcMessage) isNotification() bool { return !m.isResponse && m.id == nil }
@@ -192,4 +191,87 @@ func checkArguments(what string, v []byte) error {
 		return InvalidParamsError("Invalid params: %s: %v", what, err)
 	}
 	return nil
+}
+
+// requestMeta is what the one scan of a request's params._meta found: the
+// raw values of the keys the server reads (the last of a repeated key).
+type requestMeta struct {
+	raw           []byte // the _meta object; nil when absent or not an object
+	version       string // MetaProtocolVersion, when hasVersion
+	present       bool   // params has a _meta member
+	hasVersion    bool
+	fault         metaFault
+	caps          []byte
+	clientInfo    []byte
+	logLevel      []byte
+	progressToken []byte
+}
+
+// metaFault names the first of the reserved 2026-07-28 _meta keys, in
+// member order, whose value has the wrong type.
+type metaFault uint8
+
+const (
+	faultNone    metaFault = iota
+	faultVersion           // MetaProtocolVersion is not a string
+	faultCaps              // MetaClientCapabilities is not an object
+)
+
+func (f metaFault) String() string {
+	switch f {
+	case faultVersion:
+		return MetaProtocolVersion + " must be a string"
+	case faultCaps:
+		return MetaClientCapabilities + " must be an object"
+	}
+	return ""
+}
+
+// scanMeta reads the params._meta member v of a request (nil when absent),
+// once, as the message is parsed: the door's era choice and the era's
+// checks read what it found.
+func scanMeta(v []byte) requestMeta {
+	meta := requestMeta{present: v != nil}
+	if !jsonwire.IsObject(v) {
+		return meta
+	}
+	meta.raw = v
+	jsonwire.EachMember(meta.raw, func(k, v []byte) bool {
+		switch {
+		case jsonwire.KeyIs(k, MetaProtocolVersion):
+			var ok bool
+			if meta.version, ok = jsonwire.RawString(v); !ok && meta.fault == faultNone {
+				meta.fault = faultVersion
+			}
+			meta.hasVersion = true
+		case jsonwire.KeyIs(k, MetaClientCapabilities):
+			if !jsonwire.IsObject(v) && meta.fault == faultNone {
+				meta.fault = faultCaps
+			}
+			meta.caps = v
+		case jsonwire.KeyIs(k, MetaClientInfo):
+			meta.clientInfo = v
+		case jsonwire.KeyIs(k, MetaLogLevel):
+			meta.logLevel = v
+		case jsonwire.KeyIs(k, "progressToken"):
+			meta.progressToken = v
+		}
+		return true
+	})
+	return meta
+}
+
+// progress returns the request's progress token: nil when absent or null,
+// a string or an integer as sent, and otherwise the -32602 error, in both
+// eras (2025-11-25 and 2026-07-28 basic/utilities/progress: "a string or
+// integer value").
+func (meta *requestMeta) progress() ([]byte, error) {
+	v := meta.progressToken
+	if v == nil || jsonwire.IsNull(v) {
+		return nil, nil
+	}
+	if v[0] != '"' && !validID(v) {
+		return nil, InvalidParamsError("Invalid params: progressToken must be a string or an integer")
+	}
+	return v, nil
 }

@@ -345,6 +345,10 @@ func (s *Server) setInput(ctx context.Context, r *Request, c mrtrCall) error {
 	if r.Input != nil {
 		return nil
 	}
+	if !c.hasToken {
+		r.Input = emptyInput // a first round (openInput)
+		return nil
+	}
 	in, err := s.openInput(ctx, c)
 	if err != nil {
 		return err

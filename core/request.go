@@ -118,6 +118,9 @@ func (r *Request) Server() *Server { return r.srv }
 // missing. A handler returns that error as is; it must do so before sending
 // any notification for the answer to carry HTTP status 400.
 func (r *Request) RequireCapabilities(want *ClientCapabilities) error {
+	if want == nil {
+		return nil
+	}
 	if m := missingCaps(r.declaredCaps(), want); m != nil {
 		return MissingCapabilityError(m)
 	}

@@ -2,20 +2,24 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
 )
 
 // The shared request path: every JSON-RPC request of either era, once its
 // era's door (era.open) has read it, takes Server.serve → Server.call (one
-// round after another through the middleware chain) → Server.serveRound
-// (authorization, the era's renewal hook, the method handler through
-// Server.invoke, the era's input hand-off hook) → Server.reply, which
-// writes the result or the error on the exchange.
+// round after another through the middleware chain, the request record
+// outermost) → Server.serveRound (authorization, the era's renewal hook,
+// the method handler through Server.invoke, the era's input hand-off hook)
+// → Server.reply, which writes the result or the error on the exchange.
 
 // serve answers one JSON-RPC message in the era of x, which the door
 // chose: the one path of every POSTed message after the door.
@@ -92,6 +96,159 @@ func (c *Call) after(out *Outcome, err error) (res []byte, again bool, _ error) 
 		return nil, false, errEmptyOutcome
 	}
 	return out.Result, false, nil // a Middleware's own result
+}
+
+// buildChain wraps the server's own handling in the middleware, the first
+// listed outermost, and the request record around all of them.
+func (s *Server) buildChain() {
+	mw := make([]Middleware, 0, len(s.opts.Middleware)+1)
+	if !s.opts.DisableRequestLog {
+		mw = append(mw, LogRequests(s.log, s.opts.RequestLogLevel))
+	}
+	mw = append(mw, s.opts.Middleware...)
+	// The request record keeps nothing of a result; a user's middleware
+	// may (see Request.resultBuffer).
+	s.poolResults = len(s.opts.Middleware) == 0
+	if len(mw) == 0 {
+		return
+	}
+	h := Handler(s.serveRound)
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	s.chain = h
+}
+
+// targetOf returns the target of a request of method with params (see
+// Call.Target).
+func targetOf(method string, params []byte) string {
+	var member string
+	switch method {
+	case "tools/call", "prompts/get":
+		member = "name"
+	case "resources/read":
+		member = "uri"
+	case "completion/complete":
+		var ref []byte
+		jsonwire.EachMember(params, func(k, v []byte) bool {
+			if jsonwire.KeyIs(k, "ref") {
+				ref = v
+			}
+			return true
+		})
+		if !jsonwire.IsObject(ref) {
+			return ""
+		}
+		var name, uri string
+		jsonwire.EachMember(ref, func(k, v []byte) bool {
+			switch {
+			case jsonwire.KeyIs(k, "name"):
+				name, _ = jsonwire.RawString(v)
+			case jsonwire.KeyIs(k, "uri"):
+				uri, _ = jsonwire.RawString(v)
+			}
+			return true
+		})
+		if name != "" {
+			return name
+		}
+		return uri
+	default:
+		return ""
+	}
+	var t string
+	jsonwire.EachMember(params, func(k, v []byte) bool {
+		if jsonwire.KeyIs(k, member) {
+			t, _ = jsonwire.RawString(v)
+		}
+		return true
+	})
+	return t
+}
+
+// LogRequests returns the Middleware of the request record: one record per
+// round, logged to logger at level (nil: slog.LevelInfo) when the logger
+// is enabled for it, with the message "mcp request" and these attributes
+// (an attribute without a value is omitted):
+//
+//	method     string    the JSON-RPC method, e.g. "tools/call"
+//	target     string    the tool or prompt name, resource URI or completion ref (Call.Target)
+//	era        string    "modern" (2026-07-28) or "legacy"
+//	version    string    the protocol revision, e.g. "2026-07-28"
+//	status     string    ok, isError, input_required, cancelled or error (Outcome.Status)
+//	code       int       the JSON-RPC error code, with status error
+//	round      int       Call.Round, when not 0
+//	duration   duration  the time the round took, the middleware inside this one included
+//	session    string    the first 16 hex digits of the SHA-256 of the legacy session id, never the id
+//	principal  string    the authenticated subject (Principal.Subject)
+//	client_id  string    the authenticated OAuth client (Principal.ClientID)
+//
+// The method, version, principal and client_id are cut to LogNameBytes and
+// the target to LogURIBytes (Truncate): they are strings the client chose
+// (or its token carries), and one request must not make a line of
+// megabytes. It never logs tokens, headers, params, arguments, results or
+// error messages (a -32603's cause is logged apart, at error, cut to
+// LogErrorBytes). The server installs it outermost, before
+// ServerOptions.Middleware, with ServerOptions.Logger and RequestLogLevel,
+// unless DisableRequestLog is set.
+func LogRequests(logger *slog.Logger, level slog.Leveler) Middleware {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) (*Outcome, error) {
+			lv := slog.LevelInfo
+			if level != nil {
+				lv = level.Level()
+			}
+			if !logger.Enabled(ctx, lv) {
+				return next(ctx, c)
+			}
+			start := time.Now()
+			out, err := next(ctx, c)
+			d := time.Since(start)
+			var buf [11]slog.Attr
+			// The method (a legacy method the server does not serve
+			// reaches the chain), the target, the version and the
+			// principal's names are strings a client chose or a token
+			// carried: bounded (Truncate), at no cost when short.
+			a := append(buf[:0], slog.String("method", Truncate(c.Method, LogNameBytes)))
+			if c.Target != "" {
+				a = append(a, slog.String("target", Truncate(c.Target, LogURIBytes)))
+			}
+			status := out.Status(err)
+			a = append(a, slog.String("era", c.era.name()), slog.String("version", Truncate(c.ProtocolVersion, LogNameBytes)), slog.String("status", status))
+			if err != nil {
+				a = append(a, slog.Int("code", CodeOf(err)))
+			}
+			if c.Round != 0 {
+				a = append(a, slog.Int("round", c.Round))
+			}
+			a = append(a, slog.Duration("duration", d))
+			if c.Session != nil {
+				a = append(a, slog.String("session", sessionDigest(c.Session.ID())))
+			}
+			if p := c.Principal; p != nil {
+				if p.Subject != "" {
+					a = append(a, slog.String("principal", Truncate(p.Subject, LogNameBytes)))
+				}
+				if p.ClientID != "" {
+					a = append(a, slog.String("client_id", Truncate(p.ClientID, LogNameBytes)))
+				}
+			}
+			logger.LogAttrs(ctx, lv, "mcp request", a...)
+			return out, err
+		}
+	}
+}
+
+// sessionDigest names a session in logs without its id, which is a bearer
+// credential of the session (2025-11-25 basic/transports, session
+// management): 64 bits of its SHA-256, enough to tell the sessions of one
+// deployment apart and to find one whose id is known.
+func sessionDigest(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
 }
 
 // serveRound is the Handler the middleware wraps: one round of the
@@ -228,16 +385,6 @@ func methodTable(own map[string]*methodSpec) map[string]*methodSpec {
 		t[k] = v
 	}
 	return t
-}
-
-// lookupMethod returns the spec of method in table when the server serves
-// it, or nil.
-func (s *Server) lookupMethod(table map[string]*methodSpec, method string) *methodSpec {
-	spec := table[method]
-	if spec == nil || !spec.available(s, s.reg.Load()) {
-		return nil
-	}
-	return spec
 }
 
 // invoke runs a method handler, turning a panic into a logged -32603.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -14,6 +16,55 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 )
+
+// encodeCallToolResult encodes a tools/call result for the request's era.
+// st is nil for results not produced by a registered tool's handler.
+func (r *Request) encodeCallToolResult(res *CallToolResult, st *serverTool) ([]byte, error) {
+	b := r.resultBuffer(256)
+	b = append(b, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if c == nil {
+			return nil, errors.New("nil content block")
+		}
+		if t, ok := c.(*TextContent); ok && t != nil && t.Annotations == nil && t.Meta == nil {
+			// TextContent.MarshalJSON's bytes, without its own buffer.
+			b = append(b, `{"type":"text","text":`...)
+			b = jsonwire.AppendString(b, t.Text)
+			b = append(b, '}')
+			continue
+		}
+		cj, err := c.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, cj...)
+	}
+	b = append(b, "],"...)
+	if res.StructuredContent != nil {
+		sj, ok := res.StructuredContent.(json.RawMessage)
+		if !ok {
+			var err error
+			if sj, err = json.Marshal(res.StructuredContent); err != nil {
+				return nil, fmt.Errorf("encoding structuredContent: %w", err)
+			}
+		}
+		if r.era.structuredContent(r.ProtocolVersion, st, sj) {
+			b = append(b, `"structuredContent":`...)
+			b = append(b, sj...)
+			b = append(b, ',')
+		}
+	}
+	if res.IsError {
+		r.isError = true
+		b = append(b, `"isError":true,`...)
+	}
+	b = r.resultTail(b, "", res.Meta, nil)
+	b = append(b, '}')
+	return b[:len(b):len(b)], nil // whoever appends to it copies
+}
 
 // A typed tool's result is usually a flat struct of scalars
 // (struct{ Sum int `json:"sum"` }) or a bare scalar. encoding/json costs a
