@@ -18,6 +18,9 @@
 //	if err != nil { ... }
 //	srv := core.NewServer(impl, &core.ServerOptions{Authenticator: rs})
 //
+// [FromEnv] builds the same from the MCPFN_AUTH_* environment variables
+// that the deploy kits read and the Terraform modules set.
+//
 // # Tokens
 //
 // JWT access tokens (RFC 9068) are verified with lestrrat-go/jwx against

@@ -43,8 +43,9 @@ func ExampleNew() {
 	}
 	r := post("")
 	fmt.Println(r.Code, r.Header().Get("WWW-Authenticate"))
-	// A request with a token from https://auth.example.com gets 200 (the
-	// same example against a real authorization server: package authtest).
+	// A request with a valid token from https://auth.example.com gets 200
+	// (package authtest's example verifies tokens of a real authorization
+	// server on loopback).
 	// Output:
 	// 401 Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", scope="mcp"
 }

@@ -125,7 +125,7 @@ func TestRegistrationMethods(t *testing.T) {
 		t.Fatalf("registrations recorded: %+v", reg)
 	}
 	md := metadata(t, as.URL+"/.well-known/oauth-authorization-server")
-	if !slices.Equal(toStrings(md["token_endpoint_auth_methods_supported"]), []string{"client_secret_post", "none"}) {
+	if methods, _ := md["token_endpoint_auth_methods_supported"].([]any); !slices.Equal(methods, []any{"client_secret_post", "none"}) {
 		t.Fatalf("metadata methods %v", md["token_endpoint_auth_methods_supported"])
 	}
 }
@@ -139,16 +139,6 @@ func metadata(t *testing.T, u string) map[string]any {
 		return nil
 	}
 	return md
-}
-
-func toStrings(v any) []string {
-	var out []string
-	l, _ := v.([]any)
-	for _, x := range l {
-		s, _ := x.(string)
-		out = append(out, s)
-	}
-	return out
 }
 
 // TestMetadataControls: MetadataPath serves one form (the other well-known

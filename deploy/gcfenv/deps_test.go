@@ -1,9 +1,9 @@
 package gcfenv_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // TestDependencies: a Cloud Function built with the kit links the
@@ -13,18 +13,14 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := string(out)
+	links := mcptest.Links(t, ".")
 	for _, want := range []string{"github.com/GoogleCloudPlatform/functions-framework-go/functions", "github.com/mcpfn/mcpfn/auth"} {
-		if !strings.Contains(deps, want+"\n") {
+		if !links(want) {
 			t.Errorf("the kit does not link %s", want)
 		}
 	}
-	for _, bad := range []string{"github.com/aws/"} {
-		if strings.Contains(deps, bad) {
+	for _, bad := range []string{"github.com/aws"} {
+		if links(bad) {
 			t.Errorf("the kit links %s...", bad)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 
 	"github.com/mcpfn/mcpfn/adapters/gcf"
+	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/mcpfnenv"
 	"github.com/mcpfn/mcpfn/store/memory"
@@ -62,7 +63,7 @@ func Load() (*core.ServerOptions, error) {
 	if opts.AllowedOrigins, err = mcpfnenv.AllowedOrigins(); err != nil {
 		return nil, err
 	}
-	rs, err := authFromEnv(log)
+	rs, err := auth.FromEnv(log)
 	if err != nil {
 		return nil, err
 	}

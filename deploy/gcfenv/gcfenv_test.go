@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -32,15 +30,7 @@ func setenv(t *testing.T, kv ...string) {
 	for _, k := range vars {
 		t.Setenv(k, "")
 	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		t.Setenv(kv[i], kv[i+1])
-	}
-}
-
-func randomKey(n int) ([]byte, string) {
-	b := make([]byte, n)
-	rand.Read(b)
-	return b, base64.StdEncoding.EncodeToString(b)
+	mcptest.Setenv(t, kv...)
 }
 
 func TestDefaults(t *testing.T) {
@@ -104,7 +94,7 @@ func TestCloudLoggingFields(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	secret, b64 := randomKey(32)
+	secret, b64 := mcptest.RandomKey(32)
 	setenv(t, "MCPFN_STATE_KEY", b64, "MCPFN_ALLOWED_ORIGINS", "https://a.example, https://b.example:8443", "MCPFN_LOG_LEVEL", "warn")
 	opts, err := gcfenv.Load()
 	if err != nil {
@@ -143,7 +133,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	_, short := randomKey(31)
+	_, short := mcptest.RandomKey(31)
 	for name, c := range map[string]struct {
 		kv   []string
 		name string
@@ -184,8 +174,8 @@ func TestErrors(t *testing.T) {
 // instance with the new key first opens on it too; a state of a removed
 // key is rejected with the invalid-state error, its key id logged.
 func TestKeyRotation(t *testing.T) {
-	_, oldKey := randomKey(32)
-	_, newKey := randomKey(32)
+	_, oldKey := mcptest.RandomKey(32)
+	_, newKey := mcptest.RandomKey(32)
 	server := func(keys string) http.HandlerFunc {
 		t.Setenv("MCPFN_STATE_KEY", keys)
 		t.Setenv("MCPFN_LOG_LEVEL", "error")

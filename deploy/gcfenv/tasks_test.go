@@ -102,20 +102,13 @@ func TestOneInstance(t *testing.T) {
 	defer ts.Close()
 	caps := map[string]any{"extensions": map[string]any{core.ExtensionTasks: map[string]any{}}}
 	c := &mcptest.Client{URL: ts.URL, Caps: caps}
-	res, err := c.Call(t.Context(), "tools/call", map[string]any{"name": "job", "arguments": map[string]any{}}, nil)
+	id, err := c.CreateTask(t.Context(), "job", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created struct {
-		ResultType string `json:"resultType"`
-		TaskID     string `json:"taskId"`
-	}
-	if err := res.Decode(&created); err != nil || created.ResultType != "task" || created.TaskID == "" {
-		t.Fatalf("tools/call of a task tool: %v %s", err, res.Result)
-	}
 	// The task is readable at once (tasks.md §Task Creation), through the
 	// instance that created it, which is every instance.
-	got, err := c.Call(t.Context(), "tasks/get", map[string]any{"taskId": created.TaskID}, http.Header{"Mcp-Name": {created.TaskID}})
+	got, err := c.Call(t.Context(), "tasks/get", map[string]any{"taskId": id}, http.Header{"Mcp-Name": {id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +116,7 @@ func TestOneInstance(t *testing.T) {
 		TaskID string `json:"taskId"`
 		Status string `json:"status"`
 	}
-	if err := got.Decode(&task); err != nil || task.TaskID != created.TaskID || (task.Status != "working" && task.Status != "completed") {
+	if err := got.Decode(&task); err != nil || task.TaskID != id || (task.Status != "working" && task.Status != "completed") {
 		t.Errorf("tasks/get of the new task: %v %s", err, got.Result)
 	}
 }

@@ -1,9 +1,9 @@
 package lambdaenv_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // TestDependencies: a function built with the kit links the AWS service
@@ -16,19 +16,7 @@ func TestDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	has := func(prefix string) bool {
-		for _, d := range deps {
-			if d == prefix || strings.HasPrefix(d, prefix+"/") {
-				return true
-			}
-		}
-		return false
-	}
+	has := mcptest.Links(t, ".")
 	for _, want := range []string{"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/aws/aws-sdk-go-v2/service/secretsmanager",
 		"github.com/aws/aws-lambda-go/lambda", "github.com/mcpfn/mcpfn/auth"} {
 		if !has(want) {

@@ -13,6 +13,7 @@ import (
 	awssm "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/mcpfn/mcpfn/adapters/lambda"
+	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/deploy/mcpfnenv"
 	"github.com/mcpfn/mcpfn/store/dynamo"
@@ -129,7 +130,7 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 	if cfg.Server.AllowedOrigins, err = mcpfnenv.AllowedOrigins(); err != nil {
 		return nil, err
 	}
-	rs, err := authFromEnv(log)
+	rs, err := auth.FromEnv(log)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -54,15 +53,7 @@ func setenv(t *testing.T, kv ...string) {
 	} {
 		t.Setenv(k, v)
 	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		t.Setenv(kv[i], kv[i+1])
-	}
-}
-
-func randomKey(n int) ([]byte, string) {
-	b := make([]byte, n)
-	rand.Read(b)
-	return b, base64.StdEncoding.EncodeToString(b)
+	mcptest.Setenv(t, kv...)
 }
 
 func TestDefaults(t *testing.T) {
@@ -140,7 +131,7 @@ func TestLambdaJSONLogs(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
-	secret, b64 := randomKey(32)
+	secret, b64 := mcptest.RandomKey(32)
 	setenv(t, "MCPFN_STATE_KEY", b64, "MCPFN_ALLOWED_ORIGINS", " https://a.example ,https://b.example:8443,,",
 		"MCPFN_LOG_LEVEL", "debug", "MCPFN_DYNAMODB_TABLE", "sessions-test", "MCPFN_STREAMING", "1")
 	cfg, err := lambdaenv.Load(t.Context(), nil)
@@ -154,7 +145,7 @@ func TestValues(t *testing.T) {
 	if !ok || len(keys) != 1 || !bytes.Equal(keys[0].Secret, secret) || !strings.HasPrefix(keys[0].ID, "env-") {
 		t.Errorf("Keys = %v, want the static key", opts.Keys)
 	}
-	_, other := randomKey(32)
+	_, other := mcptest.RandomKey(32)
 	t.Setenv("MCPFN_STATE_KEY", other)
 	if cfg2, err := lambdaenv.Load(t.Context(), nil); err != nil || cfg2.Server.Keys.(core.StaticKeys)[0].ID == keys[0].ID {
 		t.Errorf("another key has the same id %q (%v)", keys[0].ID, err)
@@ -227,8 +218,8 @@ func TestAuth(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	_, short := randomKey(31)
-	_, good := randomKey(32)
+	_, short := mcptest.RandomKey(31)
+	_, good := mcptest.RandomKey(32)
 	for name, c := range map[string]struct {
 		kv   []string
 		name string // the variable the error must name
@@ -362,7 +353,7 @@ func newSMServer(t *testing.T, secret []byte) *smServer {
 // the secret, with the Lambda credentials, through the endpoint the AWS
 // environment names.
 func TestSecretsManager(t *testing.T) {
-	secret, _ := randomKey(32)
+	secret, _ := mcptest.RandomKey(32)
 	sm := newSMServer(t, secret)
 	setenv(t, "MCPFN_KEYS_SECRET_ID", "mcpfn/state-keys", "AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.URL)
 	cfg, err := lambdaenv.Load(t.Context(), nil)
@@ -398,7 +389,7 @@ func TestSharedAcrossProcesses(t *testing.T) {
 	if err := dynamo.CreateTable(t.Context(), client, table); err != nil {
 		t.Fatal(err)
 	}
-	secret, _ := randomKey(32)
+	secret, _ := mcptest.RandomKey(32)
 	sm := newSMServer(t, secret)
 	setenv(t, "MCPFN_DYNAMODB_TABLE", table, "MCPFN_KEYS_SECRET_ID", "mcpfn/keys", "AWS_ENDPOINT_URL_DYNAMODB", endpoint,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER", sm.URL, "MCPFN_LOG_LEVEL", "error")
@@ -432,23 +423,16 @@ func TestSharedAcrossProcesses(t *testing.T) {
 	// (tasks.md §Task Creation: CreateTaskResult only once tasks/get
 	// resolves), and its outcome is read there.
 	taskCaps := map[string]any{"extensions": map[string]any{core.ExtensionTasks: map[string]any{}}}
-	res, err := (&mcptest.Client{URL: urls[0], Caps: taskCaps}).Call(ctx, "tools/call", map[string]any{"name": "job", "arguments": map[string]any{}}, nil)
+	id, err := (&mcptest.Client{URL: urls[0], Caps: taskCaps}).CreateTask(ctx, "job", nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var created struct {
-		ResultType string `json:"resultType"`
-		TaskID     string `json:"taskId"`
-	}
-	if err := res.Decode(&created); err != nil || created.ResultType != "task" || created.TaskID == "" {
-		t.Fatalf("tools/call of a task tool: %v %s %+v", err, res.Result, res.Error)
 	}
 	for polls := 1; ; polls++ {
 		if polls > 5000 {
 			t.Fatalf("the task is still working after %d polls", polls)
 		}
-		res, err := (&mcptest.Client{URL: urls[1], Caps: taskCaps}).Call(ctx, "tasks/get", map[string]any{"taskId": created.TaskID},
-			http.Header{"Mcp-Name": {created.TaskID}})
+		res, err := (&mcptest.Client{URL: urls[1], Caps: taskCaps}).Call(ctx, "tasks/get", map[string]any{"taskId": id},
+			http.Header{"Mcp-Name": {id}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +453,7 @@ func TestSharedAcrossProcesses(t *testing.T) {
 		if task.Status == "working" {
 			continue // the other server's runner has not finished yet
 		}
-		if task.Status != "completed" || len(task.Result.Content) == 0 || task.Result.Content[0].Text != "done in task "+created.TaskID {
+		if task.Status != "completed" || len(task.Result.Content) == 0 || task.Result.Content[0].Text != "done in task "+id {
 			t.Fatalf("task on the other server: %s", res.Result)
 		}
 		break
@@ -480,7 +464,7 @@ func TestSharedAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &mcptest.Client{URL: urls[1], SessionID: a.SessionID, Version: a.Version}
-	res, err = b.LegacyCall(ctx, "tools/list", nil, nil)
+	res, err := b.LegacyCall(ctx, "tools/list", nil, nil)
 	if err != nil || res.Status != http.StatusOK || res.Error != nil {
 		t.Fatalf("tools/list on the other server, session %s: %v %+v", a.SessionID, err, res)
 	}

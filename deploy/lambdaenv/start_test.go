@@ -151,7 +151,7 @@ func TestStart(t *testing.T) {
 		warn      bool
 	}{
 		{"buffered, per-process keys", nil, false, true},
-		{"streaming, shared key", []string{"MCPFN_STREAMING=1", "MCPFN_STATE_KEY=" + func() string { _, k := randomKey(32); return k }()}, true, false},
+		{"streaming, shared key", []string{"MCPFN_STREAMING=1", "MCPFN_STATE_KEY=" + func() string { _, k := mcptest.RandomKey(32); return k }()}, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			api := newRuntimeAPI(t, functionURLEvent(t))

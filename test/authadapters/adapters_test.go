@@ -22,6 +22,7 @@ import (
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/auth/authtest"
 	"github.com/mcpfn/mcpfn/core"
+	"github.com/mcpfn/mcpfn/internal/mcptest"
 )
 
 // These tests run auth behind each platform adapter: the Authorization
@@ -41,6 +42,22 @@ func mcpHeaders() map[string]string {
 		"mcp-method":           "tools/call",
 		"mcp-name":             "echo",
 	}
+}
+
+// callEcho calls the echo tool at resource (a 2026-07-28 request, as
+// echoBody and mcpHeaders make it), with tok as the bearer token unless it
+// is "".
+func callEcho(t *testing.T, resource, tok string) *mcptest.Response {
+	t.Helper()
+	c := &mcptest.Client{URL: resource}
+	if tok != "" {
+		c.Header = http.Header{"Authorization": {"Bearer " + tok}}
+	}
+	r, err := c.Call(t.Context(), "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // protected builds a server with the echo tool behind a Resource.
@@ -87,29 +104,13 @@ func TestNetHTTPWellKnownOutsidePath(t *testing.T) {
 	if res, _ := http.Get(ts.URL + "/elsewhere"); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("other paths: %d", res.StatusCode)
 	}
-	post := func(tok string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(echoBody()))
-		for k, v := range mcpHeaders() {
-			req.Header.Set(k, v)
-		}
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, string(b)
+	r := callEcho(t, resource, "")
+	if r.Status != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), ts.URL+"/.well-known/oauth-protected-resource/mcp") {
+		t.Fatalf("401: %d %v", r.Status, r.Header)
 	}
-	r, _ := post("")
-	if r.StatusCode != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), ts.URL+"/.well-known/oauth-protected-resource/mcp") {
-		t.Fatalf("401: %d %v", r.StatusCode, r.Header)
-	}
-	r, body := post(as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
-	if r.StatusCode != 200 || !strings.Contains(body, "hello user-1") {
-		t.Fatalf("200: %d %s", r.StatusCode, body)
+	r = callEcho(t, resource, as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
+	if r.Status != 200 || !strings.Contains(string(r.Result), "hello user-1") {
+		t.Fatalf("200: %d %s", r.Status, r.Messages)
 	}
 }
 
@@ -312,31 +313,13 @@ func TestGCF(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(b), resource) {
 		t.Fatalf("metadata: %d %s", res.StatusCode, b)
 	}
-	req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(echoBody()))
-	for k, v := range mcpHeaders() {
-		req.Header.Set(k, v)
+	r := callEcho(t, resource, "")
+	if r.Status != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), ts.URL+"/mcpfn/.well-known/oauth-protected-resource") {
+		t.Fatalf("401: %d %v", r.Status, r.Header)
 	}
-	res, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), ts.URL+"/mcpfn/.well-known/oauth-protected-resource") {
-		t.Fatalf("401: %d %v", res.StatusCode, res.Header)
-	}
-	req, _ = http.NewRequest(http.MethodPost, resource, strings.NewReader(echoBody()))
-	for k, v := range mcpHeaders() {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("Authorization", "Bearer "+as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
-	res, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.Contains(string(b), "hello user-1") {
-		t.Fatalf("200: %d %s", res.StatusCode, b)
+	r = callEcho(t, resource, as.Mint(authtest.Claims{Audience: []string{resource}, Scope: "mcp"}))
+	if r.Status != 200 || !strings.Contains(string(r.Result), "hello user-1") {
+		t.Fatalf("200: %d %s", r.Status, r.Messages)
 	}
 	_ = events.APIGatewayProxyResponse{}
 }
