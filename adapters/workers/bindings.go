@@ -54,26 +54,10 @@ func Call(ctx context.Context, binding, object, method, arg string) (string, err
 	if err != nil {
 		return "", err
 	}
-	type result struct {
-		v   string
-		err error
-	}
-	ch := make(chan result, 1)
-	var cb js.Func
-	cb = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		cb.Release()
+	return await(ctx, r, "call", func(args []js.Value) (string, error) {
 		if e := args[0]; !e.IsNull() && !e.IsUndefined() {
-			ch <- result{err: &CallError{Message: e.String()}}
-		} else {
-			ch <- result{v: args[1].String()}
+			return "", &CallError{Message: e.String()}
 		}
-		return nil
-	})
-	post(r.rq, "call", binding, object, method, arg, cb)
-	select {
-	case res := <-ch:
-		return res.v, res.err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+		return args[1].String(), nil
+	}, binding, object, method, arg)
 }

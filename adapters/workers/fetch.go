@@ -52,17 +52,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if max <= 0 {
 		max = DefaultMaxResponseBytes
 	}
-	type result struct {
-		resp *http.Response
-		err  error
-	}
-	ch := make(chan result, 1)
-	var cb js.Func
-	cb = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		cb.Release()
+	return await(ctx, r, "fetch", func(args []js.Value) (*http.Response, error) {
 		if e := args[0]; !e.IsNull() && !e.IsUndefined() {
-			ch <- result{err: fmt.Errorf("workers: fetch %s: %s", req.URL.Redacted(), e.String())}
-			return nil
+			return nil, fmt.Errorf("workers: fetch %s: %s", req.URL.Redacted(), e.String())
 		}
 		resp := &http.Response{
 			Status:     fmt.Sprintf("%d %s", args[1].Int(), http.StatusText(args[1].Int())),
@@ -77,15 +69,34 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		js.CopyBytesToGo(b, args[3])
 		resp.Body = io.NopCloser(bytes.NewReader(b))
 		resp.ContentLength = int64(len(b))
-		ch <- result{resp: resp}
+		return resp, nil
+	}, req.Method, req.URL.String(), jsHeaders(req.Header), jsBytes(body), float64(max))
+}
+
+// await posts kind with args to the JavaScript side of request r, with a
+// callback (err, values...) last, and returns what settle reads from the
+// callback's arguments, or ctx's error when ctx ends first (the callback,
+// should it come later, is then dropped).
+func await[T any](ctx context.Context, r *request, kind string, settle func(args []js.Value) (T, error), args ...any) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	var cb js.Func
+	cb = js.FuncOf(func(_ js.Value, a []js.Value) any {
+		cb.Release()
+		v, err := settle(a)
+		ch <- result{v, err}
 		return nil
 	})
-	post(r.rq, "fetch", req.Method, req.URL.String(), jsHeaders(req.Header), jsBytes(body), float64(max), cb)
+	post(r.rq, kind, append(args, cb)...)
 	select {
 	case res := <-ch:
-		return res.resp, res.err
+		return res.v, res.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }
 
