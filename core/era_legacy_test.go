@@ -302,8 +302,7 @@ func TestLegacyBatches(t *testing.T) {
 // TestLegacyResults checks that legacy results carry nothing of 2026-07-28,
 // and that structured output reaches 2025-06-18 and 2025-11-25 clients for
 // object roots only (outputSchema listed, structuredContent beside the text),
-// and never 2025-03-26 clients, which have no structured output (issue 11,
-// defect 8).
+// and never 2025-03-26 clients, which have no structured output.
 func TestLegacyResults(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, &core.ServerOptions{CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Hour, Scope: core.CacheScopePublic}}})

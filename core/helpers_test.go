@@ -593,3 +593,31 @@ func servesLegacyVia(t *testing.T, c *http.Client, url, version string) {
 		t.Fatalf("the GET stream outlived DELETE: %v", err)
 	}
 }
+
+// rawArgs is a tools/call or prompts/get whose arguments are the given raw
+// JSON (so that duplicate keys survive).
+func rawArgs(t testing.TB, method, name, args string) *testReq {
+	t.Helper()
+	var r *testReq
+	if method == "tools/call" {
+		r = callReq(1, name, map[string]any{})
+	} else {
+		r = mreq(1, method, map[string]any{"name": name})
+	}
+	// json.Marshal keeps a RawMessage's duplicate keys.
+	return r.withCaps(map[string]any{"elicitation": map[string]any{}}).withParam("arguments", json.RawMessage(args))
+}
+
+// bigObject returns a JSON object of n distinct string members.
+func bigObject(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%06d":"v"`, i)
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -3,8 +3,10 @@ package core_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,4 +255,41 @@ func TestConcurrentMessages(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// shortBody is a body that sends a few bytes of what it declared.
+type shortBody struct{ sent bool }
+
+// TestDeclaredBodySizeNotAllocated: the body buffer grows with what
+// arrives, not with the declared Content-Length, so a request that
+// declares 4 MiB and sends 10 bytes allocates little. Not parallel: it
+// reads the process's allocation counter.
+func TestDeclaredBodySizeNotAllocated(t *testing.T) {
+	// Not parallel: it measures the process's allocations.
+	srv := newFixture(t, nil)
+	const n, declared = 20, 4 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		req := callReq(1, "add", map[string]any{"a": 1, "b": 2}).httpRequest("/mcp")
+		req.Body, req.ContentLength = io.NopCloser(&shortBody{}), declared
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, req)
+		if w.Code != http.StatusBadRequest {
+			t.Fatalf("HTTP %d: %s", w.Code, w.Body.Bytes())
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 256<<10 {
+		t.Fatalf("%d bytes allocated per request that declared %d and sent 10", per, declared)
+	}
+	assertServes(t, srv)
+}
+
+func (b *shortBody) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, io.EOF
+	}
+	b.sent = true
+	return copy(p, `{"jsonrpc"`), nil
 }

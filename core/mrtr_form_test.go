@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -356,5 +357,81 @@ func TestAnswer(t *testing.T) {
 		if got[1] != c.typed {
 			t.Errorf("%s: Form.Answer = %+v, want %+v", c.name, got[1], c.typed)
 		}
+	}
+}
+
+// TestFormKeepsDeclarationOrder checks that a form lists its fields in
+// declaration order, not alphabetically.
+func TestFormKeepsDeclarationOrder(t *testing.T) {
+	t.Parallel()
+	type survey struct {
+		Zeta  string `json:"zeta"`
+		Alpha string `json:"alpha"`
+		Mid   bool   `json:"mid,omitempty"`
+		Beta  int    `json:"beta"`
+	}
+	f, err := core.NewForm[survey]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := f.Schema()
+	last := -1
+	for _, k := range []string{`"zeta":`, `"alpha":`, `"mid":`, `"beta":`} {
+		i := bytes.Index(raw, []byte(k))
+		if i <= last {
+			t.Fatalf("property %s out of declaration order in %s", k, raw)
+		}
+		last = i
+	}
+	validateSpec(t, "2025-11-25", "ElicitRequestFormParams", []byte(`{"mode":"form","message":"m","requestedSchema":`+string(raw)+`}`))
+}
+
+// TestRawAnswersHidden checks that handlers see only verified answers: the
+// request structs expose no raw inputResponses or requestState beside
+// Request.Input, and an answer to a question the handler never asked does
+// not reach it.
+func TestRawAnswersHidden(t *testing.T) {
+	t.Parallel()
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[core.CallToolParams](),
+		reflect.TypeFor[core.CallToolRequest](),
+		reflect.TypeFor[core.ReadResourceRequest](),
+		reflect.TypeFor[core.GetPromptRequest](),
+	} {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			if f.IsExported() && (f.Type == reflect.TypeFor[map[string]json.RawMessage]() || strings.Contains(f.Name, "InputResponses") || f.Name == "RequestState") {
+				t.Errorf("%v exposes the raw multi round-trip field %s", typ, f.Name)
+			}
+		}
+	}
+
+	srv := core.NewServer(testImpl, nil)
+	type seen struct{ asked, unasked bool }
+	got := make(chan seen, 2)
+	core.AddTool(srv, &core.Tool{Name: "ask", Description: "Asks one question."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) {
+			if req.Input.Len() == 0 {
+				return "", core.InputRequired(core.InputRequests{"name": core.ElicitForm("Name?", json.RawMessage(`{"type":"object","properties":{"n":{"type":"string"}}}`))}, "r1")
+			}
+			_, asked := req.Input.Raw("name")
+			_, unasked := req.Input.Raw("other")
+			got <- seen{asked, unasked}
+			return "done", nil
+		})
+	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+	first := callReq(1, "ask", nil).withCaps(caps).do(t, srv).result(t)
+	state := str(at(first, "requestState"))
+	if state == "" {
+		t.Fatalf("no requestState in %v", first)
+	}
+	ans := map[string]any{"action": "accept", "content": map[string]any{"n": "x"}}
+	res := callReq(2, "ask", nil).withCaps(caps).withParam("requestState", state).
+		withParam("inputResponses", map[string]any{"name": ans, "other": ans}).do(t, srv).result(t)
+	if textOf(res) != "done" {
+		t.Fatalf("second round: %v", res)
+	}
+	if s := <-got; !s.asked || s.unasked {
+		t.Errorf("handler saw asked=%v unasked=%v, want true false", s.asked, s.unasked)
 	}
 }

@@ -34,7 +34,7 @@ func hasMACPool(s *sealer, secret []byte) bool {
 
 // TestRotationDropsRetiredSecret checks that a key removed by a rotation
 // leaves no HMAC state behind: the sealer pools states only for the current
-// key list (issue 11, defect 5).
+// key list.
 func TestRotationDropsRetiredSecret(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -94,3 +94,27 @@ func TestCompletion(t *testing.T) {
 		}
 	})
 }
+
+// TestHostilePromptArguments: a prompts/get with 100,000 distinct argument
+// keys on a prompt that asks for input (whose arguments are canonicalized
+// for its requestState binding) is refused with -32602 before any work;
+// 10,000 keys (the limit) are served.
+// The cost of canonicalization itself is bounded in TestCanonicalJSONCost.
+func TestHostilePromptArguments(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(testImpl, nil)
+	srv.AddPrompt(&core.Prompt{Name: "ask", Description: "Asks for a name."},
+		func(ctx context.Context, req *core.GetPromptRequest) (*core.GetPromptResult, error) {
+			return nil, core.InputRequired(core.InputRequests{"user_name": core.ElicitForm("Name?", nameSchema)}, "")
+		})
+	r := rawArgs(t, "prompts/get", "ask", bigObject(100_000)).do(t, srv)
+	e := r.wantError(t, http.StatusOK, core.CodeInvalidParams)
+	if msg := str(e["message"]); !strings.Contains(msg, "more than 10000 members") {
+		t.Fatalf("message %q", msg)
+	}
+	r = rawArgs(t, "prompts/get", "ask", bigObject(core.MaxArgumentMembers)).do(t, srv)
+	if res := r.result(t); str(res["resultType"]) != "input_required" {
+		t.Fatalf("10000 keys: %s", r.Body)
+	}
+	assertServes(t, newFixture(t, nil))
+}

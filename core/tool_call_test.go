@@ -609,3 +609,88 @@ func TestResultBuffersRecycled(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateArgumentKeys checks that duplicate keys anywhere in tool or
+// prompt arguments (or inputResponses) are a -32602, with the key named.
+func TestDuplicateArgumentKeys(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, nil)
+	for _, c := range []struct{ method, name, args string }{
+		{"tools/call", "add", `{"a":1,"b":2,"a":40}`},
+		{"tools/call", "add", `{"a":1,"b":2,"\u0061":40}`},
+		{"tools/call", "add", `{"a":1,"b":2,"c":{"x":[{"y":1,"y":2}]}}`},
+		{"prompts/get", "greet", `{"who":"a","who":"b"}`},
+	} {
+		r := rawArgs(t, c.method, c.name, c.args).do(t, srv)
+		e := r.wantError(t, http.StatusOK, core.CodeInvalidParams)
+		if msg := str(e["message"]); !strings.Contains(msg, "duplicate key") {
+			t.Errorf("%s %s: message %q", c.method, c.args, msg)
+		}
+	}
+	r := callReq(1, "add", map[string]any{"a": 1, "b": 2}).withParam("inputResponses", json.RawMessage(`{"k":{},"k":{}}`)).do(t, srv)
+	r.wantError(t, http.StatusOK, core.CodeInvalidParams)
+	assertServes(t, srv)
+}
+
+// TestArgumentsBindCaseSensitively: with a schema that allows additional
+// properties, {"region":"us","REGION":"eu"} passes validation and the
+// Mcp-Param-Region: us check; encoding/json would bind "eu" (a
+// case-insensitive match) to the field the header vouched for. The handler
+// sees exactly what was validated: "us".
+func TestArgumentsBindCaseSensitively(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		Region string `json:"region"`
+	}
+	got := make(chan string, 1)
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "deploy", Description: "Deploys.", InputSchema: json.RawMessage(`{"type":"object",
+		"properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"],"additionalProperties":true}`)},
+		func(ctx context.Context, req *core.CallToolRequest, in args) (string, error) {
+			got <- in.Region
+			return "deployed to " + in.Region, nil
+		})
+	r := rawArgs(t, "tools/call", "deploy", `{"region":"us","REGION":"eu"}`).withHeader("Mcp-Param-Region", "us").do(t, srv)
+	if r.Status != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", r.Status, r.Body)
+	}
+	if res := r.result(t); res["isError"] == true {
+		t.Fatalf("isError: %s", r.Body)
+	}
+	if region := <-got; region != "us" {
+		t.Fatalf("the handler got region %q; validated and vouched for by Mcp-Param-Region: %q", region, "us")
+	}
+}
+
+// TestArgumentsBindLikeEncodingJSON checks what the case-sensitive decoder
+// keeps of encoding/json: 42.0 binds to an int (the schema calls it an
+// integer), json tags with omitempty and string work, unknown members are
+// ignored, and a type mismatch is an isError result naming the field.
+func TestArgumentsBindLikeEncodingJSON(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		N    int    `json:"n"`
+		Q    int    `json:"q,string"`
+		Name string `json:"name,omitempty"`
+		Skip string `json:"-"`
+	}
+	got := make(chan args, 1)
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "bind", Description: "Binds.", InputSchema: json.RawMessage(`{"type":"object",
+		"properties":{"n":{"type":"integer"},"q":{"type":"string"},"name":{"type":"string"},"tags":{"type":"array"}}}`)},
+		func(ctx context.Context, req *core.CallToolRequest, in args) (string, error) {
+			got <- in
+			return "ok", nil
+		})
+	r := rawArgs(t, "tools/call", "bind", `{"n":42.0,"q":"7","name":"x","Skip":"no","tags":[1]}`).do(t, srv)
+	if res := r.result(t); res["isError"] == true {
+		t.Fatalf("isError: %s", r.Body)
+	}
+	if in := <-got; in != (args{N: 42, Q: 7, Name: "x"}) {
+		t.Fatalf("bound %+v", in)
+	}
+	r = rawArgs(t, "tools/call", "bind", `{"n":1,"q":"seven"}`).do(t, srv)
+	if res := r.result(t); res["isError"] != true || !strings.Contains(textOf(res), `"q"`) {
+		t.Fatalf("want an isError result naming q: %s", r.Body)
+	}
+}

@@ -186,3 +186,109 @@ func TestFormRegistrationMistakes(t *testing.T) {
 }
 
 func formErr[T any]() error { _, err := core.NewForm[T](); return err }
+
+// treeNode is a recursive argument type.
+type treeNode struct {
+	Name     string     `json:"name"`
+	Children []treeNode `json:"children,omitempty"`
+}
+
+type linked struct {
+	Value int     `json:"value"`
+	Next  *linked `json:"next,omitempty"`
+}
+
+// TestRecursiveTypeRefused checks that a recursive argument or result type is
+// a clear registration panic, not a stack overflow that kills the process.
+func TestRecursiveTypeRefused(t *testing.T) {
+	t.Parallel()
+	srv := core.NewServer(testImpl, nil)
+	msg := mustPanic(t, func() {
+		core.AddTool(srv, &core.Tool{Name: "tree", Description: "Walks a tree."},
+			func(ctx context.Context, req *core.CallToolRequest, in treeNode) (string, error) { return in.Name, nil })
+	})
+	if !strings.Contains(msg, `AddTool "tree"`) || !strings.Contains(msg, "recursive") || !strings.Contains(msg, "Children") {
+		t.Errorf("panic message %q does not name the tool, the recursion and the field", msg)
+	}
+	msg = mustPanic(t, func() {
+		core.AddTool(srv, &core.Tool{Name: "list", Description: "Returns a list."},
+			func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (*linked, error) { return nil, nil })
+	})
+	if !strings.Contains(msg, "output schema") || !strings.Contains(msg, "recursive") || !strings.Contains(msg, "Next") {
+		t.Errorf("panic message %q does not name the output, the recursion and the field", msg)
+	}
+	// The server still works.
+	core.AddTool(srv, &core.Tool{Name: "ok", Description: "Fine."},
+		func(ctx context.Context, req *core.CallToolRequest, _ noArgs) (string, error) { return "fine", nil })
+	if got := textOf(callReq(1, "ok", nil).do(t, srv).result(t)); got != "fine" {
+		t.Errorf("after the refused registrations: %q", got)
+	}
+}
+
+// TestSchemaTagDialect checks the one jsonschema tag dialect of tools and
+// forms: the official Go SDK's bare description (commas included), the
+// key=value form, and a clear registration error for an ambiguous tag.
+func TestSchemaTagDialect(t *testing.T) {
+	t.Parallel()
+	type weatherArgs struct {
+		City  string `json:"city" jsonschema:"the city, in English"`
+		Units string `json:"units,omitempty" jsonschema:"description=metric\\, or imperial,enum=metric,enum=imperial"`
+		Inner struct {
+			Zip string `json:"zip" jsonschema:"postal code"`
+		} `json:"inner"`
+	}
+	srv := core.NewServer(testImpl, nil)
+	core.AddTool(srv, &core.Tool{Name: "weather", Description: "Weather."},
+		func(ctx context.Context, req *core.CallToolRequest, in weatherArgs) (string, error) {
+			return in.City, nil
+		})
+	res := mreq(1, "tools/list", nil).do(t, srv).result(t)
+	schema := at(res, "tools", 0, "inputSchema")
+	for path, want := range map[string]string{
+		"city":  "the city, in English",
+		"units": "metric, or imperial",
+	} {
+		if got := str(at(schema, "properties", path, "description")); got != want {
+			t.Errorf("%s description = %q, want %q", path, got, want)
+		}
+	}
+	if got := str(at(schema, "properties", "inner", "properties", "zip", "description")); got != "postal code" {
+		t.Errorf("nested description = %q", got)
+	}
+	if got := at(schema, "properties", "units", "enum"); len(got.([]any)) != 2 {
+		t.Errorf("units enum = %v", got)
+	}
+	type ambiguous struct {
+		City string `json:"city" jsonschema:"the city,minimum=3"`
+	}
+	msg := mustPanic(t, func() {
+		core.AddTool(srv, &core.Tool{Name: "amb", Description: "Ambiguous."},
+			func(ctx context.Context, req *core.CallToolRequest, in ambiguous) (string, error) { return "", nil })
+	})
+	if !strings.Contains(msg, "ambiguous") || !strings.Contains(msg, "City") {
+		t.Errorf("panic message %q does not explain the ambiguous tag", msg)
+	}
+
+	// Forms read the same dialect.
+	type booking struct {
+		Name string `json:"name" jsonschema:"who is it for, please"`
+		Time string `json:"time" jsonschema:"title=Time,enum=18:00,enum=19:00,default=19:00"`
+	}
+	f, err := core.NewForm[booking]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := decode(t, f.Schema())
+	if got := str(at(v, "properties", "name", "description")); got != "who is it for, please" {
+		t.Errorf("form description = %q", got)
+	}
+	if got := str(at(v, "properties", "time", "title")); got != "Time" {
+		t.Errorf("form title = %q", got)
+	}
+	if got := str(at(v, "properties", "time", "default")); got != "19:00" {
+		t.Errorf("form default = %q", got)
+	}
+	if _, err := core.NewForm[ambiguous](); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("ambiguous form tag: %v", err)
+	}
+}

@@ -16,9 +16,9 @@ import (
 )
 
 // TestCanonicalJSONCost bounds the work of canonicalizing an object with
-// 100,000 distinct keys (the hostile prompts/get of issue 11, defect 2) by
-// counting key comparisons: a sort needs O(n log n); the former per-key
-// scan over earlier members needed n²/2 = 5·10⁹.
+// 100,000 distinct keys (a hostile prompts/get) by counting key
+// comparisons: a sort needs O(n log n), where a per-key scan over earlier
+// members would need n²/2 = 5·10⁹.
 func TestCanonicalJSONCost(t *testing.T) {
 	const n = 100_000
 	var calls int

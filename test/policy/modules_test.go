@@ -232,7 +232,7 @@ func requirement(t *testing.T, dir, path string) string {
 }
 
 // TestUserModuleGraph builds throwaway user modules from the working tree
-// and checks what they inherit (issue 12 §1, docs/design.md "Module
+// and checks what they inherit (docs/design.md "Module
 // layout"): a core + nethttp user lists no more modules than a user of the
 // official SDK and links only core's dependencies, none of them a
 // pre-release; a Lambda user adds aws-lambda-go and nothing else; a Cloud

@@ -1,13 +1,11 @@
 package core_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,82 +252,6 @@ func TestGetStreamSessionEnds(t *testing.T) {
 			servesLegacyVia(t, ti.http, ti.ua, core.ProtocolVersion20251125)
 		})
 	})
-}
-
-// keysThatRotate is a KeyProvider whose Keys still return the old list
-// until RefreshKeys is called (an instance that has not seen a rotation).
-type keysThatRotate struct {
-	mu        sync.Mutex
-	cached    []core.Key
-	fresh     []core.Key
-	refreshes int
-}
-
-func (k *keysThatRotate) Keys(context.Context) ([]core.Key, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.cached, nil
-}
-
-func (k *keysThatRotate) RefreshKeys(context.Context) ([]core.Key, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.refreshes++
-	k.cached = k.fresh
-	return k.cached, nil
-}
-
-// State sealed by an instance with a new key verifies on one that has not
-// loaded it yet: the unknown key id makes it refresh.
-func TestUnknownKeyIDRefreshesKeys(t *testing.T) {
-	t.Parallel()
-	oldKey, newKey := core.NewRandomKey("old"), core.NewRandomKey("new")
-	ahead := core.StaticKeys{newKey, oldKey}
-	behind := &keysThatRotate{cached: []core.Key{oldKey}, fresh: []core.Key{newKey, oldKey}}
-	register := func(s *core.Server) {
-		core.AddTool(s, &core.Tool{Name: "ask", Description: "Asks."},
-			func(ctx context.Context, req *core.CallToolRequest, _ struct{}) (string, error) {
-				if req.Input.State() == "s1" {
-					return "verified", nil
-				}
-				return "", core.InputRequired(nil, "s1")
-			})
-	}
-	a := core.NewServer(core.Implementation{Name: "a", Version: "1"}, &core.ServerOptions{Keys: ahead})
-	b := core.NewServer(core.Implementation{Name: "b", Version: "1"}, &core.ServerOptions{Keys: behind})
-	register(a)
-	register(b)
-	ta, tb := httptest.NewServer(a), httptest.NewServer(b)
-	defer ta.Close()
-	defer tb.Close()
-	r1, err := (&mcptest.Client{URL: ta.URL}).Call(context.Background(), "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var first struct {
-		RequestState string `json:"requestState"`
-	}
-	if err := r1.Decode(&first); err != nil || !strings.HasPrefix(first.RequestState, "v1.new.") {
-		t.Fatalf("round 1 on A: %v %s", err, r1.Messages)
-	}
-	r2, err := (&mcptest.Client{URL: tb.URL}).Call(context.Background(), "tools/call",
-		map[string]any{"name": "ask", "arguments": map[string]any{}, "requestState": first.RequestState}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r2.Error != nil || !bytes.Contains(r2.Result, []byte("verified")) {
-		t.Fatalf("round 2 on B: %s", r2.Messages)
-	}
-	if behind.refreshes != 1 {
-		t.Fatalf("%d refreshes, want 1", behind.refreshes)
-	}
-	// A state naming a key nobody has is still rejected.
-	bad := strings.Replace(first.RequestState, "v1.new.", "v1.nokey.", 1)
-	r3, _ := (&mcptest.Client{URL: tb.URL}).Call(context.Background(), "tools/call",
-		map[string]any{"name": "ask", "arguments": map[string]any{}, "requestState": bad}, nil)
-	if r3.Error == nil || r3.Error.Code != core.CodeInvalidParams {
-		t.Fatalf("unknown key: %s", r3.Messages)
-	}
 }
 
 // cancelSlowCall sends the legacy tools/call "slow" in c's session, waits
