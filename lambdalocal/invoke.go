@@ -15,7 +15,7 @@ import (
 
 // The Invoke API's limits and path.
 const (
-	maxEventPayload = 256 << 10 // an asynchronous invocation's payload
+	maxEventPayload = 1 << 20 // an asynchronous invocation's payload (Lambda's quota: 1 MB)
 	invokePrefix    = "/2015-03-31/functions/"
 	invokeSuffix    = "/invocations"
 )

@@ -252,8 +252,9 @@ func TestInvokeAPI(t *testing.T) {
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 	defer api.Close()
+	body := `{"count":true}`
 	invoke := func(name, typ string, signed bool) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/2015-03-31/functions/"+name+"/invocations", strings.NewReader(`{"count":true}`))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/2015-03-31/functions/"+name+"/invocations", strings.NewReader(body))
 		if typ != "" {
 			req.Header.Set("X-Amz-Invocation-Type", typ)
 		}
@@ -283,6 +284,18 @@ func TestInvokeAPI(t *testing.T) {
 	}
 	if status, _ := invoke("counter", "", false); status != 403 {
 		t.Errorf("unsigned: %d, want 403", status)
+	}
+	// An asynchronous invocation's payload may be up to 1 MB (Lambda's
+	// quota), past the former 256 KB.
+	body = `{"count":true,"pad":"` + strings.Repeat("x", 300<<10) + `"}`
+	if status, resp := invoke("counter", "Event", true); status != 202 {
+		t.Errorf("Event of 300 KB: %d %s", status, resp)
+	} else if n := <-ran; n != "3" {
+		t.Errorf("the 300 KB invocation counted %s, want 3", n)
+	}
+	body = `{"pad":"` + strings.Repeat("x", 1<<20) + `"}`
+	if status, resp := invoke("counter", "Event", true); status != http.StatusRequestEntityTooLarge || !strings.Contains(resp, "RequestTooLargeException") {
+		t.Errorf("Event over 1 MB: %d %s", status, resp)
 	}
 }
 

@@ -129,20 +129,10 @@ func startExample(t *testing.T, bin string, env ...string) (string, *exec.Cmd) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	for line := range lines {
-		if _, url, ok := strings.Cut(line, "serving MCP on "); ok {
-			go func() {
-				for range lines { // keep the pipe drained
-				}
-			}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if _, url, ok := strings.Cut(sc.Text(), "serving MCP on "); ok {
+			go io.Copy(io.Discard, stderr) // keep the pipe drained
 			return url, cmd
 		}
 	}

@@ -3,6 +3,11 @@
 // it accepts is run by a function the test gives (a front door's pool of
 // emulators or Runtime API sandboxes), as Lambda runs the function.
 //
+// A Server is lambdalocal.InvokeAPI, the Invoke API `mcpfn dev` serves,
+// with what tests need around it: injected faults, a gate on Event
+// invocations, a record of the invocations run, and a check that every
+// request follows the wire protocol.
+//
 // # Wire protocol
 //
 // REST JSON (https://docs.aws.amazon.com/lambda/latest/api/API_Invoke.html):
@@ -27,19 +32,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"slices"
 	"sync"
 	"time"
-)
 
-const (
-	maxSyncPayload  = 6 << 20
-	maxEventPayload = 1 << 20
-	pathPrefix      = "/2015-03-31/functions/"
-	pathSuffix      = "/invocations"
+	"github.com/mcpfn/mcpfn/lambdalocal"
 )
 
 // Fault is an error the server answers an Invoke with instead of accepting
@@ -67,8 +66,8 @@ type Delivery struct {
 // Server is an http.Handler speaking the Invoke API for one function. Build
 // it with New. It is safe for concurrent use.
 type Server struct {
-	function string
-	invoke   func(ctx context.Context, payload []byte) ([]byte, error)
+	api    *lambdalocal.InvokeAPI
+	invoke func(ctx context.Context, payload []byte) ([]byte, error)
 
 	// Unexpected, when set, is called for every request that does not
 	// follow the wire protocol (tests pass t.Errorf).
@@ -81,39 +80,39 @@ type Server struct {
 	// Zero: none. Set both before serving.
 	Retries    int
 	RetryDelay time.Duration
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	retries    sync.Once // hands Retries and RetryDelay to api
 
 	mu         sync.Mutex
-	faults     []Fault         // answered to the next Invokes, in order
-	gate       <-chan struct{} // Event deliveries wait on it, when set
+	faults     []Fault         // answered to the next requests, in order
+	gate       <-chan struct{} // Event invocations wait on it, when set
 	accepted   int             // Event invocations answered 202
 	deliveries chan Delivery
 }
 
 // New returns a server for the function named function, whose invocations
-// invoke runs (with a context that ends when Close is called). Every
+// invoke runs: a RequestResponse invocation with its request's context, an
+// Event invocation with a context that ends when Close is called. Every
 // invocation run is also sent on Deliveries, which holds up to 64 of them
 // unread (the rest are dropped).
 func New(function string, invoke func(ctx context.Context, payload []byte) ([]byte, error)) *Server {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{function: function, invoke: invoke, ctx: ctx, cancel: cancel, deliveries: make(chan Delivery, 64)}
+	s := &Server{invoke: invoke, deliveries: make(chan Delivery, 64)}
+	s.api = lambdalocal.NewInvokeAPI(function, invoker{s}, nil)
+	return s
 }
 
 // Deliveries receives every invocation the server has run, once it has run.
 func (s *Server) Deliveries() <-chan Delivery { return s.deliveries }
 
-// Fail makes the next len(faults) Invokes fail with these faults, in order.
+// Fail makes the next len(faults) requests fail with these faults, in
+// order, unseen by the Invoke API.
 func (s *Server) Fail(faults ...Fault) {
 	s.mu.Lock()
 	s.faults = append(s.faults, faults...)
 	s.mu.Unlock()
 }
 
-// Hold makes the Event invocations accepted from now on wait until gate is
-// closed before they run (nil: run at once).
+// Hold makes Event invocations wait, each time they are about to run, until
+// gate is closed (nil: run at once).
 func (s *Server) Hold(gate <-chan struct{}) {
 	s.mu.Lock()
 	s.gate = gate
@@ -127,11 +126,9 @@ func (s *Server) Accepted() int {
 	return s.accepted
 }
 
-// Close cancels the invocations in progress and waits for them.
-func (s *Server) Close() {
-	s.cancel()
-	s.wg.Wait()
-}
+// Close cancels the Event invocations in progress and waits for them;
+// Event requests are refused afterwards.
+func (s *Server) Close() { s.api.Close() }
 
 func (s *Server) unexpected(format string, args ...any) {
 	if s.Unexpected != nil {
@@ -139,59 +136,16 @@ func (s *Server) unexpected(format string, args ...any) {
 	}
 }
 
-// ServeHTTP implements the Invoke operation.
+// syncKey marks the context of a request, which a RequestResponse
+// invocation runs with; an Event invocation runs with the Invoke API's own.
+type syncKey struct{}
+
+// ServeHTTP answers a request with the next injected fault, if any, or
+// else with the Invoke API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	name, ok := strings.CutPrefix(r.URL.Path, pathPrefix)
-	if ok {
-		name, ok = strings.CutSuffix(name, pathSuffix)
-	}
-	if r.Method != http.MethodPost || !ok || name == "" || strings.Contains(name, "/") {
-		s.unexpected("%s %s is not an Invoke request", r.Method, r.URL.Path)
-		awsError(w, http.StatusNotFound, "UnknownOperationException", "unknown operation "+r.Method+" "+r.URL.Path)
-		return
-	}
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
-		s.unexpected("unsigned request")
-		awsError(w, http.StatusForbidden, "MissingAuthenticationTokenException", "missing authentication token")
-		return
-	}
-	// FunctionName: my-function, 123456789012:function:my-function or
-	// arn:aws:lambda:us-west-2:123456789012:function:my-function, each
-	// with an optional :qualifier.
-	fn := name
-	if i := strings.LastIndex(fn, ":function:"); i >= 0 {
-		fn = fn[i+len(":function:"):]
-	}
-	fn, _, _ = strings.Cut(fn, ":")
-	if fn != s.function {
-		awsError(w, http.StatusNotFound, "ResourceNotFoundException", "Function not found: "+name)
-		return
-	}
-	typ := r.Header.Get("X-Amz-Invocation-Type")
-	limit := maxSyncPayload
-	switch typ {
-	case "", "RequestResponse":
-	case "Event":
-		limit = maxEventPayload
-	case "DryRun":
-	default:
-		s.unexpected("X-Amz-Invocation-Type %q", typ)
-		awsError(w, http.StatusBadRequest, "InvalidParameterValueException", "invalid invocation type "+typ)
-		return
-	}
-	payload, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-	if err != nil {
-		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", err.Error())
-		return
-	}
-	if len(payload) > limit {
-		awsError(w, http.StatusRequestEntityTooLarge, "RequestTooLargeException", "Request must be smaller than "+fmt.Sprint(limit)+" bytes for the Invoke operation")
-		return
-	}
-	if len(payload) > 0 && !json.Valid(payload) {
-		awsError(w, http.StatusBadRequest, "InvalidRequestContentException", "Could not parse request body into json")
-		return
-	}
+	s.retries.Do(func() {
+		s.api.RetryDelays = slices.Repeat([]time.Duration{s.RetryDelay}, s.Retries)
+	})
 	s.mu.Lock()
 	var fault *Fault
 	if len(s.faults) > 0 {
@@ -199,75 +153,69 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.faults = s.faults[1:]
 		fault = &f
 	}
-	gate := s.gate
-	if fault == nil && typ == "Event" {
-		s.accepted++
-	}
 	s.mu.Unlock()
 	if fault != nil {
-		awsError(w, fault.Status, fault.Type, "injected fault")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-ErrorType", fault.Type)
+		w.WriteHeader(fault.Status)
+		b, _ := json.Marshal(map[string]string{"__type": fault.Type, "message": "injected fault"})
+		w.Write(b)
 		return
 	}
 
-	switch typ {
-	case "DryRun":
-		w.WriteHeader(http.StatusNoContent)
-	case "Event":
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if gate != nil {
-				select {
-				case <-gate:
-				case <-s.ctx.Done():
-					return
-				}
-			}
-			for attempt := 0; ; attempt++ {
-				if d := s.run(true, payload); d.Err == nil || attempt == s.Retries {
-					return
-				}
-				select {
-				case <-time.After(s.RetryDelay):
-				case <-s.ctx.Done():
-					return
-				}
-			}
-		}()
-		w.WriteHeader(http.StatusAccepted)
-	default:
-		d := s.run(false, payload)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("X-Amz-Executed-Version", "$LATEST")
-		if d.Err != nil {
-			w.Header().Set("X-Amz-Function-Error", "Unhandled")
-			b, _ := json.Marshal(map[string]string{"errorMessage": d.Err.Error(), "errorType": "Runtime.Error"})
-			w.Write(b)
-			return
-		}
-		w.Write(d.Response)
+	s.api.ServeHTTP(counter{w, s}, r.WithContext(context.WithValue(r.Context(), syncKey{}, true)))
+	// The errors of a request that is not a well-formed Invoke.
+	switch typ := w.Header().Get("X-Amzn-ErrorType"); typ {
+	case "UnknownOperationException", "MissingAuthenticationTokenException", "InvalidParameterValueException":
+		s.unexpected("%s %s (X-Amz-Invocation-Type %q): answered %s", r.Method, r.URL.Path, r.Header.Get("X-Amz-Invocation-Type"), typ)
 	}
 }
 
-// run runs one invocation and reports it on Deliveries.
-func (s *Server) run(async bool, payload []byte) Delivery {
-	res, err := s.invoke(s.ctx, payload)
-	if err == nil && bytes.Contains(res, []byte(`"errorType"`)) && bytes.HasPrefix(bytes.TrimSpace(res), []byte(`{"errorMessage"`)) {
+// counter counts the Event invocations the Invoke API accepts.
+type counter struct {
+	http.ResponseWriter
+	s *Server
+}
+
+func (w counter) WriteHeader(status int) {
+	if status == http.StatusAccepted {
+		w.s.mu.Lock()
+		w.s.accepted++
+		w.s.mu.Unlock()
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// invoker runs the Invoke API's invocations with Server.invoke, waiting on
+// the gate first for an Event one, and reports each on Deliveries.
+type invoker struct{ s *Server }
+
+func (i invoker) Invoke(ctx context.Context, payload []byte) (*lambdalocal.Response, error) {
+	s := i.s
+	async := ctx.Value(syncKey{}) == nil
+	if async {
+		s.mu.Lock()
+		gate := s.gate
+		s.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	res, err := s.invoke(ctx, payload)
+	fnErr := err == nil && bytes.Contains(res, []byte(`"errorType"`)) && bytes.HasPrefix(bytes.TrimSpace(res), []byte(`{"errorMessage"`))
+	if fnErr {
 		err = errors.New(string(res)) // the runtime reported a function error
 	}
-	d := Delivery{Async: async, Payload: payload, Response: res, Err: err}
 	select {
-	case s.deliveries <- d:
+	case s.deliveries <- Delivery{Async: async, Payload: payload, Response: res, Err: err}:
 	default:
 	}
-	return d
-}
-
-// awsError writes a REST JSON error as Lambda does.
-func awsError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-ErrorType", typ)
-	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]string{"__type": typ, "Type": "User", "message": msg})
-	w.Write(b)
+	if err != nil && !fnErr {
+		return nil, err
+	}
+	return &lambdalocal.Response{Body: io.NopCloser(bytes.NewReader(res)), FunctionError: fnErr}, nil
 }
