@@ -154,7 +154,7 @@ func (s *Server) hasTarget(r *Request, target string) bool {
 			return true
 		}
 		for _, t := range reg.templates {
-			if t.re.MatchString(target) {
+			if t.uri.matches(target) {
 				return true
 			}
 		}

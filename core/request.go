@@ -216,7 +216,8 @@ type ReadResourceRequest struct {
 	*Request
 	URI string
 	// Vars holds the variables of the URI template that matched, for template
-	// resources.
+	// resources: percent-decoded, an exploded list's items joined with commas,
+	// a variable the URI leaves out absent (Server.AddResourceTemplate).
 	Vars map[string]string
 	// The raw multi round-trip fields stay private (see CallToolParams);
 	// handlers read Request.Input.

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
-	"strings"
 	"sync/atomic"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -26,8 +24,7 @@ type serverResource struct {
 type serverTemplate struct {
 	tmpl    *ResourceTemplate
 	handler ResourceHandler
-	re      *regexp.Regexp
-	vars    []string
+	uri     *uriTemplate
 	order   int64
 }
 
@@ -63,10 +60,13 @@ func (s *Server) RemoveResources(uris ...string) {
 }
 
 // AddResourceTemplate registers a family of resources by an RFC 6570 URI
-// template. Supported expressions: {var} (one path segment), {+var} and
-// {#var} (any characters), {/var} and {.var}, and {?a,b} / {&a} query
-// parameters. A read whose URI matches no resource but a template goes to
-// the template's handler with the variables in req.Vars. It panics on an
+// template (Level 4 syntax: {var} is one path segment, {+var} and {#var}
+// any characters, {/var}, {.var} and {;var} path parameters, {?a,b} and
+// {&c} query parameters in any order, with prefix modifiers and exploded
+// lists). A read whose URI matches no resource but a template goes to the
+// template's handler with the variables, percent-decoded, in req.Vars (an
+// exploded list's items joined with commas). Templates are tried in the
+// order they were added; a URI over 64 KiB matches none. It panics on an
 // invalid template.
 func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	if t == nil || h == nil {
@@ -75,13 +75,13 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 	if t.Name == "" {
 		panic(fmt.Sprintf("core: AddResourceTemplate %q: a name is required", t.URITemplate))
 	}
-	re, vars, err := compileURITemplate(t.URITemplate)
+	ut, err := compileURITemplate(t.URITemplate)
 	if err != nil {
 		panic(fmt.Sprintf("core: AddResourceTemplate %q: %v", t.URITemplate, err))
 	}
 	tc := *t
 	s.update(func(reg *registry) {
-		st := &serverTemplate{tmpl: &tc, handler: h, re: re, vars: vars, order: resourceSeq.Add(1)}
+		st := &serverTemplate{tmpl: &tc, handler: h, uri: ut, order: resourceSeq.Add(1)}
 		for i, old := range reg.templates {
 			if old.tmpl.URITemplate == tc.URITemplate {
 				st.order = old.order
@@ -98,121 +98,6 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 // resources/subscribe, or resourceSubscriptions of subscriptions/listen)
 // that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) { s.hub.publish(changeResourceUpdated, uri) }
-
-// compileURITemplate turns an RFC 6570 template into a matching regexp.
-func compileURITemplate(t string) (*regexp.Regexp, []string, error) {
-	var b strings.Builder
-	var vars []string
-	b.WriteString("^")
-	rest := t
-	query := false
-	for rest != "" {
-		i := strings.IndexByte(rest, '{')
-		if i < 0 {
-			b.WriteString(regexp.QuoteMeta(rest))
-			break
-		}
-		b.WriteString(regexp.QuoteMeta(rest[:i]))
-		j := strings.IndexByte(rest[i:], '}')
-		if j < 0 {
-			return nil, nil, errors.New("unclosed expression")
-		}
-		expr := rest[i+1 : i+j]
-		rest = rest[i+j+1:]
-		if expr == "" {
-			return nil, nil, errors.New("empty expression")
-		}
-		op := byte(0)
-		if strings.IndexByte("+#/.?&;", expr[0]) >= 0 {
-			op, expr = expr[0], expr[1:]
-		}
-		names := strings.Split(expr, ",")
-		for _, n := range names {
-			n = strings.TrimSuffix(n, "*")
-			if n == "" || !varName.MatchString(n) {
-				return nil, nil, fmt.Errorf("invalid variable name %q", n)
-			}
-		}
-		switch op {
-		case 0:
-			for k, n := range names {
-				if k > 0 {
-					b.WriteString(",")
-				}
-				b.WriteString("(?P<" + groupName(len(vars)) + ">[^/?#,]*)")
-				vars = append(vars, strings.TrimSuffix(n, "*"))
-			}
-		case '+', '#':
-			if op == '#' {
-				b.WriteString("#")
-			}
-			b.WriteString("(?P<" + groupName(len(vars)) + ">.*)")
-			vars = append(vars, strings.TrimSuffix(names[0], "*"))
-			if len(names) > 1 {
-				return nil, nil, errors.New("only one variable is supported in {+...} and {#...}")
-			}
-		case '/', '.', ';':
-			for _, n := range names {
-				sep := string(op)
-				b.WriteString(regexp.QuoteMeta(sep))
-				if op == ';' {
-					b.WriteString(regexp.QuoteMeta(strings.TrimSuffix(n, "*")) + "=?")
-				}
-				b.WriteString("(?P<" + groupName(len(vars)) + ">[^/?#.;]*)")
-				vars = append(vars, strings.TrimSuffix(n, "*"))
-			}
-		case '?', '&':
-			if query {
-				return nil, nil, errors.New("only one query expression is supported")
-			}
-			query = true
-			b.WriteString("(?P<q>(?:[?&].*)?)")
-			for _, n := range names {
-				vars = append(vars, "?"+strings.TrimSuffix(n, "*"))
-			}
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	return re, vars, err
-}
-
-var varName = regexp.MustCompile(`^[A-Za-z0-9_.%]+$`)
-
-func groupName(i int) string { return fmt.Sprintf("v%d", i) }
-
-// match returns the template's variables for uri, or nil.
-func (t *serverTemplate) match(uri string) map[string]string {
-	m := t.re.FindStringSubmatch(uri)
-	if m == nil {
-		return nil
-	}
-	vars := map[string]string{}
-	gi := 0
-	for i, name := range t.re.SubexpNames() {
-		if i == 0 || name == "" {
-			continue
-		}
-		if name == "q" {
-			q, _ := url.ParseQuery(strings.TrimLeft(m[i], "?&"))
-			for _, v := range t.vars {
-				if strings.HasPrefix(v, "?") {
-					if val, ok := q[v[1:]]; ok {
-						vars[v[1:]] = strings.Join(val, ",")
-					}
-				}
-			}
-			continue
-		}
-		val, err := url.PathUnescape(m[i])
-		if err != nil {
-			val = m[i]
-		}
-		vars[t.vars[gi]] = val
-		gi++
-	}
-	return vars
-}
 
 // listResources answers resources/list.
 func (s *Server) listResources(ctx context.Context, r *Request, params []byte) ([]byte, error) {
@@ -252,7 +137,7 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 		h = x.handler
 	} else {
 		for _, t := range reg.templates {
-			if vars := t.match(req.URI); vars != nil {
+			if vars := t.uri.match(req.URI); vars != nil {
 				h, req.Vars = t.handler, vars
 				break
 			}

@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/mcpfn/mcpfn v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/yosida95/uritemplate/v3 v3.0.2
 )
 
 require (
@@ -16,7 +17,6 @@ require (
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
