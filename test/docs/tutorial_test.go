@@ -716,8 +716,9 @@ func startLine(t *testing.T, bin string, args, env []string, re *regexp.Regexp, 
 		}
 	}()
 	// mcpfn dev builds the user's module before it prints its URL: on a
-	// shared machine, a cold build takes a while.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// shared, busy machine a cold build has taken over three minutes. The
+	// bound only ends a hang.
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	select {
 	case m, ok := <-found:

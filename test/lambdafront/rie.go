@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpfn/mcpfn/lambdalocal"
@@ -273,31 +274,39 @@ func (p *pool) Invoke(ctx context.Context, event []byte) (*lambdalocal.Response,
 	return &lambdalocal.Response{Body: io.NopCloser(bytes.NewReader(payload))}, nil
 }
 
-// invoke runs one invocation on a free emulator.
+// invoke runs one invocation on a free emulator. An invocation the
+// emulator refused before reading it (its address no longer listens: the
+// emulator died, or another process held its port when it started) was
+// never delivered and goes to the next free emulator, at most three times,
+// as Lambda delivers an invocation its sandbox did not take.
 func (p *pool) invoke(ctx context.Context, event []byte) ([]byte, error) {
-	var e *emulator
-	select {
-	case e = <-p.free:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a free emulator: %w", ctx.Err())
-	}
-	payload, err := p.invokeOn(ctx, e, event)
-	if err == nil || errors.Is(err, lambdalocal.ErrTimeout) { // the emulator recovers from timeouts
-		p.free <- e
-		return payload, err
-	}
-	// The emulator may be broken: replace it.
-	p.cfg.Logger.Warn("restarting emulator", "id", e.id, "err", err)
-	p.discard(e)
-	go func() {
-		ne, serr := p.start(context.Background(), e.id)
-		if serr != nil {
-			p.cfg.Logger.Error("restarting emulator failed", "id", e.id, "err", serr)
-			return // the pool shrinks
+	for attempt := 1; ; attempt++ {
+		var e *emulator
+		select {
+		case e = <-p.free:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for a free emulator: %w", ctx.Err())
 		}
-		p.free <- ne
-	}()
-	return nil, err
+		payload, err := p.invokeOn(ctx, e, event)
+		if err == nil || errors.Is(err, lambdalocal.ErrTimeout) { // the emulator recovers from timeouts
+			p.free <- e
+			return payload, err
+		}
+		// The emulator may be broken: replace it.
+		p.cfg.Logger.Warn("restarting emulator", "id", e.id, "err", err)
+		p.discard(e)
+		go func() {
+			ne, serr := p.start(context.Background(), e.id)
+			if serr != nil {
+				p.cfg.Logger.Error("restarting emulator failed", "id", e.id, "err", serr)
+				return // the pool shrinks
+			}
+			p.free <- ne
+		}()
+		if !errors.Is(err, syscall.ECONNREFUSED) || attempt == 3 {
+			return nil, err
+		}
+	}
 }
 
 func (p *pool) invokeOn(ctx context.Context, e *emulator, event []byte) ([]byte, error) {

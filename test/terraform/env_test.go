@@ -19,9 +19,9 @@ import (
 var envName = regexp.MustCompile(`MCPFN_[A-Z0-9_]+`)
 
 // readers are the Go packages whose environment variables the Terraform
-// sets: the public deploy kits (MCPFN_STREAMING included) and the
-// variables they share (deploy/mcpfnenv).
-var readers = []string{repoRoot + "/deploy/lambdaenv", repoRoot + "/deploy/gcfenv", repoRoot + "/deploy/mcpfnenv"}
+// sets: the public deploy kits (MCPFN_STREAMING included), the variables
+// they share (deploy/mcpfnenv) and the MCPFN_AUTH_* ones (auth.FromEnv).
+var readers = []string{repoRoot + "/deploy/lambdaenv", repoRoot + "/deploy/gcfenv", repoRoot + "/deploy/mcpfnenv", repoRoot + "/auth"}
 
 // goEnvNames returns the MCPFN_ names that appear as string literals in
 // the non-test Go files of dirs (a missing directory is skipped), and the
