@@ -27,6 +27,7 @@ type issuer struct {
 	client          *http.Client
 	keys            *keySet
 	intro           *introspector
+	audiences       []string // accepted besides the resource's audiences
 }
 
 // resourceEntry is one canonical resource and where its metadata lives.
@@ -206,6 +207,12 @@ func newIssuer(ic Issuer, client *http.Client) (*issuer, error) {
 		jwksMinInterval: ic.JWKSMinInterval,
 		fetchTimeout:    DefaultFetchTimeout,
 		client:          client,
+		audiences:       append([]string(nil), ic.Audiences...),
+	}
+	for _, a := range is.audiences {
+		if a == "" {
+			return nil, fmt.Errorf("auth: issuer %q: empty audience", ic.Issuer)
+		}
 	}
 	if is.names.scope == "" {
 		is.names.scope = "scope"

@@ -477,3 +477,41 @@ func TestClaimNames(t *testing.T) {
 	tok = e.as.Mint(authtest.Claims{Audience: []string{e.resource}, Scope: "mcp"})
 	check(t, e, e.do(t, tok, call("echo")), want{status: 403, error: "insufficient_scope", scope: "mcp", code: core.CodeInvalidRequest})
 }
+
+// TestIssuerAudiences checks that an Issuer's Audiences are accepted for
+// that issuer's tokens only, beside the resource URI, and that New refuses
+// an empty one.
+func TestIssuerAudiences(t *testing.T) {
+	t.Parallel()
+	as2 := authtest.New(nil)
+	t.Cleanup(as2.Close)
+	e := newEnv(t, envConfig{opts: func(o *auth.Options, as *authtest.Server, res string) {
+		o.Issuers[0].Audiences = []string{"api://one"}
+		o.Issuers = append(o.Issuers, auth.Issuer{Issuer: as2.Issuer, Audiences: []string{"api://two"}})
+	}})
+	mint := func(as *authtest.Server, aud string) string {
+		return as.Mint(authtest.Claims{Audience: []string{aud}, Scope: "mcp"})
+	}
+	ok := want{status: 200, text: "hello user-1 via client-1"}
+	invalid := want{status: 401, error: "invalid_token", scope: "mcp", code: core.CodeInvalidRequest}
+	for _, c := range []struct {
+		name string
+		tok  string
+		want want
+	}{
+		{"first issuer, its audience", mint(e.as, "api://one"), ok},
+		{"second issuer, its audience", mint(as2, "api://two"), ok},
+		{"second issuer, the resource", mint(as2, e.resource), ok},
+		{"first issuer, the other's audience", mint(e.as, "api://two"), invalid},
+		{"second issuer, the other's audience", mint(as2, "api://one"), invalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check(t, e, e.do(t, c.tok, call("echo")), c.want)
+		})
+	}
+	_, err := auth.New(&auth.Options{Resource: "https://mcp.example.com/mcp",
+		Issuers: []auth.Issuer{{Issuer: "https://as.example.com", Audiences: []string{""}}}})
+	if err == nil || !strings.Contains(err.Error(), "empty audience") {
+		t.Fatalf("New with an empty issuer audience: %v", err)
+	}
+}

@@ -85,7 +85,8 @@ type Options struct {
 	// Issuers are the authorization servers whose tokens are accepted. At
 	// least one; at most one may use introspection.
 	Issuers []Issuer
-	// Audiences are extra accepted "aud" values besides the resource URI.
+	// Audiences are extra accepted "aud" values besides the resource URI,
+	// for the tokens of every issuer (see Issuer.Audiences for one issuer's).
 	Audiences []string
 
 	// Required are the scopes every request needs.
@@ -146,6 +147,15 @@ type Issuer struct {
 	// Introspection, when set, makes the resource introspect this issuer's
 	// tokens (opaque tokens, and JWTs naming it) instead of verifying them.
 	Introspection *Introspection
+	// Audiences are extra accepted "aud" values for this issuer's tokens
+	// only, besides the resource URI and Options.Audiences: an
+	// authorization server that names the resource by its own identifier
+	// (a client id, an API name) gets it accepted without the other issuers'
+	// tokens carrying that audience being accepted too (RFC 9068 §4: the
+	// resource must check that aud identifies it; 2026-07-28
+	// basic/authorization §Token Validation: accept only tokens issued for
+	// this server).
+	Audiences []string
 	// TokenTypes are the accepted JWT "typ" values, compared without case
 	// and without an "application/" prefix. Nil means {DefaultTokenType};
 	// {"*"} accepts any, including none.

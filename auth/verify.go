@@ -112,7 +112,7 @@ func (rs *ProtectedResource) verify(ctx context.Context, e *resourceEntry, tok s
 // tokenInfo applies the time and audience checks to verified claims and
 // describes the caller.
 func (rs *ProtectedResource) tokenInfo(e *resourceEntry, is *issuer, c *claims, tok string, now time.Time) (*TokenInfo, error) {
-	if err := rs.checkClaims(e, c, now); err != nil {
+	if err := rs.checkClaims(e, is, c, now); err != nil {
 		return nil, err
 	}
 	st := &callState{res: rs}
@@ -182,8 +182,10 @@ func (rs *ProtectedResource) verifyJWT(ctx context.Context, is *issuer, tok stri
 	return c, nil
 }
 
-// checkClaims applies the time and audience rules to verified claims.
-func (rs *ProtectedResource) checkClaims(e *resourceEntry, c *claims, now time.Time) error {
+// checkClaims applies the time and audience rules to verified claims of
+// issuer is: aud must name the resource, an Options.Audiences entry or one
+// of the issuer's own Audiences.
+func (rs *ProtectedResource) checkClaims(e *resourceEntry, is *issuer, c *claims, now time.Time) error {
 	if !c.hasExp {
 		return fmt.Errorf("%w: no exp", ErrInvalidToken)
 	}
@@ -198,6 +200,11 @@ func (rs *ProtectedResource) checkClaims(e *resourceEntry, c *claims, now time.T
 	}
 	for _, a := range c.aud {
 		for _, want := range e.audiences {
+			if a == want {
+				return nil
+			}
+		}
+		for _, want := range is.audiences {
 			if a == want {
 				return nil
 			}

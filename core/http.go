@@ -41,6 +41,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Add("Vary", "Origin")
 		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate")
+		if s.opts.AllowCredentials {
+			h.Set("Access-Control-Allow-Credentials", "true")
+		}
 	}
 	if s.opts.Authenticator != nil && r.Method != http.MethodOptions {
 		var ok bool
@@ -85,14 +88,15 @@ func (s *Server) hostAllowed(r *http.Request) bool {
 	return loop && isLoopbackHost(splitHost(r.Host))
 }
 
-// originAllowed checks a present Origin header.
+// originAllowed checks a present Origin header: against AllowedOrigins when
+// it is set (an empty list allows none), else against the defaults.
 func (s *Server) originAllowed(r *http.Request, origin string) bool {
 	for _, o := range s.opts.AllowedOrigins {
 		if o == "*" || o == origin {
 			return true
 		}
 	}
-	if s.opts.AllowedOrigins != nil && len(s.opts.AllowedOrigins) > 0 {
+	if s.opts.AllowedOrigins != nil {
 		return false
 	}
 	u, err := url.Parse(origin)

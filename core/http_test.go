@@ -161,7 +161,7 @@ func TestOriginAndHost(t *testing.T) {
 			{"https://evil.example.com", 403},
 			{"http://example.com.evil.example", 403},
 		} {
-			r := discover().withHeader("Origin", c.origin).do(t, srv)
+			r := mreq(1, "server/discover", nil).withHeader("Origin", c.origin).do(t, srv)
 			if r.Status != c.status {
 				t.Errorf("Origin %q: HTTP %d, want %d", c.origin, r.Status, c.status)
 			}
@@ -292,4 +292,50 @@ func (b *shortBody) Read(p []byte) (int, error) {
 	}
 	b.sent = true
 	return copy(p, `{"jsonrpc"`), nil
+}
+
+// TestCORSAllowCredentials checks that AllowCredentials sends
+// Access-Control-Allow-Credentials to listed origins, on preflights and
+// responses, never by default, and that Validate refuses it without a list
+// of origins.
+func TestCORSAllowCredentials(t *testing.T) {
+	t.Parallel()
+	const app = "https://app.example"
+	for _, c := range []struct {
+		name   string
+		opts   core.ServerOptions
+		origin string
+		status int
+		want   string
+	}{
+		{"default", core.ServerOptions{AllowedOrigins: []string{app}}, app, http.StatusOK, ""},
+		{"listed origin", core.ServerOptions{AllowedOrigins: []string{app}, AllowCredentials: true}, app, http.StatusOK, "true"},
+		{"unlisted origin", core.ServerOptions{AllowedOrigins: []string{app}, AllowCredentials: true}, "https://evil.example", http.StatusForbidden, ""},
+		{"no Origin", core.ServerOptions{AllowedOrigins: []string{app}, AllowCredentials: true}, "", http.StatusOK, ""},
+	} {
+		srv := newFixture(t, &c.opts)
+		r := mreq(1, "server/discover", nil).withHeader("Origin", c.origin).do(t, srv)
+		if r.Status != c.status {
+			t.Errorf("%s: HTTP %d, want %d", c.name, r.Status, c.status)
+		}
+		if got := r.Header.Get("Access-Control-Allow-Credentials"); got != c.want {
+			t.Errorf("%s: Access-Control-Allow-Credentials = %q, want %q", c.name, got, c.want)
+		}
+		if c.origin == "" || c.status != http.StatusOK {
+			continue
+		}
+		rec := preflight(srv, "/mcp", c.origin, "content-type, authorization")
+		if got := rec.Header().Get("Access-Control-Allow-Credentials"); got != c.want {
+			t.Errorf("%s: preflight Access-Control-Allow-Credentials = %q, want %q", c.name, got, c.want)
+		}
+	}
+	for name, o := range map[string]core.ServerOptions{
+		"wildcard":   {AllowedOrigins: []string{app, "*"}, AllowCredentials: true},
+		"no origins": {AllowCredentials: true},
+		"empty list": {AllowedOrigins: []string{}, AllowCredentials: true},
+	} {
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "AllowCredentials") {
+			t.Errorf("%s: Validate = %v, want an error naming AllowCredentials", name, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/mcpfn/mcpfn/internal/jsonwire"
@@ -85,4 +86,35 @@ func listPage[T, W any](r *Request, params []byte, items []T, key func(T) string
 	}
 	b = r.resultTail(b, method, nil, nil)
 	return append(b, '}'), nil
+}
+
+// pageHint is the cache hint of a page an advanced list handler returned:
+// the server's hint for method, with the page's ttlMs and cacheScope where
+// it sets them; nil when it sets neither. A legacy era drops it
+// (appendResultHead).
+//
+// A negative ttlMs is the handler's error, in every era: the request fails
+// with -32603 and the server logs it (replyError), as ballerina/mcp answers
+// "ttlMs must be non-negative". ttlMs MUST be at least 0 (2026-07-28
+// server/utilities/caching; schema CacheableResult, minimum 0), and
+// ServerOptions.Validate refuses a negative CacheHints TTL for the same
+// reason; sending 0 in its place would hide the handler's bug behind a
+// valid answer. The check does not wait for a 2026-07-28 request: the
+// handler's result is the same in every era, and a legacy client's list
+// shows the bug before a 2026-07-28 client meets it.
+func (s *Server) pageHint(method string, ttlMs *int64, scope CacheScope) (*cacheWire, error) {
+	if ttlMs == nil && scope == "" {
+		return nil, nil
+	}
+	if ttlMs != nil && *ttlMs < 0 {
+		return nil, fmt.Errorf("%s: the list handler returned ttlMs %d; ttlMs must be at least 0", method, *ttlMs)
+	}
+	h := s.hints[method]
+	if ttlMs != nil {
+		h.ttlMs = *ttlMs
+	}
+	if scope != "" {
+		h.scope = scope
+	}
+	return &h, nil
 }

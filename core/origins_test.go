@@ -1,7 +1,10 @@
 package core_test
 
 import (
+	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -57,6 +60,48 @@ func TestAllowedOriginsValidated(t *testing.T) {
 		}
 		if msg := err.Error(); !strings.Contains(msg, "AllowedOrigins[1]") || !strings.Contains(msg, want) {
 			t.Errorf("%q: %q does not name the entry and say %q", o, msg, want)
+		}
+	}
+}
+
+// TestAllowedOriginsEmpty checks that an empty, non-nil AllowedOrigins
+// refuses every request that carries Origin (loopback and the server's own
+// origin included) while nil keeps the defaults, and that requests without
+// Origin pass either way.
+func TestAllowedOriginsEmpty(t *testing.T) {
+	t.Parallel()
+	loopback := context.WithValue(context.Background(), http.LocalAddrContextKey,
+		net.Addr(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}))
+	for _, c := range []struct {
+		name    string
+		allowed []string
+		origin  string
+		onLoop  bool
+		want    int
+	}{
+		{"nil, own origin", nil, "http://example.com", false, http.StatusOK},
+		{"nil, loopback origin on loopback", nil, "http://localhost:5173", true, http.StatusOK},
+		{"nil, foreign origin", nil, "https://evil.example", false, http.StatusForbidden},
+		{"empty, own origin", []string{}, "http://example.com", false, http.StatusForbidden},
+		{"empty, loopback origin on loopback", []string{}, "http://localhost:5173", true, http.StatusForbidden},
+		{"empty, foreign origin", []string{}, "https://evil.example", false, http.StatusForbidden},
+		{"empty, no Origin", []string{}, "", false, http.StatusOK},
+		{"empty, no Origin on loopback", []string{}, "", true, http.StatusOK},
+	} {
+		srv := core.NewServer(testImpl, &core.ServerOptions{AllowedOrigins: c.allowed})
+		hr := mreq(1, "server/discover", nil).withHeader("Origin", c.origin).httpRequest("/mcp")
+		if c.onLoop {
+			hr.Host = "localhost:8080"
+			hr = hr.WithContext(loopback)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, hr)
+		r := parseResp(t, rec.Code, rec.Header(), rec.Body.Bytes())
+		if r.Status != c.want {
+			t.Errorf("%s: HTTP %d, want %d: %s", c.name, r.Status, c.want, r.Body)
+		}
+		if c.want == http.StatusForbidden && r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("%s: CORS header on a refused request", c.name)
 		}
 	}
 }

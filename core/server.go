@@ -102,7 +102,22 @@ type ServerOptions struct {
 	// request without Origin is always accepted. When nil, a server reached
 	// on a loopback address accepts loopback origins on any port, and any
 	// server accepts its own origin (the request's Host); others get 403.
+	// An empty, non-nil list accepts no browser origin at all, loopback and
+	// the server's own included: every request that carries Origin gets 403
+	// (2026-07-28 basic/transports §Security Warning: servers must validate
+	// Origin; a server that no browser should reach says so this way).
 	AllowedOrigins []string
+	// AllowCredentials sends Access-Control-Allow-Credentials: true to the
+	// allowed origins, on preflights and responses, so that a browser page
+	// may make credentialed requests (cookies, TLS client certificates,
+	// cached HTTP authentication) and read their answers (Fetch Standard
+	// §3.2.5 CORS protocol and credentials). MCP authorization sends its
+	// token in the Authorization header, which needs no credentials mode;
+	// set it only for an Authenticator that reads cookies or client
+	// certificates. It requires AllowedOrigins to list the origins: Validate
+	// refuses it with "*" or with no list, since it would let any page (or
+	// any local one) act with the user's credentials.
+	AllowCredentials bool
 	// AllowedHosts lists extra Host values (host or host:port) accepted by a
 	// server reached on a loopback address, which otherwise accepts only
 	// localhost, 127.0.0.1 and [::1] on any port (DNS rebinding protection).
@@ -391,6 +406,12 @@ func (o *ServerOptions) Validate() error {
 		if err := checkAllowedOrigin(origin); err != nil {
 			return fmt.Errorf("core: AllowedOrigins[%d] %q: %w", i, origin, err)
 		}
+		if origin == "*" && o.AllowCredentials {
+			return fmt.Errorf("core: AllowCredentials with AllowedOrigins \"*\" would let every site act with the user's credentials: list the origins")
+		}
+	}
+	if o.AllowCredentials && len(o.AllowedOrigins) == 0 {
+		return fmt.Errorf("core: AllowCredentials needs AllowedOrigins to list the origins allowed to send credentials")
 	}
 	return nil
 }
@@ -517,7 +538,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s := &Server{impl: impl, closed: make(chan struct{})}
 	if opts != nil {
 		s.opts = *opts
-		s.opts.AllowedOrigins = append([]string(nil), opts.AllowedOrigins...)
+		if opts.AllowedOrigins != nil {
+			s.opts.AllowedOrigins = append([]string{}, opts.AllowedOrigins...) // an empty list stays non-nil
+		}
 		s.opts.AllowedHosts = append([]string(nil), opts.AllowedHosts...)
 	}
 	o := &s.opts

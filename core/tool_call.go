@@ -49,7 +49,11 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 			b = jsonwire.AppendString(b, *res.NextCursor)
 			b = append(b, ',')
 		}
-		b = r.resultTail(b, "tools/list", nil, s.pageHint("tools/list", res.TTLMs, res.CacheScope))
+		hint, err := s.pageHint("tools/list", res.TTLMs, res.CacheScope)
+		if err != nil {
+			return nil, err
+		}
+		b = r.resultTail(b, "tools/list", nil, hint)
 		return append(b, '}'), nil
 	}
 	list := r.era.tools(s.reg.Load())
@@ -73,23 +77,6 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 	}
 	b = r.resultTail(b, "tools/list", nil, nil)
 	return append(b, '}'), nil
-}
-
-// pageHint is the cache hint of a page an advanced list handler returned:
-// the server's hint for method, with the page's ttlMs (negative: 0) and
-// cacheScope where it sets them; nil when it sets neither.
-func (s *Server) pageHint(method string, ttlMs *int64, scope CacheScope) *cacheWire {
-	if ttlMs == nil && scope == "" {
-		return nil
-	}
-	h := s.hints[method]
-	if ttlMs != nil {
-		h.ttlMs = max(*ttlMs, 0)
-	}
-	if scope != "" {
-		h.scope = scope
-	}
-	return &h
 }
 
 // advancedToolJSON encodes a tool returned by an advanced list handler;

@@ -205,9 +205,11 @@ func TestAdvancedMode(t *testing.T) {
 }
 
 // TestAdvancedPageHint: a page's TTLMs and CacheScope each replace their
-// part of the server's tools/list hint (CacheHints), a negative ttlMs is 0,
-// and an empty string is a cursor the server follows, not the last page
-// (2026-07-28 server/utilities/pagination).
+// part of the server's tools/list hint (CacheHints); a negative ttlMs is
+// the handler's error, a logged -32603 in every era (ttlMs MUST be at
+// least 0, 2026-07-28 server/utilities/caching), while a call still finds
+// its tool on that page; and an empty string is a cursor the server
+// follows, not the last page (2026-07-28 server/utilities/pagination).
 func TestAdvancedPageHint(t *testing.T) {
 	t.Parallel()
 	tool := func(n string) []*core.Tool { return []*core.Tool{{Name: n}} }
@@ -218,7 +220,10 @@ func TestAdvancedPageHint(t *testing.T) {
 		"neg":   {Tools: tool("d"), NextCursor: ptr("last"), TTLMs: ptr(int64(-5))},
 		"last":  {Tools: tool("e")},
 	}
+	var logs strings.Builder
+	var mu sync.Mutex
 	srv := core.NewServer(testImpl, &core.ServerOptions{
+		Logger:     slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)),
 		CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Minute, Scope: core.CacheScopePublic}},
 		ListToolsHandler: func(ctx context.Context, req *core.ListToolsRequest) (*core.ListToolsResult, error) {
 			return pages[req.Cursor], nil
@@ -231,7 +236,7 @@ func TestAdvancedPageHint(t *testing.T) {
 		cursor string
 		ttl    int64
 		scope  string
-	}{{"", 60000, "public"}, {"ttl", 250, "public"}, {"scope", 60000, "private"}, {"neg", 0, "public"}, {"last", 60000, "public"}} {
+	}{{"", 60000, "public"}, {"ttl", 250, "public"}, {"scope", 60000, "private"}, {"last", 60000, "public"}} {
 		var params map[string]any
 		if want.cursor != "" {
 			params = map[string]any{"cursor": want.cursor}
@@ -240,6 +245,20 @@ func TestAdvancedPageHint(t *testing.T) {
 		if num(t, res["ttlMs"]) != want.ttl || str(res["cacheScope"]) != want.scope {
 			t.Errorf("page %q: hint %v/%v, want %v/%v", want.cursor, res["ttlMs"], res["cacheScope"], want.ttl, want.scope)
 		}
+	}
+	neg := map[string]any{"cursor": "neg"}
+	mreq(6, "tools/list", neg).do(t, srv).wantError(t, 200, core.CodeInternalError)
+	mu.Lock()
+	logged := logs.String()
+	mu.Unlock()
+	if !strings.Contains(logged, "level=ERROR") || !strings.Contains(logged, "ttlMs -5") {
+		t.Errorf("a negative ttlMs was not logged as an error: %q", logged)
+	}
+	lreq(7, "tools/list", neg, core.ProtocolVersion20251125, "").do(t, srv).wantError(t, 200, core.CodeInternalError)
+	// The page's hint is not the call's business: a call finds its tool
+	// on that page.
+	if res := mreq(8, "tools/call", map[string]any{"name": "d", "arguments": map[string]any{}}).do(t, srv).result(t); str(at(res, "content", 0, "text")) != "ran d" {
+		t.Errorf("call to a tool on a page with a negative ttlMs: %v", res)
 	}
 	// A call walks the pages to its tool: "" as a next cursor is followed,
 	// and listing follows it too.

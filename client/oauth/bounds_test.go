@@ -76,3 +76,37 @@ func TestOversizeMetadata(t *testing.T) {
 		t.Fatalf("server wrote %d bytes", w)
 	}
 }
+
+// TestOAuthErrorFields: every member of a token error response is kept,
+// extension members such as max_age (RFC 9470 §3) included.
+func TestOAuthErrorFields(t *testing.T) {
+	t.Parallel()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			mcptest.WriteJSON(w, 200, map[string]any{"resource": srv.URL + "/mcp", "authorization_servers": []string{srv.URL}})
+		case "/.well-known/oauth-authorization-server":
+			mcptest.WriteJSON(w, 200, map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token"})
+		case "/token":
+			mcptest.WriteJSON(w, 400, map[string]any{"error": "insufficient_user_authentication",
+				"error_description": "more", "max_age": 300, "acr_values": "urn:mace:incommon:iap:silver"})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	src := oauth.New(&oauth.Config{Grant: oauth.GrantClientCredentials,
+		Clients: func(iss string) (oauth.Client, bool) { return oauth.Client{ID: "svc", Secret: "pw", Issuer: iss}, true }})
+	err := src.Challenge(t.Context(), srv.URL+"/mcp", challenge401(`Bearer resource_metadata="`+srv.URL+`/.well-known/oauth-protected-resource/mcp"`))
+	var oe *oauth.OAuthError
+	if !errors.As(err, &oe) || oe.Code != "insufficient_user_authentication" {
+		t.Fatalf("err %v", err)
+	}
+	for k, want := range map[string]string{"max_age": `300`, "acr_values": `"urn:mace:incommon:iap:silver"`,
+		"error": `"insufficient_user_authentication"`, "error_description": `"more"`} {
+		if got := string(oe.Fields[k]); got != want {
+			t.Errorf("Fields[%s] = %s, want %s", k, got, want)
+		}
+	}
+}

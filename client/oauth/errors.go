@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,6 +19,13 @@ type OAuthError struct {
 	Code        string // the "error" field, e.g. "invalid_grant"
 	Description string // "error_description", if any
 	URI         string // "error_uri", if any
+	// Fields holds every member of the error response as sent, the three
+	// above included: the members of a JSON error body (RFC 6749 §5.2 lets
+	// an extension define more, such as the max_age of an
+	// insufficient_user_authentication error, RFC 9470 §3), or, for an
+	// authorization response, its query parameters as JSON strings. Nil
+	// when the body is not a JSON object.
+	Fields map[string]json.RawMessage
 	// RetryAfter is the server's Retry-After on a 503 (0 if none).
 	RetryAfter time.Duration
 }

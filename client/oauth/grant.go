@@ -58,6 +58,9 @@ func decodeOAuthError(which string, resp *http.Response, body []byte) *OAuthErro
 	}
 	_ = json.Unmarshal(body, &e)
 	oe := &OAuthError{Endpoint: which, StatusCode: resp.StatusCode, Code: e.Error, Description: e.Description, URI: e.URI}
+	if err := json.Unmarshal(body, &oe.Fields); err != nil {
+		oe.Fields = nil
+	}
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		if n, err := strconv.Atoi(ra); err == nil && n >= 0 {
 			oe.RetryAfter = time.Duration(n) * time.Second
@@ -66,6 +69,17 @@ func decodeOAuthError(which string, resp *http.Response, body []byte) *OAuthErro
 		}
 	}
 	return oe
+}
+
+// queryFields is the first value of every parameter of q, as a JSON string.
+func queryFields(q url.Values) map[string]json.RawMessage {
+	f := make(map[string]json.RawMessage, len(q))
+	for k, vs := range q {
+		if len(vs) > 0 {
+			f[k], _ = json.Marshal(vs[0])
+		}
+	}
+	return f
 }
 
 // store keeps the tokens of tr, issued to client c and requested with
@@ -314,7 +328,7 @@ func (s *Source) authorizationCode(ctx context.Context, meta *ServerMetadata, re
 		return ErrStateMismatch
 	}
 	if e := got.Get("error"); e != "" {
-		return &OAuthError{Endpoint: "authorization", Code: e, Description: got.Get("error_description"), URI: got.Get("error_uri")}
+		return &OAuthError{Endpoint: "authorization", Code: e, Description: got.Get("error_description"), URI: got.Get("error_uri"), Fields: queryFields(got)}
 	}
 	code := got.Get("code")
 	if code == "" {

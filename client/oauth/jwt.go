@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -141,9 +142,26 @@ const (
 
 // IdP describes the enterprise identity provider for IDJAG.
 type IdP struct {
-	TokenEndpoint string // the IdP's token endpoint (https or loopback http)
+	// Issuer is the identity provider's issuer identifier (https, or http
+	// on a loopback host). When set, its token endpoint and
+	// authentication methods come from its metadata, found at the RFC
+	// 8414 §3 and OpenID Connect Discovery well-known URLs and used only
+	// if its issuer is Issuer exactly (RFC 8414 §3.3); TokenEndpoint is
+	// then ignored. The metadata is fetched once, and again after a
+	// failure.
+	Issuer string
+	// TokenEndpoint is the IdP's token endpoint (https or loopback http),
+	// for an IdP named without Issuer.
+	TokenEndpoint string
 	ClientID      string // this client at the IdP
-	ClientSecret  string // if the IdP wants one (client_secret_post)
+	ClientSecret  string // if the IdP wants one
+	// AuthMethod is how ClientSecret is sent (RFC 6749 §2.3.1):
+	// AuthClientSecretBasic or AuthClientSecretPost. "" means
+	// client_secret_basic when the metadata of Issuer lists it in
+	// token_endpoint_auth_methods_supported or lists none (RFC 8414 §2's
+	// default), client_secret_post when it lists only that, and
+	// client_secret_post with a TokenEndpoint (no metadata to ask).
+	AuthMethod string
 	// IDToken returns the user's ID token at the IdP (the subject token).
 	IDToken    func(ctx context.Context) (string, error)
 	HTTPClient *http.Client // nil: http.DefaultTransport; redirects not followed; DefaultRequestTimeout per request
@@ -152,15 +170,58 @@ type IdP struct {
 // IDJAG returns a Config.Assertion that obtains an ID-JAG from idp by
 // token exchange (RFC 8693): the user's ID token for an
 // urn:ietf:params:oauth:token-type:id-jag whose audience is the
-// authorization server and whose resource is the MCP server.
+// authorization server and whose resource is the MCP server. An IdP
+// found by Issuer whose metadata lists grant_types_supported without the
+// token exchange grant, or token_endpoint_auth_methods_supported without
+// the method AuthMethod names, is refused before the ID token is sent.
 func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, error) {
 	src := New(&Config{HTTPClient: idp.HTTPClient})
-	// The token endpoint is configured, not learned from a server: it may
-	// be anywhere (https, or http on a loopback host).
+	// The IdP is configured, not learned from a server: it may be
+	// anywhere (https, or http on a loopback host).
 	src.local = true
+	var (
+		mu   sync.Mutex
+		meta *ServerMetadata
+	)
+	endpoint := func(ctx context.Context) (string, string, error) {
+		if idp.Issuer == "" {
+			m := idp.AuthMethod
+			if m == "" {
+				m = AuthClientSecretPost
+			}
+			return idp.TokenEndpoint, m, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if meta == nil {
+			m, err := src.fetchServerMetadata(ctx, idp.Issuer)
+			if err != nil {
+				return "", "", fmt.Errorf("oauth: identity provider: %w", err)
+			}
+			meta = m
+		}
+		if g := meta.GrantTypesSupported; len(g) > 0 && !contains(g, grantTokenExch) {
+			return "", "", fmt.Errorf("oauth: identity provider %s does not support token exchange", idp.Issuer)
+		}
+		sup, m := meta.TokenEndpointAuthMethodsSupported, idp.AuthMethod
+		if m == "" {
+			m = AuthClientSecretBasic
+			if len(sup) > 0 && !contains(sup, AuthClientSecretBasic) && contains(sup, AuthClientSecretPost) {
+				m = AuthClientSecretPost
+			}
+		}
+		if idp.ClientSecret != "" && len(sup) > 0 && !contains(sup, m) {
+			return "", "", fmt.Errorf("oauth: identity provider %s does not accept %s", idp.Issuer, m)
+		}
+		return meta.TokenEndpoint, m, nil
+	}
 	return func(ctx context.Context, req AssertionRequest) (string, error) {
 		if idp.IDToken == nil {
 			return "", errors.New("oauth: IdP.IDToken is nil")
+		}
+		tokenEndpoint, method, err := endpoint(ctx)
+		if err != nil {
+			return "", err
 		}
 		idt, err := idp.IDToken(ctx)
 		if err != nil {
@@ -173,15 +234,23 @@ func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, err
 			"resource":             {req.Resource},
 			"subject_token":        {idt},
 			"subject_token_type":   {TokenTypeIDToken},
-			"client_id":            {idp.ClientID},
 		}
-		if idp.ClientSecret != "" {
+		var basic *[2]string
+		switch {
+		case idp.ClientSecret == "":
+			form.Set("client_id", idp.ClientID)
+		case method == AuthClientSecretBasic:
+			basic = &[2]string{idp.ClientID, idp.ClientSecret}
+		case method == AuthClientSecretPost:
+			form.Set("client_id", idp.ClientID)
 			form.Set("client_secret", idp.ClientSecret)
+		default:
+			return "", fmt.Errorf("oauth: unsupported identity provider auth method %q", method)
 		}
 		if len(req.Scopes) > 0 {
 			form.Set("scope", strings.Join(req.Scopes, " "))
 		}
-		tr, err := src.postForm(ctx, "token-exchange", idp.TokenEndpoint, form, nil)
+		tr, err := src.postForm(ctx, "token-exchange", tokenEndpoint, form, basic)
 		if err != nil {
 			return "", err
 		}

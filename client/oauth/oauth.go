@@ -126,7 +126,10 @@ type Config struct {
 	// Clients returns the pre-registered client for an authorization
 	// server, by its issuer identifier, if there is one; the client's
 	// Issuer must be that issuer (else ErrClientIssuer). Pre-registered
-	// clients come first (2026-07-28 basic/authorization/client-registration).
+	// clients come first (2026-07-28 basic/authorization/client-registration):
+	// of the authorization servers the protected resource metadata lists
+	// (RFC 9728 §2), the flow uses the first one Clients has a client
+	// bound to, and the first one listed when it has none.
 	// The client_credentials and jwt-bearer grants need one.
 	Clients func(issuer string) (Client, bool)
 	// ClientMetadataURL is this client's Client ID Metadata Document URL
@@ -340,7 +343,7 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	if err != nil {
 		return err
 	}
-	issuer := prm.AuthorizationServers[0]
+	issuer := s.pickIssuer(prm.AuthorizationServers)
 
 	s.mu.Lock()
 	if s.issuer != issuer {
@@ -408,6 +411,22 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	default:
 		return errors.New("oauth: unknown grant " + s.cfg.Grant)
 	}
+}
+
+// pickIssuer chooses the authorization server of the flow among those the
+// protected resource metadata lists (RFC 9728 §2: any of them may issue
+// tokens for the resource): the first one Config.Clients has a
+// pre-registered client bound to (Client.Issuer), else the first one
+// listed.
+func (s *Source) pickIssuer(servers []string) string {
+	if s.cfg.Clients != nil {
+		for _, iss := range servers {
+			if c, ok := s.cfg.Clients(iss); ok && c.Issuer == iss {
+				return iss
+			}
+		}
+	}
+	return servers[0]
 }
 
 // sentBearer is the bearer token of the request resp answers.

@@ -526,6 +526,58 @@ func TestEnterprise(t *testing.T) {
 	}
 }
 
+// TestEnterpriseIdPByIssuer: an identity provider named by its issuer is
+// found by its metadata (RFC 8414), and a confidential client
+// authenticates the token exchange with the method the metadata lists:
+// client_secret_basic by default, client_secret_post when that is all it
+// lists. An IdP whose metadata lacks the token exchange grant, or the
+// method asked for, gets no ID token.
+func TestEnterpriseIdPByIssuer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, listed, method, want string }{
+		{"basic", "client_secret_basic", "", "Basic "},
+		{"post", "client_secret_post", "", ""},
+		{"refused", "client_secret_post", oauth.AuthClientSecretBasic, "refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			idp := newAS(t, authtest.Options{AuthMethods: []string{tc.listed}})
+			as := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}, IdentityProviders: []*authtest.Server{idp}})
+			idp.AddClient(authtest.Client{ID: "idp-client", Secret: "idp-pw", AuthMethod: tc.listed, IDJAGClientIDs: map[string]string{as.Issuer: "xaa"}})
+			as.AddClient(authtest.Client{ID: "xaa", Secret: "pw"})
+			rs := newRS(t, as, core.ModeAuto)
+			idToken := idp.IDToken(authtest.Claims{Subject: "user", Audience: []string{"idp-client"}})
+			var asked atomic.Int32
+			src := oauth.New(&oauth.Config{
+				Grant: oauth.GrantJWTBearer,
+				Clients: func(string) (oauth.Client, bool) {
+					return oauth.Client{ID: "xaa", Secret: "pw", Issuer: as.Issuer}, true
+				},
+				Assertion: oauth.IDJAG(oauth.IdP{Issuer: idp.Issuer, ClientID: "idp-client", ClientSecret: "idp-pw", AuthMethod: tc.method,
+					IDToken: func(context.Context) (string, error) { asked.Add(1); return idToken, nil }}),
+			})
+			err := challengeFor(t, rs, src)
+			_, exchanges, _ := snapshot(idp)
+			if tc.want == "refused" {
+				if err == nil || asked.Load() != 0 || len(exchanges) != 0 {
+					t.Fatalf("err %v, ID token asked %d times, exchanges %v", err, asked.Load(), exchanges)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			auth := tokenAuth(idp)
+			if len(exchanges) != 1 || !strings.HasPrefix(auth[0], tc.want) || (tc.want == "") != (exchanges[0].Get("client_secret") == "idp-pw") {
+				t.Fatalf("exchanges %v, Authorization %q", exchanges, auth)
+			}
+			if _, tok, _ := snapshot(as); len(tok) != 1 || tok[0].Get("grant_type") != oauth.GrantJWTBearer {
+				t.Fatalf("token requests %v", tok)
+			}
+		})
+	}
+}
+
 // TestPrivateKeyJWTKeys: PEM keys of each form sign assertions the server
 // verifies (ES256 from PKCS #8 and SEC 1, RS256 from PKCS #1).
 func TestPrivateKeyJWTKeys(t *testing.T) {

@@ -137,3 +137,43 @@ func TestClientBoundToIssuer(t *testing.T) {
 		t.Fatalf("token requests at the right server: %v", tok)
 	}
 }
+
+// TestClientAtAnyListedServer: a pre-registered client is used at the
+// authorization server it is bound to wherever the protected resource
+// metadata lists it, not only first (RFC 9728 §2); the servers listed
+// ahead of it see no request. Without a pre-registered client the first
+// listed server is used.
+func TestClientAtAnyListedServer(t *testing.T) {
+	t.Parallel()
+	other := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	good := newAS(t, authtest.Options{AuthMethods: []string{"client_secret_basic"}})
+	good.AddClient(authtest.Client{ID: "svc", Secret: "pw"})
+	rs := newRS(t, good, core.ModeAuto)
+	rs.mu.Lock()
+	rs.before = []string{other.Issuer}
+	rs.mu.Unlock()
+	src := oauth.New(&oauth.Config{Grant: oauth.GrantClientCredentials,
+		Clients: func(iss string) (oauth.Client, bool) {
+			if iss != good.Issuer {
+				return oauth.Client{}, false
+			}
+			return oauth.Client{ID: "svc", Secret: "pw", Issuer: good.Issuer}, true
+		}})
+	c := connect(t, rs, src)
+	if _, err := c.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, tok, _ := snapshot(good); len(tok) != 1 || !strings.HasPrefix(tokenAuth(good)[0], "Basic ") {
+		t.Fatalf("token requests at the bound server: %v", tok)
+	}
+	if n := asTraffic(other); n != 0 {
+		t.Fatalf("%d requests at the server listed first", n)
+	}
+
+	// No pre-registered client: the first listed server (dynamic
+	// registration there).
+	err := challengeFor(t, rs, oauth.New(codeConfig()))
+	if n := len(other.Requests(authtest.EndpointRegistration)); n != 1 {
+		t.Fatalf("registrations at the first listed server: %d (%v)", n, err)
+	}
+}

@@ -113,6 +113,7 @@ type testRS struct {
 
 	mu        sync.Mutex
 	as        *authtest.Server
+	before    []string // issuers the PRM lists ahead of as
 	resource  string   // override of the PRM resource
 	scopes    []string // PRM scopes_supported
 	scopeFor  func(method string) []string
@@ -160,7 +161,7 @@ func (rs *testRS) handler(mode core.Mode) http.Handler {
 	mux.HandleFunc("/.well-known/", func(w http.ResponseWriter, r *http.Request) {
 		rs.mu.Lock()
 		rs.prmGets = append(rs.prmGets, r.URL.Path)
-		res, as, scopes := rs.resource, rs.as, rs.scopes
+		res, as, scopes, before := rs.resource, rs.as, rs.scopes, rs.before
 		rs.mu.Unlock()
 		if r.URL.Path != "/.well-known/oauth-protected-resource"+nethttp.DefaultPath {
 			http.NotFound(w, r)
@@ -169,7 +170,7 @@ func (rs *testRS) handler(mode core.Mode) http.Handler {
 		if res == "" {
 			res = rs.url
 		}
-		m := map[string]any{"resource": res, "authorization_servers": []string{as.Issuer}}
+		m := map[string]any{"resource": res, "authorization_servers": append(slices.Clone(before), as.Issuer)}
 		if scopes != nil {
 			m["scopes_supported"] = scopes
 		}
