@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// rfc6570 are the expansion examples of RFC 6570 §3.2 (Levels 1 to 4, the
-// variables of §3.2: var "value", hello "Hello World!", path "/foo/bar",
-// list ("red", "green", "blue"), keys (semi ";", dot ".", comma ","),
-// x "1024", y "768", empty ""), each with what matching its expansion
-// recovers. A prefix-modified variable recovers its prefix; a list, its
-// items joined with commas.
+// rfc6570 are expansion examples of RFC 6570 §3.2, every operator at every
+// level (Levels 1 to 4, the variables of §3.2: var "value", hello "Hello
+// World!", path "/foo/bar", list ("red", "green", "blue"), keys (semi ";",
+// dot ".", comma ","), x "1024", y "768", empty ""), each with what
+// matching its expansion recovers. A prefix-modified variable recovers its
+// prefix; a list, its items joined with commas.
 var rfc6570 = []struct {
 	template, expansion string
 	want                map[string]string
