@@ -210,8 +210,15 @@ func TestWarm(t *testing.T) {
 	if err := fn.Warm(ctx); err != nil {
 		t.Fatalf("Warm: %v", err)
 	}
-	if !strings.Contains(out.String(), "bootstrap up") {
-		t.Errorf("Warm returned before the function started:\n%s", out.String())
+	// The function printed "bootstrap up" before it asked for its first
+	// invocation, which Warm waits for; the line reaches out through a
+	// pipe, so it may arrive just after Warm returns. That Warm waits for
+	// the init itself is the failing function's case below: its error can
+	// only come from the init.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if !out.WaitFor(wctx, "bootstrap up") {
+		t.Errorf("the function did not start:\n%s", out.String())
 	}
 
 	bad, _ := newFunction(t, lambdalocal.Config{Env: []string{"LAMBDALOCAL_TEST_INIT=fail"}})
