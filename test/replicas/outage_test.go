@@ -135,9 +135,26 @@ func TestTaskSurvivesStoreOutage(t *testing.T) {
 		t.Logf("%s: store cut for %v; refused calls so far %v; retries logged %d", what, time.Since(cut).Round(100*time.Millisecond), c.Store.Refused(), w.count())
 	}
 
-	// The claim.
-	id := createTask(t, a, "slow_compute", map[string]any{"seconds": 0.5, "label": "claim"})
-	c.Store.Cut()
+	// The claim. The run claims its task (an UpdateItem; the creation
+	// is a PutItem) as soon as it starts, which may be before the store is
+	// cut: then the claim went through and the outage would test nothing,
+	// so the test lets that task finish and creates another. The proxy
+	// counts a forwarded request under the lock Cut takes, so the count
+	// read after Cut is exact.
+	var id string
+	for attempt := 1; ; attempt++ {
+		before := c.Store.Counts()["UpdateItem"]
+		id = createTask(t, a, "slow_compute", map[string]any{"seconds": 0.5, "label": "claim"})
+		c.Store.Cut()
+		if c.Store.Counts()["UpdateItem"] == before {
+			break
+		}
+		c.Store.Restore()
+		if attempt == 5 {
+			t.Fatal("the run claimed its task before the store could be cut, five times")
+		}
+		waitTask(t, []string{a}, id, 60*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
+	}
 	outage("claim", claims)
 	tk, _ := waitTask(t, []string{a}, id, 60*time.Second, func(tk *taskwire.Task) bool { return terminal(tk.Status) })
 	if tk.Status != "completed" || !strings.Contains(tk.Text(), "claim") {
