@@ -240,7 +240,6 @@ func (ut *uriTemplate) match(uri string) map[string]string {
 		return nil
 	}
 	vars := map[string]string{}
-	whole := map[string]bool{}
 	gi := 0
 	for i, name := range ut.re.SubexpNames() {
 		if i == 0 || name == "" || m[2*i] < 0 {
@@ -261,13 +260,10 @@ func (ut *uriTemplate) match(uri string) map[string]string {
 		}
 		v := ut.groups[gi]
 		gi++
-		if v.prefix && whole[v.name] {
-			continue // the whole value was read elsewhere
+		if _, seen := vars[v.name]; v.prefix && seen {
+			continue // a prefix never replaces a value read before
 		}
 		vars[v.name] = v.value(s)
-		if !v.prefix {
-			whole[v.name] = true
-		}
 	}
 	return vars
 }

@@ -235,17 +235,12 @@ func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, err
 			"subject_token":        {idt},
 			"subject_token_type":   {TokenTypeIDToken},
 		}
-		var basic *[2]string
-		switch {
-		case idp.ClientSecret == "":
-			form.Set("client_id", idp.ClientID)
-		case method == AuthClientSecretBasic:
-			basic = &[2]string{idp.ClientID, idp.ClientSecret}
-		case method == AuthClientSecretPost:
-			form.Set("client_id", idp.ClientID)
-			form.Set("client_secret", idp.ClientSecret)
-		default:
-			return "", fmt.Errorf("oauth: unsupported identity provider auth method %q", method)
+		if idp.ClientSecret == "" {
+			method = AuthNone
+		}
+		basic, err := src.authenticate(Client{ID: idp.ClientID, Secret: idp.ClientSecret, AuthMethod: method}, &ServerMetadata{}, form)
+		if err != nil {
+			return "", err
 		}
 		if len(req.Scopes) > 0 {
 			form.Set("scope", strings.Join(req.Scopes, " "))
