@@ -23,6 +23,9 @@ import (
 // and Host before anything else. Every status code the transport needs is
 // chosen here, so platform adapters only copy what it writes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.serving.Load() {
+		s.serving.Store(true)
+	}
 	origin := headerGet(r.Header, "Origin")
 	hostOK := s.hostAllowed(r)
 	// Authorization metadata is public: served after the Host check, before

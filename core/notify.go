@@ -34,6 +34,9 @@ type hub struct {
 	streams streamSlots
 	// tasks reads the tasks listen streams watch, for all of them.
 	tasks taskPoller
+	// bus reads the other instances' changes while there are
+	// subscriptions; nil without ServerOptions.ChangeBus.
+	bus *busLink
 }
 
 // streamSlots counts the long-lived streams of this process
@@ -123,11 +126,14 @@ func (h *hub) subscribe(kinds changeKind, uris []string) *subscription {
 
 func (h *hub) add(sub *subscription) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.subs == nil {
 		h.subs = map[*subscription]struct{}{}
 	}
 	h.subs[sub] = struct{}{}
+	h.mu.Unlock()
+	if h.bus != nil {
+		h.bus.wake()
+	}
 }
 
 func (h *hub) unsubscribe(sub *subscription) {
@@ -163,7 +169,7 @@ func (sub *subscription) record(kind changeKind, uri string) bool {
 			return false
 		}
 		sub.updated = append(sub.updated, uri)
-	} else if sub.kinds&kind == 0 {
+	} else if kind &= sub.kinds; kind == 0 {
 		return false
 	}
 	sub.pending |= kind

@@ -30,7 +30,7 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) {
 	}
 	pc := *p
 	s.update(func(r *registry) { r.prompts[pc.Name] = &serverPrompt{prompt: &pc, handler: h} })
-	s.hub.publish(changePrompts, "")
+	s.changed(changePrompts, "")
 }
 
 // RemovePrompts unregisters prompts by name and notifies listeners.

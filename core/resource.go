@@ -51,7 +51,7 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) {
 		}
 		reg.resources[rc.URI] = &serverResource{res: &rc, handler: h, order: order}
 	})
-	s.hub.publish(changeResources, "")
+	s.changed(changeResources, "")
 }
 
 // RemoveResources unregisters resources by URI and notifies listeners.
@@ -91,13 +91,13 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) {
 		}
 		reg.templates = append(reg.templates, st)
 	})
-	s.hub.publish(changeResources, "")
+	s.changed(changeResources, "")
 }
 
 // NotifyResourceUpdated tells clients subscribed to uri (legacy
 // resources/subscribe, or resourceSubscriptions of subscriptions/listen)
 // that it changed.
-func (s *Server) NotifyResourceUpdated(uri string) { s.hub.publish(changeResourceUpdated, uri) }
+func (s *Server) NotifyResourceUpdated(uri string) { s.changed(changeResourceUpdated, uri) }
 
 // listResources answers resources/list.
 func (s *Server) listResources(ctx context.Context, r *Request, params []byte) ([]byte, error) {

@@ -261,6 +261,21 @@ type ServerOptions struct {
 	// DisableRequestLog turns the request record off.
 	DisableRequestLog bool
 
+	// ChangeBus carries change notifications (list changes and resource
+	// updates) between the server's instances, so that a stream
+	// (subscriptions/listen, a legacy GET stream) on one instance hears of
+	// a change made on another. Nil means none: a stream hears only of
+	// the changes made on its own instance, which is all there is for one
+	// process. Behind a load balancer or on serverless platforms give
+	// every instance the same shared bus (store/dynamo.ChangeBus,
+	// adapters/workers/durable.Changes). See ChangeBus.
+	ChangeBus ChangeBus
+	// ChangePollInterval is how often an instance holding streams reads
+	// ChangeBus: a change made on another instance reaches its streams
+	// within about this long. The reads do not grow with the number of
+	// streams. Zero means DefaultChangePollInterval.
+	ChangePollInterval time.Duration
+
 	// TaskStore keeps the tasks of the Tasks extension (tools registered
 	// with ToolOptions.TaskSupport). Nil means an in-process store (the
 	// one store/memory exports as TaskStore): fine for one process; behind
@@ -396,6 +411,9 @@ func (o *ServerOptions) Validate() error {
 	if o.TaskWorkersPerPrincipal < 0 || o.MaxTaskAnswerBytes < 0 {
 		return fmt.Errorf("core: negative TaskWorkersPerPrincipal or MaxTaskAnswerBytes")
 	}
+	if o.ChangePollInterval < 0 {
+		return fmt.Errorf("core: negative ChangePollInterval")
+	}
 	if o.TaskWorkers < 0 || o.TaskTTL < 0 || o.TaskPollInterval < 0 || o.TaskLease < 0 || o.TaskClaimTimeout < 0 || o.TaskShutdownGrace < 0 || o.MaxTaskResultBytes < 0 {
 		return fmt.Errorf("core: negative TaskWorkers, TaskTTL, TaskPollInterval, TaskLease, TaskClaimTimeout, TaskShutdownGrace or MaxTaskResultBytes")
 	}
@@ -462,6 +480,9 @@ type Server struct {
 	poolResults bool
 	// tk is the Tasks extension's machinery.
 	tk taskEngine
+	// serving is set by the first request: from then on changes are
+	// published to ServerOptions.ChangeBus.
+	serving atomic.Bool
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -580,6 +601,9 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.reg.Store((&registry{}).clone())
 	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
 	s.initTasks()
+	if o.ChangeBus != nil {
+		s.hub.bus = newBusLink(s, o.ChangeBus, o.ChangePollInterval)
+	}
 	o.Middleware = append([]Middleware(nil), o.Middleware...)
 	s.buildChain()
 	return s
@@ -699,7 +723,7 @@ func unregister[V any](s *Server, kind changeKind, keys []string, m func(*regist
 			delete(mm, k)
 		}
 	})
-	s.hub.publish(kind, "")
+	s.changed(kind, "")
 }
 
 // sortedKeys returns the keys of m in order.

@@ -148,6 +148,9 @@ func (t *taskRun) takeStatus() (string, bool) {
 // a store failure (the task then ends failed when its lease passes) or
 // ErrTaskNotFound.
 func (s *Server) RunTask(ctx context.Context, id string) error {
+	if !s.serving.Load() {
+		s.serving.Store(true)
+	}
 	if !validTaskID(id) {
 		return fmt.Errorf("core: run task: %w", ErrTaskNotFound)
 	}

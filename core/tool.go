@@ -261,7 +261,7 @@ func (s *Server) RemoveTools(names ...string) {
 
 func (s *Server) addTool(st *serverTool) {
 	s.update(func(r *registry) { r.tools[st.tool.Name] = st })
-	s.hub.publish(changeTools, "")
+	s.changed(changeTools, "")
 }
 
 func newTypedTool[In, Out any](t *Tool, h ToolFunc[In, Out], o ToolOptions) (*serverTool, error) {

@@ -38,7 +38,10 @@
 //	                       The same table holds the tasks of the Tasks
 //	                       extension (dynamo.TaskStore, under their own key
 //	                       prefix); without it tasks live in each instance,
-//	                       and Start refuses task tools on Lambda.
+//	                       and Start refuses task tools on Lambda. It also
+//	                       carries change notifications between instances
+//	                       (dynamo.ChangeBus): a stream on one instance hears
+//	                       of a change made on another.
 //	                       Set by: Terraform (the table it creates).
 //	MCPFN_TASK_RUNNER      Where the tasks of the Tasks extension
 //	                       (io.modelcontextprotocol/tasks) run: lambda in an

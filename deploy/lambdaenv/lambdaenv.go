@@ -186,6 +186,11 @@ func load(ctx context.Context, o *Options) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("MCPFN_DYNAMODB_TABLE: %w", err)
 		}
+		// So do the change notifications of the instances (one item; see
+		// dynamo.ChangeBus).
+		if cfg.Server.ChangeBus, err = dynamo.NewChangeBus(client, dopts); err != nil {
+			return nil, fmt.Errorf("MCPFN_DYNAMODB_TABLE: %w", err)
+		}
 		if cfg.Server.TaskRunner, err = taskRunner(ctx, runner, awsCfg, log); err != nil {
 			return nil, err
 		}

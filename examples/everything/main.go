@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -45,6 +46,7 @@ func main() {
 	taskLease := flag.Duration("task-lease", 0, "how long a task run holds its task without a heartbeat (default core.DefaultTaskLease)")
 	taskGrace := flag.Duration("task-grace", 0, "how long shutdown lets running tasks finish before cancelling them (default 0: at once)")
 	taskPoll := flag.Duration("task-poll", 0, "the pollIntervalMs suggested to task clients (default core.DefaultTaskPollInterval)")
+	watchEvery := flag.Duration("watch-every", 3*time.Second, "how often the watched resource changes (0: only on SIGUSR1, where there is one)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,7 +82,8 @@ func main() {
 		opts.TaskPollInterval = *taskPoll
 	}
 	srv := newServer(opts)
-	go watchResource(ctx, srv)
+	go watchResource(ctx, srv, *watchEvery)
+	touchOnSignal(ctx, srv)
 	if os.Getenv("AWS_LAMBDA_RUNTIME_API") != "" {
 		lambda.Start(srv, cfg.Lambda)
 		return

@@ -416,10 +416,13 @@ func addResources(s *core.Server) {
 		})
 }
 
-// watchResource publishes an update of the watched resource every 3 seconds
-// until ctx ends.
-func watchResource(ctx context.Context, s *core.Server) {
-	t := time.NewTicker(3 * time.Second)
+// watchResource publishes an update of the watched resource every period
+// until ctx ends; a period of 0 publishes none.
+func watchResource(ctx context.Context, s *core.Server, period time.Duration) {
+	if period <= 0 {
+		return
+	}
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {

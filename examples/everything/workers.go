@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/workers"
 )
@@ -14,6 +15,6 @@ import (
 // workers and workers-fresh adapters.
 func main() {
 	srv := newServer(workers.ServerOptions(nil))
-	go watchResource(context.Background(), srv)
+	go watchResource(context.Background(), srv, 3*time.Second)
 	workers.Serve(srv, nil)
 }

@@ -70,6 +70,15 @@ type Options struct {
 	// ignores it. All instances
 	// sharing a table must use the same value and the same limits.
 	TaskShardSize int
+	// ChangeLog names the log of a [ChangeBus]: servers that share a table
+	// but not their change notifications use different names. Empty means
+	// "default". A Store and a TaskStore ignore it.
+	ChangeLog string
+	// ChangeLogSize is the number of changes a [ChangeBus] keeps: an
+	// instance that falls further behind between two reads tells its
+	// streams that every list changed. Zero means DefaultChangeLogSize; at
+	// most MaxChangeLogSize. A Store and a TaskStore ignore it.
+	ChangeLogSize int
 	// MaxAttempts is the number of attempts of a DynamoDB call that fails
 	// with a throttling error (ProvisionedThroughputExceededException,
 	// ThrottlingException, RequestLimitExceeded, ...), on top of the

@@ -23,6 +23,11 @@ func TestTaskStore(t *testing.T) {
 	storetest.RunTasks(t, func(t *testing.T) core.TaskStore { return &memory.TaskStore{} }, 400<<10)
 }
 
+func TestChangeBus(t *testing.T) {
+	t.Parallel()
+	storetest.RunChangeBus(t, func(t *testing.T) core.ChangeBus { return &memory.ChangeBus{} }, core.MemoryChangeBusSize)
+}
+
 // MaxTotalBytes bounds the whole store, whoever the principals: a Create
 // that would pass it is refused with reason task_store_full and a retry
 // time (the earliest expiry), while Updates of stored tasks, which record

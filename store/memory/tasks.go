@@ -8,3 +8,7 @@ import "github.com/mcpfn/mcpfn/core"
 // (Len, Bytes). The zero value is ready to use; MaxBytes and MaxTotalBytes
 // bound it.
 type TaskStore = core.MemoryTaskStore
+
+// ChangeBus is an in-process core.ChangeBus: core.MemoryChangeBus, for
+// several servers in one process. The zero value is ready to use.
+type ChangeBus = core.MemoryChangeBus

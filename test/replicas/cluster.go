@@ -319,6 +319,16 @@ func (c *Cluster) StopReplica(ctx context.Context, slot int, graceful bool) erro
 	return nil
 }
 
+// Signal sends sig to slot's replica (SIGUSR1 makes examples/everything
+// publish an update of its watched resource).
+func (c *Cluster) Signal(slot int, sig syscall.Signal) error {
+	r := c.Replica(slot)
+	if r == nil {
+		return fmt.Errorf("slot %d has no replica", slot)
+	}
+	return r.p.cmd.Process.Signal(sig)
+}
+
 // Restart replaces slot's replica with a new process: a rolling restart's
 // step.
 func (c *Cluster) Restart(ctx context.Context, slot int) (*Replica, error) {
