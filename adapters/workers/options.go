@@ -17,7 +17,8 @@ const StateKeyVar = "MCPFN_STATE_KEY"
 
 // ServerOptions returns a copy of opts (nil means the zero value) set up
 // for many instances sharing state: legacy sessions and tasks in Durable
-// Objects of the namespace bound as MCPFN_STATE (package durable), tasks
+// Objects of the namespace bound as MCPFN_STATE (package durable), change
+// notifications between instances through a change log there, tasks
 // run by that namespace's alarms through the McpfnTasks entry point bound
 // as MCPFN_TASKS, and the keys that seal request state from the secret
 // MCPFN_STATE_KEY. Fields opts already sets are kept. It panics when the
@@ -36,6 +37,9 @@ func ServerOptions(opts *core.ServerOptions) *core.ServerOptions {
 	}
 	if o.TaskRunner == nil {
 		o.TaskRunner = &durable.Runner{Call: Call}
+	}
+	if o.ChangeBus == nil {
+		o.ChangeBus = &durable.Changes{Call: Call}
 	}
 	if o.Keys == nil {
 		keys, err := durable.ParseKeys(StateKeyVar, os.Getenv(StateKeyVar))

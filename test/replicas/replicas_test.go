@@ -53,6 +53,11 @@ func newClusterWith(t *testing.T, cfg Config) *Cluster {
 	}
 	cfg.Root, cfg.Work, cfg.Everything, cfg.SMFake = root, work, filepath.Join(dir, "everything"), filepath.Join(dir, "smfake")
 	cfg.DynamoEndpoint, cfg.LogLevel = endpoint, "info"
+	// The example's watched resource changes every few seconds and each
+	// change is published to the store's change log (a GetItem and a
+	// PutItem); tests counting store calls would count those too. A test
+	// that wants the watcher passes its own -watch-every, which wins.
+	cfg.ReplicaArgs = append([]string{"-watch-every", "0"}, cfg.ReplicaArgs...)
 	if cfg.Log != nil {
 		cfg.Log = io.MultiWriter(logf, cfg.Log) // a test watching the log
 	} else {

@@ -190,7 +190,7 @@ func TestListenStoreReadsOneProcess(t *testing.T) {
 // notifications and resource updates alike.
 func TestListenRefusedOneProcess(t *testing.T) {
 	t.Parallel()
-	c := newClusterWith(t, Config{Replicas: 1, StoreProxy: true, ReplicaArgs: []string{"-task-poll", taskPoll.String()}})
+	c := newClusterWith(t, Config{Replicas: 1, StoreProxy: true, ReplicaArgs: []string{"-task-poll", taskPoll.String(), "-watch-every", "3s"}})
 	url := c.Replica(0).URL
 	ids := waitingTasks(t, url, 2)
 	var taskStreams, resourceStreams []*listenStream

@@ -46,6 +46,13 @@ func TestDurableTasks(t *testing.T) {
 	storetest.RunTasks(t, func(t *testing.T) core.TaskStore { return &durable.Tasks{Call: call, Prefix: storetest.NewID()[:16]} }, durable.MaxRecordBytes)
 }
 
+func TestDurableChanges(t *testing.T) {
+	_, call := stateWorker(t, nil)
+	storetest.RunChangeBus(t, func(t *testing.T) core.ChangeBus {
+		return &durable.Changes{Call: call, Prefix: storetest.NewID()[:16], Size: 40}
+	}, 40)
+}
+
 func runs(t *testing.T, w *workerdtest.Worker) []string {
 	t.Helper()
 	resp, err := http.Get(w.URL + "/runs")

@@ -34,25 +34,7 @@ type store struct {
 }
 
 func (s store) op(ctx context.Context, object string, arg map[string]any) (*reply, error) {
-	if s.call == nil {
-		return nil, errors.New("durable: nil Caller")
-	}
-	if len(s.prefix) > MaxPrefixBytes {
-		return nil, fmt.Errorf("durable: a Prefix of %d bytes, at most %d", len(s.prefix), MaxPrefixBytes)
-	}
-	if s.prefix != "" {
-		arg["px"] = s.prefix
-		object = s.prefix + object
-	}
-	b, err := json.Marshal(arg)
-	if err != nil {
-		return nil, err
-	}
-	binding := s.binding
-	if binding == "" {
-		binding = DefaultBinding
-	}
-	out, err := s.call(ctx, binding, object, "op", string(b))
+	out, err := callRaw(ctx, s, object, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +43,30 @@ func (s store) op(ctx context.Context, object string, arg map[string]any) (*repl
 		return nil, fmt.Errorf("durable: malformed reply from %s: %v", object, err)
 	}
 	return &r, nil
+}
+
+// callRaw calls op on the object named object (with the store's prefix)
+// and returns its reply as sent.
+func callRaw(ctx context.Context, s store, object string, arg map[string]any) (string, error) {
+	if s.call == nil {
+		return "", errors.New("durable: nil Caller")
+	}
+	if len(s.prefix) > MaxPrefixBytes {
+		return "", fmt.Errorf("durable: a Prefix of %d bytes, at most %d", len(s.prefix), MaxPrefixBytes)
+	}
+	if s.prefix != "" {
+		arg["px"] = s.prefix
+		object = s.prefix + object
+	}
+	b, err := json.Marshal(arg)
+	if err != nil {
+		return "", err
+	}
+	binding := s.binding
+	if binding == "" {
+		binding = DefaultBinding
+	}
+	return s.call(ctx, binding, object, "op", string(b))
 }
 
 // reply is what McpfnState.op returns.

@@ -8,6 +8,8 @@
 //   t:<task id>        one task: its record, version, expiry and run
 //   tp:<principal>     one principal's tasks: ids, expiries and charges,
 //                      for the count and byte limits
+//   c:<log>            a change log (core.ChangeBus): the position of the
+//                      newest change and the newest changes
 //
 // Go calls the one RPC method op(arg) with a JSON string and gets a JSON
 // string back; outcomes such as not_found or conflict are results, not
@@ -25,6 +27,10 @@ export const MAX_RECORD_BYTES = 1 << 20;
 const RUN_ATTEMPTS = 6;
 const MAX_ID = 128;
 const MAX_PRINCIPAL = 512;
+// A change log keeps at most MAX_CHANGES changes, each URI of at most
+// MAX_CHANGE_URI characters (core.MaxChangeURIBytes).
+const MAX_CHANGES = 1000;
+const MAX_CHANGE_URI = 2048;
 
 // prefix is the object-name prefix of the store that sent a (see
 // durable's Prefix): every object it names for that store carries it.
@@ -58,8 +64,33 @@ export class McpfnState extends DurableObject {
       case "taskUpdate": return this.taskUpdate(a);
       case "taskSchedule": return this.taskSchedule(a);
       case "principalForget": return this.principalForget(a);
+      case "changePublish": return this.changePublish(a);
+      case "changeRead": return this.changeRead(a);
       default: throw new Error(`unknown op ${a.op}`);
     }
+  }
+
+  // --- change log ---------------------------------------------------------
+
+  // changePublish appends a change to this log object and keeps the newest
+  // a.size; the object's one-event-at-a-time order makes positions unique
+  // and consecutive.
+  async changePublish(a) {
+    const size = num(a.size, "size");
+    if (size < 1 || size > MAX_CHANGES) throw new Error("bad size");
+    const c = { k: str(a.k, 32, "kind"), u: str(a.u ?? "", MAX_CHANGE_URI, "uri"), o: str(a.o ?? "", 64, "origin") };
+    const { pos = 0, log = [] } = await this.ctx.storage.get(["pos", "log"]).then(Object.fromEntries);
+    c.p = pos + 1;
+    log.push(c);
+    await this.ctx.storage.put({ pos: c.p, log: log.slice(-size) });
+    return ok({ pos: c.p });
+  }
+
+  // changeRead returns the log's position and changes; core decides what
+  // a reader missed.
+  async changeRead() {
+    const { pos = 0, log = [] } = await this.ctx.storage.get(["pos", "log"]).then(Object.fromEntries);
+    return ok({ pos, log });
   }
 
   stub(name) {
