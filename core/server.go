@@ -462,6 +462,9 @@ type Server struct {
 	poolResults bool
 	// tk is the Tasks extension's machinery.
 	tk taskEngine
+	// ext are the extensions the server advertises and their methods
+	// (extension.go).
+	ext extState
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -580,6 +583,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	s.reg.Store((&registry{}).clone())
 	s.sealer = newSealer(o.Keys, o.StateTTL, s.log)
 	s.initTasks()
+	s.initExtensions()
 	o.Middleware = append([]Middleware(nil), o.Middleware...)
 	s.buildChain()
 	return s
