@@ -149,6 +149,7 @@ func New(opts *Options) *Client {
 	if o.Roots != nil {
 		cl.caps.Roots = &mcp.RootsCapabilities{}
 	}
+	cl.caps.Extensions = declaredExtensions(o.Extensions)
 	cl.capsJSON, _ = json.Marshal(&cl.caps)
 	cl.clientInfo, _ = json.Marshal(&o.ClientInfo)
 	cl.eras.init(MaxEras)

@@ -60,6 +60,11 @@ func modernCaps(c *Conn) []byte {
 	}
 	caps := c.cl.caps
 	caps.Extensions = map[string]map[string]any{mcp.ExtensionTasks: {}}
+	for id, s := range c.cl.caps.Extensions { // Options.Extensions
+		if id != mcp.ExtensionTasks {
+			caps.Extensions[id] = s
+		}
+	}
 	b, _ := json.Marshal(&caps)
 	return b
 }
@@ -239,6 +244,10 @@ func (p *modernEra) send(ctx context.Context, r *request) (json.RawMessage, stri
 		}
 		body := appendRequest(make([]byte, 0, 256+len(meta)), id, r.method, r.params, meta, true)
 		name, hasName := mcpName(r.method, r.params)
+		if !hasName && r.co != nil && r.co.name != "" {
+			// An extension method's (CallOptions.Name).
+			name, hasName = r.co.name, true
+		}
 		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header, mw: r.mwHeader}, func(h http.Header) {
 			h["Content-Type"] = []string{"application/json"}
 			h["Accept"] = []string{acceptBoth}

@@ -139,6 +139,14 @@ type Options struct {
 	// answer every call synchronously (a tool that needs a task fails
 	// with -32021).
 	Tasks bool
+	// Extensions declares extensions (SEP-2133), each identifier with its
+	// settings object (nil: {}), in the client capabilities: in every
+	// 2026-07-28 request's _meta and in the legacy initialize. A server
+	// answers the methods of an extension the client did not declare with
+	// -32021. Conn.ServerExtensions reads the server's; Conn.Request sends
+	// an extension's requests. The Tasks extension is declared by Tasks,
+	// not here.
+	Extensions map[string]map[string]any
 
 	// Notification receives every notification the server sends that is not
 	// progress (which goes to the request's CallOptions.Progress function). Calls may
@@ -312,6 +320,12 @@ type CallOptions struct {
 	// must not be modified.
 	RawResult *json.RawMessage
 
+	// Name is the Mcp-Name header of a 2026-07-28 request of an extension
+	// method that mirrors a params member in it (2026-07-28
+	// basic/transports, "Routing Headers"; MethodOptions.NameParam on an
+	// mcpfn server). Core methods ignore it: the client derives theirs.
+	Name string
+
 	// TaskStatus, when set, is handed the task of a tools/call each time
 	// its status or statusMessage changes (Options.Tasks): first as the
 	// server created it, then as each tasks/get that changed them
@@ -338,6 +352,8 @@ type callOptions struct {
 	raw *json.RawMessage
 	// taskStatus, when set, is told of a task's status changes.
 	taskStatus func(*mcp.DetailedTask)
+	// name is CallOptions.Name.
+	name string
 }
 
 // resolve returns the call's options as the request path reads them; nil
@@ -346,7 +362,7 @@ func (o *CallOptions) resolve() *callOptions {
 	if o == nil {
 		return nil
 	}
-	co := &callOptions{progress: o.Progress, cacheMode: o.Cache, raw: o.RawResult, taskStatus: o.TaskStatus}
+	co := &callOptions{progress: o.Progress, cacheMode: o.Cache, raw: o.RawResult, taskStatus: o.TaskStatus, name: o.Name}
 	for k, vs := range o.Header {
 		if len(vs) == 0 {
 			continue

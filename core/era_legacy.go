@@ -118,6 +118,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 		return ctx, nil, err
 	}
 	spec := legacyMethods[m.method]
+	if spec == nil {
+		spec = s.extMethodSpec(m.method, false)
+	}
 	if spec != nil && !spec.available(s, s.reg.Load()) {
 		spec = nil
 	}
@@ -423,7 +426,11 @@ func (legacyEra) appendMeta(b []byte, _ *Server, user Meta) []byte {
 // capabilities: change notifications travel on the session's GET stream,
 // whatever the response of the request.
 func (legacyEra) capabilities(s *Server, _ bool) *ServerCapabilities {
-	return s.serverCapabilities(true)
+	c := s.serverCapabilities(true)
+	// The extensions of the legacy revisions (extension.go): those not of
+	// 2026-07-28 only.
+	c.Extensions = s.extensionCaps(s.reg.Load(), false)
+	return c
 }
 
 // inputRequired hands the input requests to the bridge, which asks the

@@ -26,11 +26,8 @@ var taskEra era = modernEra{}
 var modernMethods = methodTable(map[string]*methodSpec{
 	"server/discover":      {handle: (*Server).discover, available: always},
 	"subscriptions/listen": {handle: (*Server).listen, available: always},
-	// The Tasks extension's methods (tasks.md); Mcp-Name mirrors taskId
-	// (tasks.md §Streamable HTTP: Routing Headers).
-	mcp.MethodTasksGet:    {handle: (*Server).getTask, available: always, nameParam: "taskId"},
-	mcp.MethodTasksUpdate: {handle: (*Server).updateTask, available: always, nameParam: "taskId"},
-	mcp.MethodTasksCancel: {handle: (*Server).cancelTask, available: always, nameParam: "taskId"},
+	// The extensions' methods, the Tasks extension's among them, are the
+	// server's own (extension.go, Server.extMethodSpec).
 })
 
 // open checks a 2026-07-28 message in the validation order of 2026-07-28
@@ -87,6 +84,9 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 			WithHTTP(http.StatusBadRequest, nil)
 	}
 	spec := modernMethods[m.method]
+	if spec == nil {
+		spec = s.extMethodSpec(m.method, true)
+	}
 	if spec == nil || !spec.available(s, s.reg.Load()) {
 		return nil, methodNotFound(m.method)
 	}
@@ -97,6 +97,9 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 			nv = m.pURI
 		case "taskId":
 			nv = m.pTaskID
+		case "name":
+		default: // an extension method's (MethodOptions.NameParam)
+			nv = paramMember(m.params, spec.nameParam)
 		}
 		body, has := jsonwire.RawString(nv)
 		hn, present, repeated := headerValue(h, canonName)
@@ -315,13 +318,12 @@ func (modernEra) appendMeta(b []byte, s *Server, user Meta) []byte {
 }
 
 // capabilities: change notifications travel on subscriptions/listen, which
-// a buffered response cannot carry. The Tasks extension is advertised when
-// a tool may run as a task (tasks.md §Capability Negotiation).
+// a buffered response cannot carry. The extensions are the server's
+// (extension.go): the Tasks extension among them while a tool may run as a
+// task (tasks.md §Capability Negotiation).
 func (modernEra) capabilities(s *Server, live bool) *ServerCapabilities {
 	c := s.serverCapabilities(live)
-	if s.servesTasks(s.reg.Load()) {
-		c.Extensions = map[string]map[string]any{ExtensionTasks: {}}
-	}
+	c.Extensions = s.extensionCaps(s.reg.Load(), true)
 	return c
 }
 

@@ -483,6 +483,9 @@ type Server struct {
 	// serving is set by the first request: from then on changes are
 	// published to ServerOptions.ChangeBus.
 	serving atomic.Bool
+	// ext are the extensions the server advertises and their methods
+	// (extension.go).
+	ext extState
 }
 
 // registry is an immutable snapshot of the server's features. Writers copy
@@ -604,6 +607,7 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if o.ChangeBus != nil {
 		s.hub.bus = newBusLink(s, o.ChangeBus, o.ChangePollInterval)
 	}
+	s.initExtensions()
 	o.Middleware = append([]Middleware(nil), o.Middleware...)
 	s.buildChain()
 	return s

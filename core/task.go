@@ -89,19 +89,10 @@ const (
 
 // declaresTasks reports whether the request declared the Tasks extension
 // in its per-request capabilities (tasks.md §Capability Negotiation).
-func (r *Request) declaresTasks() bool {
-	c := r.declaredCaps()
-	if c == nil {
-		return false
-	}
-	_, ok := c.Extensions[ExtensionTasks]
-	return ok
-}
+func (r *Request) declaresTasks() bool { return r.DeclaresExtension(ExtensionTasks) }
 
 // missingTasks is the -32021 answer naming the Tasks extension.
-func missingTasks() *Error {
-	return MissingCapabilityError(&ClientCapabilities{Extensions: map[string]map[string]any{ExtensionTasks: {}}})
-}
+func missingTasks() *Error { return MissingExtensionError(ExtensionTasks) }
 
 // taskOpts are a server's task settings, defaults applied.
 type taskOpts struct {
@@ -363,13 +354,11 @@ func (s *Server) startError(ctx context.Context, rec *TaskRecord, err error) err
 	return internalf("the task could not be started")
 }
 
-// taskTarget reads the taskId of a tasks/* request, after checking that the
-// request declared the extension (tasks.md §Error Handling: -32021 for
-// non-declaring clients).
+// taskTarget reads the taskId of a tasks/* request. The request declared
+// the extension: its methods are gated like every extension's
+// (extension.go; tasks.md §Error Handling: -32021 for non-declaring
+// clients).
 func (s *Server) taskTarget(r *Request, params []byte, own func(k, v []byte) error) (string, error) {
-	if !r.declaresTasks() {
-		return "", missingTasks()
-	}
 	var id string
 	var has bool
 	var perr error

@@ -53,7 +53,8 @@ done
 jobs+=("benchmarks-smoke test/benchsmoke.sh")
 jobs+=("conformance-client test/conformance/run.sh --leg client --rev 2026-07-28,2025-11-25")
 for j in interop/run.sh:interop interop/client.sh:interop-client interop/auth.sh:interop-auth \
-         interop/peers.sh:interop-peers interop-tasks/run.sh:interop-tasks interop-ext-tasks/run.sh:interop-ext-tasks; do
+         interop/peers.sh:interop-peers interop-tasks/run.sh:interop-tasks interop-ext-tasks/run.sh:interop-ext-tasks \
+         interop-apps/run.sh:interop-apps; do
   [ -x "test/${j%%:*}" ] && jobs+=("${j##*:} test/${j%%:*}")
 done
 # Node first, once (its install is atomic, but concurrent first installs
