@@ -52,6 +52,7 @@ type ProtectedResource struct {
 	toolScopes   map[string][]string
 	promptScopes map[string][]string
 	scopesFn     func(context.Context, core.Operation) []string
+	hide         bool // Options.HideUnauthorized
 	implies      implications
 	jwtCache     tokenCache
 	leeway       time.Duration
@@ -59,7 +60,10 @@ type ProtectedResource struct {
 	log          *slog.Logger
 }
 
-var _ core.Authenticator = (*ProtectedResource)(nil)
+var (
+	_ core.Authenticator  = (*ProtectedResource)(nil)
+	_ core.ListAuthorizer = (*ProtectedResource)(nil)
+)
 
 // New validates opts and returns the protected resource. Bad configuration
 // (no issuer, a non-canonical resource URI, an invalid scope, offline_access,
@@ -74,6 +78,7 @@ func New(opts *Options) (*ProtectedResource, error) {
 		toolScopes:   copyScopeMap(opts.ToolScopes),
 		promptScopes: copyScopeMap(opts.PromptScopes),
 		scopesFn:     opts.Scopes,
+		hide:         opts.HideUnauthorized,
 		leeway:       opts.Leeway,
 		issuers:      map[string]*issuer{},
 		log:          opts.Logger,

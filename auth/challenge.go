@@ -52,6 +52,29 @@ func (rs *ProtectedResource) Authorize(ctx context.Context, op core.Operation) e
 		"the operation needs scopes the access token lacks", need, ErrInsufficientScope)
 }
 
+// ListFilter implements [core.ListAuthorizer]: with
+// Options.HideUnauthorized, it reports whether the caller's token grants
+// the ToolScopes of a tool or the PromptScopes of a prompt; otherwise it
+// returns nil (lists are the same for every caller).
+func (rs *ProtectedResource) ListFilter() func(ctx context.Context, op core.Operation) bool {
+	if !rs.hide {
+		return nil
+	}
+	return func(ctx context.Context, op core.Operation) bool {
+		info := TokenInfoFromContext(ctx)
+		if info == nil {
+			return false
+		}
+		switch op.Method {
+		case "tools/call":
+			return hasAll(info.Scopes, rs.toolScopes[op.Name])
+		case "prompts/get":
+			return hasAll(info.Scopes, rs.promptScopes[op.Name])
+		}
+		return true
+	}
+}
+
 // RequireScopes returns nil when the caller's token grants every scope of
 // scopes (directly or implied), and otherwise the 403 insufficient_scope
 // error a tool handler returns to ask the client for a step-up

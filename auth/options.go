@@ -97,6 +97,17 @@ type Options struct {
 	// a completion/complete of the prompt's arguments too (core.Operation.Ref
 	// "ref/prompt"): completions can reveal what the prompt would.
 	PromptScopes map[string][]string
+	// HideUnauthorized leaves out of tools/list and prompts/list what the
+	// caller's token lacks the ToolScopes or PromptScopes for
+	// (core.ListAuthorizer). A direct tools/call or prompts/get of such a
+	// tool or prompt is still answered 403 insufficient_scope naming the
+	// scopes to obtain, not as unknown: the challenge is how a client steps
+	// up (2026-07-28 basic/authorization §Scope Challenge Handling), and
+	// the scopes it names are published in the metadata's
+	// scopes_supported anyway. To make a feature not exist for some callers,
+	// use core.ServerOptions.Filter. The run-time scopes of Scopes and
+	// RequireScopes, which may depend on arguments, hide nothing.
+	HideUnauthorized bool
 	// Scopes, when set, returns extra scopes an operation needs, e.g.
 	// depending on its arguments, or the scopes of a resource (resources/read
 	// names the URI; completion/complete with Ref "ref/resource" names the

@@ -97,6 +97,18 @@ type request struct {
 	meta []byte
 	// mwHeader are the HTTP headers a Middleware set (Call.Header).
 	mwHeader http.Header
+	// cached, for a result the cache may store, is the credential and the
+	// cache generation read before the request was sent: send updates
+	// them when an authorization challenge sends it again with a new
+	// token.
+	cached cacheAt
+}
+
+// cacheAt is the credential source and cache generation a request was
+// sent with (cache.put).
+type cacheAt struct {
+	src credSource
+	gen uint64
 }
 
 // The protocol versions this client speaks, newest first: the stateless
@@ -352,4 +364,13 @@ func (m *eraMemory) len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.ll.Len()
+}
+
+// cachedAt returns where send updates the credential and generation of a
+// cacheable request; nil for others.
+func (r *request) cachedAt() *cacheAt {
+	if !r.cacheable {
+		return nil
+	}
+	return &r.cached
 }

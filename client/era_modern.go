@@ -189,6 +189,7 @@ func (p *modernEra) fetch(ctx context.Context, r *request, useCache bool, src cr
 	var res json.RawMessage
 	var err error
 	rounds := 0
+	r.cached = cacheAt{src, gen}
 	if mrtrMethod(r.method) {
 		res, rounds, err = p.callMRTR(ctx, r)
 	} else {
@@ -211,7 +212,7 @@ func (p *modernEra) fetch(ctx context.Context, r *request, useCache bool, src cr
 	}
 	// Never cache what answered inputResponses or requestState.
 	if useCache && rounds == 0 {
-		cache.put(c.ep, r.method, r.target, src, gen, res)
+		cache.put(c.ep, r.method, r.target, r.cached.src, r.cached.gen, res)
 	}
 	return res, nil
 }
@@ -248,7 +249,7 @@ func (p *modernEra) send(ctx context.Context, r *request) (json.RawMessage, stri
 			// An extension method's (CallOptions.Name).
 			name, hasName = r.co.name, true
 		}
-		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header, mw: r.mwHeader}, func(h http.Header) {
+		resp, err := c.send(ctx, &httpReq{method: http.MethodPost, body: body, rpc: r.method, co: r.co, header: r.header, mw: r.mwHeader, cached: r.cachedAt()}, func(h http.Header) {
 			h["Content-Type"] = []string{"application/json"}
 			h["Accept"] = []string{acceptBoth}
 			h["Mcp-Protocol-Version"] = []string{p.v}

@@ -22,6 +22,8 @@ type httpReq struct {
 	// mw are the headers of the Call's Middleware, over the call's
 	// and under header and the protocol's.
 	mw http.Header
+	// cached is request.cached.
+	cached *cacheAt
 }
 
 // send does one HTTP exchange with authorization: on a 401, or a 403 whose
@@ -94,6 +96,15 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 				}
 				if c.cl.cache != nil {
 					c.cl.cache.dropPrivate() // new token: private entries go
+					if hr.cached != nil {
+						// The next attempt carries the new token: its
+						// result is that credential's, of the new
+						// generation.
+						hr.cached.gen = c.cl.cache.generation()
+						if hr.cached.src, err = c.credential(ctx); err != nil {
+							return nil, err
+						}
+					}
 				}
 				continue
 			}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,34 @@ func decodeCursor(c string) (string, bool) {
 	return string(b[len(cursorPrefix):]), true
 }
 
+// Handler cursors continue ListToolsHandler's pages after the typed
+// tools': "h0:" asks for its first page, "h1:" + c for its page after c.
+const (
+	handlerFirst  = "h0:"
+	handlerCursor = "h1:"
+)
+
+func encodeHandlerCursor(c string, first bool) string {
+	if first {
+		return base64.RawURLEncoding.EncodeToString([]byte(handlerFirst))
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(handlerCursor + c))
+}
+
+// decodeHandlerCursor reads a handler cursor; ok is false for any other.
+func decodeHandlerCursor(c string) (cursor string, first, ok bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	switch {
+	case err != nil:
+		return "", false, false
+	case string(b) == handlerFirst:
+		return "", true, true
+	case strings.HasPrefix(string(b), handlerCursor):
+		return string(b[len(handlerCursor):]), false, true
+	}
+	return "", false, false
+}
+
 // paginate returns the page of items (sorted by key) after cursor.
 func paginate[T any](items []T, key func(T) string, cursor string, hasCursor bool, size int) ([]T, string, error) {
 	start := 0
@@ -62,11 +91,12 @@ func paginate[T any](items []T, key func(T) string, cursor string, hasCursor boo
 // listPage answers a paginated list method (prompts, resources, resource
 // templates): the page of items after the request's cursor, encoded by
 // wire, as the result member, with the method's cache hint.
-func listPage[T, W any](r *Request, params []byte, items []T, key func(T) string, wire func(T) W, member, method string) ([]byte, error) {
+func listPage[T, W any](ctx context.Context, r *Request, params []byte, items []T, key func(T) string, wire func(T) W, feature func(T) Feature, member, method string) ([]byte, error) {
 	cursor, has, err := paramsCursor(params)
 	if err != nil {
 		return nil, err
 	}
+	items = listedOnly(ctx, r.srv, r, items, feature)
 	page, next, err := paginate(items, key, cursor, has, r.srv.opts.PageSize)
 	if err != nil {
 		return nil, err
@@ -113,8 +143,8 @@ func (s *Server) pageHint(method string, ttlMs *int64, scope CacheScope) (*cache
 	if ttlMs != nil {
 		h.ttlMs = *ttlMs
 	}
-	if scope != "" {
-		h.scope = scope
+	if scope != "" && (scope != CacheScopePublic || !s.perCaller()) {
+		h.scope = scope // a filtered list is never public
 	}
 	return &h, nil
 }

@@ -142,9 +142,8 @@ func (s *Server) hasTarget(r *Request, target string) bool {
 	reg := s.reg.Load()
 	switch r.Method {
 	case "tools/call":
-		if s.opts.CallToolHandler != nil {
-			return false // advanced mode: the call finds it (findTool)
-		}
+		// A tool only ListToolsHandler lists is found by the call
+		// (findTool).
 		st := reg.tools[target]
 		return st != nil && r.era.serves(st)
 	case "prompts/get":

@@ -40,8 +40,8 @@ func (s *Server) RemovePrompts(names ...string) {
 
 // listPrompts answers prompts/list.
 func (s *Server) listPrompts(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	return listPage(r, params, s.reg.Load().promptLst, func(p *serverPrompt) string { return p.prompt.Name },
-		func(p *serverPrompt) *Prompt { return p.prompt }, "prompts", "prompts/list")
+	return listPage(ctx, r, params, s.reg.Load().promptLst, func(p *serverPrompt) string { return p.prompt.Name },
+		func(p *serverPrompt) *Prompt { return p.prompt }, promptFeature, "prompts", "prompts/list")
 }
 
 // getPrompt answers prompts/get.
@@ -77,6 +77,9 @@ func (s *Server) getPrompt(ctx context.Context, r *Request, params []byte) ([]by
 		}
 	}
 	sp := s.reg.Load().prompts[req.Name]
+	if sp != nil && !s.visible(ctx, r, promptFeature(sp)) {
+		sp = nil // hidden: answered as unknown
+	}
 	if sp == nil {
 		name := Truncate(req.Name, LogNameBytes) // echoed cut, as an unknown tool's
 		return nil, NewError(CodeInvalidParams, "Unknown prompt: "+name).WithData(map[string]any{"name": name})
@@ -123,7 +126,7 @@ func (s *Server) complete(ctx context.Context, r *Request, params []byte) ([]byt
 	}
 	switch req.Params.Ref.Type {
 	case "ref/prompt":
-		if s.reg.Load().prompts[req.Params.Ref.Name] == nil {
+		if sp := s.reg.Load().prompts[req.Params.Ref.Name]; sp == nil || !s.visible(ctx, r, promptFeature(sp)) {
 			return nil, InvalidParamsError("Invalid params: unknown prompt %q", req.Params.Ref.Name)
 		}
 	case "ref/resource":
@@ -161,3 +164,5 @@ func (s *Server) complete(ctx context.Context, r *Request, params []byte) ([]byt
 	}
 	return r.encodeResult(v, "", meta, nil)
 }
+
+func promptFeature(p *serverPrompt) Feature { return Feature{Kind: FeaturePrompt, Prompt: p.prompt} }

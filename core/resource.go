@@ -101,14 +101,14 @@ func (s *Server) NotifyResourceUpdated(uri string) { s.changed(changeResourceUpd
 
 // listResources answers resources/list.
 func (s *Server) listResources(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	return listPage(r, params, s.reg.Load().resList, func(x *serverResource) string { return fmt.Sprintf("%016d", x.order) },
-		func(x *serverResource) *Resource { return x.res }, "resources", "resources/list")
+	return listPage(ctx, r, params, s.reg.Load().resList, func(x *serverResource) string { return fmt.Sprintf("%016d", x.order) },
+		func(x *serverResource) *Resource { return x.res }, resourceFeature, "resources", "resources/list")
 }
 
 // listTemplates answers resources/templates/list.
 func (s *Server) listTemplates(ctx context.Context, r *Request, params []byte) ([]byte, error) {
-	return listPage(r, params, s.reg.Load().templates, func(x *serverTemplate) string { return fmt.Sprintf("%016d", x.order) },
-		func(x *serverTemplate) *ResourceTemplate { return x.tmpl }, "resourceTemplates", "resources/templates/list")
+	return listPage(ctx, r, params, s.reg.Load().templates, func(x *serverTemplate) string { return fmt.Sprintf("%016d", x.order) },
+		func(x *serverTemplate) *ResourceTemplate { return x.tmpl }, templateFeature, "resourceTemplates", "resources/templates/list")
 }
 
 // readResource answers resources/read.
@@ -133,11 +133,11 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 	}
 	reg := s.reg.Load()
 	var h ResourceHandler
-	if x, ok := reg.resources[req.URI]; ok {
+	if x, ok := reg.resources[req.URI]; ok && s.visible(ctx, r, resourceFeature(x)) {
 		h = x.handler
 	} else {
 		for _, t := range reg.templates {
-			if vars := t.uri.match(req.URI); vars != nil {
+			if vars := t.uri.match(req.URI); vars != nil && s.visible(ctx, r, templateFeature(t)) {
 				h, req.Vars = t.handler, vars
 				break
 			}
@@ -171,4 +171,12 @@ func (s *Server) readResource(ctx context.Context, r *Request, params []byte) ([
 		Contents []ResourceContents `json:"contents"`
 	}{res.Contents}
 	return r.encodeResult(v, "resources/read", res.Meta, nil)
+}
+
+func resourceFeature(x *serverResource) Feature {
+	return Feature{Kind: FeatureResource, Resource: x.res}
+}
+
+func templateFeature(x *serverTemplate) Feature {
+	return Feature{Kind: FeatureResourceTemplate, ResourceTemplate: x.tmpl}
 }

@@ -184,8 +184,30 @@ type ServerOptions struct {
 	// server's tools/list hint (CacheHints) for that page. A listed tool
 	// carries no server settings (ToolOptions): CallToolHandler checks the
 	// capabilities a call needs itself (Request.RequireCapabilities).
+	//
+	// Typed tools (AddTool) and the handlers mix: tools/list gives the
+	// typed tools' pages first, then the handler's; a call finds a typed
+	// tool first, so a listed tool named like a typed one is left out.
 	ListToolsHandler func(context.Context, *ListToolsRequest) (*ListToolsResult, error)
 	CallToolHandler  func(context.Context, *CallToolRequest) (*CallToolResult, error)
+
+	// Filter, when set, decides per request which tools, prompts,
+	// resources and resource templates exist for the caller (r.Principal,
+	// the token in ctx, r.ProtocolVersion): what it hides is left out of
+	// tools/list, prompts/list, resources/list and
+	// resources/templates/list (ListToolsHandler's pages too), and a
+	// tools/call, prompts/get, resources/read or completion/complete of it
+	// is answered exactly as for a feature the server does not have
+	// (-32602 "Unknown tool", -32602 "Unknown prompt", -32002 resource not
+	// found), before its headers are checked or the call is authorized. A
+	// resource URI a hidden template matches is read through the next
+	// visible template that matches it, if any. Filtered lists are never
+	// cached publicly: a "public" CacheHints scope of the list methods and
+	// resources/read is sent as "private" (2026-07-28
+	// server/utilities/caching). Filter runs once per listed feature per
+	// list request; it must be fast and safe for concurrent use. See
+	// ListAuthorizer for hiding what the authenticator would refuse.
+	Filter func(ctx context.Context, r *Request, f Feature) bool
 	// SkipOutputValidation sends every tool's results (typed tools, and
 	// CallToolHandler's for a listed tool) without checking their
 	// structuredContent against the tool's outputSchema, for handlers
@@ -483,6 +505,8 @@ type Server struct {
 	// serving is set by the first request: from then on changes are
 	// published to ServerOptions.ChangeBus.
 	serving atomic.Bool
+	// filter is the per-caller view of the features (filter.go).
+	filter filters
 	// ext are the extensions the server advertises and their methods
 	// (extension.go).
 	ext extState
@@ -589,11 +613,12 @@ func NewServer(impl Implementation, opts *ServerOptions) *Server {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.initFilters()
 	s.hints = make(map[string]cacheWire, len(cacheableMethods))
 	for _, m := range cacheableMethods {
 		h := o.CacheHints[m]
 		scope := h.Scope
-		if scope == "" {
+		if scope == "" || scope == CacheScopePublic && s.perCaller() && m != "server/discover" {
 			scope = CacheScopePrivate
 		}
 		s.hints[m] = cacheWire{ttlMs: h.TTL.Milliseconds(), scope: scope}

@@ -14,52 +14,33 @@ import (
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
-// listTools answers tools/list.
+// listTools answers tools/list: the typed tools the caller may see, and
+// in advanced mode the list handler's pages after them. With both, a cursor
+// says which part it continues (typedCursor, handlerCursor); with the
+// handler alone, its cursors pass through as it wrote them.
 func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	cursor, has, err := paramsCursor(params)
 	if err != nil {
 		return nil, err
 	}
+	reg := s.reg.Load()
+	list := listedOnly(ctx, s, r, r.era.tools(reg), typedToolFeature)
 	if s.opts.ListToolsHandler != nil {
-		res, err := s.opts.ListToolsHandler(ctx, &ListToolsRequest{Request: r, Cursor: cursor, HasCursor: has})
-		if err != nil {
-			return nil, err
+		if len(r.era.tools(reg)) == 0 {
+			return s.listHandlerTools(ctx, r, reg, cursor, has, false)
 		}
-		b := []byte(`{"tools":[`)
-		n := 0
-		for _, t := range res.Tools {
-			if _, err := s.advancedTool(t); err != nil {
-				// Clients drop invalid tools; do not list them at all.
-				s.log.WarnContext(ctx, "tools/list: skipping an invalid tool", "tool", t.Name, "error", err.Error())
-				continue
+		if has {
+			if hc, first, ok := decodeHandlerCursor(cursor); ok {
+				return s.listHandlerTools(ctx, r, reg, hc, !first, true)
 			}
-			tj, err := r.era.advancedTool(t)
-			if err != nil {
-				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			n++
-			b = append(b, tj...)
 		}
-		b = append(b, "],"...)
-		if res.NextCursor != nil {
-			b = append(b, `"nextCursor":`...)
-			b = jsonwire.AppendString(b, *res.NextCursor)
-			b = append(b, ',')
-		}
-		hint, err := s.pageHint("tools/list", res.TTLMs, res.CacheScope)
-		if err != nil {
-			return nil, err
-		}
-		b = r.resultTail(b, "tools/list", nil, hint)
-		return append(b, '}'), nil
 	}
-	list := r.era.tools(s.reg.Load())
 	page, next, err := paginate(list, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
 	if err != nil {
 		return nil, err
+	}
+	if next == "" && s.opts.ListToolsHandler != nil {
+		next = encodeHandlerCursor("", true) // the handler's first page
 	}
 	b := make([]byte, 0, 256*len(page)+128)
 	b = append(b, `{"tools":[`...)
@@ -78,6 +59,59 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 	b = r.resultTail(b, "tools/list", nil, nil)
 	return append(b, '}'), nil
 }
+
+// listHandlerTools answers tools/list with a page of ListToolsHandler:
+// without typed tools, its cursors as it wrote them (wrap false); after
+// typed tools, wrapped in handler cursors. A tool the caller may not see,
+// and one named like a typed tool served in the request's era, is left out.
+func (s *Server) listHandlerTools(ctx context.Context, r *Request, reg *registry, cursor string, has, wrap bool) ([]byte, error) {
+	res, err := s.opts.ListToolsHandler(ctx, &ListToolsRequest{Request: r, Cursor: cursor, HasCursor: has})
+	if err != nil {
+		return nil, err
+	}
+	b := []byte(`{"tools":[`)
+	n := 0
+	for _, t := range res.Tools {
+		if st := reg.tools[t.Name]; st != nil && r.era.serves(st) {
+			continue // the typed tool is the one called
+		}
+		if _, err := s.advancedTool(t); err != nil {
+			// Clients drop invalid tools; do not list them at all.
+			s.log.WarnContext(ctx, "tools/list: skipping an invalid tool", "tool", t.Name, "error", err.Error())
+			continue
+		}
+		if !s.listed(ctx, r, Feature{Kind: FeatureTool, Tool: t}) {
+			continue
+		}
+		tj, err := r.era.advancedTool(t)
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, tj...)
+	}
+	b = append(b, "],"...)
+	if res.NextCursor != nil {
+		next := *res.NextCursor
+		if wrap {
+			next = encodeHandlerCursor(next, false)
+		}
+		b = append(b, `"nextCursor":`...)
+		b = jsonwire.AppendString(b, next)
+		b = append(b, ',')
+	}
+	hint, err := s.pageHint("tools/list", res.TTLMs, res.CacheScope)
+	if err != nil {
+		return nil, err
+	}
+	b = r.resultTail(b, "tools/list", nil, hint)
+	return append(b, '}'), nil
+}
+
+func typedToolFeature(st *serverTool) Feature { return Feature{Kind: FeatureTool, Tool: st.tool} }
 
 // advancedToolJSON encodes a tool returned by an advanced list handler;
 // objectOutputOnly drops an output schema whose root is not an object
@@ -274,13 +308,17 @@ func (s *Server) inputRequired(ctx context.Context, r *Request, ir *InputRequire
 // findTool returns the registered tool, or in advanced mode the tool found by
 // walking the list handler's pages (at most 100). It returns nil, nil for an
 // unknown tool.
+//
+// A tool ServerOptions.Filter hides from the caller is unknown too.
 func (s *Server) findTool(ctx context.Context, r *Request, name string) (*serverTool, error) {
-	if s.opts.CallToolHandler == nil {
-		st := s.reg.Load().tools[name]
-		if st != nil && !r.era.serves(st) {
-			return nil, nil // not served in this era
+	if st := s.reg.Load().tools[name]; st != nil && r.era.serves(st) {
+		if !s.visible(ctx, r, typedToolFeature(st)) {
+			return nil, nil
 		}
 		return st, nil
+	}
+	if s.opts.CallToolHandler == nil {
+		return nil, nil
 	}
 	lr := &ListToolsRequest{Request: r}
 	for page := 0; page < 100; page++ {
@@ -294,6 +332,9 @@ func (s *Server) findTool(ctx context.Context, r *Request, name string) (*server
 				if err != nil {
 					// An invalid tool is not listed: it is unknown.
 					s.log.WarnContext(ctx, "tools/call: invalid tool", "tool", name, "error", err.Error())
+					return nil, nil
+				}
+				if !s.visible(ctx, r, Feature{Kind: FeatureTool, Tool: t}) {
 					return nil, nil
 				}
 				return st, nil

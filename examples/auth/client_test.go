@@ -215,3 +215,101 @@ func text(r *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// toolNames lists the tools c sees, in order, through opts.
+func toolNames(t *testing.T, c *mcpclient.Conn, opts *mcpclient.CallOptions) []string {
+	t.Helper()
+	tools, err := c.ListTools(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var out []string
+	for _, tl := range tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// TestHiddenWithoutScopes: the example hides (auth.Options.HideUnauthorized)
+// what the caller's token lacks the scopes for. A notes:read token lists
+// list_notes only, and no draft_note prompt, in both eras; a direct call of
+// a hidden tool gets the 403 that asks for notes:write, and the client's
+// step-up then lists the write tools. The client caches the list (the
+// example's one-minute hint, "private") per credential: the cached
+// read-only list is never served after the step-up, and a call with a
+// token of its own neither reads nor fills the Client's cache.
+func TestHiddenWithoutScopes(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []mcpclient.Mode{mcpclient.ModeModern, mcpclient.ModeLegacy} {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := context.Background()
+			as := authtest.New(&authtest.Options{})
+			defer as.Close()
+			endpoint := startExample(t, config{jwtIssuer: as.Issuer})
+			rec := &mcptest.Recorder{}
+			hc := &http.Client{Transport: rec.Wrap(http.DefaultTransport),
+				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			src := oauth.New(&oauth.Config{HTTPClient: hc, RedirectURL: "http://127.0.0.1:1/callback", Authorize: oauth.Headless(hc), ClientName: "hidden-test"})
+			c, err := mcpclient.Connect(ctx, endpoint, &mcpclient.Options{Mode: mode, HTTPClient: hc, TokenSource: src})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			defer c.Close()
+			lists := func() int {
+				n := 0
+				for _, x := range find(rec, http.MethodPost, "/mcp") {
+					if strings.Contains(string(x.Body), `"tools/list"`) && x.Status == 200 {
+						n++
+					}
+				}
+				return n
+			}
+
+			if got := toolNames(t, c, nil); !slices.Equal(got, []string{"list_notes"}) {
+				t.Fatalf("tools with notes:read: %v, want [list_notes]", got)
+			}
+			prompts, err := c.ListPrompts(ctx, nil, nil)
+			if err != nil || len(prompts.Prompts) != 0 {
+				t.Fatalf("prompts with notes:read: %+v %v, want none", prompts, err)
+			}
+			before := lists()
+			if got := toolNames(t, c, nil); !slices.Equal(got, []string{"list_notes"}) {
+				t.Fatalf("tools again: %v", got)
+			}
+			if mode == mcpclient.ModeModern && lists() != before {
+				t.Errorf("the second list was sent (%d lists on the wire, want %d): not cached", lists(), before)
+			}
+
+			// A token of the call's own with notes:write: its list, not the
+			// cached one, and it does not fill the cache.
+			writer := as.Mint(authtest.Claims{Subject: "other", Audience: []string{endpoint}, Scope: "notes:read notes:write"})
+			if got := toolNames(t, c, &mcpclient.CallOptions{Token: writer}); !slices.Equal(got, []string{"list_notes", "purge", "write_note"}) {
+				t.Errorf("tools with a notes:write token of the call's own: %v", got)
+			}
+			if got := toolNames(t, c, nil); !slices.Equal(got, []string{"list_notes"}) {
+				t.Errorf("the Client's list after another token's: %v, want [list_notes]", got)
+			}
+
+			// The hidden tool answers with the scope challenge, not as
+			// unknown: the client steps up and the call succeeds.
+			res, err := c.CallTool(ctx, "write_note", map[string]any{"text": "hi"}, nil)
+			if err != nil || res.IsError {
+				t.Fatalf("write_note: %v %+v", err, res)
+			}
+			var challenged bool
+			for _, x := range find(rec, http.MethodPost, "/mcp") {
+				challenged = challenged || x.Status == 403 && strings.Contains(x.ResponseHeader.Get("WWW-Authenticate"), "insufficient_scope")
+			}
+			if !challenged {
+				t.Error("no 403 insufficient_scope for the hidden tool")
+			}
+			before = lists()
+			if got := toolNames(t, c, nil); !slices.Equal(got, []string{"list_notes", "purge", "write_note"}) {
+				t.Errorf("tools after the step-up: %v, want the write tools too", got)
+			}
+			if lists() != before+1 {
+				t.Errorf("after the step-up the list came from the cache (%d lists on the wire, want %d)", lists(), before+1)
+			}
+		})
+	}
+}

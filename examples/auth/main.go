@@ -15,7 +15,9 @@
 // (notes:admin implies it); purge asks for notes:admin at run time, and only
 // when it would delete everything (auth.RequireScopes: a step-up). The
 // draft_note prompt needs notes:write too, and so do the completions of its
-// topic argument (they come from the caller's notes).
+// topic argument (they come from the caller's notes). A token without
+// notes:write is not shown write_note, purge or draft_note in lists
+// (auth.Options.HideUnauthorized).
 //
 // Notes belong to the principal: issuer, client and subject together. A
 // subject is unique only at its issuer, and a token a client obtained for
@@ -37,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mcpfn/mcpfn/adapters/nethttp"
 	"github.com/mcpfn/mcpfn/auth"
@@ -106,15 +109,22 @@ func newServer(cfg config, logger *slog.Logger) (*core.Server, error) {
 		Implies:      map[string][]string{"notes:admin": {"notes:write"}, "notes:write": {"notes:read"}},
 		// Advertise the run-time scope too, so clients may ask for it.
 		ScopesSupported: []string{"notes:read", "notes:write", "notes:admin"},
-		HTTPClient:      cfg.httpClient,
-		Logger:          logger,
+		// A read-only token lists no write tools or prompts; calling one
+		// still gets the 403 that asks for notes:write.
+		HideUnauthorized: true,
+		HTTPClient:       cfg.httpClient,
+		Logger:           logger,
 	})
 	if err != nil {
 		return nil, err
 	}
 	n := &notes{m: map[owner][]string{}}
 	srv := core.NewServer(core.Implementation{Name: "notes", Version: "1.0.0"},
-		&core.ServerOptions{Authenticator: rs, Logger: logger, CompletionHandler: n.complete})
+		&core.ServerOptions{Authenticator: rs, Logger: logger, CompletionHandler: n.complete,
+			// The tools change only with a deploy: clients may keep the
+			// list a minute. Lists differ per token (HideUnauthorized),
+			// so they are cached per credential ("private").
+			CacheHints: map[string]core.CacheHint{"tools/list": {TTL: time.Minute}}})
 	core.AddTool(srv, &core.Tool{Name: "list_notes", Description: "List your notes."},
 		func(ctx context.Context, req *core.CallToolRequest, _ struct{}) ([]string, error) {
 			who, err := ownerOf(ctx)

@@ -93,6 +93,14 @@ check(first.searchParams.get('code_challenge_method') === 'S256', 'PKCE S256');
 check(first.searchParams.get('resource') === endpoint, `resource=${first.searchParams.get('resource')}`);
 check(first.searchParams.get('scope')?.split(' ').includes('notes:read'), `first scope: ${first.searchParams.get('scope')}`);
 
+// The server hides what the token lacks the scopes for
+// (auth.Options.HideUnauthorized): a notes:read token lists no write tool.
+// The v2 client caches the list (the server's ttlMs) per principal, not
+// per token: after a step-up of the same user it is refreshed on purpose.
+const toolNames = async (opts) => (await withAuth(transport, () => client.listTools(undefined, opts))).tools.map((t) => t.name).sort().join(',');
+const readOnly = await toolNames();
+check(readOnly === 'list_notes', `tools listed with notes:read: ${readOnly}`);
+
 const list = await withAuth(transport, () => client.callTool({ name: 'list_notes', arguments: {} }));
 check(!list.isError, 'list_notes with the first token');
 
@@ -100,6 +108,8 @@ const wrote = await withAuth(transport, () => client.callTool({ name: 'write_not
 check(/\d+ notes/.test(wrote.content?.[0]?.text ?? ''), `write_note after a step-up: ${wrote.content?.[0]?.text}`);
 const second = authorizations.at(-1).searchParams.get('scope').split(' ');
 check(second.includes('notes:write') && second.includes('notes:read'), `step-up scope: ${second.join(' ')}`);
+const writer = await toolNames(sdk === 'v2' ? { cacheMode: 'refresh' } : undefined);
+check(writer === 'list_notes,purge,write_note', `tools listed after the step-up to notes:write: ${writer}`);
 
 const purged = await withAuth(transport, () => client.callTool({ name: 'purge', arguments: { all: true } }));
 check(/deleted the notes of \d+ users/.test(purged.content?.[0]?.text ?? ''), `purge all after a run-time step-up: ${purged.content?.[0]?.text}`);
