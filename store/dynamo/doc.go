@@ -144,6 +144,7 @@
 //	task        "t#" + task id              ver, exp, ttl, st, prn, tc, wid, data
 //	task count  "tc#p#" + principal + "#" + shard,
 //	            "tc#a#" + shard (anonymous)  ver, tasks, ttl, wid
+//	change log  "c#" + Options.ChangeLog      cpos, chg ([NewChangeBus])
 //
 // A task item holds the whole core.TaskRecord as JSON in data (B, its field
 // tags; ver is authoritative for Version); exp, ttl, prn and wid are the
@@ -201,6 +202,19 @@
 //
 // Retries: both writes of Create and Update carry a write token (wid), so
 // a write retried after its first attempt landed is recognised.
+//
+// # Change notifications
+//
+// [NewChangeBus] returns a core.ChangeBus on the session table: one item
+// per log ("c#" + Options.ChangeLog, "default" unless set) holding the
+// position of the next change (cpos) and the last Options.ChangeLogSize
+// changes (chg; 100 unless set, at most 150 so that the item stays far
+// below DynamoDB's 400 KB with URIs of core.MaxChangeURIBytes). Publish is
+// a consistent GetItem and a PutItem conditioned on the position read,
+// again on a lost race (at most 8 rounds); Read is one consistent GetItem.
+// Each instance holding streams reads once per
+// core.ServerOptions.ChangePollInterval, so reads grow with instances, not
+// with streams. The IAM actions are the sessions' (GetItem, PutItem).
 //
 // # Testing
 //

@@ -35,3 +35,22 @@ func ExampleCreateTable() {
 		log.Fatal(err)
 	}
 }
+
+// Change notifications cross the function's instances through the session
+// table: a tool removed, or a resource updated, on one instance reaches the
+// listen streams (and legacy GET streams) held by every other.
+func ExampleNewChangeBus() {
+	client := dynamodb.NewFromConfig(cfg)
+	opts := &dynamo.Options{TableName: "mcpfn-sessions"}
+	sessions, err := dynamo.New(client, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	changes, err := dynamo.NewChangeBus(client, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := core.NewServer(core.Implementation{Name: "example", Version: "1.0.0"},
+		&core.ServerOptions{SessionStore: sessions, ChangeBus: changes})
+	_ = srv
+}
