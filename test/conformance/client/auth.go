@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
@@ -23,6 +24,9 @@ type authContext struct {
 	IdPClientID      string `json:"idp_client_id"`
 	IdPIDToken       string `json:"idp_id_token"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ValidJWT is the workload's identity token of auth/wif-jwt-bearer
+	// (SEP-1933), as a cloud platform would mount it.
+	ValidJWT string `json:"valid_jwt"`
 }
 
 // tokenSource returns the token source for an authorization scenario
@@ -82,6 +86,20 @@ func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioCon
 			ClientID:      ac.IdPClientID,
 			IDToken:       func(context.Context) (string, error) { return idToken, nil },
 		})
+	case "auth/wif-jwt-bearer":
+		// Workload identity federation (SEP-1933): the workload's JWT,
+		// read from a file as a platform mounts it, is the RFC 7523
+		// assertion.
+		f, err := os.CreateTemp("", "wif-*.jwt")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if _, err := f.WriteString(ac.ValidJWT + "\n"); err != nil {
+			return nil, err
+		}
+		cfg.Grant = oauth.GrantJWTBearer
+		cfg.Assertion = oauth.AssertionFile(f.Name())
 	}
 	return oauth.New(&cfg), nil
 }
