@@ -34,8 +34,8 @@ const (
 	// the clock skew tolerated from clients that run ahead.
 	DefaultDPoPMaxFuture = 5 * time.Second
 	// DefaultDPoPReplayCacheSize bounds the proofs (jti) remembered by one
-	// instance to refuse their replay: about 80 bytes each, so some 4 MB
-	// at most.
+	// instance to refuse their replay: about 140 bytes each when full
+	// (BenchmarkDPoPReplayCache), so some 7 MB at most.
 	DefaultDPoPReplayCacheSize = 50000
 	// DefaultDPoPNonceWindow is the lifetime step of server nonces: a
 	// nonce is accepted in the window it was made in and the next one.
