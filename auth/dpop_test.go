@@ -212,7 +212,9 @@ func TestDPoPProofRefused(t *testing.T) {
 		{"two proofs", func() []string {
 			return []string{k.proof(t, proofSpec{htu: e.resource, token: tok}), k.proof(t, proofSpec{htu: e.resource, token: tok})}
 		}},
-		{"wrong htm", func() []string { return []string{k.proof(t, proofSpec{method: http.MethodGet, htu: e.resource, token: tok})} }},
+		{"wrong htm", func() []string {
+			return []string{k.proof(t, proofSpec{method: http.MethodGet, htu: e.resource, token: tok})}
+		}},
 		{"wrong htu path", func() []string { return []string{k.proof(t, proofSpec{htu: e.resource + "/other", token: tok})} }},
 		{"wrong htu host", func() []string {
 			return []string{k.proof(t, proofSpec{htu: "http://other.example" + u.Path, token: tok})}
