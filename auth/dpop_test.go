@@ -8,7 +8,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/mcpfn/mcpfn/auth"
 	"github.com/mcpfn/mcpfn/auth/authtest"
+	"github.com/mcpfn/mcpfn/core"
 	"github.com/mcpfn/mcpfn/mcp"
 )
 
@@ -466,4 +469,47 @@ func TestAuthtestDPoPNonce(t *testing.T) {
 	if resp, m := post(old); resp.StatusCode != http.StatusBadRequest || m["error"] != "use_dpop_nonce" {
 		t.Fatalf("old nonce after rotation: %d %v", resp.StatusCode, m)
 	}
+}
+
+// TestDPoPIntrospectedToken: an opaque token whose introspection answer
+// binds it to a key (token_type DPoP, cnf.jkt; RFC 9449 §6.2) passes with
+// a proof of that key, and is refused as a bearer token, with a proof of
+// another key, and when the answer names no key.
+func TestDPoPIntrospectedToken(t *testing.T) {
+	t.Parallel()
+	asBubble(t, &authtest.Options{OpaqueTokens: true}, func(t *testing.T, as *authtest.Server) {
+		in := auth.Introspection{Endpoint: as.Issuer + "/introspect", ClientID: as.IntrospectionClientID, ClientSecret: as.IntrospectionSecret}
+		rs := bubbleResourceFor(t, as, auth.Options{Issuers: []auth.Issuer{{Issuer: as.Issuer, Introspection: &in}}, DPoP: &auth.DPoPOptions{}})
+		k, other := newDPoPKey(t), newDPoPKey(t)
+		send := func(scheme, tok, proof string) int {
+			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, bubbleResource, nil)
+			r.Header.Set("Authorization", scheme+" "+tok)
+			if proof != "" {
+				r.Header.Set("DPoP", proof)
+			}
+			_, err := rs.Authenticate(r)
+			if err == nil {
+				return http.StatusOK
+			}
+			var ce *core.Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Authenticate: %v", err)
+			}
+			return ce.HTTPStatus()
+		}
+		bound := bubbleOpaque(as, authtest.Claims{Extra: map[string]any{"token_type": "DPoP", "cnf": map[string]any{"jkt": k.thumbprint(t)}}})
+		if st := send("DPoP", bound, k.proof(t, proofSpec{htu: bubbleResource, token: bound})); st != http.StatusOK {
+			t.Fatalf("introspected bound token with its proof: %d", st)
+		}
+		if st := send("Bearer", bound, ""); st != http.StatusUnauthorized {
+			t.Fatalf("introspected bound token as Bearer: %d, want 401", st)
+		}
+		if st := send("DPoP", bound, other.proof(t, proofSpec{htu: bubbleResource, token: bound})); st != http.StatusUnauthorized {
+			t.Fatalf("introspected bound token with another key's proof: %d, want 401", st)
+		}
+		unbound := bubbleOpaque(as, authtest.Claims{Extra: map[string]any{"token_type": "DPoP"}})
+		if st := send("DPoP", unbound, k.proof(t, proofSpec{htu: bubbleResource, token: unbound})); st != http.StatusUnauthorized {
+			t.Fatalf("token_type DPoP without cnf.jkt: %d, want 401", st)
+		}
+	})
 }
