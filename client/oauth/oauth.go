@@ -111,7 +111,7 @@ type Config struct {
 
 	// Grant is GrantAuthorizationCode (the default, ""),
 	// GrantClientCredentials or GrantJWTBearer (enterprise-managed
-	// authorization, with Assertion).
+	// authorization or workload identity federation, with Assertion).
 	Grant string
 
 	// RedirectURL is the redirect URI of the authorization code flow: a
@@ -145,9 +145,11 @@ type Config struct {
 	// for a loopback RedirectURL and "web" otherwise.
 	ApplicationType string
 
-	// Assertion supplies the ID-JAG of the GrantJWTBearer grant. It is
-	// asked anew for every token; only the access token is kept. IDJAG
-	// builds one from an identity provider's token exchange.
+	// Assertion supplies the assertion of the GrantJWTBearer grant: an
+	// ID-JAG for enterprise-managed authorization (IDJAG builds one from
+	// an identity provider's token exchange), or a workload's platform
+	// JWT for workload identity federation (SEP-1933, AssertionFile). It
+	// is asked anew for every token; only the access token is kept.
 	Assertion func(ctx context.Context, req AssertionRequest) (string, error)
 
 	// DPoP selects sender-constrained tokens (RFC 9449; MCP SEP-1932):
