@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,13 +19,64 @@ import (
 	"github.com/mcpfn/mcpfn/core"
 )
 
+// rsSeen is what a dpopRS saw: the MCP requests that carried a token
+// with the DPoP scheme, those that carried a DPoP proof, and its answers
+// that demanded a nonce (401 use_dpop_nonce, RFC 9449 §9).
+type rsSeen struct {
+	mu                           sync.Mutex
+	dpopScheme, proofs, demanded int
+	proofSet                     map[string]bool // distinct proofs
+}
+
+func (s *rsSeen) counts() (dpopScheme, proofs, distinct, demanded int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dpopScheme, s.proofs, len(s.proofSet), s.demanded
+}
+
+// statusWriter keeps the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // dpopRS is a core server protected by auth.ProtectedResource with
 // dpop (nil: Bearer only), whose tool "who" answers the thumbprint of the
 // caller's DPoP key ("bearer" for a Bearer token).
-func dpopRS(t *testing.T, as *authtest.Server, dpop *auth.DPoPOptions) string {
+func dpopRS(t *testing.T, as *authtest.Server, dpop *auth.DPoPOptions) (string, *rsSeen) {
 	t.Helper()
 	var h http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	seen := &rsSeen{proofSet: map[string]bool{}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		seen.mu.Lock()
+		defer seen.mu.Unlock()
+		if strings.HasPrefix(r.Header.Get("Authorization"), "DPoP ") {
+			seen.dpopScheme++
+		}
+		if p := r.Header.Get("DPoP"); p != "" {
+			seen.proofs++
+			seen.proofSet[p] = true
+		}
+		if sw.status == http.StatusUnauthorized && strings.Contains(w.Header().Get("WWW-Authenticate"), `error="use_dpop_nonce"`) && w.Header().Get("DPoP-Nonce") != "" {
+			seen.demanded++
+		}
+	}))
 	t.Cleanup(ts.Close)
 	resource := ts.URL + "/mcp"
 	rs, err := auth.New(&auth.Options{Resource: resource, Issuers: []auth.Issuer{{Issuer: as.Issuer}}, Required: []string{"mcp"},
@@ -40,7 +92,7 @@ func dpopRS(t *testing.T, as *authtest.Server, dpop *auth.DPoPOptions) string {
 		return "bearer", nil
 	})
 	h = srv
-	return resource
+	return resource, seen
 }
 
 // who calls the tool "who" and returns its answer.
@@ -65,7 +117,7 @@ func who(t *testing.T, c *client.Conn) string {
 func TestDPoPEndToEnd(t *testing.T) {
 	t.Parallel()
 	as := newAS(t, authtest.Options{DPoP: true, DPoPNonce: true, Scopes: []string{"mcp"}})
-	resource := dpopRS(t, as, &auth.DPoPOptions{Required: true, NonceKey: []byte("0123456789abcdef0123456789abcdef")})
+	resource, seen := dpopRS(t, as, &auth.DPoPOptions{Required: true, NonceKey: []byte("0123456789abcdef0123456789abcdef")})
 	src := oauth.New(codeConfig())
 	c, err := client.Connect(t.Context(), resource, &client.Options{TokenSource: src})
 	if err != nil {
@@ -80,6 +132,16 @@ func TestDPoPEndToEnd(t *testing.T) {
 		if got := who(t, c); got != jkt {
 			t.Fatalf("the resource saw key %q, want the Source's %q", got, jkt)
 		}
+	}
+	// Every request with the token used the DPoP scheme with a proof of
+	// its own; the resource demanded its nonce once, and the retry
+	// carried it.
+	dpopScheme, proofs, distinct, demanded := seen.counts()
+	if dpopScheme == 0 || proofs != dpopScheme || distinct != proofs {
+		t.Fatalf("the resource saw %d DPoP-scheme requests, %d proofs, %d distinct", dpopScheme, proofs, distinct)
+	}
+	if demanded != 1 {
+		t.Fatalf("the resource demanded a nonce %d times, want 1", demanded)
 	}
 	reqs := as.Requests(authtest.EndpointToken)
 	if len(reqs) != 2 {
@@ -115,7 +177,7 @@ func TestDPoPModes(t *testing.T) {
 		{"require, DPoP server", bound, oauth.DPoPRequire, "key"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			resource := dpopRS(t, c.as, &auth.DPoPOptions{})
+			resource, _ := dpopRS(t, c.as, &auth.DPoPOptions{})
 			key, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 			cfg := codeConfig()
 			cfg.DPoP, cfg.DPoPKey = c.mode, key
@@ -173,7 +235,7 @@ func (s *memStore) Save(_ context.Context, k oauth.StoreKey, e *oauth.StoreEntry
 func TestDPoPStore(t *testing.T) {
 	t.Parallel()
 	as := newAS(t, authtest.Options{DPoP: true, Scopes: []string{"mcp"}})
-	resource := dpopRS(t, as, &auth.DPoPOptions{})
+	resource, _ := dpopRS(t, as, &auth.DPoPOptions{})
 	st := &memStore{}
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	run := func(k *ecdsa.PrivateKey) {
