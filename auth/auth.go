@@ -58,6 +58,7 @@ type ProtectedResource struct {
 	leeway       time.Duration
 	retryAfter   string
 	log          *slog.Logger
+	dpop         *dpopConfig // nil: Bearer tokens only
 }
 
 var (
@@ -100,6 +101,13 @@ func New(opts *Options) (*ProtectedResource, error) {
 	r.retryAfter = strconv.Itoa(int((ra + time.Second - 1) / time.Second))
 	if r.log == nil {
 		r.log = slog.Default()
+	}
+	if opts.DPoP != nil {
+		d, err := newDPoPConfig(opts.DPoP)
+		if err != nil {
+			return nil, err
+		}
+		r.dpop = d
 	}
 	if err := checkScopes("Required", r.required); err != nil {
 		return nil, err
@@ -191,7 +199,14 @@ func New(opts *Options) (*ProtectedResource, error) {
 			ScopesSupported        []string `json:"scopes_supported,omitempty"`
 			BearerMethodsSupported []string `json:"bearer_methods_supported"`
 			ResourceName           string   `json:"resource_name,omitempty"`
-		}{e.uri, issNames, supported, []string{"header"}, opts.ResourceName}
+			// RFC 9728 §2: the proof algorithms accepted, and whether
+			// only DPoP-bound tokens are.
+			DPoPAlgs     []string `json:"dpop_signing_alg_values_supported,omitempty"`
+			DPoPRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
+		}{Resource: e.uri, AuthorizationServers: issNames, ScopesSupported: supported, BearerMethodsSupported: []string{"header"}, ResourceName: opts.ResourceName}
+		if r.dpop != nil {
+			doc.DPoPAlgs, doc.DPoPRequired = r.dpop.algsSlice, r.dpop.required
+		}
 		if e.doc, err = json.Marshal(doc); err != nil {
 			return nil, err
 		}

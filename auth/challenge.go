@@ -48,8 +48,8 @@ func (rs *ProtectedResource) Authorize(ctx context.Context, op core.Operation) e
 		return nil
 	}
 	need := union(rs.required, extra, dyn)
-	return rs.challenge(info.entry, http.StatusForbidden, "insufficient_scope",
-		"the operation needs scopes the access token lacks", need, ErrInsufficientScope)
+	return rs.challengeFor(info.entry, info.DPoPThumbprint != "", http.StatusForbidden, "insufficient_scope",
+		"the operation needs scopes the access token lacks", need, ErrInsufficientScope, "")
 }
 
 // ListFilter implements [core.ListAuthorizer]: with
@@ -98,8 +98,8 @@ func RequireScopes(ctx context.Context, scopes ...string) error {
 	if op := info.state.op.Load(); op != nil {
 		need = union(need, op.static, op.dynamic)
 	}
-	return rs.challenge(info.entry, http.StatusForbidden, "insufficient_scope",
-		"the operation needs scopes the access token lacks", union(need, scopes), ErrInsufficientScope)
+	return rs.challengeFor(info.entry, info.DPoPThumbprint != "", http.StatusForbidden, "insufficient_scope",
+		"the operation needs scopes the access token lacks", union(need, scopes), ErrInsufficientScope, "")
 }
 
 // Sentinel errors, the Cause of the *core.Error answers (errors.Is).
@@ -116,14 +116,41 @@ var (
 )
 
 // challenge builds the error answered with status and a Bearer challenge
-// (RFC 6750 §3; 2026-07-28 basic/authorization §Error Handling).
+// (RFC 6750 §3; 2026-07-28 basic/authorization §Error Handling), or the
+// challenges of every scheme the resource accepts (see challengeFor).
 func (rs *ProtectedResource) challenge(e *resourceEntry, status int, code, desc string, scopes []string, cause error) *core.Error {
-	params := []mcp.AuthParam{{Name: "resource_metadata", Value: e.metaURL}}
+	return rs.challengeFor(e, false, status, code, desc, scopes, cause, "")
+}
+
+// challengeFor builds the error answered with status and a challenge per
+// accepted scheme: Bearer (unless DPoP is required) and, with
+// Options.DPoP, DPoP with algs (RFC 9449 §7.1). Each names the resource
+// metadata and the scopes; the error code goes in the challenge of the
+// scheme the request used (dpop), or of the only one. nonce, when set, is
+// sent as DPoP-Nonce (RFC 9449 §9).
+func (rs *ProtectedResource) challengeFor(e *resourceEntry, dpop bool, status int, code, desc string, scopes []string, cause error, nonce string) *core.Error {
+	base := []mcp.AuthParam{{Name: "resource_metadata", Value: e.metaURL}}
 	if len(scopes) > 0 {
-		params = append(params, mcp.AuthParam{Name: "scope", Value: strings.Join(scopes, " ")})
+		base = append(base, mcp.AuthParam{Name: "scope", Value: strings.Join(scopes, " ")})
 	}
+	var errp []mcp.AuthParam
 	if code != "" {
-		params = append(params, mcp.AuthParam{Name: "error", Value: code}, mcp.AuthParam{Name: "error_description", Value: desc})
+		errp = []mcp.AuthParam{{Name: "error", Value: code}, {Name: "error_description", Value: desc}}
+	}
+	var vals []string
+	if rs.dpop == nil || !rs.dpop.required {
+		p := append([]mcp.AuthParam(nil), base...)
+		if !dpop || rs.dpop == nil {
+			p = append(p, errp...)
+		}
+		vals = append(vals, mcp.FormatChallenge("Bearer", p...))
+	}
+	if rs.dpop != nil {
+		p := append(append([]mcp.AuthParam(nil), base...), mcp.AuthParam{Name: "algs", Value: rs.dpop.algsList})
+		if dpop || rs.dpop.required {
+			p = append(p, errp...)
+		}
+		vals = append(vals, mcp.FormatChallenge("DPoP", p...))
 	}
 	msg := "Unauthorized"
 	switch status {
@@ -132,8 +159,12 @@ func (rs *ProtectedResource) challenge(e *resourceEntry, status int, code, desc 
 	case http.StatusForbidden:
 		msg = "Forbidden: " + desc
 	}
+	h := http.Header{"Www-Authenticate": vals}
+	if nonce != "" {
+		h["Dpop-Nonce"] = []string{nonce}
+	}
 	ce := &core.Error{Code: core.CodeInvalidRequest, Message: msg, Cause: cause}
-	return ce.WithHTTP(status, http.Header{"Www-Authenticate": {mcp.FormatChallenge("Bearer", params...)}})
+	return ce.WithHTTP(status, h)
 }
 
 // unavailable is the 503 answer when the authorization server fails.

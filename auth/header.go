@@ -67,3 +67,21 @@ func isB64Token(s string) bool {
 	}
 	return true
 }
+
+// parseCredentials is ParseAuthorization for the Bearer and the DPoP
+// schemes (RFC 9449 §7.1: "DPoP" 1*SP token68): it returns the token and
+// whether it came with the DPoP scheme. Another scheme is no credentials.
+func parseCredentials(values []string) (tok string, dpop bool, err error) {
+	if len(values) == 1 {
+		v := values[0]
+		if len(v) >= 4 && strings.EqualFold(v[:4], "DPoP") && (len(v) == 4 || v[4] == ' ') {
+			tok = strings.TrimLeft(v[4:], " ")
+			if tok == "" || !isB64Token(tok) {
+				return "", true, errMalformed
+			}
+			return tok, true, nil
+		}
+	}
+	tok, err = ParseAuthorization(values)
+	return tok, false, err
+}

@@ -239,21 +239,29 @@ func (in *introspector) call(ctx context.Context, tok string) (*claims, error) {
 }
 
 // accessToken reports whether an active introspection answer describes an
-// access token presented as a bearer token. RFC 7662 §2.2's token_type is
-// OPTIONAL and, per RFC 6749 §5.1, case-insensitive: absent or "Bearer" is
-// accepted, and so is "access_token" (RFC 7009's token type hint, which
-// some servers answer here); anything else ("refresh_token", "N_A" of RFC
-// 8693, "DPoP" for a token bound to a key whose proof this resource does not
-// check (RFC 9449: a DPoP-bound token received as a bearer token is
-// refused), or a value that is not a string) is refused. Some servers say the same with
-// token_use: when present it must be "access_token" or "access".
+// access token. RFC 7662 §2.2's token_type is OPTIONAL and, per RFC 6749
+// §5.1, case-insensitive: absent or "Bearer" is accepted, and so is
+// "access_token" (RFC 7009's token type hint, which some servers answer
+// here). "DPoP" is accepted when the answer binds the token to a key with
+// cnf.jkt (RFC 9449 §6.2): Authenticate then demands the token with the
+// DPoP scheme and a proof of that key, and refuses it as a bearer token
+// (§7.2); without cnf.jkt there is no key to check a proof against.
+// Anything else ("refresh_token", "N_A" of RFC 8693, or a value that is
+// not a string) is refused. Some servers say the same with token_use: when
+// present it must be "access_token" or "access".
 func accessToken(all map[string]json.RawMessage) bool {
 	if v, ok := all["token_type"]; ok {
 		var t string
 		if json.Unmarshal(v, &t) != nil {
 			return false
 		}
-		if !strings.EqualFold(t, "bearer") && !strings.EqualFold(t, "access_token") {
+		switch {
+		case strings.EqualFold(t, "bearer"), strings.EqualFold(t, "access_token"):
+		case strings.EqualFold(t, "dpop"):
+			if jkt, ok := tokenJKT(all); !ok || jkt == "" {
+				return false
+			}
+		default:
 			return false
 		}
 	}

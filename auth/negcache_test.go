@@ -193,6 +193,11 @@ func TestIntrospectionTokenType(t *testing.T) {
 			{map[string]any{"token_type": "refresh_token"}, http.StatusUnauthorized},
 			{map[string]any{"token_type": "N_A"}, http.StatusUnauthorized},
 			{map[string]any{"token_type": "DPoP"}, http.StatusUnauthorized},
+			{map[string]any{"token_type": "DPoP", "cnf": map[string]any{"x5t#S256": "x"}}, http.StatusUnauthorized},
+			// Bound to a key (RFC 9449 §6.2) but presented as Bearer: the
+			// downgrade is refused (TestDPoPIntrospectedToken: with its
+			// proof, it passes).
+			{map[string]any{"token_type": "DPoP", "cnf": map[string]any{"jkt": "x"}}, http.StatusUnauthorized},
 			{map[string]any{"token_type": "id_token"}, http.StatusUnauthorized},
 			{map[string]any{"token_type": 1}, http.StatusUnauthorized},
 			{map[string]any{"token_use": "refresh_token"}, http.StatusUnauthorized},

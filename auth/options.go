@@ -140,6 +140,11 @@ type Options struct {
 	// Every request is also bounded by DefaultFetchTimeout, and every
 	// response body by a size limit, whatever the client's settings.
 	HTTPClient *http.Client
+	// DPoP, when set, makes the resource accept DPoP-bound tokens with
+	// their proofs (RFC 9449; SEP-1932), and with DPoP.Required only
+	// those. Nil accepts Bearer tokens only. Either way, a DPoP-bound
+	// token presented as a Bearer token is refused. See DPoPOptions.
+	DPoP *DPoPOptions
 	// Logger receives warnings about the authorization servers. Nil means
 	// slog.Default() (as it is when New runs); slog.New(slog.DiscardHandler)
 	// silences them. Tokens are never logged.

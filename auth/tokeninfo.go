@@ -53,6 +53,10 @@ type TokenInfo struct {
 	Claims map[string]json.RawMessage
 	// Token is the raw bearer token.
 	Token Token
+	// DPoPThumbprint is, for a DPoP-bound token presented with a valid
+	// proof, the RFC 7638 thumbprint of the client's key (the token's
+	// cnf.jkt); "" for a Bearer token.
+	DPoPThumbprint string
 
 	entry *resourceEntry
 	state *callState

@@ -15,8 +15,9 @@ import (
 )
 
 // Authenticate implements [core.Authenticator]: it verifies the bearer token
-// and returns a context carrying its [TokenInfo] and a [core.Principal], or
-// the 400, 401, 403, 421 or 503 error to answer with.
+// (or, with Options.DPoP, the DPoP-bound token and its proof) and returns a
+// context carrying its [TokenInfo] and a [core.Principal], or the 400, 401,
+// 403, 421 or 503 error to answer with.
 func (rs *ProtectedResource) Authenticate(r *http.Request) (context.Context, error) {
 	e := rs.pick(r)
 	if e == nil {
@@ -26,12 +27,28 @@ func (rs *ProtectedResource) Authenticate(r *http.Request) (context.Context, err
 	if r.URL.RawQuery != "" && r.URL.Query().Has("access_token") {
 		return nil, rs.challenge(e, http.StatusBadRequest, "invalid_request", "access tokens are accepted only in the Authorization header", nil, errMalformed)
 	}
-	tok, err := ParseAuthorization(r.Header.Values("Authorization"))
+	tok, dpop, err := parseCredentials(r.Header.Values("Authorization"))
+	if dpop && rs.dpop == nil {
+		// The DPoP scheme is not accepted here: as no credentials.
+		tok, dpop, err = "", false, nil
+	}
 	if err != nil {
-		return nil, rs.challenge(e, http.StatusBadRequest, "invalid_request", "malformed Authorization header", nil, err)
+		return nil, rs.challengeFor(e, dpop, http.StatusBadRequest, "invalid_request", "malformed Authorization header", nil, err, "")
 	}
 	if tok == "" {
 		return nil, rs.challenge(e, http.StatusUnauthorized, "", "", rs.required, ErrNoToken)
+	}
+	var proof string
+	if dpop {
+		// Exactly one proof, of bounded size, before any work on it
+		// (RFC 9449 §4.3 check 1).
+		ps := r.Header.Values("DPoP")
+		if len(ps) != 1 || len(ps[0]) > MaxDPoPProofBytes {
+			return nil, rs.challengeFor(e, true, http.StatusUnauthorized, "invalid_dpop_proof", "one DPoP proof of at most 8 KiB is needed", rs.required, ErrInvalidDPoPProof, "")
+		}
+		proof = ps[0]
+	} else if rs.dpop != nil && rs.dpop.required {
+		return nil, rs.challengeFor(e, true, http.StatusUnauthorized, "invalid_token", "only DPoP-bound access tokens are accepted", rs.required, ErrInvalidToken, "")
 	}
 	info, err := rs.verify(ctx, e, tok)
 	if err != nil {
@@ -44,16 +61,49 @@ func (rs *ProtectedResource) Authenticate(r *http.Request) (context.Context, err
 			}
 			return nil, rs.unavailable(err)
 		}
-		return nil, rs.challenge(e, http.StatusUnauthorized, "invalid_token", "the access token is invalid", rs.required, err)
+		return nil, rs.challengeFor(e, dpop, http.StatusUnauthorized, "invalid_token", "the access token is invalid", rs.required, err, "")
+	}
+	jkt, ok := tokenJKT(info.Claims)
+	switch {
+	case !ok:
+		return nil, rs.challengeFor(e, dpop, http.StatusUnauthorized, "invalid_token", "the access token's cnf is malformed", rs.required, ErrInvalidToken, "")
+	case !dpop && jkt != "":
+		// A DPoP-bound token without its proof: accepting it as a
+		// bearer token would undo the binding (RFC 9449 §7.2).
+		return nil, rs.challengeFor(e, false, http.StatusUnauthorized, "invalid_token", "the access token is DPoP-bound: present it with the DPoP scheme and a proof", rs.required, ErrInvalidToken, "")
+	case dpop && jkt == "":
+		// The DPoP scheme with a token bound to no key: there is no key
+		// for the proof to be checked against (RFC 9449 §7.1).
+		return nil, rs.challengeFor(e, true, http.StatusUnauthorized, "invalid_token", "the access token is not DPoP-bound", rs.required, ErrInvalidToken, "")
+	case dpop:
+		if err := rs.checkProof(proof, r.Method, e, tok, jkt); err != nil {
+			if errors.Is(err, ErrDPoPNonce) {
+				return nil, rs.challengeFor(e, true, http.StatusUnauthorized, "use_dpop_nonce", "the resource server requires a nonce in the DPoP proof", rs.required, err, rs.dpop.nonce(time.Now()))
+			}
+			return nil, rs.challengeFor(e, true, http.StatusUnauthorized, "invalid_dpop_proof", "the DPoP proof is invalid", rs.required, err, "")
+		}
+		info.DPoPThumbprint = jkt
 	}
 	if !hasAll(info.Scopes, rs.required) {
-		return nil, rs.challenge(e, http.StatusForbidden, "insufficient_scope", "the access token lacks required scopes", rs.required, ErrInsufficientScope)
+		return nil, rs.challengeFor(e, dpop, http.StatusForbidden, "insufficient_scope", "the access token lacks required scopes", rs.required, ErrInsufficientScope, "")
 	}
 	info.entry = e
 	ctx = context.WithValue(ctx, tokenInfoKey{}, info)
 	return core.NewContextWithPrincipal(ctx, &core.Principal{
 		Issuer: info.Issuer, ClientID: info.ClientID, Subject: info.Subject, Scopes: info.Scopes,
 	}), nil
+}
+
+// checkProof verifies the DPoP proof of a request with tok, bound to the
+// key of thumbprint jkt, to the resource of e (RFC 9449 §4.3, §7.1). The
+// htu is compared with the resource URI, the URL clients use, not with
+// what the handler sees behind proxies and gateways.
+func (rs *ProtectedResource) checkProof(proof, method string, e *resourceEntry, tok, jkt string) error {
+	p, err := parseDPoPProof(proof, rs.dpop.algs)
+	if err != nil {
+		return err
+	}
+	return rs.dpop.check(p, method, e.uri, tok, jkt, time.Now())
 }
 
 // verify checks tok and returns the caller. A JWT goes to the issuer named

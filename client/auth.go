@@ -25,6 +25,18 @@ type Challenger interface {
 	Challenge(ctx context.Context, endpoint string, resp *http.Response) error
 }
 
+// RequestAuthorizer is implemented by a TokenSource whose tokens may be
+// bound to a key (OAuth 2.0 DPoP, RFC 9449): for every HTTP request that
+// carries the TokenSource's token (retries included, since a DPoP proof
+// serves one request), the client calls AuthorizeRequest with the
+// request's method, URL and the token, and sends the headers it returns
+// (Authorization, and DPoP for a bound token) instead of
+// "Authorization: Bearer <token>". A call's own credential
+// (CallOptions.Token) does not go through it. oauth.Source implements it.
+type RequestAuthorizer interface {
+	AuthorizeRequest(ctx context.Context, method, url, token string) (http.Header, error)
+}
+
 // maxAuthAttempts bounds the authorization attempts of one operation.
 const maxAuthAttempts = 3
 

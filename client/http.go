@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcpfn/mcpfn/mcp"
@@ -66,6 +67,20 @@ func (c *Conn) send(ctx context.Context, hr *httpReq, build func(h http.Header))
 		}
 		_, own := hr.co.ownAuth()
 		switch {
+		case authz != "" && !own:
+			ra, ok := c.opts.TokenSource.(RequestAuthorizer)
+			if !ok {
+				h["Authorization"] = []string{authz}
+				break
+			}
+			ah, err := ra.AuthorizeRequest(ctx, hr.method, c.url, strings.TrimPrefix(authz, "Bearer "))
+			if err != nil {
+				t.done()
+				return nil, err
+			}
+			for k, vs := range ah {
+				h[http.CanonicalHeaderKey(k)] = vs
+			}
 		case authz != "":
 			h["Authorization"] = []string{authz}
 		case own:

@@ -28,6 +28,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 	if len(s.opts.Scopes) == 0 {
 		delete(md, "scopes_supported") // RECOMMENDED, but never null
 	}
+	if s.opts.DPoP {
+		md["dpop_signing_alg_values_supported"] = dpopAlgs
+	}
 	if s.opts.ClientIDMetadataDocuments {
 		md["client_id_metadata_document_supported"] = true
 	}

@@ -20,7 +20,7 @@ func (s *Server) Requests(e Endpoint) []Request {
 
 // record adds r to the requests of e. A POST form is parsed here.
 func (s *Server) record(e Endpoint, r *http.Request, body map[string]any) {
-	req := Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), JSON: maps.Clone(body)}
+	req := Request{Path: r.URL.Path, Authorization: r.Header.Get("Authorization"), DPoP: r.Header.Get("DPoP"), JSON: maps.Clone(body)}
 	if r.Method == http.MethodGet {
 		req.Form = r.URL.Query()
 	} else if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {

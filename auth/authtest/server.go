@@ -71,6 +71,18 @@ type Options struct {
 	// names a known client and redirect URI with this error code
 	// (RFC 6749 §4.1.2.1), as if the user refused: "access_denied".
 	AuthorizeError string
+	// DPoP makes the server support DPoP (RFC 9449 §5): the metadata
+	// lists dpop_signing_alg_values_supported, and a token request with a
+	// valid proof (htm POST, htu the token endpoint) gets an access token
+	// bound to the proof's key (cnf.jkt) with token_type DPoP; a request
+	// without one gets a Bearer token. An invalid proof is answered 400
+	// invalid_dpop_proof.
+	DPoP bool
+	// DPoPNonce, with DPoP, makes the token endpoint demand a nonce
+	// (RFC 9449 §8): a proof without the server's current nonce is
+	// answered 400 use_dpop_nonce with a DPoP-Nonce header. The nonce is
+	// DPoPNonce of Server, RotateDPoPNonce changes it.
+	DPoPNonce bool
 	// TokenError is asked about each token request, by its form, before
 	// the server handles it: a non-nil answer is sent instead.
 	TokenError func(form url.Values) *TokenError
@@ -116,6 +128,8 @@ type Request struct {
 	Form url.Values
 	// Authorization is the request's Authorization header.
 	Authorization string
+	// DPoP is the request's DPoP header (a proof, RFC 9449 §4).
+	DPoP string
 	// JSON is the decoded body of a POST with a JSON object body (a
 	// registration).
 	JSON map[string]any
@@ -134,6 +148,7 @@ const MovedPrefix = "/moved"
 type grant struct {
 	client, redirect, challenge, scope, resource, subject string
 	expires                                               time.Time
+	jkt                                                   string // a DPoP-bound refresh token's key (public clients)
 }
 
 // client is a registered client.
@@ -162,6 +177,8 @@ type Server struct {
 
 	opts Options
 	ts   *httptest.Server
+
+	dpopNonce string // guarded by mu
 
 	mu       sync.Mutex
 	gens     []generation // newest first; at most two
@@ -204,6 +221,7 @@ func New(opts *Options) *Server {
 	if s.opts.Alg == "" {
 		s.opts.Alg = "RS256"
 	}
+	s.dpopNonce = randomString(16)
 	if s.opts.TokenTTL == 0 {
 		s.opts.TokenTTL = time.Hour
 	}

@@ -92,6 +92,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The proof is checked first: a nonce demand must not use up the
+	// code it comes with.
+	jkt, ok := s.tokenProof(w, r)
+	if !ok {
+		return
+	}
 	id, cl, ok := s.authenticate(r, f)
 	if !ok {
 		if r.Header.Get("Authorization") != "" {
@@ -131,6 +137,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
 			return
 		}
+		if c.jkt != "" && c.jkt != jkt {
+			// RFC 9449 §5: a public client's refresh token is bound to
+			// the key of the proof it was issued with.
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to another DPoP key")
+			return
+		}
 		if sc := f.Get("scope"); sc != "" {
 			c.scope = sc
 		}
@@ -168,6 +180,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cl2 := Claims{Subject: g.subject, ClientID: g.client, Scope: g.scope, Expiry: time.Now().Add(s.opts.TokenTTL)}
+	tokenType := "Bearer"
+	if jkt != "" {
+		cl2.Extra = map[string]any{"cnf": map[string]any{"jkt": jkt}}
+		tokenType = "DPoP"
+		if cl.method == "none" {
+			g.jkt = jkt
+		}
+	}
 	if g.resource != "" {
 		cl2.Audience = []string{g.resource}
 	}
@@ -182,7 +202,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	resp := map[string]any{
 		"access_token": access,
-		"token_type":   "Bearer",
+		"token_type":   tokenType,
 		"expires_in":   int(s.opts.TokenTTL / time.Second),
 	}
 	if refresh {

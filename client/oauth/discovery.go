@@ -42,6 +42,9 @@ type ServerMetadata struct {
 	TokenEndpointAuthSigningAlgsSupported  []string `json:"token_endpoint_auth_signing_alg_values_supported"`
 	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported"`
 	AuthorizationResponseIssParamSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	// DPoPSigningAlgValuesSupported lists the JWS algorithms the server
+	// accepts in DPoP proofs (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
 }
 
 // DecodeResourceMetadata decodes and checks a protected resource metadata
@@ -112,7 +115,7 @@ func (m *ServerMetadata) supportsS256() bool {
 // getJSON GETs a metadata document without following redirects. A status
 // other than 200 is an *httpStatusError.
 func (s *Source) getJSON(ctx context.Context, raw string) ([]byte, error) {
-	resp, b, err := s.roundTrip(ctx, http.MethodGet, raw, nil, "", nil)
+	resp, b, err := s.roundTrip(ctx, http.MethodGet, raw, nil, "", nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +133,7 @@ var errRequestTimeout = errors.New("oauth: request timeout")
 // answer (at most maxMetadataBytes), all within the request timeout. The
 // URL is checked first: https or loopback http, and for a remote flow no
 // local address; a remote flow dials through the guard.
-func (s *Source) roundTrip(ctx context.Context, method, raw string, body []byte, contentType string, basic *[2]string) (*http.Response, []byte, error) {
+func (s *Source) roundTrip(ctx context.Context, method, raw string, body []byte, contentType string, basic *[2]string, extra http.Header) (*http.Response, []byte, error) {
 	s.mu.Lock()
 	local := s.local
 	s.mu.Unlock()
@@ -152,6 +155,9 @@ func (s *Source) roundTrip(ctx context.Context, method, raw string, body []byte,
 	req, err := http.NewRequestWithContext(rctx, method, raw, rb)
 	if err != nil {
 		return nil, nil, err
+	}
+	for k, vs := range extra {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "application/json")
 	if contentType != "" {

@@ -117,7 +117,19 @@
 // authorization: Config.Assertion supplies an Identity Assertion JWT
 // Authorization Grant (IDJAG obtains one from an identity provider by
 // RFC 8693 token exchange), which is traded for the access token; only
-// the access token is kept.
+// the access token is kept. The same grant serves workload identity
+// federation (MCP SEP-1933): AssertionFile makes the JWT a platform gives
+// a workload (a projected service account token, a cloud's identity token
+// file) the assertion, read anew for every token.
+//
+// Config.DPoP binds tokens to a key with DPoP (RFC 9449; MCP SEP-1932):
+// token requests carry a proof of the Source's key (Config.DPoPKey, or one
+// it makes), a token issued with token_type DPoP is sent with a fresh
+// proof on every request to the MCP endpoint (the Source is a
+// client.RequestAuthorizer), and the nonces the authorization server and
+// the MCP server demand go into the proofs. DPoPAuto (the default) uses
+// DPoP with authorization servers that advertise it, DPoPRequire refuses
+// Bearer tokens, DPoPOff never sends a proof.
 //
 // # Errors
 //

@@ -31,22 +31,37 @@ type tokenResponse struct {
 // postForm POSTs form to a token-style endpoint with the client's
 // authentication and decodes the JSON answer. Errors are *OAuthError when
 // the server answered with an OAuth error (or any non-200 status).
-func (s *Source) postForm(ctx context.Context, which, endpoint string, form url.Values, basic *[2]string) (*tokenResponse, error) {
-	resp, body, err := s.roundTrip(ctx, http.MethodPost, endpoint, []byte(form.Encode()), "application/x-www-form-urlencoded", basic)
+//
+// With dpop, the request carries a DPoP proof (RFC 9449 §5) with the
+// server's latest nonce, and a DPoP-Nonce of the answer is kept (§8);
+// nonce reports whether the answer was a 400 use_dpop_nonce that brought
+// one, to send the request again with.
+func (s *Source) postForm(ctx context.Context, which, endpoint string, form url.Values, basic *[2]string, dpop bool) (tr *tokenResponse, nonce bool, err error) {
+	var extra http.Header
+	if dpop {
+		p, err := s.dpop.proof(http.MethodPost, endpoint, "")
+		if err != nil {
+			return nil, false, err
+		}
+		extra = http.Header{"Dpop": {p}}
+	}
+	resp, body, err := s.roundTrip(ctx, http.MethodPost, endpoint, []byte(form.Encode()), "application/x-www-form-urlencoded", basic, extra)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	fresh := dpop && s.dpop.noteNonce(endpoint, resp.Header)
 	if resp.StatusCode != http.StatusOK {
-		return nil, decodeOAuthError(which, resp, body)
+		oe := decodeOAuthError(which, resp, body)
+		return nil, fresh && resp.StatusCode == http.StatusBadRequest && oe.Code == "use_dpop_nonce", oe
 	}
-	var tr tokenResponse
-	if err := json.Unmarshal(body, &tr); err != nil {
-		return nil, fmt.Errorf("oauth: %s endpoint: %w", which, err)
+	tr = new(tokenResponse)
+	if err := json.Unmarshal(body, tr); err != nil {
+		return nil, false, fmt.Errorf("oauth: %s endpoint: %w", which, err)
 	}
 	if tr.AccessToken == "" {
-		return nil, fmt.Errorf("oauth: %s endpoint: no access_token", which)
+		return nil, false, fmt.Errorf("oauth: %s endpoint: no access_token", which)
 	}
-	return &tr, nil
+	return tr, false, nil
 }
 
 // decodeOAuthError builds the *OAuthError of a non-200 answer.
@@ -84,11 +99,19 @@ func queryFields(q url.Values) map[string]json.RawMessage {
 
 // store keeps the tokens of tr, issued to client c and requested with
 // scopes, and saves them in Config.Store.
-func (s *Source) store(ctx context.Context, c Client, tr *tokenResponse, scopes []string, keepRefresh string) error {
-	if tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer") {
+//
+// A token_type of DPoP is accepted only when the request carried a proof
+// (dpop): the token is then bound to the Source's key (RFC 9449 §5).
+func (s *Source) store(ctx context.Context, c Client, tr *tokenResponse, scopes []string, keepRefresh string, dpop bool) error {
+	bound := dpop && strings.EqualFold(tr.TokenType, "dpop")
+	switch {
+	case bound:
+	case s.cfg.DPoP == DPoPRequire:
+		return fmt.Errorf("%w (token_type %q)", ErrNotDPoPBound, tr.TokenType)
+	case tr.TokenType != "" && !strings.EqualFold(tr.TokenType, "bearer"):
 		return fmt.Errorf("oauth: token_type %q is not Bearer", tr.TokenType)
 	}
-	t := &token{access: tr.AccessToken, refresh: tr.RefreshToken}
+	t := &token{access: tr.AccessToken, refresh: tr.RefreshToken, dpop: bound}
 	if t.refresh == "" {
 		t.refresh = keepRefresh
 	}
@@ -170,7 +193,7 @@ func (s *Source) register(ctx context.Context, meta *ServerMetadata) (Client, er
 		body["redirect_uris"] = []string{s.cfg.RedirectURL}
 	}
 	b, _ := json.Marshal(body)
-	resp, rb, err := s.roundTrip(ctx, http.MethodPost, meta.RegistrationEndpoint, b, "application/json", nil)
+	resp, rb, err := s.roundTrip(ctx, http.MethodPost, meta.RegistrationEndpoint, b, "application/json", nil, nil)
 	if err != nil {
 		return Client{}, err
 	}
@@ -450,15 +473,31 @@ func (s *Source) grant(ctx context.Context, meta *ServerMetadata, c Client, form
 // redeem sends form, authenticated as client c, to the token endpoint of
 // meta, and stores the tokens of the answer (see store).
 func (s *Source) redeem(ctx context.Context, meta *ServerMetadata, c Client, form url.Values, scopes []string, keepRefresh string) error {
-	basic, err := s.authenticate(c, meta, form)
+	dpop, err := s.dpopFor(meta)
 	if err != nil {
 		return err
 	}
-	tr, err := s.postForm(ctx, "token", meta.TokenEndpoint, form, basic)
-	if err != nil {
-		return err
+	// A use_dpop_nonce answer (RFC 9449 §8) is followed by one more
+	// request with the nonce, its client authentication made anew (a
+	// client assertion's jti serves once).
+	for attempt := 0; ; attempt++ {
+		f := make(url.Values, len(form)+3)
+		for k, vs := range form {
+			f[k] = vs
+		}
+		basic, err := s.authenticate(c, meta, f)
+		if err != nil {
+			return err
+		}
+		tr, nonce, err := s.postForm(ctx, "token", meta.TokenEndpoint, f, basic, dpop)
+		if nonce && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return s.store(ctx, c, tr, scopes, keepRefresh, dpop)
 	}
-	return s.store(ctx, c, tr, scopes, keepRefresh)
 }
 
 // preRegistered returns the client Config.Clients has for the issuer of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -15,8 +16,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -40,53 +43,72 @@ func signAssertion(c Client, audience string, now time.Time) (string, error) {
 	return signJWT(c.Key, c.KeyID, claims)
 }
 
-// signJWT signs claims as a compact JWS with key: ES256/384/512 for ECDSA
-// keys by curve, RS256 for RSA keys.
+// signJWT signs claims as a compact JWS with key (see signJWS), typ JWT.
 func signJWT(key crypto.Signer, kid string, claims map[string]any) (string, error) {
-	var alg string
-	var h crypto.Hash
+	hdr := map[string]any{"typ": "JWT"}
+	if kid != "" {
+		hdr["kid"] = kid
+	}
+	return signJWS(key, hdr, claims)
+}
+
+// jwsAlg is the JWS algorithm (RFC 7518 §3.1, RFC 8037 §3.1) this package
+// signs with key: ES256/384/512 for ECDSA keys by curve, RS256 for RSA
+// keys, EdDSA for Ed25519 keys.
+func jwsAlg(key crypto.Signer) (string, error) {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
 		switch k.Curve {
 		case elliptic.P256():
-			alg, h = "ES256", crypto.SHA256
+			return "ES256", nil
 		case elliptic.P384():
-			alg, h = "ES384", crypto.SHA384
+			return "ES384", nil
 		case elliptic.P521():
-			alg, h = "ES512", crypto.SHA512
-		default:
-			return "", errors.New("oauth: unsupported ECDSA curve")
+			return "ES512", nil
 		}
+		return "", errors.New("oauth: unsupported ECDSA curve")
 	case *rsa.PrivateKey:
-		alg, h = "RS256", crypto.SHA256
-	default:
-		return "", fmt.Errorf("oauth: unsupported signing key %T", key)
+		return "RS256", nil
+	case ed25519.PrivateKey:
+		return "EdDSA", nil
 	}
-	hdr := map[string]string{"alg": alg, "typ": "JWT"}
-	if kid != "" {
-		hdr["kid"] = kid
+	return "", fmt.Errorf("oauth: unsupported signing key %T", key)
+}
+
+// signJWS signs claims as a compact JWS with key, its header hdr plus the
+// alg of jwsAlg.
+func signJWS(key crypto.Signer, hdr map[string]any, claims map[string]any) (string, error) {
+	alg, err := jwsAlg(key)
+	if err != nil {
+		return "", err
 	}
-	hb, _ := json.Marshal(hdr)
+	hdr["alg"] = alg
+	hb, err := json.Marshal(hdr)
+	if err != nil {
+		return "", err
+	}
 	cb, err := json.Marshal(claims)
 	if err != nil {
 		return "", err
 	}
 	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(cb)
-	var digest []byte
-	switch h {
-	case crypto.SHA256:
-		d := sha256.Sum256([]byte(input))
-		digest = d[:]
-	case crypto.SHA384:
-		d := sha512.Sum384([]byte(input))
-		digest = d[:]
-	default:
-		d := sha512.Sum512([]byte(input))
-		digest = d[:]
-	}
 	var sig []byte
 	switch k := key.(type) {
+	case ed25519.PrivateKey:
+		sig = ed25519.Sign(k, []byte(input))
 	case *ecdsa.PrivateKey:
+		var digest []byte
+		switch alg {
+		case "ES256":
+			d := sha256.Sum256([]byte(input))
+			digest = d[:]
+		case "ES384":
+			d := sha512.Sum384([]byte(input))
+			digest = d[:]
+		default:
+			d := sha512.Sum512([]byte(input))
+			digest = d[:]
+		}
 		r, s, err := ecdsa.Sign(rand.Reader, k, digest)
 		if err != nil {
 			return "", err
@@ -97,7 +119,8 @@ func signJWT(key crypto.Signer, kid string, claims map[string]any) (string, erro
 		r.FillBytes(sig[:n])
 		s.FillBytes(sig[n:])
 	case *rsa.PrivateKey:
-		if sig, err = rsa.SignPKCS1v15(rand.Reader, k, h, digest); err != nil {
+		d := sha256.Sum256([]byte(input))
+		if sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, d[:]); err != nil {
 			return "", err
 		}
 	}
@@ -128,6 +151,8 @@ func ParsePrivateKeyPEM(b []byte) (crypto.Signer, error) {
 	case *ecdsa.PrivateKey:
 		return k, nil
 	case *rsa.PrivateKey:
+		return k, nil
+	case ed25519.PrivateKey:
 		return k, nil
 	}
 	return nil, fmt.Errorf("oauth: unsupported private key %T", k)
@@ -245,7 +270,7 @@ func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, err
 		if len(req.Scopes) > 0 {
 			form.Set("scope", strings.Join(req.Scopes, " "))
 		}
-		tr, err := src.postForm(ctx, "token-exchange", tokenEndpoint, form, basic)
+		tr, _, err := src.postForm(ctx, "token-exchange", tokenEndpoint, form, basic, false)
 		if err != nil {
 			return "", err
 		}
@@ -253,5 +278,37 @@ func IDJAG(idp IdP) func(ctx context.Context, req AssertionRequest) (string, err
 			return "", fmt.Errorf("oauth: token exchange issued %q, not an ID-JAG", tr.IssuedTokenType)
 		}
 		return tr.AccessToken, nil
+	}
+}
+
+// maxAssertionBytes bounds an assertion read by AssertionFile.
+const maxAssertionBytes = 64 << 10
+
+// AssertionFile returns a Config.Assertion for workload identity
+// federation (MCP SEP-1933): the JWT in the file at path, which the
+// workload's platform issues and renews (a Kubernetes projected service
+// account token, a cloud's identity token file), is the RFC 7523 §2.1
+// assertion of the GrantJWTBearer grant. The file is read anew for every
+// token, so a renewed JWT is used; surrounding white space is dropped, and
+// a file larger than 64 KiB or empty is an error.
+func AssertionFile(path string) func(ctx context.Context, req AssertionRequest) (string, error) {
+	return func(context.Context, AssertionRequest) (string, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("oauth: assertion: %w", err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxAssertionBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("oauth: assertion: %w", err)
+		}
+		if len(b) > maxAssertionBytes {
+			return "", fmt.Errorf("oauth: assertion: %s is larger than %d bytes", path, maxAssertionBytes)
+		}
+		a := strings.TrimSpace(string(b))
+		if a == "" {
+			return "", fmt.Errorf("oauth: assertion: %s is empty", path)
+		}
+		return a, nil
 	}
 }

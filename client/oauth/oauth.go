@@ -111,7 +111,7 @@ type Config struct {
 
 	// Grant is GrantAuthorizationCode (the default, ""),
 	// GrantClientCredentials or GrantJWTBearer (enterprise-managed
-	// authorization, with Assertion).
+	// authorization or workload identity federation, with Assertion).
 	Grant string
 
 	// RedirectURL is the redirect URI of the authorization code flow: a
@@ -145,10 +145,30 @@ type Config struct {
 	// for a loopback RedirectURL and "web" otherwise.
 	ApplicationType string
 
-	// Assertion supplies the ID-JAG of the GrantJWTBearer grant. It is
-	// asked anew for every token; only the access token is kept. IDJAG
-	// builds one from an identity provider's token exchange.
+	// Assertion supplies the assertion of the GrantJWTBearer grant: an
+	// ID-JAG for enterprise-managed authorization (IDJAG builds one from
+	// an identity provider's token exchange), or a workload's platform
+	// JWT for workload identity federation (SEP-1933, AssertionFile). It
+	// is asked anew for every token; only the access token is kept.
 	Assertion func(ctx context.Context, req AssertionRequest) (string, error)
+
+	// DPoP selects sender-constrained tokens (RFC 9449; MCP SEP-1932):
+	// DPoPAuto (the default, ""), DPoPOff or DPoPRequire. With DPoP, every
+	// token request carries a proof of the Source's key (htm POST, htu the
+	// token endpoint), a token issued with token_type DPoP is sent as
+	// "Authorization: DPoP <token>" with a fresh proof on every request
+	// to the MCP endpoint (htm, htu, ath; client.RequestAuthorizer), and
+	// the nonces that the authorization server (400 use_dpop_nonce,
+	// §8) and the MCP server (401 use_dpop_nonce, §9) demand are sent in
+	// the proofs, the request being sent once more with the new nonce.
+	DPoP string
+	// DPoPKey is the key DPoP proofs are signed with: an *ecdsa.PrivateKey
+	// (P-256/384/521: ES256/384/512), an *rsa.PrivateKey (RS256) or an
+	// ed25519.PrivateKey (EdDSA). Nil means a P-256 key the Source
+	// generates once, when it first needs one, and keeps in memory only:
+	// a token bound to it is of no use to another process, so a Store
+	// shared by processes wants a DPoPKey they share.
+	DPoPKey crypto.Signer
 
 	// Store, when set, keeps tokens and the dynamic registration across
 	// processes. Once a challenge has discovered the protected resource
@@ -173,6 +193,8 @@ type Source struct {
 
 	flow sync.Mutex // serialises challenges and refreshes
 
+	dpop dpopState // the DPoP key and the servers' nonces
+
 	mu         sync.Mutex // guards the fields below
 	local      bool       // the flow may reach local addresses (a loopback endpoint)
 	issuer     string     // the authorization server in use
@@ -196,6 +218,7 @@ type token struct {
 	access  string
 	refresh string
 	expiry  time.Time // zero: unknown
+	dpop    bool      // token_type DPoP: bound to the Source's DPoP key
 }
 
 // New returns a Source for cfg, which it copies; a nil cfg is the zero
@@ -210,7 +233,9 @@ func New(cfg *Config) *Source {
 		c = *cfg.HTTPClient
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Source{cfg: *cfg, hc: &c, registered: map[string]Client{}, redirects: map[string]string{}}
+	src := &Source{cfg: *cfg, hc: &c, registered: map[string]Client{}, redirects: map[string]string{}}
+	src.dpop.userKey = cfg.DPoPKey
+	return src
 }
 
 // client returns the HTTP client of a local or a remote flow.
@@ -290,6 +315,11 @@ func (s *Source) Token(ctx context.Context) (string, error) {
 // should be retried with Token. It never retries by itself; the caller
 // bounds the attempts.
 func (s *Source) Challenge(ctx context.Context, endpoint string, resp *http.Response) error {
+	// The MCP server wants a proof with its nonce (RFC 9449 §9): send the
+	// request again with it; the client bounds the attempts.
+	if s.nonceChallenge(endpoint, resp) {
+		return nil
+	}
 	s.flow.Lock()
 	defer s.flow.Unlock()
 
@@ -334,7 +364,12 @@ func (s *Source) challenge(ctx context.Context, endpoint string, resp *http.Resp
 	s.mu.Lock()
 	s.local = s.cfg.AllowPrivateNetwork || isLoopbackHost(ep.Hostname())
 	s.mu.Unlock()
-	params, _ := mcp.BearerChallenge(resp.Header)
+	params, ok := mcp.BearerChallenge(resp.Header)
+	if !ok {
+		// A server that accepts only DPoP-bound tokens challenges with
+		// the DPoP scheme (RFC 9449 §7.1), resource_metadata included.
+		params, _ = dpopChallenge(resp.Header)
+	}
 	challenged := strings.Fields(params["scope"])
 	if len(challenged) > MaxScopes {
 		return ErrTooManyScopes
@@ -429,7 +464,8 @@ func (s *Source) pickIssuer(servers []string) string {
 	return servers[0]
 }
 
-// sentBearer is the bearer token of the request resp answers.
+// sentBearer is the access token of the request resp answers, sent with
+// the Bearer or the DPoP scheme.
 func sentBearer(resp *http.Response) string {
 	if resp == nil || resp.Request == nil {
 		return ""
@@ -437,6 +473,9 @@ func sentBearer(resp *http.Response) string {
 	a := resp.Request.Header.Get("Authorization")
 	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
 		return a[7:]
+	}
+	if len(a) > 5 && strings.EqualFold(a[:5], "dpop ") {
+		return a[5:]
 	}
 	return ""
 }

@@ -63,6 +63,11 @@ type StoreEntry struct {
 	// again otherwise. Refreshing needs no redirect URI and always uses
 	// Registration.
 	RedirectURL string
+	// DPoPJKT is, for DPoP-bound tokens (RFC 9449), the RFC 7638
+	// thumbprint of the key they are bound to; "" for Bearer tokens. The
+	// Source uses saved DPoP-bound tokens only when its own key
+	// (Config.DPoPKey) has that thumbprint.
+	DPoPJKT string
 }
 
 // load seeds the Source, once per key, with the entry Config.Store has
@@ -110,7 +115,13 @@ func (s *Source) load(ctx context.Context, key StoreKey, meta *ServerMetadata) b
 	if s.tok != nil || e.AccessToken == "" || want == "" || e.ClientID != want || len(e.Scopes) > MaxScopes {
 		return false
 	}
-	s.tok = &token{access: e.AccessToken, refresh: e.RefreshToken, expiry: e.Expiry}
+	if e.DPoPJKT != "" {
+		// Bound to a key: of use only with that key (RFC 9449 §7).
+		if s.cfg.DPoP == DPoPOff || s.dpop.init() != nil || s.dpop.jkt != e.DPoPJKT {
+			return false
+		}
+	}
+	s.tok = &token{access: e.AccessToken, refresh: e.RefreshToken, expiry: e.Expiry, dpop: e.DPoPJKT != ""}
 	s.scopes = slices.Clone(e.Scopes)
 	return true
 }
@@ -137,5 +148,8 @@ func (s *Source) save(ctx context.Context, c Client) {
 		return
 	}
 	e.AccessToken, e.RefreshToken, e.Expiry = t.access, t.refresh, t.expiry
+	if t.dpop {
+		e.DPoPJKT = s.dpop.jkt
+	}
 	_ = st.Save(ctx, key, e)
 }

@@ -77,7 +77,9 @@ if [ "$leg" = client ]; then
     out="$CACHE/results/client-$rev-$(date -u +%Y%m%dT%H%M%SZ)-$$"
     mkdir -p "$out"
     if [ -n "$scenario" ]; then
-      select=(--scenario "$scenario" --spec-version "$rev")
+      # --force: extension scenarios (auth/dpop, ...) are on no spec
+      # timeline, so the suite skips them under --spec-version without it.
+      select=(--scenario "$scenario" --spec-version "$rev" --force)
     else
       select=(--requirements "$rev")
     fi

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 
 	"github.com/mcpfn/mcpfn/client"
 	"github.com/mcpfn/mcpfn/client/oauth"
@@ -23,6 +25,9 @@ type authContext struct {
 	IdPClientID      string `json:"idp_client_id"`
 	IdPIDToken       string `json:"idp_id_token"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ValidJWT is the workload's identity token of auth/wif-jwt-bearer
+	// (SEP-1933), as a cloud platform would mount it.
+	ValidJWT string `json:"valid_jwt"`
 }
 
 // tokenSource returns the token source for an authorization scenario
@@ -35,11 +40,14 @@ type authContext struct {
 // not followed. Credentials in the context are pre-registered with the
 // scenario's (only) authorization server; the context does not name its
 // issuer, so they are bound to whichever loopback issuer the flow asks for.
-func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioContext) (client.TokenSource, error) {
+// cleanup removes what the token source needed on disk; call it when the
+// scenario is over.
+func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioContext) (ts client.TokenSource, cleanup func(), err error) {
+	cleanup = func() {}
 	var ac authContext
 	if len(sc.Raw) > 0 {
 		if err := json.Unmarshal(sc.Raw, &ac); err != nil {
-			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return nil, cleanup, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
 	cfg := oauth.Config{
@@ -53,7 +61,7 @@ func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioCon
 		if ac.PrivateKeyPEM != "" {
 			key, err := oauth.ParsePrivateKeyPEM([]byte(ac.PrivateKeyPEM))
 			if err != nil {
-				return nil, err
+				return nil, cleanup, err
 			}
 			cl.Key, cl.AuthMethod = key, oauth.AuthPrivateKeyJWT
 		}
@@ -82,6 +90,21 @@ func tokenSource(ctx context.Context, scenario, endpoint string, sc *scenarioCon
 			ClientID:      ac.IdPClientID,
 			IDToken:       func(context.Context) (string, error) { return idToken, nil },
 		})
+	case "auth/wif-jwt-bearer":
+		// Workload identity federation (SEP-1933): the workload's JWT,
+		// read from a file as a platform mounts it, is the RFC 7523
+		// assertion.
+		dir, err := os.MkdirTemp("", "wif-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		path := filepath.Join(dir, "token")
+		if err := os.WriteFile(path, []byte(ac.ValidJWT+"\n"), 0o600); err != nil {
+			return nil, cleanup, err
+		}
+		cfg.Grant = oauth.GrantJWTBearer
+		cfg.Assertion = oauth.AssertionFile(path)
 	}
-	return oauth.New(&cfg), nil
+	return oauth.New(&cfg), cleanup, nil
 }

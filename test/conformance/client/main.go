@@ -111,10 +111,11 @@ func run(ctx context.Context, scenario, version, url string, sc *scenarioContext
 		opts.Mode = client.ModeLegacy
 	}
 	if strings.HasPrefix(scenario, "auth/") {
-		ts, err := tokenSource(ctx, scenario, url, sc)
+		ts, cleanup, err := tokenSource(ctx, scenario, url, sc)
 		if err != nil {
 			return err
 		}
+		defer cleanup()
 		opts.TokenSource = ts
 	}
 	c, err := client.Connect(ctx, url, opts)
