@@ -275,3 +275,57 @@ func cancelSlowCall(t *testing.T, ctx context.Context, c *mcptest.Client, starte
 	}
 	return res
 }
+
+// A legacy GET stream on instance A hears of the changes made on instance
+// B through the ChangeBus: a tool added (list_changed) and an update of
+// the resource the session subscribed to, each once.
+func TestGetStreamHearsOtherInstanceChanges(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bus := &core.MemoryChangeBus{}
+		ti := newTwoInstances(t, func(o *core.ServerOptions) {
+			o.StreamKeepAlive, o.ChangeBus, o.ChangePollInterval = -1, bus, time.Second
+		}, func(s *core.Server) {
+			s.AddResource(&core.Resource{URI: "test://r", Name: "r"}, func(ctx context.Context, req *core.ReadResourceRequest) (*core.ReadResourceResult, error) {
+				return &core.ReadResourceResult{Contents: []core.ResourceContents{{URI: req.URI, Text: "x"}}}, nil
+			})
+			core.AddTool(s, &core.Tool{Name: "add"}, add)
+		})
+		defer ti.a.Close()
+		defer ti.b.Close()
+		c := &mcptest.Client{URL: ti.ua, HTTP: ti.http}
+		if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := c.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
+			t.Fatalf("subscribe: %v %v", err, r)
+		}
+		req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.SessionID)
+		req.Header.Set("Mcp-Protocol-Version", c.Version)
+		resp, err := ti.http.Do(req)
+		if err != nil {
+			t.Fatalf("GET stream on A: %v", err)
+		}
+		events := newSSEStream(t, resp, nil)
+		b := &mcptest.Client{URL: ti.ub, HTTP: ti.http}
+		if _, err := b.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
+			t.Fatal(err) // B serves: its changes are now published
+		}
+		synctest.Wait()
+
+		core.AddTool(ti.b, &core.Tool{Name: "new"}, add)
+		if e := string(events.nextRaw(3 * time.Second)); !strings.Contains(e, `"notifications/tools/list_changed"`) {
+			t.Fatalf("after AddTool on B, A's GET stream got %s", e)
+		}
+		ti.b.NotifyResourceUpdated("test://r")
+		if e := string(events.nextRaw(3 * time.Second)); !strings.Contains(e, `"notifications/resources/updated"`) || !strings.Contains(e, `test://r`) {
+			t.Fatalf("after an update on B, A's GET stream got %s", e)
+		}
+		ti.b.NotifyResourceUpdated("test://other") // not subscribed
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		quiet(t, events, "after an unsubscribed update on B")
+	})
+}
