@@ -123,6 +123,19 @@ func BenchmarkToolsList100(b *testing.B) {
 	benchServe(b, srv, mreq(1, "tools/list", nil), wantStatus(b, 200, `"tool_099"`))
 }
 
+// BenchmarkToolsList100Filtered lists the same page through a Filter that
+// shows every tool: the cost of per-caller discovery (one call per tool,
+// one copy of the list).
+func BenchmarkToolsList100Filtered(b *testing.B) {
+	srv := core.NewServer(testImpl, &core.ServerOptions{
+		Filter: func(context.Context, *core.Request, core.Feature) bool { return true },
+	})
+	for i := 0; i < 100; i++ {
+		core.AddTool(srv, &core.Tool{Name: fmt.Sprintf("tool_%03d", i), Description: "Adds."}, add)
+	}
+	benchServe(b, srv, mreq(1, "tools/list", nil), wantStatus(b, 200, `"tool_099"`))
+}
+
 // BenchmarkServerDiscover is the cheapest modern request.
 func BenchmarkServerDiscover(b *testing.B) {
 	srv := newFixture(b, quietBench())
