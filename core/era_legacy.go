@@ -119,7 +119,9 @@ func (s *Server) legacyRequest(ctx context.Context, hr *http.Request, x *exchang
 	}
 	spec := legacyMethods[m.method]
 	if spec == nil {
-		spec = s.extMethodSpec(m.method, false)
+		if x := s.ext.load().methods[m.method]; x != nil && !x.modernOnly {
+			spec = x.spec // an extension's method served in legacy revisions
+		}
 	}
 	if spec != nil && !spec.available(s, s.reg.Load()) {
 		spec = nil

@@ -27,7 +27,7 @@ var modernMethods = methodTable(map[string]*methodSpec{
 	"server/discover":      {handle: (*Server).discover, available: always},
 	"subscriptions/listen": {handle: (*Server).listen, available: always},
 	// The extensions' methods, the Tasks extension's among them, are the
-	// server's own (extension.go, Server.extMethodSpec).
+	// server's own (extension.go, extTable.methods).
 })
 
 // open checks a 2026-07-28 message in the validation order of 2026-07-28
@@ -85,7 +85,9 @@ func openModern(ctx context.Context, s *Server, hr *http.Request, x *exchange, m
 	}
 	spec := modernMethods[m.method]
 	if spec == nil {
-		spec = s.extMethodSpec(m.method, true)
+		if x := s.ext.load().methods[m.method]; x != nil {
+			spec = x.spec // an extension's method
+		}
 	}
 	if spec == nil || !spec.available(s, s.reg.Load()) {
 		return nil, methodNotFound(m.method)

@@ -226,11 +226,13 @@ type extEntry struct {
 	modernOnly bool
 }
 
-// extMethod is a method of an extension: its spec in each era (nil: not
-// served in that era).
+// extMethod is a method of an extension: its spec, served in 2026-07-28
+// and, unless modernOnly, in the legacy revisions (each era's file looks
+// its methods up: era_modern.go, era_legacy.go).
 type extMethod struct {
-	ext            string
-	modern, legacy *methodSpec
+	ext        string
+	spec       *methodSpec
+	modernOnly bool
 }
 
 func (x *extState) load() *extTable {
@@ -267,24 +269,7 @@ func gated(ext string, spec *methodSpec, modernOnly bool) *extMethod {
 		}
 		return inner(s, ctx, r, params)
 	}
-	m := &extMethod{ext: ext, modern: &g}
-	if !modernOnly {
-		m.legacy = &g
-	}
-	return m
-}
-
-// extMethodSpec returns the spec of an extension's method in the era of a
-// request (modern or not), or nil.
-func (s *Server) extMethodSpec(method string, modern bool) *methodSpec {
-	m := s.ext.load().methods[method]
-	switch {
-	case m == nil:
-		return nil
-	case modern:
-		return m.modern
-	}
-	return m.legacy
+	return &extMethod{ext: ext, spec: &g, modernOnly: modernOnly}
 }
 
 // extensionCaps returns the extensions the server advertises in an era

@@ -8,7 +8,7 @@
 // _meta.ui (CSP domains, permissions, a dedicated domain, a border
 // preference), and tools whose _meta.ui.resourceUri points to it:
 //
-//	apps.AddResource(s, apps.Resource{URI: "ui://weather/dashboard.html", Name: "weather_dashboard", HTML: page,
+//	apps.AddResource(s, apps.UIResource{URI: "ui://weather/dashboard.html", Name: "weather_dashboard", HTML: page,
 //		UI: &apps.ResourceUI{CSP: &apps.CSP{ConnectDomains: []string{"https://api.weather.example"}}}})
 //	apps.AddTool(s, &core.Tool{Name: "get_weather"}, apps.ToolUI{ResourceURI: "ui://weather/dashboard.html"}, getWeather)
 //
@@ -152,8 +152,8 @@ type ToolUI struct {
 	Visibility []Visibility `json:"visibility,omitempty"`
 }
 
-// Resource is a UI resource: an app's HTML view.
-type Resource struct {
+// UIResource is a UI resource: an app's HTML view.
+type UIResource struct {
 	// URI is the resource's ui:// URI.
 	URI string
 	// Name (required), Title and Description are listed as a resource's.
@@ -186,7 +186,7 @@ func Enable(s *core.Server) {
 // content of that type with the same _meta.ui. It advertises the
 // extension (Enable). It panics on a URI that is not ui://, a missing
 // name, or neither HTML nor Read.
-func AddResource(s *core.Server, res Resource) {
+func AddResource(s *core.Server, res UIResource) {
 	if !strings.HasPrefix(res.URI, Scheme) || len(res.URI) == len(Scheme) {
 		panic(fmt.Sprintf("apps: AddResource %q: a UI resource's URI is ui://…", res.URI))
 	}
@@ -215,7 +215,7 @@ func AddResource(s *core.Server, res Resource) {
 
 // resourceMeta is the _meta of a UI resource's listing and content: Meta
 // with UI as "ui".
-func resourceMeta(res Resource) core.Meta {
+func resourceMeta(res UIResource) core.Meta {
 	if res.UI == nil && len(res.Meta) == 0 {
 		return nil
 	}
@@ -269,9 +269,9 @@ func AddTool[In, Out any](s *core.Server, t *core.Tool, ui ToolUI, h core.ToolFu
 	core.AddTool(s, &tc, h, opts...)
 }
 
-// ClientCapabilities are the settings a client declares with the
+// ClientSettings are the settings a client declares with the
 // extension (apps.mdx, "Client (Host) Capabilities").
-type ClientCapabilities struct {
+type ClientSettings struct {
 	// MIMETypes are the content types the client renders, e.g.
 	// ["text/html;profile=mcp-app"].
 	MIMETypes []string `json:"mimeTypes,omitempty"`
@@ -281,15 +281,15 @@ type ClientCapabilities struct {
 // the extension, and whether it declared it: per request in 2026-07-28,
 // at initialize in the legacy revisions (core.Request.Extension). Settings
 // that do not decode are returned empty.
-func ClientCapability(r *core.Request) (ClientCapabilities, bool) {
-	var c ClientCapabilities
+func ClientCapability(r *core.Request) (ClientSettings, bool) {
+	var c ClientSettings
 	settings, ok := r.Extension(ExtensionID)
 	if !ok {
 		return c, false
 	}
 	if b, err := json.Marshal(settings); err == nil {
 		if json.Unmarshal(b, &c) != nil {
-			c = ClientCapabilities{}
+			c = ClientSettings{}
 		}
 	}
 	return c, true

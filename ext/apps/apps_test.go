@@ -25,10 +25,10 @@ func serve(t *testing.T, mode core.Mode) string {
 	t.Helper()
 	s := core.NewServer(core.Implementation{Name: "apps-test", Version: "1"}, &core.ServerOptions{Mode: mode, DisableRequestLog: true})
 	border := false
-	apps.AddResource(s, apps.Resource{URI: view, Name: "view", Title: "The view", HTML: "<!DOCTYPE html><p>hi</p>",
+	apps.AddResource(s, apps.UIResource{URI: view, Name: "view", Title: "The view", HTML: "<!DOCTYPE html><p>hi</p>",
 		UI: &apps.ResourceUI{CSP: &apps.CSP{ConnectDomains: []string{"https://api.example"}}, Permissions: &apps.Permissions{Camera: true},
 			PrefersBorder: &border}, Meta: core.Meta{"com.example/v": 2}})
-	apps.AddResource(s, apps.Resource{URI: "ui://test/broken.html", Name: "broken",
+	apps.AddResource(s, apps.UIResource{URI: "ui://test/broken.html", Name: "broken",
 		Read: func(ctx context.Context, req *core.ReadResourceRequest) (string, error) {
 			return "", core.InvalidParamsError("Invalid params: broken on purpose")
 		}})
@@ -159,10 +159,10 @@ func TestRegistrationPanics(t *testing.T) {
 	s := core.NewServer(core.Implementation{Name: "x", Version: "1"}, nil)
 	h := func(context.Context, *core.CallToolRequest, struct{}) (string, error) { return "", nil }
 	for name, f := range map[string]func(){
-		"resource scheme": func() { apps.AddResource(s, apps.Resource{URI: "https://x/y", Name: "n", HTML: "h"}) },
-		"resource bare":   func() { apps.AddResource(s, apps.Resource{URI: "ui://", Name: "n", HTML: "h"}) },
-		"resource name":   func() { apps.AddResource(s, apps.Resource{URI: view, HTML: "h"}) },
-		"resource body":   func() { apps.AddResource(s, apps.Resource{URI: view, Name: "n"}) },
+		"resource scheme": func() { apps.AddResource(s, apps.UIResource{URI: "https://x/y", Name: "n", HTML: "h"}) },
+		"resource bare":   func() { apps.AddResource(s, apps.UIResource{URI: "ui://", Name: "n", HTML: "h"}) },
+		"resource name":   func() { apps.AddResource(s, apps.UIResource{URI: view, HTML: "h"}) },
+		"resource body":   func() { apps.AddResource(s, apps.UIResource{URI: view, Name: "n"}) },
 		"tool uri":        func() { apps.AddTool(s, &core.Tool{Name: "t"}, apps.ToolUI{ResourceURI: "file:///x"}, h) },
 		"tool visibility": func() {
 			apps.AddTool(s, &core.Tool{Name: "t"}, apps.ToolUI{ResourceURI: view, Visibility: []apps.Visibility{"user"}}, h)

@@ -20,7 +20,7 @@ const dashboard = `<!DOCTYPE html><html><body><div id="app"></div></body></html>
 func Example() {
 	srv := core.NewServer(core.Implementation{Name: "weather", Version: "1"}, nil)
 	yes := true
-	apps.AddResource(srv, apps.Resource{
+	apps.AddResource(srv, apps.UIResource{
 		URI: "ui://weather/dashboard.html", Name: "weather_dashboard", HTML: dashboard,
 		UI: &apps.ResourceUI{
 			CSP:           &apps.CSP{ConnectDomains: []string{"https://api.weather.example"}},

@@ -86,7 +86,7 @@ type weatherIn struct {
 func mcpfnServer(t *testing.T, f *fixture) string {
 	t.Helper()
 	s := core.NewServer(core.Implementation{Name: "mcpfn-apps", Version: "1"}, &core.ServerOptions{DisableRequestLog: true})
-	apps.AddResource(s, apps.Resource{URI: f.Resource.URI, Name: f.Resource.Name, Description: f.Resource.Description,
+	apps.AddResource(s, apps.UIResource{URI: f.Resource.URI, Name: f.Resource.Name, Description: f.Resource.Description,
 		HTML: f.Resource.HTML, UI: &f.Resource.UI})
 	apps.AddTool(s, &core.Tool{Name: "get_weather", Title: f.Tool.Title, Description: f.Tool.Description},
 		apps.ToolUI{ResourceURI: f.Resource.URI},
