@@ -123,21 +123,35 @@ func (k changeKind) public() ChangeKind {
 // subscriptions.
 type busLink struct {
 	bus      ChangeBus
-	origin   string
 	interval time.Duration
 	s        *Server
+
+	// origin identifies this instance's changes: random, drawn when first
+	// needed (a publish or the read loop, both while serving), not in
+	// NewServer, which may run where random bytes may not be read (a
+	// Worker's global scope).
+	originOnce sync.Once
+	origin     string
 
 	mu      sync.Mutex
 	running bool
 }
 
 func newBusLink(s *Server, bus ChangeBus, interval time.Duration) *busLink {
-	var b [12]byte
-	rand.Read(b[:])
 	if interval <= 0 {
 		interval = DefaultChangePollInterval
 	}
-	return &busLink{bus: bus, origin: hex.EncodeToString(b[:]), interval: interval, s: s}
+	return &busLink{bus: bus, interval: interval, s: s}
+}
+
+// id returns the instance's origin.
+func (b *busLink) id() string {
+	b.originOnce.Do(func() {
+		var r [12]byte
+		rand.Read(r[:])
+		b.origin = hex.EncodeToString(r[:])
+	})
+	return b.origin
 }
 
 // changed tells this instance's streams of a change and, once the server
@@ -152,7 +166,7 @@ func (s *Server) changed(kind changeKind, uri string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ChangePublishTimeout)
 	defer cancel()
-	if err := b.bus.Publish(ctx, Change{Kind: kind.public(), URI: uri, Origin: b.origin}); err != nil {
+	if err := b.bus.Publish(ctx, Change{Kind: kind.public(), URI: uri, Origin: b.id()}); err != nil {
 		s.log.Warn("change bus: publishing a change", "kind", string(kind.public()), "error", err.Error())
 	}
 }
@@ -173,6 +187,7 @@ func (b *busLink) wake() {
 // and offers the changes other instances published to them.
 func (b *busLink) loop() {
 	h := &b.s.hub
+	self := b.id()
 	t := time.NewTicker(b.interval)
 	defer t.Stop()
 	pos, failing := int64(-1), false
@@ -195,7 +210,7 @@ func (b *busLink) loop() {
 				h.publish(changeTools|changePrompts|changeResources, "")
 			}
 			for _, c := range batch.Changes {
-				if c.Origin != b.origin && pos >= 0 {
+				if c.Origin != self && pos >= 0 {
 					if k := c.Kind.bits(); k != 0 {
 						h.publish(k, c.URI)
 					}
