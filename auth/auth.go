@@ -33,6 +33,7 @@ type issuer struct {
 // resourceEntry is one canonical resource and where its metadata lives.
 type resourceEntry struct {
 	uri       string
+	htu       string // uri as RFC 9449 §4.3 compares a proof's htu (normalURL)
 	host      string // lower-cased host[:port]
 	docPaths  []string
 	metaURL   string // the URL named by challenges

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,7 +122,7 @@ func newDPoPConfig(o *DPoPOptions) (*dpopConfig, error) {
 		return nil, errors.New("auth: DPoP.Algorithms is empty")
 	}
 	for _, a := range algs {
-		if !contains(DefaultDPoPAlgorithms, a) {
+		if !slices.Contains(DefaultDPoPAlgorithms, a) {
 			return nil, fmt.Errorf("auth: DPoP.Algorithms: %q is not an asymmetric JWS algorithm", a)
 		}
 		if !d.algs[a] {
@@ -156,15 +157,6 @@ func newDPoPConfig(o *DPoPOptions) (*dpopConfig, error) {
 		d.replay = newReplayCache(size)
 	}
 	return d, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Errors of DPoP proof checks (the cause of 401 invalid_dpop_proof).
@@ -332,16 +324,15 @@ func normalURL(raw string) (string, bool) {
 
 // checkDPoP applies the checks of a proof that involve the request and
 // the token (RFC 9449 §4.3 checks 8-12, §7.1): htm, htu, iat, nonce,
-// ath, jkt, then jti replay. It returns ErrDPoPNonce when only the nonce
-// is missing or stale, so the client can retry.
-func (d *dpopConfig) check(p *dpopProof, method, resource, tok, jkt string, now time.Time) error {
+// ath, jkt, then jti replay. htu is the resource URI in normalURL's form.
+// It returns ErrDPoPNonce when only the nonce is missing or stale, so the
+// client can retry.
+func (d *dpopConfig) check(p *dpopProof, method, htu, tok, jkt string, now time.Time) error {
 	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrInvalidDPoPProof, why) }
 	if p.htm != method {
 		return bad("htm is not the request method")
 	}
-	got, ok := normalURL(p.htu)
-	want, _ := normalURL(resource)
-	if !ok || got != want {
+	if got, ok := normalURL(p.htu); !ok || got != htu {
 		return bad("htu is not the resource URI")
 	}
 	if p.iat.Before(now.Add(-d.maxAge)) || p.iat.After(now.Add(d.maxFuture)) {
@@ -410,6 +401,7 @@ type replayCache struct {
 
 type replayEntry struct {
 	key [16]byte
+	exp time.Time
 	set bool
 }
 
@@ -431,10 +423,12 @@ func (c *replayCache) add(jkt, jti string, expires, now time.Time) bool {
 	if exp, ok := c.seen[k]; ok && now.Before(exp) {
 		return false
 	}
-	if old := c.ring[c.next]; old.set {
+	if old := c.ring[c.next]; old.set && c.seen[old.key].Equal(old.exp) {
+		// The map's entry is this slot's, not a later proof's of the
+		// same key and jti (added again once this one expired).
 		delete(c.seen, old.key)
 	}
-	c.ring[c.next] = replayEntry{key: k, set: true}
+	c.ring[c.next] = replayEntry{key: k, exp: expires, set: true}
 	c.next = (c.next + 1) % c.max
 	c.seen[k] = expires
 	return true

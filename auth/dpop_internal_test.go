@@ -16,6 +16,26 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jws"
 )
 
+// TestReplayCacheReAdded: a key and jti added again once its first entry
+// expired is remembered for its own window, even when the ring slot of the
+// first entry is reused meanwhile.
+func TestReplayCacheReAdded(t *testing.T) {
+	c := newReplayCache(3)
+	now := time.Now()
+	if !c.add("jkt", "a", now.Add(time.Second), now) { // slot 0
+		t.Fatal("first proof refused")
+	}
+	later := now.Add(2 * time.Second) // the first entry expired
+	if !c.add("jkt", "a", later.Add(time.Minute), later) { // slot 1
+		t.Fatal("the same jti after its expiry refused")
+	}
+	c.add("jkt", "b", later.Add(time.Minute), later) // slot 2
+	c.add("jkt", "c", later.Add(time.Minute), later) // slot 0 again
+	if c.add("jkt", "a", later.Add(time.Minute), later) {
+		t.Fatal("a proof within its window was accepted again: reusing the slot of its expired predecessor forgot it")
+	}
+}
+
 // TestReplayCacheBound: a flood of distinct proofs never grows the cache
 // beyond its bound; a proof within the bound is still refused as a replay.
 func TestReplayCacheBound(t *testing.T) {

@@ -18,6 +18,7 @@ func newResourceEntry(uri, metadataURL, metadataPath string) (*resourceEntry, er
 		return nil, fmt.Errorf("auth: resource %q is not canonical: lower-case its scheme and host", uri)
 	}
 	e := &resourceEntry{uri: uri, host: u.Host}
+	e.htu, _ = normalURL(uri) // parsed above: always ok
 	path := strings.TrimSuffix(u.EscapedPath(), "/")
 	wk := MetadataPathPrefix + path
 	e.docPaths = []string{wk}

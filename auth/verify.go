@@ -103,7 +103,7 @@ func (rs *ProtectedResource) checkProof(proof, method string, e *resourceEntry, 
 	if err != nil {
 		return err
 	}
-	return rs.dpop.check(p, method, e.uri, tok, jkt, time.Now())
+	return rs.dpop.check(p, method, e.htu, tok, jkt, time.Now())
 }
 
 // verify checks tok and returns the caller. A JWT goes to the issuer named
