@@ -25,7 +25,7 @@ func TestReplayCacheReAdded(t *testing.T) {
 	if !c.add("jkt", "a", now.Add(time.Second), now) { // slot 0
 		t.Fatal("first proof refused")
 	}
-	later := now.Add(2 * time.Second) // the first entry expired
+	later := now.Add(2 * time.Second)                      // the first entry expired
 	if !c.add("jkt", "a", later.Add(time.Minute), later) { // slot 1
 		t.Fatal("the same jti after its expiry refused")
 	}
