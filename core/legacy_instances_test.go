@@ -53,6 +53,20 @@ func newTwoInstances(t *testing.T, configure func(*core.ServerOptions), register
 	return ti
 }
 
+// getStreamOnA opens the GET stream of c's session on instance A.
+func (ti *twoInstances) getStreamOnA(t *testing.T, c *mcptest.Client) *sseStream {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.SessionID)
+	req.Header.Set("Mcp-Protocol-Version", c.Version)
+	resp, err := ti.http.Do(req)
+	if err != nil {
+		t.Fatalf("GET stream on A: %v", err)
+	}
+	return newSSEStream(t, resp, nil)
+}
+
 // A legacy call waiting on instance A for the client's answer ends when the
 // client cancels it through instance B, and sends no response.
 func TestCancelThroughAnotherInstance(t *testing.T) {
@@ -139,15 +153,7 @@ func TestGetStreamFollowsOtherInstance(t *testing.T) {
 		if _, err := c.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
 			t.Fatal(err)
 		}
-		req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.SessionID)
-		req.Header.Set("Mcp-Protocol-Version", c.Version)
-		resp, err := ti.http.Do(req)
-		if err != nil {
-			t.Fatalf("GET stream on A: %v", err)
-		}
-		events := newSSEStream(t, resp, nil)
+		events := ti.getStreamOnA(t, c)
 
 		b := &mcptest.Client{URL: ti.ub, HTTP: ti.http, SessionID: c.SessionID, Version: c.Version}
 		if r, err := b.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
@@ -300,15 +306,7 @@ func TestGetStreamHearsOtherInstanceChanges(t *testing.T) {
 		if r, err := c.LegacyCall(context.Background(), "resources/subscribe", map[string]any{"uri": "test://r"}, nil); err != nil || r.Error != nil {
 			t.Fatalf("subscribe: %v %v", err, r)
 		}
-		req, _ := http.NewRequest(http.MethodGet, ti.ua, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.SessionID)
-		req.Header.Set("Mcp-Protocol-Version", c.Version)
-		resp, err := ti.http.Do(req)
-		if err != nil {
-			t.Fatalf("GET stream on A: %v", err)
-		}
-		events := newSSEStream(t, resp, nil)
+		events := ti.getStreamOnA(t, c)
 		b := &mcptest.Client{URL: ti.ub, HTTP: ti.http}
 		if _, err := b.Initialize(context.Background(), core.ProtocolVersion20251125, nil); err != nil {
 			t.Fatal(err) // B serves: its changes are now published

@@ -16,17 +16,18 @@ import (
 
 // listTools answers tools/list: the typed tools the caller may see, and
 // in advanced mode the list handler's pages after them. With both, a cursor
-// says which part it continues (typedCursor, handlerCursor); with the
-// handler alone, its cursors pass through as it wrote them.
+// says which part it continues (a handler cursor, list.go, or a typed
+// tool's); with the handler alone, its cursors pass through as it wrote
+// them.
 func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]byte, error) {
 	cursor, has, err := paramsCursor(params)
 	if err != nil {
 		return nil, err
 	}
 	reg := s.reg.Load()
-	list := listedOnly(ctx, s, r, r.era.tools(reg), typedToolFeature)
+	typed := r.era.tools(reg)
 	if s.opts.ListToolsHandler != nil {
-		if len(r.era.tools(reg)) == 0 {
+		if len(typed) == 0 {
 			return s.listHandlerTools(ctx, r, reg, cursor, has, false)
 		}
 		if has {
@@ -35,6 +36,7 @@ func (s *Server) listTools(ctx context.Context, r *Request, params []byte) ([]by
 			}
 		}
 	}
+	list := listedOnly(ctx, s, r, typed, typedToolFeature)
 	page, next, err := paginate(list, func(t *serverTool) string { return t.tool.Name }, cursor, has, s.opts.PageSize)
 	if err != nil {
 		return nil, err
