@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpfn/mcpfn/adapters/workers/durable"
@@ -51,6 +53,33 @@ func TestDurableChanges(t *testing.T) {
 	storetest.RunChangeBus(t, func(t *testing.T) core.ChangeBus {
 		return &durable.Changes{Call: call, Prefix: storetest.NewID()[:16], Size: 40}
 	}, 40)
+}
+
+// TestDurableChangesBytes: a log of long URIs keeps fewer changes than
+// its Size rather than pass the object's value limit; a reader behind the
+// kept window is told it missed some.
+func TestDurableChangesBytes(t *testing.T) {
+	_, call := stateWorker(t, nil)
+	bus := &durable.Changes{Call: call, Prefix: storetest.NewID()[:16], Size: durable.MaxChangeLogSize}
+	ctx := t.Context()
+	uri := "test://" + strings.Repeat("u", core.MaxChangeURIBytes-len("test://"))
+	const n = 300 // 300 × 2 KiB: more than the 120 KiB kept
+	for i := range n {
+		if err := bus.Publish(ctx, core.Change{Kind: core.ChangeResourceUpdated, URI: uri, Origin: fmt.Sprint(i)}); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	b, err := bus.Read(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Missed || len(b.Changes) >= n || len(b.Changes) < 40 || b.Next != n {
+		t.Fatalf("read from 0: missed %v, %d changes, next %d; want missed, 40 to %d changes, next %d", b.Missed, len(b.Changes), b.Next, n-1, n)
+	}
+	t.Logf("%d changes of %d-byte URIs kept", len(b.Changes), len(uri))
+	if last := b.Changes[len(b.Changes)-1]; last.Pos != n || last.URI != uri {
+		t.Errorf("the newest change kept: %+v", last)
+	}
 }
 
 func runs(t *testing.T, w *workerdtest.Worker) []string {

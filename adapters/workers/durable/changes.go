@@ -33,6 +33,10 @@ type Changes struct {
 	// Size is the number of changes the log keeps: an instance that falls
 	// further behind between two reads tells its streams that every list
 	// changed. Zero means DefaultChangeLogSize; at most MaxChangeLogSize.
+	// The object keeps fewer when they would take more than 120 KiB of
+	// JSON (long URIs: about 58 of core.MaxChangeURIBytes), under the
+	// 128 KiB value limit of key-value backed objects and of workerd's
+	// in-memory storage.
 	Size int
 }
 

@@ -31,6 +31,10 @@ const MAX_PRINCIPAL = 512;
 // MAX_CHANGE_URI characters (core.MaxChangeURIBytes).
 const MAX_CHANGES = 1000;
 const MAX_CHANGE_URI = 2048;
+// The log's JSON stays under 128 KiB, the value limit of a key-value
+// backed object and of workerd's in-memory storage (a SQLite-backed one
+// holds 2 MB): 1000 short URIs fit, about 58 of the longest.
+const MAX_CHANGE_LOG_BYTES = 120 * 1024;
 
 // prefix is the object-name prefix of the store that sent a (see
 // durable's Prefix): every object it names for that store carries it.
@@ -82,7 +86,12 @@ export class McpfnState extends DurableObject {
     const { pos = 0, log = [] } = await this.ctx.storage.get(["pos", "log"]).then(Object.fromEntries);
     c.p = pos + 1;
     log.push(c);
-    await this.ctx.storage.put({ pos: c.p, log: log.slice(-size) });
+    // The newest a.size changes, fewer when they would pass
+    // MAX_CHANGE_LOG_BYTES: a reader behind is told it missed some.
+    const kept = log.slice(-size);
+    let bytes = kept.reduce((n, x) => n + JSON.stringify(x).length + 1, 2);
+    while (bytes > MAX_CHANGE_LOG_BYTES) bytes -= JSON.stringify(kept.shift()).length + 1;
+    await this.ctx.storage.put({ pos: c.p, log: kept });
     return ok({ pos: c.p });
   }
 
